@@ -1,0 +1,310 @@
+//! The validated circuit ([`Circuit`]): what the loader produces and every front end reads.
+//! Block templates with their state templates and shapes, the layout, the checkpoints, and the
+//! instantiation of a checkpoint into [`StateDecl`]s.
+//!
+//! Owner: metrale-circuit.
+//! Invariants (established by [`crate::load`], relied on here):
+//! - Every block named by the prologue, the layout, the epilogue or the draft is defined; every
+//!   layer kind has at least one block; every checkpoint gives every declared dim exactly once.
+//! - Every shape evaluates without overflow or division by zero under every checkpoint, so
+//!   [`Circuit::instantiate`] fails only on an unknown checkpoint name.
+//! - A copy's (`of`) source is a sibling state with a shape.
+//! - Lists keep file order (blocks, states, dims, checkpoints), so everything derived from a
+//!   circuit is deterministic.
+
+use crate::diag::{Diagnostic, Source};
+use crate::shape::Shape;
+use crate::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
+
+/// Where an item was declared: the file as the user named it and the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The file, as given (never made absolute).
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+/// A validated circuit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Circuit {
+    /// Every file read, the circuit first, then its includes in the order read.
+    pub files: Vec<Source>,
+    /// The architecture (the generated module's name).
+    pub arch: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// The dim names shapes may read, in declaration order.
+    pub dims: Vec<String>,
+    /// Blocks before the layers.
+    pub prologue: Vec<String>,
+    /// Blocks after the layers.
+    pub epilogue: Vec<String>,
+    /// Blocks of the draft head.
+    pub draft: Vec<String>,
+    /// Which blocks each layer has.
+    pub layout: Layout,
+    /// Every block template, in definition order.
+    pub blocks: Vec<BlockTemplate>,
+    /// Every checkpoint, in file order; the first is the default.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// How layers get their layer kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayoutRule {
+    /// Layer `i` is `full_attention` when `(i + 1) % period == 0`, else `linear_attention`.
+    Interval {
+        /// At least 1.
+        period: u64,
+    },
+    /// Each checkpoint lists its layers' kinds.
+    List,
+}
+
+/// Which blocks each layer has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// How a layer's kind is decided.
+    pub rule: LayoutRule,
+    /// Layer kind -> its blocks, in file order.
+    pub blocks: Vec<(String, Vec<String>)>,
+}
+
+impl Layout {
+    /// The blocks of a layer of `layer_kind`.
+    #[must_use]
+    pub fn blocks_of(&self, layer_kind: &str) -> &[String] {
+        self.blocks
+            .iter()
+            .find(|(kind, _)| kind == layer_kind)
+            .map_or(&[], |(_, blocks)| blocks.as_slice())
+    }
+}
+
+/// One block template (`[block.<name>]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockTemplate {
+    /// Its name.
+    pub name: String,
+    /// Where it was defined.
+    pub origin: Origin,
+    /// Its states, in file order.
+    pub states: Vec<StateTemplate>,
+}
+
+impl BlockTemplate {
+    /// The state whose local id is `local`.
+    #[must_use]
+    pub fn state(&self, local: &str) -> Option<&StateTemplate> {
+        self.states.iter().find(|s| s.local == local)
+    }
+
+    /// The shape a state's unit has: its own, or for a copy the copied state's.
+    #[must_use]
+    pub fn shape_of<'a>(&'a self, state: &'a StateTemplate) -> Option<&'a Shape> {
+        match (&state.shape, &state.of) {
+            (Some(shape), _) => Some(shape),
+            (None, Some(of)) => self.state(of).and_then(|s| s.shape.as_ref()),
+            (None, None) => None,
+        }
+    }
+}
+
+/// One declared state of a block template (`[[block.<name>.state]]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTemplate {
+    /// Its id inside the block.
+    pub local: String,
+    /// What it is.
+    pub kind: StateKind,
+    /// How long a unit lives (the kind's one lifetime).
+    pub lifetime: Lifetime,
+    /// Its storage format.
+    pub format: StateFormat,
+    /// What one unit holds; `None` for a copy (`of`).
+    pub shape: Option<Shape>,
+    /// The verify intermediates it keeps (recurrent states only).
+    pub verify: Option<VerifySteps>,
+    /// For a copy, the local id of the sibling state it copies.
+    pub of: Option<String>,
+    /// Where it was declared.
+    pub origin: Origin,
+}
+
+/// One checkpoint (`[checkpoint.<name>]`): a set of weights of the architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Its name.
+    pub name: String,
+    /// The source checkpoint (`Qwen/Qwen3.5-27B`).
+    pub hf: Option<String>,
+    /// Each layer's kind, one per layer.
+    pub layer_kinds: Vec<String>,
+    /// Every declared dim's value, in the circuit's `dims` order.
+    pub dims: Vec<(String, u64)>,
+    /// Where it was defined.
+    pub origin: Origin,
+}
+
+impl Checkpoint {
+    /// The value of dim `name`.
+    #[must_use]
+    pub fn dim(&self, name: &str) -> Option<u64> {
+        self.dims.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+/// One block instance: a block template placed in the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The id prefix of its states: `embed`, `l3.attn`, `draft.attn`.
+    pub prefix: String,
+    /// The block template's name.
+    pub block: String,
+    /// The layer index of a layer's block.
+    pub layer: Option<usize>,
+    /// Main model or draft head.
+    pub section: Section,
+}
+
+impl Circuit {
+    /// The checkpoint named `name`.
+    #[must_use]
+    pub fn checkpoint(&self, name: &str) -> Option<&Checkpoint> {
+        self.checkpoints.iter().find(|c| c.name == name)
+    }
+
+    /// The checkpoint named `name`, or a diagnostic listing the valid names.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] naming the circuit file, the valid checkpoints and the nearest one.
+    pub fn checkpoint_or_error(&self, name: &str) -> Result<&Checkpoint, Diagnostic> {
+        self.checkpoint(name).ok_or_else(|| {
+            let names: Vec<&str> = self.checkpoints.iter().map(|c| c.name.as_str()).collect();
+            Diagnostic::error(format!("unknown checkpoint `{name}`"))
+                .in_file(self.path())
+                .expected_one_of("checkpoints", name, &names)
+        })
+    }
+
+    /// The first checkpoint, the default one.
+    #[must_use]
+    pub fn default_checkpoint(&self) -> Option<&Checkpoint> {
+        self.checkpoints.first()
+    }
+
+    /// The circuit file's path, as given.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        self.files.first().map_or("", |f| f.name.as_str())
+    }
+
+    /// The block template named `name`.
+    #[must_use]
+    pub fn block(&self, name: &str) -> Option<&BlockTemplate> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+
+    /// Every format key the circuit names, in first-use order.
+    #[must_use]
+    pub fn format_keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = Vec::new();
+        for state in self.blocks.iter().flat_map(|b| &b.states) {
+            if let Some(key) = state.format.key()
+                && !keys.contains(&key)
+            {
+                keys.push(key);
+            }
+        }
+        keys
+    }
+
+    /// The block instances of `checkpoint`, in plan order: prologue, each layer's blocks,
+    /// epilogue, draft.
+    #[must_use]
+    pub fn instances(&self, checkpoint: &Checkpoint) -> Vec<Instance> {
+        let main = |block: &String| Instance {
+            prefix: block.clone(),
+            block: block.clone(),
+            layer: None,
+            section: Section::Main,
+        };
+        let mut instances: Vec<Instance> = self.prologue.iter().map(main).collect();
+        for (layer, kind) in checkpoint.layer_kinds.iter().enumerate() {
+            for block in self.layout.blocks_of(kind) {
+                instances.push(Instance {
+                    prefix: format!("l{layer}.{block}"),
+                    block: block.clone(),
+                    layer: Some(layer),
+                    section: Section::Main,
+                });
+            }
+        }
+        instances.extend(self.epilogue.iter().map(main));
+        instances.extend(self.draft.iter().map(|block| Instance {
+            prefix: format!("draft.{block}"),
+            block: block.clone(),
+            layer: None,
+            section: Section::Draft,
+        }));
+        instances
+    }
+
+    /// Every state of every block instance of the checkpoint `name`, in plan order, with its
+    /// element count evaluated from the checkpoint's dims.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] when no checkpoint is named `name` (the loader already checked that
+    /// every shape evaluates under every checkpoint).
+    pub fn instantiate(&self, name: &str) -> Result<Vec<StateDecl>, Diagnostic> {
+        let checkpoint = self.checkpoint_or_error(name)?;
+        let mut decls = Vec::new();
+        for instance in self.instances(checkpoint) {
+            let Some(block) = self.block(&instance.block) else {
+                continue;
+            };
+            for state in &block.states {
+                let elements = block
+                    .shape_of(state)
+                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?
+                    .eval(|dim| checkpoint.dim(dim))
+                    .map_err(|e| {
+                        Diagnostic::error(format!(
+                            "shape of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                            instance.prefix, state.local, checkpoint.name
+                        ))
+                        .in_file(state.origin.to_string())
+                    })?;
+                decls.push(StateDecl {
+                    id: format!("{}.{}", instance.prefix, state.local),
+                    local: state.local.clone(),
+                    block: block.name.clone(),
+                    layer: instance.layer,
+                    section: instance.section,
+                    kind: state.kind,
+                    format: state.format.clone(),
+                    elements,
+                    verify: state.verify,
+                    lifetime: state.lifetime,
+                    of: state
+                        .of
+                        .as_ref()
+                        .map(|of| format!("{}.{of}", instance.prefix)),
+                });
+            }
+        }
+        Ok(decls)
+    }
+}
+
+/// A state that has neither a shape nor a copied one (the loader refuses such a circuit).
+fn shape_missing(origin: &Origin, local: &str) -> Diagnostic {
+    Diagnostic::error(format!("state `{local}` has no shape")).in_file(origin.to_string())
+}

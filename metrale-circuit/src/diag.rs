@@ -1,0 +1,800 @@
+//! Rustc-like diagnostics for circuit TOML files.
+//!
+//! This module owns the error type every loader stage reports through: a [`Diagnostic`] (one
+//! error with an optional file position, a caret label, notes and help lines), the ordered
+//! collection [`Diagnostics`] (all errors of one or more files), the [`Source`] a position is
+//! resolved against, and the spelling suggester [`did_you_mean`].
+//!
+//! Invariants:
+//!
+//! - Nothing here panics, whatever the input: byte spans may be reversed, past the end of the
+//!   text, or not on a `char` boundary; they are clamped to the text and snapped to boundaries
+//!   (a start snaps back, an end snaps forward).
+//! - Lines and columns are 1-based; columns count `char`s, not bytes. A [`Location`]'s
+//!   `line_text` never holds the line terminator (neither `\n` nor the `\r` of `\r\n`), and its
+//!   `width` is at least 1 and covers only the part of the span on the first line.
+//! - Paths are kept exactly as the user gave them; nothing is made absolute.
+//! - Rendering is plain text (no ANSI colours) with no trailing newline. A tab in a source line
+//!   is rendered as four spaces, and the carets are shifted and widened to match.
+
+use std::fmt;
+use std::ops::Range;
+
+/// A source file as the user named it (path as given, never made absolute) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The path as the user gave it.
+    pub name: String,
+    /// The whole text of the file.
+    pub text: String,
+}
+
+impl Source {
+    /// A source named `name` (kept as given) holding `text`.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// 1-based line and 1-based column (column counted in chars) of a byte offset (clamped to
+    /// the text, snapped back to a char boundary).
+    #[must_use]
+    pub fn line_col(&self, byte: usize) -> (usize, usize) {
+        let byte = floor_boundary(&self.text, byte);
+        let before = self.text.get(..byte).unwrap_or("");
+        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+        (line, column)
+    }
+
+    /// The byte range of the line holding byte `byte` (already a boundary), without its line
+    /// terminator (`\n`, or `\r\n`).
+    fn line_bounds(&self, byte: usize) -> Range<usize> {
+        let text = self.text.as_str();
+        let start = text
+            .get(..byte)
+            .and_then(|s| s.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let end = text
+            .get(start..)
+            .and_then(|s| s.find('\n'))
+            .map_or(text.len(), |i| start + i);
+        let line = text.get(start..end).unwrap_or("");
+        let end = if line.ends_with('\r') { end - 1 } else { end };
+        start..end
+    }
+}
+
+/// The largest char boundary of `text` at or before `byte` (clamped to the text).
+fn floor_boundary(text: &str, byte: usize) -> usize {
+    let mut b = byte.min(text.len());
+    while b > 0 && !text.is_char_boundary(b) {
+        b -= 1;
+    }
+    b
+}
+
+/// The smallest char boundary of `text` at or after `byte` (clamped to the text).
+fn ceil_boundary(text: &str, byte: usize) -> usize {
+    let mut b = byte.min(text.len());
+    while b < text.len() && !text.is_char_boundary(b) {
+        b += 1;
+    }
+    b
+}
+
+/// Where a diagnostic points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file's path, as the user gave it.
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column, counted in chars.
+    pub column: usize,
+    /// The whole text of the line, without its line terminator.
+    pub line_text: String,
+    /// How many carets to draw, in chars: at least 1, limited to the rest of the line.
+    pub width: usize,
+}
+
+/// One error: a message, where it points, a label after the carets, notes and help lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The headline, e.g. "unknown state kind `paged_kvv`".
+    pub message: String,
+    /// Where the error points; `None` when there is no file position (e.g. a file that cannot
+    /// be read, see [`Diagnostic::in_file`]).
+    pub location: Option<Location>,
+    /// Text after the carets; may be empty.
+    pub label: String,
+    /// Rendered as "= note: ...".
+    pub notes: Vec<String>,
+    /// Rendered as "= help: ...".
+    pub help: Vec<String>,
+    /// A file named without a position, rendered as "--> path" (set by
+    /// [`Diagnostic::in_file`], cleared by [`Diagnostic::at`]); ignored when `location` is
+    /// `Some`.
+    pub file: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error with `message` and nothing else.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            location: None,
+            label: String::new(),
+            notes: Vec::new(),
+            help: Vec::new(),
+            file: None,
+        }
+    }
+
+    /// Points at a byte span of `source` (line/column of `span.start`; width = chars of the span
+    /// on that line, at least 1). The span is clamped to the text and snapped to char
+    /// boundaries; a reversed span points at its start.
+    #[must_use]
+    pub fn at(mut self, source: &Source, span: Range<usize>) -> Self {
+        let text = source.text.as_str();
+        let start = floor_boundary(text, span.start);
+        let end = ceil_boundary(text, span.end).max(start);
+        let (line, column) = source.line_col(start);
+        let bounds = source.line_bounds(start);
+        let end_on_line = end.min(bounds.end).max(start);
+        let width = text
+            .get(start..end_on_line)
+            .map_or(0, |s| s.chars().count())
+            .max(1);
+        self.location = Some(Location {
+            path: source.name.clone(),
+            line,
+            column,
+            line_text: text.get(bounds).unwrap_or("").to_owned(),
+            width,
+        });
+        self.file = None;
+        self
+    }
+
+    /// Points at a file with no position (path only), e.g. a missing file: "--> path".
+    /// Replaces any location set before.
+    #[must_use]
+    pub fn in_file(mut self, path: impl Into<String>) -> Self {
+        self.location = None;
+        self.file = Some(path.into());
+        self
+    }
+
+    /// Sets the text drawn after the carets. Without a position there are no carets, and a
+    /// non-empty label is rendered as the first note instead.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Adds a "= note: ..." line.
+    #[must_use]
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Adds a "= help: ..." line.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help.push(help.into());
+        self
+    }
+
+    /// Adds "valid `what`: `a`, `b`, `c`" (what would be valid, with `what` e.g. "state kinds")
+    /// as a help line, and "did you mean `x`?" as another help line when a near spelling of
+    /// `found` exists (see [`did_you_mean`]). With no candidates the first line reads
+    /// "valid `what`: none".
+    #[must_use]
+    pub fn expected_one_of(self, what: &str, found: &str, candidates: &[&str]) -> Self {
+        let valid = if candidates.is_empty() {
+            "none".to_owned()
+        } else {
+            candidates
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let this = self.help(format!("valid {what}: {valid}"));
+        match did_you_mean(found, candidates) {
+            Some(near) => this.help(format!("did you mean `{near}`?")),
+            None => this,
+        }
+    }
+
+    /// The rendered text, no trailing newline, no ANSI colours.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut lines = vec![format!("error: {}", self.message)];
+        // The gutter is as wide as the line number; without a line number it is one column.
+        let gutter = self.location.as_ref().map_or(1, |l| digits(l.line));
+        let pad = " ".repeat(gutter);
+        let mut notes: Vec<(&str, &str)> = Vec::new();
+        match (&self.location, &self.file) {
+            (Some(loc), _) => {
+                lines.push(format!("{pad}--> {}:{}:{}", loc.path, loc.line, loc.column));
+                lines.push(format!("{pad} |"));
+                let shown = expand_tabs(&loc.line_text);
+                if shown.is_empty() {
+                    lines.push(format!("{} |", loc.line));
+                } else {
+                    lines.push(format!("{} | {shown}", loc.line));
+                }
+                let (offset, carets) = caret_extent(loc);
+                let mut caret_line =
+                    format!("{pad} | {}{}", " ".repeat(offset), "^".repeat(carets));
+                if !self.label.is_empty() {
+                    caret_line.push(' ');
+                    caret_line.push_str(&self.label);
+                }
+                lines.push(caret_line);
+            }
+            (None, Some(path)) => {
+                lines.push(format!("{pad}--> {path}"));
+                if !self.label.is_empty() {
+                    notes.push(("note", &self.label));
+                }
+            }
+            (None, None) => {
+                if !self.label.is_empty() {
+                    notes.push(("note", &self.label));
+                }
+            }
+        }
+        notes.extend(self.notes.iter().map(|n| ("note", n.as_str())));
+        notes.extend(self.help.iter().map(|h| ("help", h.as_str())));
+        if !notes.is_empty() && (self.location.is_some() || self.file.is_some()) {
+            lines.push(format!("{pad} |"));
+        }
+        for (kind, text) in notes {
+            // Continuation lines of a multi-line note line up under its first line.
+            let indent = " ".repeat(gutter + 1 + "= ".len() + kind.len() + ": ".len());
+            let mut parts = text.split('\n');
+            let first = parts.next().unwrap_or("");
+            lines.push(format!("{pad} = {kind}: {first}"));
+            for rest in parts {
+                lines.push(format!("{indent}{rest}").trim_end().to_owned());
+            }
+        }
+        lines.join("\n")
+    }
+}
+
+/// The number of decimal digits of `n` (1 for 0).
+fn digits(mut n: usize) -> usize {
+    let mut count = 1;
+    while n >= 10 {
+        n /= 10;
+        count += 1;
+    }
+    count
+}
+
+/// How wide a char of a source line is drawn: a tab is four spaces, anything else one column.
+fn drawn_width(c: char) -> usize {
+    if c == '\t' { 4 } else { 1 }
+}
+
+/// A source line as drawn: tabs become four spaces.
+fn expand_tabs(line: &str) -> String {
+    line.replace('\t', "    ")
+}
+
+/// Where the carets of `loc` start (in drawn columns after the gutter) and how many there are.
+/// A hand-built location is clamped like one made by [`Diagnostic::at`]: the carets start at
+/// most one past the end of the line and cover at most the rest of it (at least one caret).
+fn caret_extent(loc: &Location) -> (usize, usize) {
+    let line_chars = loc.line_text.chars().count();
+    let before = loc.column.saturating_sub(1).min(line_chars);
+    let width = loc.width.clamp(1, (line_chars - before).max(1));
+    let mut chars = loc.line_text.chars();
+    let offset: usize = chars.by_ref().take(before).map(drawn_width).sum();
+    let carets: usize = chars.take(width).map(drawn_width).sum();
+    (offset, carets.max(1))
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// Every error of one or more files, in the order found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// No errors yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// Appends one error.
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.0.push(diagnostic);
+    }
+
+    /// Whether there are no errors.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many errors there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The errors, in the order found.
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+
+    /// `Ok(value)` when there are no errors.
+    ///
+    /// # Errors
+    ///
+    /// `Err(self)` when there is at least one error.
+    pub fn into_result<T>(self, value: T) -> Result<T, Diagnostics> {
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Each error rendered, separated by a blank line, then a final line
+    /// "error: aborting due to N previous errors" ("... due to 1 previous error" for one).
+    /// Empty when there are no errors. No trailing newline.
+    #[must_use]
+    pub fn render(&self) -> String {
+        if self.0.is_empty() {
+            return String::new();
+        }
+        let mut parts: Vec<String> = self.0.iter().map(Diagnostic::render).collect();
+        parts.push(match self.0.len() {
+            1 => "error: aborting due to 1 previous error".to_owned(),
+            n => format!("error: aborting due to {n} previous errors"),
+        });
+        parts.join("\n\n")
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(diagnostic: Diagnostic) -> Self {
+        Self(vec![diagnostic])
+    }
+}
+
+impl Extend<Diagnostic> for Diagnostics {
+    fn extend<I: IntoIterator<Item = Diagnostic>>(&mut self, iter: I) {
+        self.0.extend(iter);
+    }
+}
+
+impl FromIterator<Diagnostic> for Diagnostics {
+    fn from_iter<I: IntoIterator<Item = Diagnostic>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Diagnostics {
+    type Item = &'a Diagnostic;
+    type IntoIter = std::slice::Iter<'a, Diagnostic>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// The nearest candidate within an edit-distance budget that scales with the word's length.
+///
+/// The budget is `max(1, chars / 3)` of `found`; the distance is the Damerau-Levenshtein
+/// distance of the lower-cased words, so a case-only difference is a distance-0 suggestion.
+/// Ties go to the first candidate. An exact match among the candidates means `found` is valid,
+/// so there is no suggestion (`None`); an empty `found` and empty candidates never match.
+#[must_use]
+pub fn did_you_mean<'a>(found: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    if found.is_empty() || candidates.contains(&found) {
+        return None;
+    }
+    let budget = (found.chars().count() / 3).max(1);
+    let found_lower = found.to_lowercase();
+    let mut best: Option<(usize, &'a str)> = None;
+    for &candidate in candidates {
+        if candidate.is_empty() {
+            continue;
+        }
+        let distance = strsim::damerau_levenshtein(&found_lower, &candidate.to_lowercase());
+        if distance <= budget && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KINDS: &[&str] = &["recurrent", "paged_kv", "prefix_snapshot"];
+    const DTYPES: &[&str] = &["f32", "f16", "bf16"];
+
+    #[test]
+    fn line_col_of_first_char() {
+        let src = Source::new("a.toml", "ab\ncd");
+        assert_eq!(src.line_col(0), (1, 1));
+        assert_eq!(src.line_col(1), (1, 2));
+        assert_eq!(src.line_col(3), (2, 1));
+        assert_eq!(src.line_col(4), (2, 2));
+    }
+
+    #[test]
+    fn line_col_counts_chars_on_multibyte_line() {
+        // "é" and "ü" are two bytes each; "x" starts at byte 1 + 5 = 6 of line 2.
+        let src = Source::new("a.toml", "k\néüx = 1");
+        let x = src.text.find('x').unwrap();
+        assert_eq!(x, 6);
+        assert_eq!(src.line_col(x), (2, 3));
+    }
+
+    #[test]
+    fn line_col_past_end_is_clamped() {
+        let src = Source::new("a.toml", "ab\ncd");
+        assert_eq!(src.line_col(1000), (2, 3));
+        assert_eq!(src.line_col(usize::MAX), (2, 3));
+    }
+
+    #[test]
+    fn line_col_off_boundary_snaps_back() {
+        // Byte 2 is inside "é" (bytes 1..3): it snaps back to byte 1, column 2.
+        let src = Source::new("a.toml", "aéb");
+        assert_eq!(src.line_col(2), (1, 2));
+        assert_eq!(src.line_col(3), (1, 3));
+    }
+
+    #[test]
+    fn line_col_of_empty_text() {
+        let src = Source::new("a.toml", "");
+        assert_eq!(src.line_col(0), (1, 1));
+        assert_eq!(src.line_col(5), (1, 1));
+    }
+
+    #[test]
+    fn span_past_end_is_clamped() {
+        let src = Source::new("a.toml", "ab\ncd");
+        let d = Diagnostic::error("x").at(&src, 100..200);
+        let loc = d.location.unwrap();
+        assert_eq!((loc.line, loc.column, loc.width), (2, 3, 1));
+        assert_eq!(loc.line_text, "cd");
+    }
+
+    #[test]
+    fn span_off_boundary_is_snapped() {
+        // Span 2..4 starts inside "é" (1..3) and ends inside "ü" (3..5): it covers both.
+        let src = Source::new("a.toml", "aéüb");
+        let loc = Diagnostic::error("x").at(&src, 2..4).location.unwrap();
+        assert_eq!((loc.column, loc.width), (2, 2));
+        // A reversed span points at its start with one caret.
+        let reversed = Range { start: 5, end: 1 };
+        let loc = Diagnostic::error("x").at(&src, reversed).location.unwrap();
+        assert_eq!((loc.column, loc.width), (4, 1));
+    }
+
+    #[test]
+    fn width_is_clamped_to_line_end() {
+        let src = Source::new("a.toml", "key = [\r\n  1,\r\n]\r\n");
+        let loc = Diagnostic::error("x")
+            .at(&src, 6..src.text.len())
+            .location
+            .unwrap();
+        assert_eq!((loc.line, loc.column, loc.width), (1, 7, 1));
+        assert_eq!(loc.line_text, "key = [");
+        // From "=" to the end of the text: three carets, the rest of line 1 only.
+        let loc = Diagnostic::error("x")
+            .at(&src, 4..src.text.len())
+            .location
+            .unwrap();
+        assert_eq!((loc.column, loc.width), (5, 3));
+        // A span on the "\r" itself points one past the line's text with one caret.
+        let loc = Diagnostic::error("x").at(&src, 7..9).location.unwrap();
+        assert_eq!((loc.column, loc.width), (8, 1));
+    }
+
+    #[test]
+    fn width_counts_chars_on_multibyte_line() {
+        let src = Source::new("a.toml", "name = \"héllo\"\n");
+        let loc = Diagnostic::error("x").at(&src, 7..15).location.unwrap();
+        assert_eq!((loc.column, loc.width), (8, 7));
+    }
+
+    #[test]
+    fn span_in_empty_text() {
+        let src = Source::new("empty.toml", "");
+        let d = Diagnostic::error("empty").at(&src, 0..10).label("here");
+        let loc = d.location.clone().unwrap();
+        assert_eq!((loc.line, loc.column, loc.width), (1, 1, 1));
+        assert_eq!(
+            d.render(),
+            "error: empty\n --> empty.toml:1:1\n  |\n1 |\n  | ^ here"
+        );
+    }
+
+    fn example_source() -> Source {
+        let mut text = "# comment\n".repeat(11);
+        text.push_str("kind = \"paged_kvv\"\n");
+        Source::new("circuits/qwen3_5.toml", text)
+    }
+
+    #[test]
+    fn full_render_matches_rustc_layout() {
+        let src = example_source();
+        let start = src.text.find("\"paged_kvv\"").unwrap();
+        let d = Diagnostic::error("unknown state kind `paged_kvv`")
+            .at(&src, start..start + "\"paged_kvv\"".len())
+            .label("not a state kind")
+            .expected_one_of("state kinds", "paged_kvv", KINDS);
+        let expected = "\
+error: unknown state kind `paged_kvv`
+  --> circuits/qwen3_5.toml:12:8
+   |
+12 | kind = \"paged_kvv\"
+   |        ^^^^^^^^^^^ not a state kind
+   |
+   = help: valid state kinds: `recurrent`, `paged_kv`, `prefix_snapshot`
+   = help: did you mean `paged_kv`?";
+        assert_eq!(d.render(), expected);
+        assert_eq!(d.to_string(), expected);
+    }
+
+    #[test]
+    fn render_without_label_or_notes() {
+        let src = Source::new("c.toml", "schema = 2\n");
+        let d = Diagnostic::error("unsupported schema").at(&src, 9..10);
+        assert_eq!(
+            d.render(),
+            "error: unsupported schema\n --> c.toml:1:10\n  |\n1 | schema = 2\n  |          ^"
+        );
+    }
+
+    #[test]
+    fn render_notes_before_help() {
+        let src = Source::new("c.toml", "a = 1\n");
+        let d = Diagnostic::error("m")
+            .at(&src, 0..1)
+            .help("h")
+            .note("n\nsecond");
+        assert_eq!(
+            d.render(),
+            "error: m\n --> c.toml:1:1\n  |\n1 | a = 1\n  | ^\n  |\n  \
+             = note: n\n          second\n  = help: h"
+        );
+    }
+
+    #[test]
+    fn tabs_render_as_four_spaces() {
+        let src = Source::new("t.toml", "\tk\t= 1\n");
+        let d = Diagnostic::error("m").at(&src, 1..3).label("l");
+        let loc = d.location.clone().unwrap();
+        assert_eq!((loc.column, loc.width), (2, 2));
+        assert_eq!(
+            d.render(),
+            "error: m\n --> t.toml:1:2\n  |\n1 |     k    = 1\n  |     ^^^^^ l"
+        );
+    }
+
+    #[test]
+    fn render_without_location() {
+        let d = Diagnostic::error("no circuit given")
+            .help("pass a path")
+            .note("n");
+        assert_eq!(
+            d.render(),
+            "error: no circuit given\n  = note: n\n  = help: pass a path"
+        );
+        assert_eq!(Diagnostic::error("bare").render(), "error: bare");
+    }
+
+    #[test]
+    fn render_in_file() {
+        let d = Diagnostic::error("cannot read `x.toml`: not found").in_file("circuits/x.toml");
+        assert!(d.location.is_none());
+        assert_eq!(
+            d.render(),
+            "error: cannot read `x.toml`: not found\n --> circuits/x.toml"
+        );
+        let d = d.help("check the path");
+        assert_eq!(
+            d.render(),
+            "error: cannot read `x.toml`: not found\n --> circuits/x.toml\n  |\n  \
+             = help: check the path"
+        );
+    }
+
+    #[test]
+    fn in_file_replaces_location_and_at_replaces_file() {
+        let src = Source::new("a.toml", "a");
+        let d = Diagnostic::error("m").at(&src, 0..1).in_file("b.toml");
+        assert_eq!(d.render(), "error: m\n --> b.toml");
+        let d = d.at(&src, 0..1);
+        assert_eq!(d.render(), "error: m\n --> a.toml:1:1\n  |\n1 | a\n  | ^");
+    }
+
+    #[test]
+    fn every_span_of_a_tricky_text_renders() {
+        let src = Source::new("t.toml", "a\té = \"ü€𝄞\"\r\n\r\n\tx\n𝄞");
+        let len = src.text.len();
+        for start in 0..len + 3 {
+            for end in 0..len + 3 {
+                let d = Diagnostic::error("m").at(&src, start..end).label("l");
+                let loc = d.location.clone().unwrap();
+                assert!(loc.width >= 1);
+                assert!(!loc.line_text.contains(['\r', '\n']));
+                assert_eq!(
+                    (loc.line, loc.column),
+                    src.line_col(start),
+                    "span {start}..{end}"
+                );
+                assert!(d.render().ends_with("^ l"));
+            }
+        }
+    }
+
+    #[test]
+    fn hand_built_location_never_panics() {
+        let mut d = Diagnostic::error("m");
+        d.location = Some(Location {
+            path: "p".into(),
+            line: 0,
+            column: 9,
+            line_text: "ab".into(),
+            width: 0,
+        });
+        assert_eq!(d.render(), "error: m\n --> p:0:9\n  |\n0 | ab\n  |   ^");
+        d.location = Some(Location {
+            path: "p".into(),
+            line: usize::MAX,
+            column: usize::MAX,
+            line_text: "a\tb".into(),
+            width: usize::MAX,
+        });
+        let max = usize::MAX;
+        let pad = " ".repeat(max.to_string().len());
+        assert_eq!(
+            d.render(),
+            format!("error: m\n{pad}--> p:{max}:{max}\n{pad} |\n{max} | a    b\n{pad} |       ^")
+        );
+        let loc = d.location.as_mut().unwrap();
+        loc.column = 2;
+        assert_eq!(caret_extent(loc), (1, 5));
+    }
+
+    #[test]
+    fn diagnostics_render_one_error() {
+        let diags = Diagnostics::from(Diagnostic::error("first"));
+        assert_eq!(
+            diags.render(),
+            "error: first\n\nerror: aborting due to 1 previous error"
+        );
+        assert_eq!(diags.to_string(), diags.render());
+    }
+
+    #[test]
+    fn diagnostics_render_two_errors() {
+        let mut diags = Diagnostics::new();
+        diags.push(Diagnostic::error("first"));
+        diags.extend([Diagnostic::error("second").help("h")]);
+        assert_eq!(diags.len(), 2);
+        assert_eq!(
+            diags.render(),
+            "error: first\n\nerror: second\n  = help: h\n\nerror: aborting due to 2 previous errors"
+        );
+    }
+
+    #[test]
+    fn diagnostics_into_result_and_iteration() {
+        let empty = Diagnostics::new();
+        assert!(empty.is_empty());
+        assert_eq!(empty.render(), "");
+        assert_eq!(empty.into_result(7), Ok(7));
+        let diags: Diagnostics = [Diagnostic::error("a"), Diagnostic::error("b")]
+            .into_iter()
+            .collect();
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["a", "b"]);
+        assert_eq!((&diags).into_iter().count(), 2);
+        let err = diags.clone().into_result(()).unwrap_err();
+        assert_eq!(err, diags);
+        assert_eq!(diags.into_iter().count(), 2);
+    }
+
+    #[test]
+    fn did_you_mean_near_spellings() {
+        assert_eq!(did_you_mean("paged_kvv", KINDS), Some("paged_kv"));
+        assert_eq!(did_you_mean("recurent", KINDS), Some("recurrent"));
+        // 4 chars: budget 1; "bf61" -> "bf16" is one transposition under Damerau-Levenshtein.
+        assert_eq!(did_you_mean("bf61", DTYPES), Some("bf16"));
+        assert_eq!(did_you_mean("zzzz", DTYPES), None);
+        assert_eq!(did_you_mean("zzzz", KINDS), None);
+    }
+
+    #[test]
+    fn did_you_mean_exact_and_case() {
+        assert_eq!(did_you_mean("f32", DTYPES), None);
+        assert_eq!(did_you_mean("F32", DTYPES), Some("f32"));
+        // A case-only difference beats an earlier candidate at distance 1.
+        assert_eq!(did_you_mean("F16", &["f15", "f16"]), Some("f16"));
+        assert_eq!(did_you_mean("", DTYPES), None);
+        assert_eq!(did_you_mean("f32", &[]), None);
+    }
+
+    #[test]
+    fn did_you_mean_ties_go_to_first() {
+        assert_eq!(did_you_mean("f8", &["f16", "f32"]), None);
+        assert_eq!(did_you_mean("f3", &["f1", "f2"]), Some("f1"));
+        assert_eq!(did_you_mean("f3", &["f2", "f1"]), Some("f2"));
+    }
+
+    #[test]
+    fn did_you_mean_budget_scales_with_length() {
+        // 9 chars: budget 3; two edits away is still near.
+        assert_eq!(did_you_mean("paged_kxx", KINDS), Some("paged_kv"));
+        // 3 chars: budget 1; two edits away is not.
+        assert_eq!(did_you_mean("f99", DTYPES), None);
+        // 6 chars: budget 2; "pagedx" is three edits from "paged_kv", so not near.
+        assert_eq!(did_you_mean("pagedx", KINDS), None);
+        assert_eq!(did_you_mean("pagedkv", KINDS), Some("paged_kv"));
+    }
+
+    #[test]
+    fn expected_one_of_adds_both_help_lines() {
+        let d = Diagnostic::error("m").expected_one_of("state kinds", "recurent", KINDS);
+        assert_eq!(
+            d.help,
+            [
+                "valid state kinds: `recurrent`, `paged_kv`, `prefix_snapshot`",
+                "did you mean `recurrent`?",
+            ]
+        );
+    }
+
+    #[test]
+    fn expected_one_of_without_near_spelling() {
+        let d = Diagnostic::error("m").expected_one_of("dtypes", "zzzz", DTYPES);
+        assert_eq!(d.help, ["valid dtypes: `f32`, `f16`, `bf16`"]);
+        let d = Diagnostic::error("m").expected_one_of("dtypes", "x", &[]);
+        assert_eq!(d.help, ["valid dtypes: none"]);
+    }
+}

@@ -1,0 +1,110 @@
+//! Why a plan could not be made: [`StateError`] for the dynamic plan (owns the state's id) and
+//! [`PlanError`] for generated const plans (`Copy`, names the state by `&'static str`, since a
+//! value with a destructor cannot be dropped in a `const fn`).
+//!
+//! Owner: metrale-circuit.
+//! Invariants: every [`PlanError`] converts into the [`StateError`] the dynamic plan gives for
+//! the same circuit and inputs, so the two paths can be compared error for error.
+
+use std::fmt;
+
+/// Why a state plan could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateError {
+    /// A state's format names a key the inputs do not give.
+    MissingFormat {
+        /// The state (`l0.gdn.h`).
+        state: String,
+        /// The key (`ssm_h_storage`).
+        key: String,
+    },
+    /// Verify inputs were given but a recurrent state declares no `verify`.
+    MissingVerify {
+        /// The state.
+        state: String,
+    },
+    /// A size or offset of the state overflowed `u64`.
+    Overflow {
+        /// The state.
+        state: String,
+    },
+    /// The alignment is not a nonzero power of two.
+    BadAlign {
+        /// The alignment given.
+        align: u64,
+    },
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingFormat { state, key } => write!(
+                f,
+                "state `{state}` has format `{{{key}}}` but the inputs give no dtype for `{key}`"
+            ),
+            Self::MissingVerify { state } => write!(
+                f,
+                "recurrent state `{state}` declares no `verify` but verify inputs were given"
+            ),
+            Self::Overflow { state } => write!(f, "the size of state `{state}` overflows u64"),
+            Self::BadAlign { align } => {
+                write!(f, "alignment {align} is not a nonzero power of two")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StateError {}
+
+/// Why a generated const plan could not be made; converts into [`StateError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanError {
+    /// Verify inputs were given but a recurrent state declares no `verify`.
+    MissingVerify {
+        /// The state.
+        state: &'static str,
+    },
+    /// A size or offset of the state overflowed `u64`.
+    Overflow {
+        /// The state.
+        state: &'static str,
+    },
+    /// The alignment is not a nonzero power of two.
+    BadAlign {
+        /// The alignment given.
+        align: u64,
+    },
+}
+
+impl PlanError {
+    /// The fault of one term, naming its state.
+    #[must_use]
+    pub const fn of_fault(fault: crate::SizeFault, state: &'static str) -> Self {
+        match fault {
+            crate::SizeFault::Overflow => PlanError::Overflow { state },
+            crate::SizeFault::MissingVerify => PlanError::MissingVerify { state },
+        }
+    }
+}
+
+impl From<PlanError> for StateError {
+    fn from(error: PlanError) -> Self {
+        match error {
+            PlanError::MissingVerify { state } => StateError::MissingVerify {
+                state: state.to_owned(),
+            },
+            PlanError::Overflow { state } => StateError::Overflow {
+                state: state.to_owned(),
+            },
+            PlanError::BadAlign { align } => StateError::BadAlign { align },
+        }
+    }
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        StateError::from(*self).fmt(f)
+    }
+}
+
+impl std::error::Error for PlanError {}

@@ -1,0 +1,156 @@
+//! The plan inputs the engine decides ([`StateInputs`]): how many units of each state exist.
+//!
+//! Owner: metrale-circuit.
+//! Invariants:
+//! - Inputs are passed in explicitly, never read from a process global.
+//! - Every type here is `Copy` and const-constructible (the verify counts borrow a slice), so the
+//!   generated plan can take them in a `const fn`.
+//! - Rust field names are the inputs-file key names.
+
+use crate::StateDtype;
+
+/// The plan inputs the engine decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateInputs<'a> {
+    /// The dtype of each format key (`("kv_cache_dtype", StateDtype::Fp8)`); a key the circuit
+    /// names but this list lacks is an error, a key it does not name is ignored.
+    pub formats: &'a [(&'a str, StateDtype)],
+    /// Sequence slots of the recurrent pools, the padding dummy included.
+    pub slots: u64,
+    /// The verify pools of a speculative serve; `None` when the engine does not verify.
+    pub verify: Option<VerifyInputs<'a>>,
+    /// The main model's paged KV cache; `None` gives its KV sides no term.
+    pub kv: Option<KvInputs>,
+    /// The draft head's paged KV cache; `None` gives its KV sides no term.
+    pub draft_kv: Option<KvInputs>,
+    /// The cache inputs.
+    pub caches: CacheInputs,
+}
+
+impl StateInputs<'_> {
+    /// No formats, no slots, no verify, no KV, no caches.
+    pub const EMPTY: StateInputs<'static> = StateInputs {
+        formats: &[],
+        slots: 0,
+        verify: None,
+        kv: None,
+        draft_kv: None,
+        caches: CacheInputs::EMPTY,
+    };
+
+    /// The dtype given for a format key.
+    #[must_use]
+    pub fn format(&self, key: &str) -> Option<StateDtype> {
+        self.formats
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, dtype)| *dtype)
+    }
+}
+
+/// The verify pools of a speculative serve over the recurrent states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyInputs<'a> {
+    /// Per verify slot (the dummy last), how many `h` intermediates it keeps: one per verified
+    /// row. Its length is the number of verify slots.
+    pub h_steps: &'a [u64],
+    /// Conv-window intermediates per verify slot.
+    pub conv_steps: u64,
+}
+
+impl VerifyInputs<'_> {
+    /// The number of verify slots (the dummy included).
+    #[must_use]
+    pub const fn slots(&self) -> u64 {
+        self.h_steps.len() as u64
+    }
+}
+
+/// One paged KV cache: `blocks` of `block_size` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvInputs {
+    /// Blocks in the pool.
+    pub blocks: u64,
+    /// Tokens per block.
+    pub block_size: u64,
+}
+
+/// The cache inputs: how many units each cache kind has. A `None` group gives its kinds no term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheInputs {
+    /// Prefix-cache snapshot slots.
+    pub prefix_snapshot_slots: u64,
+    /// The decode-rollback ring.
+    pub ring: Option<RingInputs>,
+    /// The carried-state verify.
+    pub carry: Option<CarryInputs>,
+    /// Rows of the verify tables and of the accepted-hidden stash.
+    pub verify_table_rows: u64,
+    /// Captured hidden rows.
+    pub capture_rows: u64,
+    /// The host prompt-lookup index.
+    pub lookup: Option<LookupInputs>,
+    /// The token tree.
+    pub tree: Option<TreeInputs>,
+    /// The drafted tokens.
+    pub drafts: Option<DraftInputs>,
+}
+
+impl CacheInputs {
+    /// No cache: zero rows, no groups.
+    pub const EMPTY: CacheInputs = CacheInputs {
+        prefix_snapshot_slots: 0,
+        ring: None,
+        carry: None,
+        verify_table_rows: 0,
+        capture_rows: 0,
+        lookup: None,
+        tree: None,
+        drafts: None,
+    };
+}
+
+/// The decode-rollback ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingInputs {
+    /// Ring slots per sequence slot.
+    pub ring_slots: u64,
+    /// Sequence slots the ring covers.
+    pub seq_slots: u64,
+}
+
+/// The carried-state verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CarryInputs {
+    /// Stash slots (verify slots, the dummy included).
+    pub slots: u64,
+    /// Rows of the pointer and flag tables.
+    pub table_rows: u64,
+}
+
+/// The host prompt-lookup index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupInputs {
+    /// Sequences with an index.
+    pub sequences: u64,
+    /// History tokens indexed per sequence.
+    pub history_tokens: u64,
+}
+
+/// The token tree of a tree verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeInputs {
+    /// Verify slots with a tree.
+    pub slots: u64,
+    /// Nodes per tree.
+    pub nodes: u64,
+}
+
+/// The drafted tokens of a speculative step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DraftInputs {
+    /// Verify slots with drafts.
+    pub slots: u64,
+    /// Draft positions per slot.
+    pub positions: u64,
+}

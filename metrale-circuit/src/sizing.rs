@@ -1,0 +1,420 @@
+//! The sizing law: what one term of a declared state holds ([`Holding`]), where it lives
+//! ([`Space`]), and how many units and bytes it has under the plan inputs ([`size_term`]).
+//!
+//! Owner: metrale-circuit.
+//! Invariants:
+//! - This is the ONE place units and bytes are computed. The dynamic [`crate::StatePlan`] and the
+//!   generated const plans both call [`size_term`], so the reserve and the allocation cannot size
+//!   a state two ways.
+//! - Every function is a checked `const fn`: overflow is [`SizeFault::Overflow`], never a wrap.
+//! - A term whose inputs are absent is `Ok(None)` (no term), never a zero-sized default.
+
+use crate::caches::{cache_units, lookup_index_bytes};
+use crate::{Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
+
+/// What a term of the plan holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Holding {
+    /// The live recurrent state, one unit per sequence slot.
+    Live,
+    /// The verify intermediates of a recurrent state.
+    Steps,
+    /// The state before a verify, one unit per verify slot.
+    Checkpoint,
+    /// The KV blocks of one side of a paged KV cache.
+    Blocks,
+    /// A cache kind's units.
+    Cache,
+}
+
+const HOLDINGS: [(Holding, &str); 5] = [
+    (Holding::Live, "live"),
+    (Holding::Steps, "steps"),
+    (Holding::Checkpoint, "checkpoint"),
+    (Holding::Blocks, "blocks"),
+    (Holding::Cache, "cache"),
+];
+
+impl Holding {
+    /// The spelling (`plan --json`, generated field names).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        HOLDINGS[self as usize].1
+    }
+
+    /// The holding spelled `s`.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        HOLDINGS.iter().find(|(_, n)| *n == s).map(|(h, _)| *h)
+    }
+
+    /// The holdings a state of `kind` can have, in plan order.
+    #[must_use]
+    pub const fn of_kind(kind: StateKind) -> &'static [Holding] {
+        match kind {
+            StateKind::Recurrent => &[Holding::Live, Holding::Steps, Holding::Checkpoint],
+            StateKind::PagedKv => &[Holding::Blocks],
+            _ => &[Holding::Cache],
+        }
+    }
+
+    /// A term's lifetime: verify for the verify intermediates and checkpoint, else the state's
+    /// declared one.
+    #[must_use]
+    pub const fn lifetime(self, declared: Lifetime) -> Lifetime {
+        match self {
+            Holding::Steps | Holding::Checkpoint => Lifetime::Verify,
+            _ => declared,
+        }
+    }
+}
+
+/// The memory a term is laid out in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Space {
+    /// Accelerator memory.
+    Device,
+    /// Host memory (the prompt-lookup index).
+    Host,
+}
+
+impl Space {
+    /// Both spaces, device first.
+    pub const ALL: [Space; 2] = [Space::Device, Space::Host];
+
+    /// The space a state of `kind` lives in.
+    #[must_use]
+    pub const fn of_kind(kind: StateKind) -> Self {
+        if kind.is_host() {
+            Space::Host
+        } else {
+            Space::Device
+        }
+    }
+
+    /// The spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Space::Device => "device",
+            Space::Host => "host",
+        }
+    }
+}
+
+/// Why one term could not be sized; the caller names the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeFault {
+    /// A product or sum overflowed `u64`.
+    Overflow,
+    /// Verify inputs were given but the recurrent state declares no `verify`.
+    MissingVerify,
+}
+
+/// One term's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// Units (slots, tokens, rows, entries).
+    pub units: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// Bytes of one unit: `elements x dtype size`.
+///
+/// # Errors
+/// [`SizeFault::Overflow`] when the product overflows.
+pub const fn unit_bytes(elements: u64, dtype: StateDtype) -> Result<u64, SizeFault> {
+    match elements.checked_mul(dtype.size()) {
+        Some(bytes) => Ok(bytes),
+        None => Err(SizeFault::Overflow),
+    }
+}
+
+/// What sizing a term needs to know of its state's declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSpec {
+    /// The state's kind.
+    pub kind: StateKind,
+    /// Which of its terms.
+    pub holding: Holding,
+    /// Main model or draft head (picks `kv` or `draft_kv`).
+    pub section: Section,
+    /// The verify intermediates the state declares.
+    pub verify: Option<VerifySteps>,
+    /// Bytes of one unit ([`unit_bytes`]).
+    pub unit_bytes: u64,
+}
+
+/// Units and bytes of one term under `inputs`; `Ok(None)` when the inputs give it no term.
+///
+/// - recurrent: `live` = slots; with verify inputs, `steps` (`h_steps`: the sum of the per-slot
+///   counts; `conv_steps`: `conv_steps` x verify slots) and `checkpoint` (one per verify slot);
+/// - `paged_kv`: `blocks` = blocks x `block_size` of `kv` (main) or `draft_kv` (draft);
+/// - caches: [`cache_units`]; the prompt-lookup index is host bytes by the hash-table law.
+///
+/// # Errors
+/// [`SizeFault::MissingVerify`] for a recurrent state without `verify` under verify inputs;
+/// [`SizeFault::Overflow`] when any product or sum overflows.
+pub const fn size_term(
+    spec: &TermSpec,
+    inputs: &StateInputs<'_>,
+) -> Result<Option<Size>, SizeFault> {
+    let units = match (spec.kind, spec.holding) {
+        (StateKind::Recurrent, Holding::Live) => Some(inputs.slots),
+        (StateKind::Recurrent, Holding::Steps | Holding::Checkpoint) => {
+            let Some(verify) = inputs.verify else {
+                return Ok(None);
+            };
+            let Some(steps) = spec.verify else {
+                return Err(SizeFault::MissingVerify);
+            };
+            match (spec.holding, steps) {
+                (Holding::Checkpoint, _) => Some(verify.slots()),
+                (_, VerifySteps::ConvSteps) => verify.conv_steps.checked_mul(verify.slots()),
+                (_, VerifySteps::HSteps) => sum(verify.h_steps),
+            }
+        }
+        (StateKind::PagedKv, Holding::Blocks) => {
+            let kv = match spec.section {
+                Section::Main => inputs.kv,
+                Section::Draft => inputs.draft_kv,
+            };
+            match kv {
+                Some(kv) => kv.blocks.checked_mul(kv.block_size),
+                None => return Ok(None),
+            }
+        }
+        (kind, Holding::Cache) if kind.is_cache() => match cache_units(kind, &inputs.caches) {
+            Ok(Some(units)) => Some(units),
+            Ok(None) => return Ok(None),
+            Err(()) => None,
+        },
+        _ => return Ok(None),
+    };
+    let Some(units) = units else {
+        return Err(SizeFault::Overflow);
+    };
+    let bytes = match (spec.kind, inputs.caches.lookup) {
+        (StateKind::PromptLookupIndex, Some(lookup)) => {
+            lookup_index_bytes(lookup.sequences, lookup.history_tokens, spec.unit_bytes)
+        }
+        _ => units.checked_mul(spec.unit_bytes),
+    };
+    match bytes {
+        Some(bytes) => Ok(Some(Size { units, bytes })),
+        None => Err(SizeFault::Overflow),
+    }
+}
+
+/// The checked sum of `values`.
+const fn sum(values: &[u64]) -> Option<u64> {
+    let mut total: u64 = 0;
+    let mut i = 0;
+    while i < values.len() {
+        total = match total.checked_add(values[i]) {
+            Some(total) => total,
+            None => return None,
+        };
+        i += 1;
+    }
+    Some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{KvInputs, LookupInputs, VerifyInputs};
+
+    fn spec(
+        kind: StateKind,
+        holding: Holding,
+        verify: Option<VerifySteps>,
+        unit_bytes: u64,
+    ) -> TermSpec {
+        TermSpec {
+            kind,
+            holding,
+            section: Section::Main,
+            verify,
+            unit_bytes,
+        }
+    }
+
+    #[test]
+    fn recurrent_terms_follow_the_verify_inputs() {
+        let mut inputs = StateInputs {
+            slots: 5,
+            ..StateInputs::EMPTY
+        };
+        let h = spec(
+            StateKind::Recurrent,
+            Holding::Live,
+            Some(VerifySteps::HSteps),
+            4000,
+        );
+        assert_eq!(
+            size_term(&h, &inputs),
+            Ok(Some(Size {
+                units: 5,
+                bytes: 20_000
+            }))
+        );
+        let steps = TermSpec {
+            holding: Holding::Steps,
+            ..h
+        };
+        assert_eq!(size_term(&steps, &inputs), Ok(None));
+        inputs.verify = Some(VerifyInputs {
+            h_steps: &[3, 1, 3],
+            conv_steps: 4,
+        });
+        assert_eq!(
+            size_term(&steps, &inputs),
+            Ok(Some(Size {
+                units: 7,
+                bytes: 28_000
+            }))
+        );
+        let checkpoint = TermSpec {
+            holding: Holding::Checkpoint,
+            ..h
+        };
+        assert_eq!(
+            size_term(&checkpoint, &inputs),
+            Ok(Some(Size {
+                units: 3,
+                bytes: 12_000
+            }))
+        );
+        let conv = spec(
+            StateKind::Recurrent,
+            Holding::Steps,
+            Some(VerifySteps::ConvSteps),
+            120,
+        );
+        assert_eq!(
+            size_term(&conv, &inputs),
+            Ok(Some(Size {
+                units: 12,
+                bytes: 1440
+            }))
+        );
+        let bare = TermSpec {
+            verify: None,
+            ..steps
+        };
+        assert_eq!(size_term(&bare, &inputs), Err(SizeFault::MissingVerify));
+        let live_bare = TermSpec { verify: None, ..h };
+        assert_eq!(
+            size_term(&live_bare, &inputs).map(|s| s.map(|s| s.units)),
+            Ok(Some(5))
+        );
+    }
+
+    #[test]
+    fn kv_sides_read_their_section() {
+        let inputs = StateInputs {
+            kv: Some(KvInputs {
+                blocks: 10,
+                block_size: 16,
+            }),
+            ..StateInputs::EMPTY
+        };
+        let k = spec(StateKind::PagedKv, Holding::Blocks, None, 8);
+        assert_eq!(
+            size_term(&k, &inputs),
+            Ok(Some(Size {
+                units: 160,
+                bytes: 1280
+            }))
+        );
+        let draft = TermSpec {
+            section: Section::Draft,
+            ..k
+        };
+        assert_eq!(size_term(&draft, &inputs), Ok(None));
+        let both = StateInputs {
+            draft_kv: Some(KvInputs {
+                blocks: 2,
+                block_size: 16,
+            }),
+            ..inputs
+        };
+        assert_eq!(
+            size_term(&draft, &both).map(|s| s.map(|s| s.units)),
+            Ok(Some(32))
+        );
+    }
+
+    #[test]
+    fn overflow_is_a_fault() {
+        let inputs = StateInputs {
+            slots: u64::MAX,
+            ..StateInputs::EMPTY
+        };
+        let h = spec(StateKind::Recurrent, Holding::Live, None, 2);
+        assert_eq!(size_term(&h, &inputs), Err(SizeFault::Overflow));
+        let steps = StateInputs {
+            verify: Some(VerifyInputs {
+                h_steps: &[u64::MAX, 1],
+                conv_steps: 0,
+            }),
+            ..StateInputs::EMPTY
+        };
+        let s = spec(
+            StateKind::Recurrent,
+            Holding::Steps,
+            Some(VerifySteps::HSteps),
+            1,
+        );
+        assert_eq!(size_term(&s, &steps), Err(SizeFault::Overflow));
+        assert_eq!(
+            unit_bytes(u64::MAX / 2, StateDtype::F32),
+            Err(SizeFault::Overflow)
+        );
+        assert_eq!(unit_bytes(1000, StateDtype::F32), Ok(4000));
+    }
+
+    #[test]
+    fn lookup_index_is_host_hash_table_bytes() {
+        let mut inputs = StateInputs::EMPTY;
+        inputs.caches.lookup = Some(LookupInputs {
+            sequences: 2,
+            history_tokens: 14,
+        });
+        let index = spec(StateKind::PromptLookupIndex, Holding::Cache, None, 16);
+        assert_eq!(
+            size_term(&index, &inputs),
+            Ok(Some(Size {
+                units: 28,
+                bytes: 576
+            }))
+        );
+        assert_eq!(Space::of_kind(StateKind::PromptLookupIndex), Space::Host);
+        assert_eq!(Space::of_kind(StateKind::PagedKv), Space::Device);
+    }
+
+    #[test]
+    fn holdings_and_their_lifetimes() {
+        assert_eq!(Holding::of_kind(StateKind::Recurrent).len(), 3);
+        assert_eq!(Holding::of_kind(StateKind::PagedKv), [Holding::Blocks]);
+        assert_eq!(Holding::of_kind(StateKind::DraftTokens), [Holding::Cache]);
+        assert_eq!(
+            Holding::Steps.lifetime(Lifetime::Sequence),
+            Lifetime::Verify
+        );
+        assert_eq!(
+            Holding::Checkpoint.lifetime(Lifetime::Sequence),
+            Lifetime::Verify
+        );
+        assert_eq!(
+            Holding::Live.lifetime(Lifetime::Sequence),
+            Lifetime::Sequence
+        );
+        for (h, n) in HOLDINGS {
+            assert_eq!(Holding::parse(n), Some(h));
+            assert_eq!(h.name(), n);
+        }
+    }
+}
