@@ -12,6 +12,8 @@
 //! - Lists keep file order (blocks, states, dims, checkpoints), so everything derived from a
 //!   circuit is deterministic.
 
+use std::path::PathBuf;
+
 use crate::diag::{Diagnostic, Source};
 use crate::shape::Shape;
 use crate::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
@@ -36,6 +38,10 @@ impl std::fmt::Display for Origin {
 pub struct Circuit {
     /// Every file read, the circuit first, then its includes in the order read.
     pub files: Vec<Source>,
+    /// The real path of every file read from disk (the circuit, unless it was given as text,
+    /// then its includes), in the order read: for build scripts' `rerun-if-changed` and the
+    /// macro's `include_str!`.
+    pub read: Vec<PathBuf>,
     /// The architecture (the generated module's name).
     pub arch: String,
     /// Free text.
@@ -185,6 +191,10 @@ impl Circuit {
     ///
     /// # Errors
     /// A [`Diagnostic`] naming the circuit file, the valid checkpoints and the nearest one.
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
     pub fn checkpoint_or_error(&self, name: &str) -> Result<&Checkpoint, Diagnostic> {
         self.checkpoint(name).ok_or_else(|| {
             let names: Vec<&str> = self.checkpoints.iter().map(|c| c.name.as_str()).collect();
@@ -263,6 +273,10 @@ impl Circuit {
     /// # Errors
     /// A [`Diagnostic`] when no checkpoint is named `name` (the loader already checked that
     /// every shape evaluates under every checkpoint).
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
     pub fn instantiate(&self, name: &str) -> Result<Vec<StateDecl>, Diagnostic> {
         let checkpoint = self.checkpoint_or_error(name)?;
         let mut decls = Vec::new();

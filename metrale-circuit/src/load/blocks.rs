@@ -1,0 +1,479 @@
+//! `[block.<name>]` tables and their `[[block.<name>.state]]` declarations.
+//!
+//! This module owns the block keys, every rule of one state table (`id`, `kind`, `lifetime`,
+//! `format`, `shape`, `verify`, `of`), the rules between the states of one block (unique ids,
+//! `of` naming a sibling with a shape), the check that every dim a shape reads is declared
+//! ([`check_dims`], run once the circuit's dims are known), and the conversion of a valid
+//! [`RawBlock`] into a [`BlockTemplate`]. Node tables are handed to [`super::nodes`].
+//!
+//! Invariants:
+//! - A [`RawState`] keeps every field that was valid, so the checks between states and the node
+//!   rules still run when another field of the same state was refused.
+//! - A shape error (syntax or unknown dim) points inside the shape string when the string maps
+//!   one to one onto the file, and at the whole value otherwise ([`StrAt`]).
+//! - Blocks are listed in the order they first appear in the file (a block may be split over
+//!   several headers), which is the order of [`crate::Circuit::blocks`].
+
+use super::toml::{StrAt, Table, Text, Value, Walk, field, first_offset};
+use super::validate::origin;
+use super::{Loc, Sink, nodes};
+use crate::diag::Diagnostic;
+use crate::shape::Shape;
+use crate::{
+    BlockTemplate, FormatError, Lifetime, StateDtype, StateFormat, StateKind, StateTemplate,
+    VerifySteps,
+};
+
+/// The keys of a block table.
+const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
+
+/// The keys of a state table.
+const STATE_KEYS: &[&str] = &["id", "kind", "lifetime", "format", "shape", "verify", "of"];
+
+/// One block as written.
+#[derive(Debug)]
+pub(super) struct RawBlock {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Where it first appears (its origin).
+    pub first: Loc,
+    /// Its states, in file order.
+    pub states: Vec<RawState>,
+}
+
+/// A parsed shape and where its string is.
+#[derive(Debug)]
+pub(super) struct ShapeValue {
+    /// The parsed shape.
+    pub shape: Shape,
+    /// Its string value in the file.
+    pub at: StrAt,
+}
+
+/// One state table as written: every field that was valid.
+#[derive(Debug)]
+pub(super) struct RawState {
+    /// The `[[block.<name>.state]]` header.
+    pub header: Loc,
+    /// `id`.
+    pub id: Option<Text>,
+    /// `kind`.
+    pub kind: Option<StateKind>,
+    /// The kind's lifetime, when `kind` is valid and `lifetime` (if given) agrees.
+    pub lifetime: Option<Lifetime>,
+    /// `format`.
+    pub format: Option<StateFormat>,
+    /// `shape`, parsed.
+    pub shape: Option<ShapeValue>,
+    /// Whether a `shape` key is written (valid or not).
+    pub has_shape_key: bool,
+    /// `verify`.
+    pub verify: Option<VerifySteps>,
+    /// `of`.
+    pub of: Option<Text>,
+}
+
+impl RawState {
+    /// The local id, if valid.
+    pub fn local(&self) -> Option<&str> {
+        self.id.as_ref().map(|t| t.text.as_str())
+    }
+
+    /// The IR state, when every field is valid.
+    fn template(&self, sink: &Sink) -> Option<StateTemplate> {
+        Some(StateTemplate {
+            local: self.id.as_ref()?.text.clone(),
+            kind: self.kind?,
+            lifetime: self.lifetime?,
+            format: self.format.clone()?,
+            shape: self.shape.as_ref().map(|s| s.shape.clone()),
+            verify: self.verify,
+            of: self.of.as_ref().map(|t| t.text.clone()),
+            origin: origin(sink, &self.header),
+        })
+    }
+}
+
+impl RawBlock {
+    /// The IR block, when every state is valid.
+    pub fn template(&self, sink: &Sink) -> Option<BlockTemplate> {
+        Some(BlockTemplate {
+            name: self.name.text.clone(),
+            origin: origin(sink, &self.first),
+            states: self
+                .states
+                .iter()
+                .map(|s| s.template(sink))
+                .collect::<Option<Vec<_>>>()?,
+        })
+    }
+}
+
+/// Walks the `block` table: every block, in the order it first appears.
+pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
+    let Some(table) = w.table("block", value) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(table.len());
+    for (key, v) in table {
+        let name: &str = key.get_ref();
+        w.identifier(name, key.span(), "block name");
+        let first = w.loc(first_offset(key.span(), v)..first_offset(key.span(), v));
+        let states = match w.table(&format!("block.{name}"), v) {
+            Some(t) => walk_block(w, name, t),
+            None => Vec::new(),
+        };
+        out.push(RawBlock {
+            name: w.text(name, key.span()),
+            first,
+            states,
+        });
+    }
+    out.sort_by_key(|b| b.first.span.start);
+    out
+}
+
+/// One block's table: its keys, states and nodes.
+fn walk_block(w: &mut Walk<'_>, block: &str, table: &Table<'_>) -> Vec<RawState> {
+    w.check_keys(table, BLOCK_KEYS, &format!("block `{block}`"));
+    let mut states = Vec::new();
+    if let Some((_, v)) = field(table, "state")
+        && let Some(items) = w.array("state", v)
+    {
+        for item in items {
+            let ::toml::de::DeValue::Table(t) = item.get_ref() else {
+                w.wrong_type(&format!("each state of block `{block}`"), "a table", item);
+                continue;
+            };
+            states.push(walk_state(w, block, item.span(), t));
+        }
+        unique_ids(w, block, &states);
+        copies(w, block, &states);
+    }
+    if let Some((_, v)) = field(table, "node") {
+        nodes::walk(w, block, v, &states);
+    }
+    states
+}
+
+/// The value of a required key, or an error at the table's header.
+fn required<'t, 'i>(
+    w: &mut Walk<'_>,
+    table: &'t Table<'i>,
+    key: &str,
+    header: &Loc,
+    what: &str,
+) -> Option<&'t Value<'i>> {
+    let found = field(table, key).map(|(_, v)| v);
+    if found.is_none() {
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("missing `{key}` in {what}"))
+                .label(format!("this table has no `{key}`")),
+        );
+    }
+    found
+}
+
+/// One state table.
+fn walk_state(
+    w: &mut Walk<'_>,
+    block: &str,
+    span: std::ops::Range<usize>,
+    t: &Table<'_>,
+) -> RawState {
+    let what = format!("a state of block `{block}`");
+    w.check_keys(t, STATE_KEYS, &what);
+    let header = w.loc(span);
+    let id = required(w, t, "id", &header, &what).and_then(|v| w.string_text("id", v));
+    if let Some(id) = &id {
+        // An invalid id is reported and kept, so nodes naming it do not also fail.
+        w.identifier(&id.text, id.loc.span.clone(), "state id");
+    }
+    let kind = required(w, t, "kind", &header, &what).and_then(|v| kind(w, v));
+    let lifetime = lifetime(w, t, kind);
+    let format = required(w, t, "format", &header, &what).and_then(|v| format(w, v));
+    let (shape, has_shape_key) = shape(w, t);
+    let verify = verify(w, t, kind, &header, id.as_ref());
+    let of = of(w, t, kind);
+    if let (Some((key, _)), Some(_)) = (field(t, "shape"), field(t, "of")) {
+        w.report(
+            key,
+            Diagnostic::error("`shape` and `of` cannot both be given")
+                .label("a copy has no shape of its own")
+                .help("a copy (`of`) has the shape of the state it copies"),
+        );
+    }
+    if !has_shape_key && field(t, "of").is_none() {
+        let name = id.as_ref().map_or("this state", |t| t.text.as_str());
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("state `{name}` of block `{block}` has no `shape`"))
+                .label("no `shape`")
+                .help(
+                    "add `shape = \"...\"`; a `prefix_snapshot` or `ring_snapshot` may instead \
+                     copy a sibling state with `of = \"<state>\"`",
+                ),
+        );
+    }
+    RawState {
+        header,
+        id,
+        kind,
+        lifetime,
+        format,
+        shape,
+        has_shape_key,
+        verify,
+        of,
+    }
+}
+
+/// `kind`: one of the state kinds.
+fn kind(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateKind> {
+    let s = w.string("kind", v)?;
+    let kind = StateKind::parse(s);
+    if kind.is_none() {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("unknown state kind `{s}`"))
+                .label("not a state kind")
+                .expected_one_of("state kinds", s, &StateKind::spellings()),
+        );
+    }
+    kind
+}
+
+/// `lifetime`: optional, but when given it must be the kind's one lifetime. Returns the kind's
+/// lifetime when it is known and not contradicted.
+fn lifetime(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<Lifetime> {
+    let own = kind.map(Lifetime::of_kind);
+    let Some((_, v)) = field(t, "lifetime") else {
+        return own;
+    };
+    let s = w.string("lifetime", v)?;
+    let Some(given) = Lifetime::parse(s) else {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("unknown lifetime `{s}`"))
+                .label("not a lifetime")
+                .expected_one_of("lifetimes", s, &Lifetime::spellings()),
+        );
+        return None;
+    };
+    let (kind, own) = (kind?, own?);
+    if given == own {
+        return Some(own);
+    }
+    w.report(
+        v.span(),
+        Diagnostic::error(format!(
+            "lifetime `{}` is not allowed for kind `{}`",
+            given.name(),
+            kind.name()
+        ))
+        .label("not this kind's lifetime")
+        .help(format!("a `{}` state lives `{}`", kind.name(), own.name())),
+    );
+    None
+}
+
+/// `format`: a dtype or `{key}`.
+fn format(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateFormat> {
+    let s = w.string("format", v)?;
+    let diagnostic = match StateFormat::parse(s) {
+        Ok(format) => {
+            if let Some(key) = format.key()
+                && !w.identifier(key, v.span(), "format key")
+            {
+                return None;
+            }
+            return Some(format);
+        }
+        Err(FormatError::EmptyKey) => Diagnostic::error("empty format key `{}`")
+            .label("no key")
+            .help("name the key the engine chooses, e.g. `{kv_cache_dtype}`"),
+        Err(FormatError::BadKey(key)) => {
+            Diagnostic::error(format!("format key `{key}` is not a valid key"))
+                .label("not lower snake case")
+                .help("a format key becomes a Rust field: use `[a-z][a-z0-9_]*`")
+        }
+        Err(FormatError::UnknownDtype(found)) => {
+            Diagnostic::error(format!("unknown format `{found}`"))
+                .label("not a dtype")
+                .expected_one_of("dtypes", &found, &StateDtype::spellings())
+                .help("or `{key}` for a format the engine chooses, e.g. `{kv_cache_dtype}`")
+        }
+    };
+    w.report(v.span(), diagnostic);
+    None
+}
+
+/// `shape`: parsed; a syntax error points inside the string. Returns the shape (when valid)
+/// and whether the key is written.
+fn shape(w: &mut Walk<'_>, table: &Table<'_>) -> (Option<ShapeValue>, bool) {
+    let Some((_, value)) = field(table, "shape") else {
+        return (None, false);
+    };
+    let Some(text) = w.string("shape", value) else {
+        return (None, true);
+    };
+    let at = w.str_at(value.span(), text);
+    match Shape::parse(text) {
+        Ok(shape) => (Some(ShapeValue { shape, at }), true),
+        Err(error) => {
+            let mut diagnostic =
+                Diagnostic::error(format!("invalid shape: {}", error.message)).label("here");
+            if let Some(help) = error.help {
+                diagnostic = diagnostic.help(help);
+            }
+            w.sink
+                .report(&at.inner(error.offset, error.len), diagnostic);
+            (None, true)
+        }
+    }
+}
+
+/// `verify`: required on recurrent states, refused on every other kind.
+fn verify(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    kind: Option<StateKind>,
+    header: &Loc,
+    id: Option<&Text>,
+) -> Option<VerifySteps> {
+    let name = id.map_or("this state", |t| t.text.as_str());
+    let Some((key, v)) = field(t, "verify") else {
+        if kind == Some(StateKind::Recurrent) {
+            w.report(
+                header.span.clone(),
+                Diagnostic::error(format!("recurrent state `{name}` has no `verify`"))
+                    .label("no `verify`")
+                    .help(
+                        "add `verify = \"h_steps\"` or `verify = \"conv_steps\"`: the \
+                         intermediates a verify keeps to roll it back",
+                    ),
+            );
+        }
+        return None;
+    };
+    if let Some(kind) = kind
+        && kind != StateKind::Recurrent
+    {
+        w.report(
+            key,
+            Diagnostic::error("`verify` is only for recurrent states")
+                .label("not for this kind")
+                .note(format!("`{name}` is a `{}`", kind.name())),
+        );
+    }
+    let s = w.string("verify", v)?;
+    let steps = VerifySteps::parse(s);
+    if steps.is_none() {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("unknown verify steps `{s}`"))
+                .label("not verify steps")
+                .expected_one_of("verify steps", s, &VerifySteps::spellings()),
+        );
+    }
+    steps
+}
+
+/// `of`: only for the kinds that copy a state.
+fn of(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<Text> {
+    let (key, v) = field(t, "of")?;
+    if let Some(kind) = kind
+        && !kind.copies_a_state()
+    {
+        w.report(
+            key,
+            Diagnostic::error("`of` is only for `prefix_snapshot` and `ring_snapshot` states")
+                .label(format!("a `{}` copies no state", kind.name())),
+        );
+    }
+    w.string_text("of", v)
+}
+
+/// State ids are unique in a block.
+fn unique_ids(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
+    for (i, state) in states.iter().enumerate() {
+        let Some(id) = &state.id else {
+            continue;
+        };
+        let earlier = states.get(..i).unwrap_or_default();
+        if let Some(first) = earlier
+            .iter()
+            .filter_map(|s| s.id.as_ref())
+            .find(|f| f.text == id.text)
+        {
+            let place = w.place(first.loc.span.clone());
+            w.report(
+                id.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "duplicate state id `{}` in block `{block}`",
+                    id.text
+                ))
+                .label("declared again")
+                .note(format!("first declared at {place}")),
+            );
+        }
+    }
+}
+
+/// Each `of` names a sibling state that has a shape.
+fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
+    for state in states {
+        let Some(of) = &state.of else {
+            continue;
+        };
+        let Some(target) = states.iter().find(|s| s.local() == Some(of.text.as_str())) else {
+            let candidates: Vec<&str> = states
+                .iter()
+                .filter(|s| s.has_shape_key)
+                .filter_map(RawState::local)
+                .collect();
+            w.report(
+                of.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "`of` names no state of block `{block}`: `{}`",
+                    of.text
+                ))
+                .label("no such state")
+                .expected_one_of("states to copy", &of.text, &candidates),
+            );
+            continue;
+        };
+        if !target.has_shape_key {
+            w.report(
+                of.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "`of` names `{}`, which has no `shape` of its own",
+                    of.text
+                ))
+                .label("copies a state without a shape")
+                .help("copy a state that declares its own `shape`"),
+            );
+        }
+    }
+}
+
+/// Every dim a shape of `block` reads is declared in `dims`.
+pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
+    let declared: Vec<&str> = dims.iter().map(String::as_str).collect();
+    for state in &block.states {
+        let Some(shape) = &state.shape else {
+            continue;
+        };
+        for dim in shape.shape.dims() {
+            if !declared.contains(&dim.name.as_str()) {
+                sink.report(
+                    &shape.at.inner(dim.offset, dim.name.len()),
+                    Diagnostic::error(format!("unknown dim `{}`", dim.name))
+                        .label("not a declared dim")
+                        .expected_one_of("dims", &dim.name, &declared),
+                );
+            }
+        }
+    }
+}

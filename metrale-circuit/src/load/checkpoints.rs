@@ -1,0 +1,352 @@
+//! `[checkpoint.<name>]` tables, and the evaluation of every shape under every checkpoint.
+//!
+//! This module owns the checkpoint keys (`hf`, `layers` for interval layouts, `layer_kinds`
+//! for list layouts, `dims`), the layer kinds each checkpoint produces, the rule that a
+//! checkpoint gives every declared dim and no other, and [`evaluate`]: every state's shape of
+//! every block under every checkpoint, so an overflow or a division by zero is a load error
+//! rather than a failure of [`crate::Circuit::instantiate`].
+//!
+//! Invariants:
+//! - At least one checkpoint is required; the first one written is the default one.
+//! - A checkpoint has at most [`MAX_LAYERS`] layers, so the layer kinds built for it stay small
+//!   whatever the file says.
+//! - [`RawCheckpoint::dims`] is `Some` only when every declared dim is given exactly once with
+//!   a valid value; only such checkpoints evaluate shapes, and only shapes whose dims are all
+//!   declared are evaluated (the others were already reported).
+
+use super::blocks::RawBlock;
+use super::toml::{Table, Text, Walk, field};
+use super::validate::{FULL, LINEAR, RawLayout, origin};
+use super::{Loc, Sink};
+use crate::diag::Diagnostic;
+use crate::shape::EvalError;
+use crate::{Checkpoint, LayoutRule};
+
+/// The keys of a checkpoint table.
+const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "dims"];
+
+/// The most layers a checkpoint may have.
+pub(super) const MAX_LAYERS: u64 = 1 << 16;
+
+/// One checkpoint as written.
+#[derive(Debug)]
+pub(super) struct RawCheckpoint {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Its table (the `[checkpoint.<name>]` header).
+    pub header: Loc,
+    /// `hf`.
+    pub hf: Option<String>,
+    /// Each layer's kind, when valid.
+    pub layer_kinds: Option<Vec<String>>,
+    /// Every declared dim's value in declaration order, when all are given and valid.
+    pub dims: Option<Vec<(String, u64)>>,
+}
+
+impl RawCheckpoint {
+    /// The IR checkpoint, when every part is valid.
+    pub fn checkpoint(&self, sink: &Sink) -> Option<Checkpoint> {
+        Some(Checkpoint {
+            name: self.name.text.clone(),
+            hf: self.hf.clone(),
+            layer_kinds: self.layer_kinds.clone()?,
+            dims: self.dims.clone()?,
+            origin: origin(sink, &self.header),
+        })
+    }
+
+    /// The value of dim `name`.
+    fn dim(&self, name: &str) -> Option<u64> {
+        self.dims
+            .as_ref()?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// A layer kind a checkpoint produces, at its first layer.
+#[derive(Debug)]
+pub(super) struct Produced {
+    /// The layer kind.
+    pub kind: String,
+    /// The checkpoint.
+    pub checkpoint: String,
+    /// The first layer of that kind.
+    pub layer: usize,
+}
+
+/// Walks the `checkpoint` table against the declared `dims` (the valid names, and the refused
+/// ones a checkpoint may give without a new error) and the `layout`. Returns the checkpoints
+/// and every layer kind they produce.
+pub(super) fn walk(
+    w: &mut Walk<'_>,
+    root: &Table<'_>,
+    dims: Option<(&[Text], &[String])>,
+    layout: Option<&RawLayout>,
+) -> (Vec<RawCheckpoint>, Vec<Produced>) {
+    let empty = Table::new();
+    let (span, table) = match field(root, "checkpoint") {
+        Some((_, v)) => match w.table("checkpoint", v) {
+            Some(t) => (v.span(), t),
+            None => return (Vec::new(), Vec::new()),
+        },
+        None => (0..0, &empty),
+    };
+    if table.is_empty() {
+        w.report(
+            span,
+            Diagnostic::error("the circuit has no checkpoint")
+                .label("no `[checkpoint.<name>]` here")
+                .help("add a `[checkpoint.<name>]` table with its layers and dims"),
+        );
+        return (Vec::new(), Vec::new());
+    }
+    let declared: Option<Declared<'_>> = dims.map(|(valid, refused)| Declared {
+        names: valid.iter().map(|t| t.text.as_str()).collect(),
+        refused,
+    });
+    let mut checkpoints = Vec::with_capacity(table.len());
+    let mut produced = Vec::new();
+    for (key, v) in table {
+        let name: &str = key.get_ref();
+        w.identifier(name, key.span(), "checkpoint name");
+        let Some(t) = w.table(&format!("checkpoint.{name}"), v) else {
+            continue;
+        };
+        let what = format!("checkpoint `{name}`");
+        w.check_keys(t, CHECKPOINT_KEYS, &what);
+        let hf = field(t, "hf").and_then(|(_, hf)| w.string("hf", hf).map(str::to_owned));
+        let header = w.loc(v.span());
+        let layer_kinds = layer_kinds(w, t, &header, &what, layout);
+        for (layer, kind) in layer_kinds.iter().flatten().enumerate() {
+            if !produced.iter().any(|p: &Produced| p.kind == *kind) {
+                produced.push(Produced {
+                    kind: kind.clone(),
+                    checkpoint: name.to_owned(),
+                    layer,
+                });
+            }
+        }
+        checkpoints.push(RawCheckpoint {
+            name: w.text(name, key.span()),
+            dims: checkpoint_dims(w, t, &header, &what, declared.as_ref()),
+            header,
+            hf,
+            layer_kinds,
+        });
+    }
+    (checkpoints, produced)
+}
+
+/// `layers` (interval layouts) or `layer_kinds` (list layouts): each layer's kind.
+fn layer_kinds(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    header: &Loc,
+    what: &str,
+    layout: Option<&RawLayout>,
+) -> Option<Vec<String>> {
+    let layout = layout?;
+    match layout.rule.as_ref()? {
+        LayoutRule::Interval { period } => {
+            if let Some((key, _)) = field(t, "layer_kinds") {
+                w.report(
+                    key,
+                    Diagnostic::error("`layer_kinds` is only for `kind = \"list\"` layouts")
+                        .label("not for an interval layout")
+                        .help("an interval layout's checkpoint gives `layers = <count>`"),
+                );
+            }
+            let Some((_, v)) = field(t, "layers") else {
+                w.report(
+                    header.span.clone(),
+                    Diagnostic::error(format!("missing `layers` in {what}"))
+                        .label("this table has no `layers`")
+                        .help("an interval layout's checkpoint gives `layers = <count>`"),
+                );
+                return None;
+            };
+            let layers = w.u64("layers", v)?;
+            if layers == 0 || layers > MAX_LAYERS {
+                w.report(
+                    v.span(),
+                    Diagnostic::error(format!("`layers` must be between 1 and {MAX_LAYERS}"))
+                        .label("out of range"),
+                );
+                return None;
+            }
+            let kinds = (1..=layers).map(|n| if n % *period == 0 { FULL } else { LINEAR });
+            Some(kinds.map(str::to_owned).collect())
+        }
+        LayoutRule::List => list_kinds(w, t, header, what, layout),
+    }
+}
+
+/// `layer_kinds` of a list layout: every entry a key of `[layout.blocks]`.
+fn list_kinds(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    header: &Loc,
+    what: &str,
+    layout: &RawLayout,
+) -> Option<Vec<String>> {
+    if let Some((key, _)) = field(t, "layers") {
+        w.report(
+            key,
+            Diagnostic::error("`layers` is only for `kind = \"interval\"` layouts")
+                .label("not for a list layout")
+                .help("a list layout's checkpoint gives `layer_kinds = [...]`"),
+        );
+    }
+    let Some((_, v)) = field(t, "layer_kinds") else {
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("missing `layer_kinds` in {what}"))
+                .label("this table has no `layer_kinds`")
+                .help("a list layout's checkpoint gives `layer_kinds = [...]`, one per layer"),
+        );
+        return None;
+    };
+    let kinds = w.strings("layer_kinds", v)?;
+    if kinds.is_empty() {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("{what} has no layers")).label("empty"),
+        );
+        return None;
+    }
+    let known: Vec<&str> = layout.blocks.iter().map(|(k, _)| k.text.as_str()).collect();
+    let mut valid = true;
+    for kind in &kinds {
+        if !known.contains(&kind.text.as_str()) {
+            valid = false;
+            w.report(
+                kind.loc.span.clone(),
+                Diagnostic::error(format!("unknown layer kind `{}`", kind.text))
+                    .label("not in `[layout.blocks]`")
+                    .expected_one_of("layer kinds", &kind.text, &known),
+            );
+        }
+    }
+    valid.then(|| kinds.into_iter().map(|k| k.text).collect())
+}
+
+/// The circuit's dims, as a checkpoint checks them.
+struct Declared<'a> {
+    /// The valid names, each once, in declaration order.
+    names: Vec<&'a str>,
+    /// The refused entries (already reported): ignored when a checkpoint gives them.
+    refused: &'a [String],
+}
+
+/// `dims = { ... }`: every declared dim, and no other. `declared` is `None` when the circuit's
+/// `dims` could not be read (then nothing is checked).
+fn checkpoint_dims(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    header: &Loc,
+    what: &str,
+    declared: Option<&Declared<'_>>,
+) -> Option<Vec<(String, u64)>> {
+    let Some((_, v)) = field(t, "dims") else {
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("missing `dims` in {what}"))
+                .label("this table has no `dims`")
+                .help("give every declared dim: `dims = { hidden = 4096, ... }`"),
+        );
+        return None;
+    };
+    let table = w.table("dims", v)?;
+    let Declared {
+        names: declared,
+        refused,
+    } = declared?;
+    let mut given: Vec<(&str, Option<u64>)> = Vec::with_capacity(table.len());
+    for (key, value) in table {
+        let name: &str = key.get_ref();
+        if refused.iter().any(|r| r == name) {
+            continue;
+        }
+        if !declared.contains(&name) {
+            w.report(
+                key.span(),
+                Diagnostic::error(format!("unknown dim `{name}` in {what}"))
+                    .label("not a declared dim")
+                    .expected_one_of("dims", name, declared),
+            );
+            continue;
+        }
+        given.push((name, w.u64(name, value)));
+    }
+    let mut out = Vec::with_capacity(declared.len());
+    let mut complete = true;
+    for dim in declared {
+        match given.iter().find(|(n, _)| n == dim) {
+            Some((_, Some(value))) => out.push(((*dim).to_owned(), *value)),
+            Some((_, None)) => complete = false,
+            None => {
+                complete = false;
+                w.report(
+                    v.span(),
+                    Diagnostic::error(format!("{what} does not give dim `{dim}`"))
+                        .label(format!("no `{dim}` here"))
+                        .help(format!(
+                            "add `{dim} = <value>`: a checkpoint gives every dim"
+                        )),
+                );
+            }
+        }
+    }
+    complete.then_some(out)
+}
+
+/// Evaluates every state's shape of every block under every checkpoint whose dims are
+/// complete; an overflow or a division by zero is reported at the shape.
+pub(super) fn evaluate(
+    sink: &mut Sink,
+    blocks: &[&RawBlock],
+    checkpoints: &[RawCheckpoint],
+    dims: &[String],
+) {
+    for block in blocks {
+        for state in &block.states {
+            let Some(shape) = &state.shape else {
+                continue;
+            };
+            if shape.shape.dims().iter().any(|d| !dims.contains(&d.name)) {
+                continue;
+            }
+            let id = state.local().unwrap_or("?");
+            for checkpoint in checkpoints.iter().filter(|c| c.dims.is_some()) {
+                let Err(error) = shape.shape.eval(|name| checkpoint.dim(name)) else {
+                    continue;
+                };
+                let (loc, label) = match &error {
+                    EvalError::UnknownDim(dim) => {
+                        (shape.at.inner(dim.offset, dim.name.len()), "not given")
+                    }
+                    EvalError::DivisionByZero(dim) => (
+                        shape.at.inner(dim.offset, dim.name.len()),
+                        "divides by zero",
+                    ),
+                    EvalError::Overflow => (shape.at.loc.clone(), "overflows u64"),
+                };
+                let place = sink.place(&checkpoint.header);
+                sink.report(
+                    &loc,
+                    Diagnostic::error(format!(
+                        "shape of state `{id}` in block `{}` cannot be evaluated: {error}",
+                        block.name.text
+                    ))
+                    .label(label)
+                    .note(format!(
+                        "under checkpoint `{}`, defined at {place}",
+                        checkpoint.name.text
+                    )),
+                );
+            }
+        }
+    }
+}

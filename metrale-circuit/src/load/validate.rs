@@ -1,0 +1,607 @@
+//! The top level of a circuit file and of a block library, the `[layout]`, and the checks that
+//! need every file (the resolution stage that assembles the [`Circuit`]).
+//!
+//! This module owns: the top-level keys (`schema`, `arch`, `dims`, `include`, the block lists,
+//! `[layout]`, and the dispatch of `[block.*]` and `[checkpoint.*]` to their stages); the
+//! layout rules (interval `period`, the `[layout.blocks]` lists, every produced layer kind
+//! having blocks); the lists' duplicate and instance-prefix rules; and [`resolve`]: a block
+//! defined twice across files, undefined block names, undeclared dims in shapes, the shape
+//! evaluation, and the final assembly.
+//!
+//! Invariants:
+//! - A required key that is missing is reported at the table that lacks it (the file start,
+//!   line 1 column 1, for the top level).
+//! - Checks that need every file run only when every file was read and parsed
+//!   ([`super::read::Loaded::complete`]), so a library with a syntax error does not also cause
+//!   "unknown block" errors.
+//! - [`resolve`] returns a [`Circuit`] only when no error was found in any stage.
+
+use std::ops::Range;
+
+use super::Sink;
+use super::blocks::{self, RawBlock};
+use super::checkpoints::{self, Produced, RawCheckpoint};
+use super::read::Loaded;
+use super::toml::{Table, Text, Value, Walk, field};
+use crate::diag::Diagnostic;
+use crate::{Circuit, Layout, LayoutRule, Origin};
+
+/// The top-level keys of a circuit file.
+const CIRCUIT_KEYS: &[&str] = &[
+    "schema",
+    "arch",
+    "description",
+    "dims",
+    "include",
+    "layer_module",
+    "draft_module",
+    "prologue",
+    "epilogue",
+    "draft",
+    "layout",
+    "block",
+    "checkpoint",
+];
+
+/// The top-level keys of a block library.
+const LIBRARY_KEYS: &[&str] = &["include", "block"];
+
+/// The keys of `[layout]`.
+const LAYOUT_KEYS: &[&str] = &["kind", "period", "blocks"];
+
+/// The layout kinds.
+const LAYOUT_KINDS: &[&str] = &["interval", "list"];
+
+/// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
+pub(super) const LINEAR: &str = "linear_attention";
+/// The layer kind of an interval layout's layer `i` when `(i + 1) % period == 0`.
+pub(super) const FULL: &str = "full_attention";
+/// The layer kinds an interval layout produces.
+const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
+
+/// The schema version this loader reads.
+const SCHEMA: u64 = 1;
+
+/// What one file declares.
+#[derive(Debug)]
+pub(super) struct FileSyntax {
+    /// Its `include` names (valid strings, duplicates dropped).
+    pub includes: Vec<Text>,
+    /// Its block templates, in the order they first appear.
+    pub blocks: Vec<RawBlock>,
+    /// The circuit-only parts; `None` for a library.
+    pub top: Option<Top>,
+}
+
+/// The circuit-only parts of a circuit file.
+#[derive(Debug, Default)]
+pub(super) struct Top {
+    /// `arch`, when valid.
+    pub arch: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `dims`: the valid names, each once; `None` when missing or not an array.
+    pub dims: Option<Vec<Text>>,
+    /// The `dims` entries refused (reported): checkpoints may give them without a new error.
+    pub refused_dims: Vec<String>,
+    /// `prologue`.
+    pub prologue: Vec<Text>,
+    /// `epilogue`.
+    pub epilogue: Vec<Text>,
+    /// `draft`.
+    pub draft: Vec<Text>,
+    /// `[layout]`, when present and a table.
+    pub layout: Option<RawLayout>,
+    /// The checkpoints, in file order.
+    pub checkpoints: Vec<RawCheckpoint>,
+}
+
+/// `[layout]` as written.
+#[derive(Debug)]
+pub(super) struct RawLayout {
+    /// The rule, when `kind` (and `period` for an interval) are valid.
+    pub rule: Option<LayoutRule>,
+    /// `[layout.blocks]`: layer kind, its blocks.
+    pub blocks: Vec<(Text, Vec<Text>)>,
+    /// Where a missing layer kind is reported: `[layout.blocks]`, else `[layout]`.
+    pub blocks_at: Range<usize>,
+}
+
+/// Walks the top level of the circuit file.
+pub(super) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
+    w.check_keys(root, CIRCUIT_KEYS, "the circuit");
+    let mut top = Top::default();
+    schema(w, root);
+    top.arch = arch(w, root);
+    if let Some((_, v)) = field(root, "description") {
+        top.description = w.string("description", v).map(str::to_owned);
+    }
+    for key in ["layer_module", "draft_module"] {
+        if let Some((_, v)) = field(root, key) {
+            w.string(key, v);
+        }
+    }
+    if let Some((valid, refused)) = dims(w, root) {
+        top.dims = Some(valid);
+        top.refused_dims = refused;
+    }
+    top.prologue = block_list(w, root, "prologue");
+    top.epilogue = block_list(w, root, "epilogue");
+    top.draft = block_list(w, root, "draft");
+    main_prefixes(w, &top.prologue, &top.epilogue);
+    let layout = layout(w, root);
+    let declared = top
+        .dims
+        .as_deref()
+        .map(|valid| (valid, top.refused_dims.as_slice()));
+    let (checkpoints, produced) = checkpoints::walk(w, root, declared, layout.as_ref());
+    if let Some(layout) = &layout {
+        layer_kinds_have_blocks(w, layout, &produced);
+    }
+    top.layout = layout;
+    top.checkpoints = checkpoints;
+    FileSyntax {
+        includes: includes(w, root),
+        blocks: blocks_of(w, root),
+        top: Some(top),
+    }
+}
+
+/// Walks the top level of a block library.
+pub(super) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
+    for (key, _) in root {
+        let name: &str = key.get_ref();
+        if !LIBRARY_KEYS.contains(&name) {
+            let mut d = Diagnostic::error(format!("`{name}` is not allowed in a block library"))
+                .label("not allowed here")
+                .help("a block library holds only `include` and `[block.<name>]` tables");
+            if let Some(near) = crate::diag::did_you_mean(name, LIBRARY_KEYS) {
+                d = d.help(format!("did you mean `{near}`?"));
+            }
+            w.report(key.span(), d);
+        }
+    }
+    FileSyntax {
+        includes: includes(w, root),
+        blocks: blocks_of(w, root),
+        top: None,
+    }
+}
+
+/// `schema = 1`.
+fn schema(w: &mut Walk<'_>, root: &Table<'_>) {
+    let Some((_, v)) = field(root, "schema") else {
+        w.report(
+            0..0,
+            Diagnostic::error("missing `schema`")
+                .label("the circuit starts here")
+                .help(format!("add `schema = {SCHEMA}` at the top of the circuit")),
+        );
+        return;
+    };
+    if let Some(n) = w.u64("schema", v)
+        && n != SCHEMA
+    {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("unsupported schema `{n}`"))
+                .label("unsupported")
+                .help(format!("this loader reads `schema = {SCHEMA}`")),
+        );
+    }
+}
+
+/// `arch`: required, a Rust identifier.
+fn arch(w: &mut Walk<'_>, root: &Table<'_>) -> Option<String> {
+    let Some((_, v)) = field(root, "arch") else {
+        w.report(
+            0..0,
+            Diagnostic::error("missing `arch`")
+                .label("the circuit starts here")
+                .help("add `arch = \"<name>\"`: the generated module's name"),
+        );
+        return None;
+    };
+    let arch = w.string("arch", v)?;
+    w.identifier(arch, v.span(), "arch")
+        .then(|| arch.to_owned())
+}
+
+/// `dims`: required, unique identifiers, never `x`. Returns the valid names (each once) and
+/// the refused ones.
+fn dims(w: &mut Walk<'_>, root: &Table<'_>) -> Option<(Vec<Text>, Vec<String>)> {
+    let Some((_, v)) = field(root, "dims") else {
+        w.report(
+            0..0,
+            Diagnostic::error("missing `dims`")
+                .label("the circuit starts here")
+                .help("add `dims = [\"hidden\", ...]`: the names shapes may read"),
+        );
+        return None;
+    };
+    let mut valid: Vec<Text> = Vec::new();
+    let mut refused = Vec::new();
+    for dim in w.strings("dims", v)? {
+        let span = dim.loc.span.clone();
+        if dim.text == "x" {
+            w.report(
+                span,
+                Diagnostic::error("a dim may not be named `x`")
+                    .label("reserved")
+                    .help("`x` separates the axes of a shape"),
+            );
+            refused.push(dim.text);
+        } else if !w.identifier(&dim.text, span.clone(), "dim") {
+            refused.push(dim.text);
+        } else if let Some(first) = valid.iter().find(|d| d.text == dim.text) {
+            let place = w.place(first.loc.span.clone());
+            w.report(
+                span,
+                Diagnostic::error(format!("duplicate dim `{}`", dim.text))
+                    .label("declared again")
+                    .note(format!("first declared at {place}")),
+            );
+        } else {
+            valid.push(dim);
+        }
+    }
+    Some((valid, refused))
+}
+
+/// A list of block names (`prologue`, `epilogue`, `draft`); a name twice is an error.
+fn block_list(w: &mut Walk<'_>, root: &Table<'_>, key: &str) -> Vec<Text> {
+    let Some((_, v)) = field(root, key) else {
+        return Vec::new();
+    };
+    let names = w.strings(key, v).unwrap_or_default();
+    no_repeats(w, &names, &format!("`{key}`"));
+    names
+}
+
+/// Reports every name of `names` already named earlier in the same list.
+fn no_repeats(w: &mut Walk<'_>, names: &[Text], list: &str) {
+    for (i, name) in names.iter().enumerate() {
+        if let Some(first) = names
+            .get(..i)
+            .and_then(|n| n.iter().find(|n| n.text == name.text))
+        {
+            let place = w.place(first.loc.span.clone());
+            w.report(
+                name.loc.span.clone(),
+                Diagnostic::error(format!("block `{}` is named twice in {list}", name.text))
+                    .label("named again")
+                    .note(format!("first named at {place}"))
+                    .help("its instance prefix would repeat"),
+            );
+        }
+    }
+}
+
+/// A block in both the prologue and the epilogue would repeat its instance prefix `<block>`.
+fn main_prefixes(w: &mut Walk<'_>, prologue: &[Text], epilogue: &[Text]) {
+    for name in epilogue {
+        if let Some(first) = prologue.iter().find(|p| p.text == name.text) {
+            let place = w.place(first.loc.span.clone());
+            w.report(
+                name.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "instance prefix `{}` would repeat: block `{}` is also in `prologue`",
+                    name.text, name.text
+                ))
+                .label("named again")
+                .note(format!("named in `prologue` at {place}")),
+            );
+        }
+    }
+}
+
+/// `include`: valid strings; a name twice in the list is an error (dropped).
+fn includes(w: &mut Walk<'_>, root: &Table<'_>) -> Vec<Text> {
+    let Some((_, v)) = field(root, "include") else {
+        return Vec::new();
+    };
+    let names = w.strings("include", v).unwrap_or_default();
+    let mut out: Vec<Text> = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some(first) = out.iter().find(|n| n.text == name.text) {
+            let place = w.place(first.loc.span.clone());
+            w.report(
+                name.loc.span.clone(),
+                Diagnostic::error(format!("`{}` is included twice", name.text))
+                    .label("included again")
+                    .note(format!("first included at {place}")),
+            );
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The `[block.*]` tables of a file, in the order they first appear.
+fn blocks_of(w: &mut Walk<'_>, root: &Table<'_>) -> Vec<RawBlock> {
+    match field(root, "block") {
+        Some((_, v)) => blocks::walk(w, v),
+        None => Vec::new(),
+    }
+}
+
+/// `[layout]`: required; its kind, period and blocks.
+fn layout(w: &mut Walk<'_>, root: &Table<'_>) -> Option<RawLayout> {
+    let Some((_, v)) = field(root, "layout") else {
+        w.report(
+            0..0,
+            Diagnostic::error("missing `[layout]`")
+                .label("the circuit starts here")
+                .help("add a `[layout]` table with `kind = \"interval\"` or `kind = \"list\"`"),
+        );
+        return None;
+    };
+    let table = w.table("layout", v)?;
+    w.check_keys(table, LAYOUT_KEYS, "`[layout]`");
+    let rule = layout_rule(w, table, v.span());
+    let blocks_at = field(table, "blocks").map_or(v.span(), |(_, b)| b.span());
+    let blocks = if let Some((_, b)) = field(table, "blocks") {
+        layout_blocks(w, b, rule.as_ref())
+    } else {
+        w.report(
+            v.span(),
+            Diagnostic::error("missing `[layout.blocks]`")
+                .label("this layout has no blocks")
+                .help("add `[layout.blocks]` mapping each layer kind to its blocks"),
+        );
+        Vec::new()
+    };
+    Some(RawLayout {
+        rule,
+        blocks,
+        blocks_at,
+    })
+}
+
+/// `kind` and, for an interval layout, `period >= 1`.
+fn layout_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<LayoutRule> {
+    let Some((_, kind_value)) = field(table, "kind") else {
+        w.report(
+            at,
+            Diagnostic::error("missing `kind` in `[layout]`")
+                .label("this layout has no kind")
+                .expected_one_of("layout kinds", "", LAYOUT_KINDS),
+        );
+        return None;
+    };
+    let kind = w.string("kind", kind_value)?;
+    let period = field(table, "period");
+    match kind {
+        "interval" => {
+            let Some((_, p)) = period else {
+                w.report(
+                    at,
+                    Diagnostic::error("missing `period` in an interval `[layout]`")
+                        .label("this layout has no period")
+                        .help("layer i is `full_attention` when (i + 1) % period == 0"),
+                );
+                return None;
+            };
+            let n = w.u64("period", p)?;
+            if n == 0 {
+                w.report(
+                    p.span(),
+                    Diagnostic::error("`period` must be at least 1").label("zero"),
+                );
+                return None;
+            }
+            Some(LayoutRule::Interval { period: n })
+        }
+        "list" => {
+            if let Some((key, _)) = period {
+                w.report(
+                    key,
+                    Diagnostic::error("`period` is only for `kind = \"interval\"` layouts")
+                        .label("not for a list layout")
+                        .help("a list layout's checkpoints give `layer_kinds = [...]`"),
+                );
+            }
+            Some(LayoutRule::List)
+        }
+        other => {
+            w.report(
+                kind_value.span(),
+                Diagnostic::error(format!("unknown layout kind `{other}`"))
+                    .label("not a layout kind")
+                    .expected_one_of("layout kinds", other, LAYOUT_KINDS),
+            );
+            None
+        }
+    }
+}
+
+/// `[layout.blocks]`: each layer kind's non-empty list of block names.
+fn layout_blocks(
+    w: &mut Walk<'_>,
+    value: &Value<'_>,
+    rule: Option<&LayoutRule>,
+) -> Vec<(Text, Vec<Text>)> {
+    let Some(table) = w.table("blocks", value) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(table.len());
+    for (key, v) in table {
+        let kind: &str = key.get_ref();
+        if matches!(rule, Some(LayoutRule::Interval { .. })) && !INTERVAL_KINDS.contains(&kind) {
+            w.report(
+                key.span(),
+                Diagnostic::error(format!(
+                    "layer kind `{kind}` is never produced by an interval layout"
+                ))
+                .label("not an interval layer kind")
+                .expected_one_of("layer kinds", kind, INTERVAL_KINDS),
+            );
+        }
+        let Some(names) = w.strings(kind, v) else {
+            continue;
+        };
+        if names.is_empty() {
+            w.report(
+                v.span(),
+                Diagnostic::error(format!("layer kind `{kind}` has no blocks"))
+                    .label("empty")
+                    .help("list at least one block"),
+            );
+        }
+        no_repeats(w, &names, &format!("layer kind `{kind}`"));
+        out.push((w.text(kind, key.span()), names));
+    }
+    out
+}
+
+/// Every layer kind some checkpoint produces must have an entry in `[layout.blocks]`.
+fn layer_kinds_have_blocks(w: &mut Walk<'_>, layout: &RawLayout, produced: &[Produced]) {
+    let mut reported: Vec<&str> = Vec::new();
+    for p in produced {
+        let kind = p.kind.as_str();
+        if reported.contains(&kind) || layout.blocks.iter().any(|(k, _)| k.text == kind) {
+            continue;
+        }
+        reported.push(kind);
+        w.report(
+            layout.blocks_at.clone(),
+            Diagnostic::error(format!("layer kind `{kind}` has no blocks"))
+                .label("no entry for it here")
+                .note(format!(
+                    "layer {} of checkpoint `{}` is `{kind}`",
+                    p.layer, p.checkpoint
+                ))
+                .help(format!(
+                    "add `{kind} = [\"<block>\", ...]` to `[layout.blocks]`"
+                )),
+        );
+    }
+}
+
+/// The checks that need every file, then the assembly of the circuit.
+pub(super) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
+    let Loaded {
+        files,
+        read,
+        complete,
+    } = loaded;
+    let blocks = unique_blocks(sink, files.iter().flat_map(|f| &f.blocks));
+    let top = files.first().and_then(|f| f.top.as_ref());
+    let dims: Option<Vec<String>> = top
+        .and_then(|t| t.dims.as_ref())
+        .map(|d| d.iter().map(|t| t.text.clone()).collect());
+    if let Some(dims) = &dims {
+        for block in &blocks {
+            blocks::check_dims(sink, block, dims);
+        }
+    }
+    let top = top?;
+    if complete {
+        defined_blocks(sink, top, &blocks);
+    }
+    if let Some(dims) = &dims {
+        checkpoints::evaluate(sink, &blocks, &top.checkpoints, dims);
+    }
+    if sink.count() > 0 {
+        return None;
+    }
+    assemble(sink, top, &blocks, read, dims?)
+}
+
+/// Every block once: a block defined again (in another file) is reported at the second
+/// definition, with a note at the first, and dropped.
+fn unique_blocks<'b>(
+    sink: &mut Sink,
+    all: impl Iterator<Item = &'b RawBlock>,
+) -> Vec<&'b RawBlock> {
+    let mut out: Vec<&RawBlock> = Vec::new();
+    for block in all {
+        if let Some(first) = out.iter().find(|b| b.name.text == block.name.text) {
+            let place = sink.place(&first.name.loc);
+            sink.report(
+                &block.name.loc,
+                Diagnostic::error(format!("block `{}` is defined twice", block.name.text))
+                    .label("defined again")
+                    .note(format!("first defined at {place}")),
+            );
+        } else {
+            out.push(block);
+        }
+    }
+    out
+}
+
+/// Every block named by the prologue, the epilogue, the draft and the layout is defined.
+fn defined_blocks(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
+    let defined: Vec<&str> = blocks.iter().map(|b| b.name.text.as_str()).collect();
+    let layout_names = top
+        .layout
+        .iter()
+        .flat_map(|l| l.blocks.iter().flat_map(|(_, names)| names));
+    let named = top
+        .prologue
+        .iter()
+        .chain(&top.epilogue)
+        .chain(&top.draft)
+        .chain(layout_names);
+    for name in named {
+        if !defined.contains(&name.text.as_str()) {
+            sink.report(
+                &name.loc,
+                Diagnostic::error(format!("unknown block `{}`", name.text))
+                    .label("no such block")
+                    .expected_one_of("blocks", &name.text, &defined),
+            );
+        }
+    }
+}
+
+/// Builds the circuit (called only when no error was found).
+fn assemble(
+    sink: &Sink,
+    top: &Top,
+    blocks: &[&RawBlock],
+    read: Vec<std::path::PathBuf>,
+    dims: Vec<String>,
+) -> Option<Circuit> {
+    let layout = top.layout.as_ref()?;
+    let names = |list: &[Text]| list.iter().map(|t| t.text.clone()).collect::<Vec<_>>();
+    let mut templates = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        templates.push(block.template(sink)?);
+    }
+    let checkpoints = top
+        .checkpoints
+        .iter()
+        .map(|c| c.checkpoint(sink))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Circuit {
+        files: sink.files.clone(),
+        read,
+        arch: top.arch.clone()?,
+        description: top.description.clone(),
+        dims,
+        prologue: names(&top.prologue),
+        epilogue: names(&top.epilogue),
+        draft: names(&top.draft),
+        layout: Layout {
+            rule: layout.rule.clone()?,
+            blocks: layout
+                .blocks
+                .iter()
+                .map(|(kind, list)| (kind.text.clone(), names(list)))
+                .collect(),
+        },
+        blocks: templates,
+        checkpoints,
+    })
+}
+
+/// The origin of `loc` for the IR: the file's display name and the 1-based line.
+pub(super) fn origin(sink: &Sink, loc: &super::Loc) -> Origin {
+    Origin {
+        path: sink.name(loc.file).to_owned(),
+        line: sink.line(loc),
+    }
+}
