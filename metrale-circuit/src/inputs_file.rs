@@ -1,0 +1,436 @@
+//! The inputs file: the plan inputs ([`StateInputs`]) an engine decides, written as TOML, read
+//! into an owned [`InputsFile`] with every error located (`file:line:col`, carets, valid keys,
+//! "did you mean").
+//!
+//! ```toml
+//! slots = 9                                      # required: sequence slots, the dummy included
+//!
+//! [formats]                                      # format key -> dtype; keys a circuit does not
+//! kv_cache_dtype = "fp8"                         # name are ignored, so one file serves several
+//!
+//! [verify]                                       # optional; both keys required when present
+//! h_steps = [4, 4, 4]                            # per verify slot (the dummy last)
+//! conv_steps = 4
+//!
+//! [kv]                                           # optional; both keys required when present
+//! blocks = 2048
+//! block_size = 16
+//!
+//! [draft_kv]                                     # optional, like [kv], for the draft head
+//! blocks = 256
+//! block_size = 16
+//!
+//! [caches]                                       # optional; plain counts default to 0, an
+//! prefix_snapshot_slots = 16                     # absent group gives its kinds no term
+//! ring = { ring_slots = 4, seq_slots = 9 }       # every key of a group is required
+//! carry = { slots = 9, table_rows = 9 }
+//! verify_table_rows = 36
+//! capture_rows = 4096
+//! lookup = { sequences = 8, history_tokens = 8192 }
+//! tree = { slots = 9, nodes = 16 }
+//! drafts = { slots = 9, positions = 4 }
+//! ```
+//!
+//! Owner: metrale-circuit.
+//! Invariants:
+//! - The keys are exactly the field names of [`StateInputs`] and its parts; any other key is an
+//!   error, with the valid keys and the nearest spelling. `slots` is required: a forgotten
+//!   `slots` would silently size every recurrent pool at zero. Other plain counts default to 0;
+//!   an absent table or group is `None` (no term), as in [`StateInputs`].
+//! - A count is a TOML integer in `0..=u64::MAX`; a `[formats]` key is a lower snake-case
+//!   identifier and its value a dtype spelling ([`StateDtype::parse`]).
+//! - Every error of a file is reported, in file order. A file that is not valid TOML reports its
+//!   syntax errors only (what follows a syntax error would be guesswork).
+//! - The walking is the circuit loader's ([`crate::load`]'s `Sink` and `Walk`: typed accessors,
+//!   the unknown-key check, TOML syntax errors), so a bad inputs file gets the same located
+//!   errors as a bad circuit.
+//! - Nothing here panics on any text.
+
+use std::ops::Range;
+use std::path::Path;
+
+use toml::de::DeTable;
+
+use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::load::Sink;
+use crate::load::toml::{Table, Value, Walk, field};
+use crate::{
+    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
+    StateInputs, TreeInputs, VerifyInputs, is_snake_identifier,
+};
+
+/// The keys of the file's top level, in documentation order.
+const TOP_KEYS: [&str; 6] = ["slots", "formats", "verify", "kv", "draft_kv", "caches"];
+/// The keys of `[verify]`.
+const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
+/// The keys of `[kv]` and `[draft_kv]`.
+const KV_KEYS: [&str; 2] = ["blocks", "block_size"];
+/// The keys of `[caches]`.
+const CACHE_KEYS: [&str; 8] = [
+    "prefix_snapshot_slots",
+    "ring",
+    "carry",
+    "verify_table_rows",
+    "capture_rows",
+    "lookup",
+    "tree",
+    "drafts",
+];
+/// The keys of `caches.ring`.
+const RING_KEYS: [&str; 2] = ["ring_slots", "seq_slots"];
+/// The keys of `caches.carry`.
+const CARRY_KEYS: [&str; 2] = ["slots", "table_rows"];
+/// The keys of `caches.lookup`.
+const LOOKUP_KEYS: [&str; 2] = ["sequences", "history_tokens"];
+/// The keys of `caches.tree`.
+const TREE_KEYS: [&str; 2] = ["slots", "nodes"];
+/// The keys of `caches.drafts`.
+const DRAFT_KEYS: [&str; 2] = ["slots", "positions"];
+
+/// The plan inputs of an inputs file, owned. Borrow them as [`StateInputs`] through
+/// [`InputsFile::view`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputsFile {
+    /// `[formats]`: the dtype of each format key, in file order.
+    pub formats: Vec<(String, StateDtype)>,
+    /// `slots`: sequence slots of the recurrent pools, the padding dummy included.
+    pub slots: u64,
+    /// `[verify]`; `None` when the file has no `[verify]` table.
+    pub verify: Option<VerifyCounts>,
+    /// `[kv]`; `None` when absent.
+    pub kv: Option<KvInputs>,
+    /// `[draft_kv]`; `None` when absent.
+    pub draft_kv: Option<KvInputs>,
+    /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
+    pub caches: CacheInputs,
+}
+
+/// `[verify]`, owned: the counts of [`VerifyInputs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyCounts {
+    /// `h` intermediates per verify slot, the dummy last; its length is the verify slot count.
+    pub h_steps: Vec<u64>,
+    /// Conv-window intermediates per verify slot.
+    pub conv_steps: u64,
+}
+
+/// An [`InputsFile`] borrowed as [`StateInputs`]: it owns the `(&str, dtype)` list that
+/// [`StateInputs::formats`] borrows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputsView<'a> {
+    file: &'a InputsFile,
+    formats: Vec<(&'a str, StateDtype)>,
+}
+
+impl InputsView<'_> {
+    /// The plan inputs, borrowing this view's formats and the file's `h_steps`.
+    #[must_use]
+    pub fn inputs(&self) -> StateInputs<'_> {
+        StateInputs {
+            formats: &self.formats,
+            slots: self.file.slots,
+            verify: self.file.verify.as_ref().map(|v| VerifyInputs {
+                h_steps: &v.h_steps,
+                conv_steps: v.conv_steps,
+            }),
+            kv: self.file.kv,
+            draft_kv: self.file.draft_kv,
+            caches: self.file.caches,
+        }
+    }
+}
+
+impl InputsFile {
+    /// Reads an inputs file from `text`; `name` is the path shown in errors, kept as given.
+    ///
+    /// # Errors
+    /// Every error of the file, located: malformed TOML, an unknown key, a value of the wrong
+    /// type, a negative, fractional or too large count, an unknown dtype or a bad key in
+    /// `[formats]`, a missing required key (`slots`, or a key of `[verify]`, `[kv]`,
+    /// `[draft_kv]` or a cache group).
+    pub fn parse(name: &str, text: &str) -> Result<InputsFile, Diagnostics> {
+        let mut sink = Sink::default();
+        let file = sink.add_file(Source::new(name, text));
+        let (root, errors) = DeTable::parse_recoverable(text);
+        if !errors.is_empty() {
+            sink.report_toml_errors(file, errors);
+            return Err(sink.into_diagnostics());
+        }
+        let inputs = read(
+            &mut Walk {
+                sink: &mut sink,
+                file,
+            },
+            root.get_ref(),
+        );
+        sink.into_diagnostics().into_result(inputs)
+    }
+
+    /// Reads the inputs file at `path` (shown in errors as given).
+    ///
+    /// # Errors
+    /// A diagnostic naming the file when it cannot be read, else those of [`InputsFile::parse`].
+    pub fn load(path: impl AsRef<Path>) -> Result<InputsFile, Diagnostics> {
+        let name = path.as_ref().display().to_string();
+        let text = std::fs::read_to_string(path.as_ref()).map_err(|e| {
+            Diagnostic::error(format!("cannot read inputs file `{name}`: {e}")).in_file(&name)
+        })?;
+        Self::parse(&name, &text)
+    }
+
+    /// The file borrowed as plan inputs: `file.view().inputs()`.
+    #[must_use]
+    pub fn view(&self) -> InputsView<'_> {
+        InputsView {
+            file: self,
+            formats: self.formats.iter().map(|(k, d)| (k.as_str(), *d)).collect(),
+        }
+    }
+
+    /// The dtype the file gives for a format key.
+    #[must_use]
+    pub fn format(&self, key: &str) -> Option<StateDtype> {
+        self.formats.iter().find(|(k, _)| k == key).map(|(_, d)| *d)
+    }
+}
+
+/// The whole file.
+fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
+    walk.check_keys(root, &TOP_KEYS, "the inputs file");
+    let slots = if let Some((_, value)) = field(root, "slots") {
+        walk.u64("slots", value).unwrap_or(0)
+    } else {
+        if !misspelled(root, "slots", &TOP_KEYS) {
+            walk.report(
+                0..0,
+                Diagnostic::error("missing key `slots`")
+                    .label("the inputs file starts here")
+                    .help(
+                        "add `slots = N`: the sequence slots of the recurrent pools, the padding \
+                         dummy included",
+                    ),
+            );
+        }
+        0
+    };
+    let kv = |walk: &mut Walk<'_>, name: &str| {
+        let (key, value) = field(root, name)?;
+        let [blocks, block_size] = group(walk, key, value, name, KV_KEYS)?;
+        Some(KvInputs { blocks, block_size })
+    };
+    InputsFile {
+        formats: field(root, "formats").map_or_else(Vec::new, |(_, v)| formats(walk, v)),
+        slots,
+        verify: field(root, "verify").and_then(|(key, value)| verify(walk, key, value)),
+        kv: kv(walk, "kv"),
+        draft_kv: kv(walk, "draft_kv"),
+        caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
+    }
+}
+
+/// Whether a key of `table` outside `keys` is a near spelling of `name` (already reported as
+/// unknown with "did you mean `name`?", so `name` is not reported missing too).
+fn misspelled(table: &Table<'_>, name: &str, keys: &[&str]) -> bool {
+    table.iter().any(|(key, _)| {
+        let found: &str = key.get_ref();
+        !keys.contains(&found) && did_you_mean(found, keys) == Some(name)
+    })
+}
+
+/// A table whose keys are all required counts (`[kv]`, `caches.ring`, ...), in `keys` order;
+/// `None` after an error. A missing key is reported at the table's key.
+fn group<const N: usize>(
+    walk: &mut Walk<'_>,
+    key: Range<usize>,
+    value: &Value<'_>,
+    path: &str,
+    keys: [&str; N],
+) -> Option<[u64; N]> {
+    let table = walk.table(path, value)?;
+    walk.check_keys(table, &keys, &format!("`{path}`"));
+    let mut counts = [0; N];
+    let mut complete = true;
+    for (count, name) in counts.iter_mut().zip(keys) {
+        if let Some((_, value)) = field(table, name) {
+            match walk.u64(&format!("{path}.{name}"), value) {
+                Some(n) => *count = n,
+                None => complete = false,
+            }
+        } else {
+            complete = false;
+            if !misspelled(table, name, &keys) {
+                missing(walk, key.clone(), path, name, &keys);
+            }
+        }
+    }
+    complete.then_some(counts)
+}
+
+/// Reports key `name` missing from the table `path` whose key is at `key`.
+fn missing(walk: &mut Walk<'_>, key: Range<usize>, path: &str, name: &str, keys: &[&str]) {
+    let all = keys
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    walk.report(
+        key,
+        Diagnostic::error(format!("missing key `{name}` in `{path}`"))
+            .label(format!("`{path}` needs `{name}`"))
+            .help(format!("`{path}` takes every one of: {all}")),
+    );
+}
+
+/// `[verify]`: `h_steps`, an array of counts, and `conv_steps`, both required.
+fn verify(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Option<VerifyCounts> {
+    let table = walk.table("verify", value)?;
+    walk.check_keys(table, &VERIFY_KEYS, "`verify`");
+    for name in VERIFY_KEYS {
+        if field(table, name).is_none() && !misspelled(table, name, &VERIFY_KEYS) {
+            missing(walk, key.clone(), "verify", name, &VERIFY_KEYS);
+        }
+    }
+    let h_steps = field(table, "h_steps").and_then(|(_, value)| {
+        let items = walk.array("verify.h_steps", value)?;
+        let counts: Vec<Option<u64>> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| walk.u64(&format!("verify.h_steps[{i}]"), item))
+            .collect();
+        counts.into_iter().collect::<Option<Vec<u64>>>()
+    });
+    let conv_steps =
+        field(table, "conv_steps").and_then(|(_, value)| walk.u64("verify.conv_steps", value));
+    Some(VerifyCounts {
+        h_steps: h_steps?,
+        conv_steps: conv_steps?,
+    })
+}
+
+/// `[formats]`: format key -> dtype, in file order.
+fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> {
+    let Some(table) = walk.table("formats", value) else {
+        return Vec::new();
+    };
+    let mut formats = Vec::new();
+    for (key, value) in table {
+        let name: &str = key.get_ref();
+        if !is_snake_identifier(name) {
+            walk.report(
+                key.span(),
+                Diagnostic::error(format!(
+                    "format key `{name}` is not a lower snake-case identifier"
+                ))
+                .label("a circuit names its format keys `[a-z][a-z0-9_]*`"),
+            );
+            continue;
+        }
+        let Some(spelling) = walk.string(&format!("formats.{name}"), value) else {
+            continue;
+        };
+        match StateDtype::parse(spelling) {
+            Some(dtype) => formats.push((name.to_owned(), dtype)),
+            None => walk.report(
+                value.span(),
+                Diagnostic::error(format!(
+                    "unknown dtype `{spelling}` for format key `{name}`"
+                ))
+                .label("not a dtype")
+                .expected_one_of("dtypes", spelling, &StateDtype::spellings()),
+            ),
+        }
+    }
+    formats
+}
+
+/// `[caches]`: plain counts default to 0, an absent group is `None`.
+fn caches(walk: &mut Walk<'_>, value: &Value<'_>) -> CacheInputs {
+    let Some(table) = walk.table("caches", value) else {
+        return CacheInputs::EMPTY;
+    };
+    walk.check_keys(table, &CACHE_KEYS, "`caches`");
+    let mut count = |name: &str| {
+        field(table, name)
+            .and_then(|(_, value)| walk.u64(&format!("caches.{name}"), value))
+            .unwrap_or(0)
+    };
+    let prefix_snapshot_slots = count("prefix_snapshot_slots");
+    let verify_table_rows = count("verify_table_rows");
+    let capture_rows = count("capture_rows");
+    let mut group_of = |name: &str, keys: [&str; 2]| {
+        let (key, value) = field(table, name)?;
+        group(walk, key, value, &format!("caches.{name}"), keys)
+    };
+    CacheInputs {
+        prefix_snapshot_slots,
+        ring: group_of("ring", RING_KEYS).map(|[ring_slots, seq_slots]| RingInputs {
+            ring_slots,
+            seq_slots,
+        }),
+        carry: group_of("carry", CARRY_KEYS)
+            .map(|[slots, table_rows]| CarryInputs { slots, table_rows }),
+        verify_table_rows,
+        capture_rows,
+        lookup: group_of("lookup", LOOKUP_KEYS).map(|[sequences, history_tokens]| LookupInputs {
+            sequences,
+            history_tokens,
+        }),
+        tree: group_of("tree", TREE_KEYS).map(|[slots, nodes]| TreeInputs { slots, nodes }),
+        drafts: group_of("drafts", DRAFT_KEYS)
+            .map(|[slots, positions]| DraftInputs { slots, positions }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_file_has_empty_groups() {
+        let file = InputsFile::parse("m.toml", "slots = 3\n").unwrap();
+        assert_eq!(file.slots, 3);
+        assert_eq!(file.verify, None);
+        assert_eq!(file.kv, None);
+        assert_eq!(file.caches, CacheInputs::EMPTY);
+        let view = file.view();
+        assert_eq!(
+            view.inputs(),
+            StateInputs {
+                slots: 3,
+                ..StateInputs::EMPTY
+            }
+        );
+    }
+
+    #[test]
+    fn counts_accept_toml_integer_spellings() {
+        let file =
+            InputsFile::parse("m.toml", "slots = 0x10\n[caches]\ncapture_rows = 1_000\n").unwrap();
+        assert_eq!(file.slots, 16);
+        assert_eq!(file.caches.capture_rows, 1000);
+    }
+
+    #[test]
+    fn a_typo_of_a_required_key_is_one_error() {
+        let err = InputsFile::parse("m.toml", "slot = 3\n").unwrap_err();
+        assert_eq!(err.len(), 1, "{err}");
+        let err = InputsFile::parse("m.toml", "slots = 1\n[kv]\nblock = 3\nblock_size = 4\n")
+            .unwrap_err();
+        assert_eq!(err.len(), 1, "{err}");
+    }
+
+    #[test]
+    fn nothing_panics_on_odd_text() {
+        for text in [
+            "",
+            "\u{feff}",
+            "[",
+            "slots = [",
+            "slots = 1\n[caches]\nring = 3",
+            "é = \"ü\"",
+            "[verify]\nh_steps = [1, [2], -3, 4.0]",
+        ] {
+            let _ = InputsFile::parse("odd.toml", text);
+        }
+    }
+}

@@ -1,0 +1,412 @@
+//! The inputs file: a full file parses to the exact values, the shipped default parses, and
+//! each class of error is reported with its message and its `line:col` (counted by hand in the
+//! comments).
+
+use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::{
+    CacheInputs, CarryInputs, DraftInputs, InputsFile, KvInputs, LookupInputs, RingInputs,
+    StateDtype, StateInputs, TreeInputs, VerifyCounts, VerifyInputs,
+};
+
+/// Every key, each count distinct so a swapped field shows.
+const FULL: &str = r#"# every key
+slots = 5
+
+[formats]
+kv_cache_dtype = "fp8"
+ssm_h_storage = "f32"
+not_named_by_any_circuit = "u64"
+
+[verify]
+h_steps = [3, 1, 2]
+conv_steps = 7
+
+[kv]
+blocks = 100
+block_size = 16
+
+[draft_kv]
+blocks = 11
+block_size = 8
+
+[caches]
+prefix_snapshot_slots = 6
+ring = { ring_slots = 2, seq_slots = 5 }
+carry = { slots = 4, table_rows = 12 }
+verify_table_rows = 13
+capture_rows = 14
+lookup = { sequences = 15, history_tokens = 16 }
+tree = { slots = 17, nodes = 18 }
+drafts = { slots = 19, positions = 20 }
+"#;
+
+fn parse_err(text: &str) -> Diagnostics {
+    match InputsFile::parse("in.toml", text) {
+        Ok(file) => panic!("expected errors, parsed {file:?}"),
+        Err(diags) => diags,
+    }
+}
+
+/// The only error of `text`.
+fn only_err(text: &str) -> Diagnostic {
+    let diags = parse_err(text);
+    assert_eq!(diags.len(), 1, "{diags}");
+    diags.0.into_iter().next().unwrap()
+}
+
+/// `(line, column)` of a located diagnostic.
+fn at(d: &Diagnostic) -> (usize, usize) {
+    let loc = d
+        .location
+        .as_ref()
+        .unwrap_or_else(|| panic!("no location: {d}"));
+    assert_eq!(loc.path, "in.toml");
+    (loc.line, loc.column)
+}
+
+#[test]
+fn a_full_file_parses_to_the_exact_values() {
+    let file = InputsFile::parse("full.toml", FULL).unwrap();
+    let expected = InputsFile {
+        formats: vec![
+            ("kv_cache_dtype".into(), StateDtype::Fp8),
+            ("ssm_h_storage".into(), StateDtype::F32),
+            ("not_named_by_any_circuit".into(), StateDtype::U64),
+        ],
+        slots: 5,
+        verify: Some(VerifyCounts {
+            h_steps: vec![3, 1, 2],
+            conv_steps: 7,
+        }),
+        kv: Some(KvInputs {
+            blocks: 100,
+            block_size: 16,
+        }),
+        draft_kv: Some(KvInputs {
+            blocks: 11,
+            block_size: 8,
+        }),
+        caches: CacheInputs {
+            prefix_snapshot_slots: 6,
+            ring: Some(RingInputs {
+                ring_slots: 2,
+                seq_slots: 5,
+            }),
+            carry: Some(CarryInputs {
+                slots: 4,
+                table_rows: 12,
+            }),
+            verify_table_rows: 13,
+            capture_rows: 14,
+            lookup: Some(LookupInputs {
+                sequences: 15,
+                history_tokens: 16,
+            }),
+            tree: Some(TreeInputs {
+                slots: 17,
+                nodes: 18,
+            }),
+            drafts: Some(DraftInputs {
+                slots: 19,
+                positions: 20,
+            }),
+        },
+    };
+    assert_eq!(file, expected);
+    assert_eq!(file.format("ssm_h_storage"), Some(StateDtype::F32));
+    assert_eq!(file.format("ssm_conv_storage"), None);
+
+    let view = file.view();
+    let inputs = view.inputs();
+    let formats = [
+        ("kv_cache_dtype", StateDtype::Fp8),
+        ("ssm_h_storage", StateDtype::F32),
+        ("not_named_by_any_circuit", StateDtype::U64),
+    ];
+    assert_eq!(
+        inputs,
+        StateInputs {
+            formats: &formats,
+            slots: 5,
+            verify: Some(VerifyInputs {
+                h_steps: &[3, 1, 2],
+                conv_steps: 7
+            }),
+            kv: expected.kv,
+            draft_kv: expected.draft_kv,
+            caches: expected.caches,
+        }
+    );
+    assert_eq!(inputs.verify.map(|v| v.slots()), Some(3));
+}
+
+#[test]
+fn absent_tables_are_none_and_absent_counts_zero() {
+    let file = InputsFile::parse("in.toml", "slots = 2\n[caches]\ncapture_rows = 3\n").unwrap();
+    assert_eq!(file.formats, []);
+    assert_eq!((file.verify, file.kv, file.draft_kv), (None, None, None));
+    assert_eq!(
+        file.caches,
+        CacheInputs {
+            capture_rows: 3,
+            ..CacheInputs::EMPTY
+        }
+    );
+    // Tables written as headers or dotted keys are the same tables.
+    let dotted = InputsFile::parse(
+        "in.toml",
+        "slots = 1\n[caches.ring]\nring_slots = 2\nseq_slots = 3\n",
+    )
+    .unwrap();
+    assert_eq!(
+        dotted.caches.ring,
+        Some(RingInputs {
+            ring_slots: 2,
+            seq_slots: 3
+        })
+    );
+}
+
+#[test]
+fn the_shipped_default_parses_to_its_documented_figures() {
+    let text = include_str!("../../circuits/inputs/default.toml");
+    let file = InputsFile::parse("circuits/inputs/default.toml", text).unwrap();
+    assert_eq!(file.slots, 9);
+    assert_eq!(
+        file.formats,
+        [
+            ("kv_cache_dtype".to_owned(), StateDtype::Fp8),
+            ("ssm_h_storage".to_owned(), StateDtype::F32),
+            ("ssm_conv_storage".to_owned(), StateDtype::Bf16),
+        ]
+    );
+    assert_eq!(
+        file.verify,
+        Some(VerifyCounts {
+            h_steps: vec![4; 9],
+            conv_steps: 4
+        })
+    );
+    assert_eq!(
+        file.kv,
+        Some(KvInputs {
+            blocks: 2048,
+            block_size: 16
+        })
+    );
+    assert_eq!(
+        file.draft_kv,
+        Some(KvInputs {
+            blocks: 2048,
+            block_size: 16
+        })
+    );
+    assert_eq!(
+        file.caches,
+        CacheInputs {
+            prefix_snapshot_slots: 16,
+            ring: Some(RingInputs {
+                ring_slots: 4,
+                seq_slots: 9
+            }),
+            carry: Some(CarryInputs {
+                slots: 9,
+                table_rows: 9
+            }),
+            verify_table_rows: 36,
+            capture_rows: 4096,
+            lookup: Some(LookupInputs {
+                sequences: 8,
+                history_tokens: 8192
+            }),
+            tree: Some(TreeInputs {
+                slots: 9,
+                nodes: 16
+            }),
+            drafts: Some(DraftInputs {
+                slots: 9,
+                positions: 4
+            }),
+        }
+    );
+}
+
+#[test]
+fn unknown_key_suggests_the_near_one() {
+    // `slot` is at 1:1; the missing `slots` is not reported again: the typo points at it.
+    let d = only_err("slot = 9\n");
+    assert_eq!(d.message, "unknown key `slot` in the inputs file");
+    assert_eq!(at(&d), (1, 1));
+    assert_eq!(
+        d.help,
+        [
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`",
+            "did you mean `slots`?",
+        ]
+    );
+    assert!(d.render().contains(" --> in.toml:1:1\n"), "{d}");
+
+    // In a nested group: line 3 `ring = { ring_slot = 4, seq_slots = 9 }`, the key at col 10.
+    let d = only_err("slots = 9\n[caches]\nring = { ring_slot = 4, seq_slots = 9 }\n");
+    assert_eq!(d.message, "unknown key `ring_slot` in `caches.ring`");
+    assert_eq!(at(&d), (3, 10));
+    assert_eq!(d.help[1], "did you mean `ring_slots`?");
+}
+
+#[test]
+fn wrong_type_is_located_at_the_value() {
+    // `slots = "9"`: the string starts at col 9.
+    let d = only_err("slots = \"9\"\n");
+    assert_eq!(d.message, "`slots` must be an integer, found a string");
+    assert_eq!(at(&d), (1, 9));
+    // `kv = 3` on line 2: the value at col 6.
+    let d = only_err("slots = 1\nkv = 3\n");
+    assert_eq!(d.message, "`kv` must be a table, found an integer");
+    assert_eq!(at(&d), (2, 6));
+    // `h_steps = 4` on line 3: the value at col 11.
+    let d = only_err("slots = 1\n[verify]\nh_steps = 4\nconv_steps = 1\n");
+    assert_eq!(
+        d.message,
+        "`verify.h_steps` must be an array, found an integer"
+    );
+    assert_eq!(at(&d), (3, 11));
+    // `ssm_h_storage = 32` on line 3: the value at col 17.
+    let d = only_err("slots = 1\n[formats]\nssm_h_storage = 32\n");
+    assert_eq!(
+        d.message,
+        "`formats.ssm_h_storage` must be a string, found an integer"
+    );
+    assert_eq!(at(&d), (3, 17));
+}
+
+#[test]
+fn negative_and_fractional_counts_are_refused() {
+    // `blocks = -4` on line 3: the value at col 10.
+    let d = only_err("slots = 9\n[kv]\nblocks = -4\nblock_size = 16\n");
+    assert_eq!(d.message, "`kv.blocks` must not be negative");
+    assert_eq!(d.label, "out of range");
+    assert_eq!(at(&d), (3, 10));
+    // `h_steps = [4, 4.5]` on line 3: `4.5` at col 15 (11 chars of `h_steps = [`, then `4, `).
+    let d = only_err("slots = 9\n[verify]\nh_steps = [4, 4.5]\nconv_steps = 4\n");
+    assert_eq!(
+        d.message,
+        "`verify.h_steps[1]` must be an integer, found a float"
+    );
+    assert_eq!(d.label, "expected an integer");
+    assert_eq!(at(&d), (3, 15));
+    // Too large for u64: line 1, col 9.
+    let d = only_err("slots = 18446744073709551616\n");
+    assert_eq!(
+        d.message,
+        "`slots` is too large (at most 18446744073709551615)"
+    );
+    assert_eq!(at(&d), (1, 9));
+}
+
+#[test]
+fn unknown_dtype_suggests_the_near_one() {
+    // `kv_cache_dtype = "bf61"` on line 3: 14 chars of key, ` = `, the string at col 18.
+    let d = only_err("slots = 9\n[formats]\nkv_cache_dtype = \"bf61\"\n");
+    assert_eq!(
+        d.message,
+        "unknown dtype `bf61` for format key `kv_cache_dtype`"
+    );
+    assert_eq!(at(&d), (3, 18));
+    assert_eq!(d.location.as_ref().map(|l| l.width), Some(6));
+    assert_eq!(
+        d.help,
+        [
+            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `u8`, `i32`, `u32`, `u64`",
+            "did you mean `bf16`?",
+        ]
+    );
+    // A key no circuit could name: line 3, col 1.
+    let d = only_err("slots = 9\n[formats]\nKV = \"fp8\"\n");
+    assert_eq!(
+        d.message,
+        "format key `KV` is not a lower snake-case identifier"
+    );
+    assert_eq!(at(&d), (3, 1));
+}
+
+#[test]
+fn missing_keys_are_named() {
+    // `ring = { seq_slots = 9 }` on line 3: pointed at the key `ring`, col 1.
+    let d = only_err("slots = 9\n[caches]\nring = { seq_slots = 9 }\n");
+    assert_eq!(d.message, "missing key `ring_slots` in `caches.ring`");
+    assert_eq!(at(&d), (3, 1));
+    assert_eq!(
+        d.help,
+        ["`caches.ring` takes every one of: `ring_slots`, `seq_slots`"]
+    );
+    // `[kv]` without `block_size`: pointed at `kv` in the header, line 2 col 2.
+    let d = only_err("slots = 9\n[kv]\nblocks = 4\n");
+    assert_eq!(d.message, "missing key `block_size` in `kv`");
+    assert_eq!(at(&d), (2, 2));
+    // `[verify]` without `conv_steps`: line 2 col 2.
+    let d = only_err("slots = 9\n[verify]\nh_steps = []\n");
+    assert_eq!(d.message, "missing key `conv_steps` in `verify`");
+    assert_eq!(at(&d), (2, 2));
+    // No `slots`: pointed at the start of the file, 1:1, like the loader's missing keys.
+    let d = only_err("[kv]\nblocks = 1\nblock_size = 1\n");
+    assert_eq!(d.message, "missing key `slots`");
+    assert_eq!(d.label, "the inputs file starts here");
+    assert_eq!(at(&d), (1, 1));
+}
+
+#[test]
+fn malformed_toml_is_located() {
+    // `[kv` never closes: the parser points at the end of line 2, col 4.
+    let d = only_err("slots = 9\n[kv\nblocks = 1\n");
+    assert!(d.message.starts_with("invalid TOML: "), "{d}");
+    assert_eq!(at(&d), (2, 4));
+    // Several syntax errors come in file order.
+    let diags = parse_err("slots = \n= 3\nx = [1,\n");
+    let lines: Vec<usize> = diags.iter().map(|d| at(d).0).collect();
+    assert!(lines.len() >= 2 && lines.is_sorted(), "{diags}");
+}
+
+#[test]
+fn every_error_is_reported_in_file_order() {
+    let text = "\
+slots = -1
+[kv]
+blocks = 1
+blcok_size = 2
+[caches]
+capture_rows = 1.5
+lookup = { sequences = 1 }
+";
+    let diags = parse_err(text);
+    let found: Vec<(&str, (usize, usize))> =
+        diags.iter().map(|d| (d.message.as_str(), at(d))).collect();
+    assert_eq!(
+        found,
+        [
+            ("`slots` must not be negative", (1, 9)),
+            ("unknown key `blcok_size` in `kv`", (4, 1)),
+            (
+                "`caches.capture_rows` must be an integer, found a float",
+                (6, 16)
+            ),
+            ("missing key `history_tokens` in `caches.lookup`", (7, 1)),
+        ]
+    );
+    assert!(
+        diags
+            .render()
+            .ends_with("error: aborting due to 4 previous errors")
+    );
+}
+
+#[test]
+fn load_names_a_missing_file() {
+    let err = InputsFile::load("no/such/inputs.toml").unwrap_err();
+    let d = &err.0[0];
+    assert!(
+        d.message
+            .starts_with("cannot read inputs file `no/such/inputs.toml`"),
+        "{d}"
+    );
+    assert_eq!(d.file.as_deref(), Some("no/such/inputs.toml"));
+}

@@ -1,0 +1,440 @@
+//! The `metrale-codegen` binary, run from the workspace root: `plan` figures checked by hand
+//! under the default and a small inputs file, the exit codes, and located errors.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const CIRCUIT: &str = "circuits/qwen3_5.toml";
+
+/// What one run printed and how it ended.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
+}
+
+fn run(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_metrale-codegen"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs");
+    Run {
+        code: output.status.code().expect("exited"),
+        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
+    }
+}
+
+/// A file in this test binary's scratch folder, written with `text`.
+fn scratch(name: &str, text: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("metrale-codegen-cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("scratch file");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// `plan --json` output, parsed; the run must succeed.
+fn plan_json(args: &[&str]) -> Value {
+    let mut all = vec!["plan", CIRCUIT, "--json"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("plan --json prints JSON")
+}
+
+/// The term of `state` holding `holding`.
+fn term<'a>(plan: &'a Value, state: &str, holding: &str) -> &'a Value {
+    plan["terms"]
+        .as_array()
+        .expect("terms")
+        .iter()
+        .find(|t| t["state"] == state && t["holding"] == holding)
+        .unwrap_or_else(|| panic!("no term {state} {holding}"))
+}
+
+fn has_term(plan: &Value, state: &str, holding: &str) -> bool {
+    plan["terms"]
+        .as_array()
+        .expect("terms")
+        .iter()
+        .any(|t| t["state"] == state && t["holding"] == holding)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn plan_json_under_the_default_inputs() {
+    let plan = plan_json(&[]);
+    assert_eq!(plan["circuit"], CIRCUIT);
+    assert_eq!(plan["checkpoint"], "qwen3_5_27b");
+    assert_eq!(plan["align"], 256);
+
+    // h: 48 value heads x 128 x 128 = 786432 f32 per slot; 9 slots.
+    let h = term(&plan, "l0.gdn.h", "live");
+    assert_eq!(
+        (&h["kind"], &h["lifetime"], &h["dtype"], &h["space"]),
+        (
+            &"recurrent".into(),
+            &"sequence".into(),
+            &"f32".into(),
+            &"device".into()
+        )
+    );
+    assert_eq!((u(&h["units"]), u(&h["bytes"])), (9, 9 * 786_432 * 4));
+    assert_eq!(u(&h["bytes"]), 28_311_552);
+    // Its verify intermediates: nine slots of 4 rows = 36 units, in the verify lifetime.
+    let steps = term(&plan, "l0.gdn.h", "steps");
+    assert_eq!(
+        (u(&steps["units"]), u(&steps["bytes"])),
+        (36, 36 * 786_432 * 4)
+    );
+    assert_eq!(steps["lifetime"], "verify");
+    // conv: 3 x (2*16*128 + 48*128) = 3 x 10240 = 30720 bf16 per slot.
+    let conv = term(&plan, "l0.gdn.conv", "live");
+    assert_eq!((u(&conv["units"]), u(&conv["bytes"])), (9, 9 * 30_720 * 2));
+
+    // k of layer 3 (full attention): 2048 blocks x 16 tokens; 4 kv heads x 256 fp8 per token.
+    let k = term(&plan, "l3.attn.k", "blocks");
+    assert_eq!(
+        (&k["kind"], &k["lifetime"], &k["dtype"]),
+        (&"paged_kv".into(), &"model".into(), &"fp8".into())
+    );
+    assert_eq!((u(&k["units"]), u(&k["bytes"])), (32_768, 33_554_432));
+    assert!(!has_term(&plan, "l0.attn.k", "blocks"), "layer 0 is GDN");
+
+    // Host: 8 lookup tables of 8192 entries of 2 x u32: 8192 * 8 / 7 = 9362 -> 16384 buckets
+    // of 9 bytes, plus 16 control bytes = 147472 per table; 8 tables = 1179776, rounded up to
+    // 256 = 1179904.
+    let lookup = term(&plan, "head.lookup_index", "cache");
+    assert_eq!(lookup["space"], "host");
+    assert_eq!(
+        (u(&lookup["units"]), u(&lookup["bytes"])),
+        (65_536, 1_179_776)
+    );
+    assert_eq!(u(&plan["host_bytes"]), 1_179_904);
+
+    // Every offset aligned; no two regions of one space overlap; each arena holds its terms.
+    let terms = plan["terms"].as_array().expect("terms");
+    for space in ["device", "host"] {
+        let mut regions: Vec<(u64, u64)> = terms
+            .iter()
+            .filter(|t| t["space"] == space)
+            .map(|t| (u(&t["offset"]), u(&t["bytes"])))
+            .collect();
+        assert!(
+            regions.iter().all(|(offset, _)| offset.is_multiple_of(256)),
+            "{space}"
+        );
+        regions.sort_unstable();
+        for pair in regions.windows(2) {
+            assert!(
+                pair[0].0 + pair[0].1 <= pair[1].0,
+                "{space}: {pair:?} overlap"
+            );
+        }
+        let sum: u64 = regions.iter().map(|(_, bytes)| bytes).sum();
+        let end = regions.last().map_or(0, |(offset, bytes)| offset + bytes);
+        let arena = u(&plan[format!("{space}_bytes")]);
+        assert!(
+            arena >= sum && arena >= end,
+            "{space}: {arena} < {sum} or {end}"
+        );
+    }
+}
+
+#[test]
+fn plan_of_another_checkpoint() {
+    let plan = plan_json(&["--checkpoint", "tiny"]);
+    assert_eq!(plan["checkpoint"], "tiny");
+    // tiny: 4 value heads x 8 x 8 = 256 f32 per slot.
+    let h = term(&plan, "l0.gdn.h", "live");
+    assert_eq!((u(&h["units"]), u(&h["bytes"])), (9, 9 * 256 * 4));
+    assert!(has_term(&plan, "l7.attn.k", "blocks"));
+    assert!(!has_term(&plan, "l8.gdn.h", "live"), "tiny has 8 layers");
+}
+
+#[test]
+fn a_small_inputs_file_changes_the_figures() {
+    let inputs = scratch(
+        "small.toml",
+        "slots = 3\n\
+         [formats]\n\
+         kv_cache_dtype = \"bf16\"\n\
+         ssm_h_storage = \"f32\"\n\
+         ssm_conv_storage = \"f16\"\n\
+         [kv]\n\
+         blocks = 10\n\
+         block_size = 4\n",
+    );
+    let plan = plan_json(&[
+        "--checkpoint",
+        "tiny",
+        "--inputs",
+        &inputs,
+        "--align",
+        "256",
+    ]);
+    // h: 3 slots x 256 f32 = 3072; conv: 3 slots x 3 x (2*8*2 + 4*8) = 192 f16 -> 1152;
+    // k: 10 x 4 = 40 tokens x 16 bf16 = 1280.
+    let h = term(&plan, "l0.gdn.h", "live");
+    assert_eq!((u(&h["units"]), u(&h["bytes"])), (3, 3072));
+    let conv = term(&plan, "l0.gdn.conv", "live");
+    assert_eq!(
+        (u(&conv["units"]), u(&conv["bytes"]), &conv["dtype"]),
+        (3, 1152, &"f16".into())
+    );
+    let k = term(&plan, "l3.attn.k", "blocks");
+    assert_eq!(
+        (u(&k["units"]), u(&k["bytes"]), &k["dtype"]),
+        (40, 1280, &"bf16".into())
+    );
+    // No [verify]: no steps or checkpoint; no [draft_kv]: no draft KV; no ring or lookup.
+    assert!(!has_term(&plan, "l0.gdn.h", "steps"));
+    assert!(!has_term(&plan, "l0.gdn.h", "checkpoint"));
+    assert!(!has_term(&plan, "draft.attn.k", "blocks"));
+    assert!(!has_term(&plan, "l0.gdn.h_ring", "cache"));
+    assert!(!has_term(&plan, "head.lookup_index", "cache"));
+    // Absent plain counts are 0: the prefix snapshot is a term of no units.
+    let prefix = term(&plan, "l0.gdn.h_prefix", "cache");
+    assert_eq!((u(&prefix["units"]), u(&prefix["bytes"])), (0, 0));
+    // Device: 4 KV sides (layers 3, 7) x 1280 + 6 GDN layers x (3072 + 1152) = 30464 term
+    // bytes; each conv region (1152) is padded to 1280 before the next aligned region or the
+    // arena's end: + 6 x 128 = 31232.
+    assert_eq!(u(&plan["device_bytes"]), 31_232);
+    assert_eq!(u(&plan["host_bytes"]), 0);
+}
+
+#[test]
+fn the_table_names_everything() {
+    let out = run(&["plan", CIRCUIT, "--checkpoint", "tiny"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for needle in [
+        "checkpoint  tiny",
+        "device arena:",
+        "host arena: 1 term",
+        "state",
+        "l0.gdn.h",
+        "recurrent",
+        "paged_kv",
+        "blocks",
+        "MiB",
+        "arena bytes per space",
+        "term bytes per lifetime",
+        "snapshot",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "no `{needle}` in\n{}",
+            out.stdout
+        );
+    }
+    // l0.gdn.h of tiny under the defaults: 9216 B = 9.00 KiB.
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("l0.gdn.h "))
+        .expect("h row");
+    assert!(row.contains("9.00 KiB"), "{row}");
+}
+
+#[test]
+fn unknown_checkpoint_is_bad_input_with_a_suggestion() {
+    let out = run(&["plan", CIRCUIT, "--checkpoint", "tiny2"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown checkpoint `tiny2`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `tiny`?"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn align_must_be_a_power_of_two() {
+    let out = run(&["plan", CIRCUIT, "--align", "100"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`--align 100` is not a power of two"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["plan", CIRCUIT, "--align", "abc"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("found `abc`"), "{}", out.stderr);
+    let plan = plan_json(&["--align", "4096"]);
+    assert_eq!(plan["align"], 4096);
+    assert!(
+        plan["terms"]
+            .as_array()
+            .expect("terms")
+            .iter()
+            .all(|t| u(&t["offset"]).is_multiple_of(4096))
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_the_usage() {
+    for args in [
+        &["plan", CIRCUIT, "--jsn"][..],
+        &["plan"],
+        &["plan", CIRCUIT, "other.toml"],
+        &["plan", CIRCUIT, "--checkpoint"],
+        &["frobnicate"],
+        &[],
+        &["check"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("Usage:"), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty());
+    }
+    let out = run(&["plan", CIRCUIT, "--jsn"]);
+    assert!(
+        out.stderr
+            .starts_with("error: unknown flag `--jsn`; did you mean `--json`?"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["plna"]);
+    assert!(
+        out.stderr.contains("did you mean `plan`?"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn help_goes_to_stdout() {
+    for args in [
+        &["help"][..],
+        &["--help"],
+        &["-h"],
+        &["plan", "--help"],
+        &["check", "-h"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.code, 0, "{args:?}");
+        assert!(
+            out.stdout
+                .contains("Usage:\n  metrale-codegen check <circuit.toml>...")
+        );
+        assert!(out.stderr.is_empty());
+    }
+}
+
+#[test]
+fn a_missing_circuit_file_is_named() {
+    let out = run(&["plan", "circuits/no_such.toml"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("circuits/no_such.toml"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["check", "circuits/no_such.toml"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("circuits/no_such.toml"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn check_reports_every_file() {
+    let out = run(&["check", CIRCUIT]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, format!("ok: {CIRCUIT}\n"));
+
+    // Line 3 is an unknown top-level key, at col 1.
+    let bad = scratch(
+        "bad_circuit.toml",
+        "schema = 1\narch = \"bad\"\nlayuot = 3\n",
+    );
+    let out = run(&["check", &bad, CIRCUIT]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("--> {bad}:3:1")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `layout`?"),
+        "{}",
+        out.stderr
+    );
+    // The good file after the bad one was still checked.
+    assert_eq!(out.stdout, format!("ok: {CIRCUIT}\n"));
+}
+
+#[test]
+fn a_bad_inputs_file_is_located() {
+    // `kv_cache_dtype = "bf61"` on line 3: the string at col 18.
+    let inputs = scratch(
+        "bad_inputs.toml",
+        "slots = 3\n[formats]\nkv_cache_dtype = \"bf61\"\n",
+    );
+    let out = run(&["plan", CIRCUIT, "--inputs", &inputs]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("--> {inputs}:3:18")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `bf16`?"),
+        "{}",
+        out.stderr
+    );
+
+    let out = run(&["plan", CIRCUIT, "--inputs", "no/such/inputs.toml"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("no/such/inputs.toml"), "{}", out.stderr);
+}
+
+#[test]
+fn a_format_key_the_inputs_lack_is_named() {
+    let inputs = scratch(
+        "no_conv_format.toml",
+        "slots = 2\n[formats]\nkv_cache_dtype = \"fp8\"\nssm_h_storage = \"f32\"\n",
+    );
+    let out = run(&["plan", CIRCUIT, "--inputs", &inputs]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "error: state `l0.gdn.conv` has format `{ssm_conv_storage}` but the inputs give no \
+             dtype for `ssm_conv_storage`"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&format!("--> {inputs}")),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("`[formats]` table"), "{}", out.stderr);
+    // One error per key, not one per state.
+    assert_eq!(
+        out.stderr.matches("error: state").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+}
