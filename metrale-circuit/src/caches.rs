@@ -57,7 +57,7 @@ pub const fn cache_units(kind: StateKind, caches: &CacheInputs) -> Result<Option
 }
 
 /// Host bytes of one hash table of `entries` entries of `entry_bytes` each, by the growth law
-/// of a SwissTable (modelled on hashbrown's): no allocation for no entries; 4 buckets below 4
+/// of a `SwissTable` (modelled on hashbrown's): no allocation for no entries; 4 buckets below 4
 /// entries, 8 below 8, else the next power of two of `entries * 8 / 7` (a 7/8 load factor);
 /// each bucket holds an entry and one control byte, plus 16 trailing control bytes.
 /// `None` on overflow.

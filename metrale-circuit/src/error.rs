@@ -28,11 +28,29 @@ pub enum StateError {
         /// The state.
         state: String,
     },
+    /// The state's shape divides by a dim that is zero.
+    DivisionByZero {
+        /// The state.
+        state: String,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
         align: u64,
     },
+}
+
+impl StateError {
+    /// The fault of one term of `state`.
+    #[must_use]
+    pub fn of_fault(fault: crate::SizeFault, state: &str) -> Self {
+        let state = state.to_owned();
+        match fault {
+            crate::SizeFault::Overflow => StateError::Overflow { state },
+            crate::SizeFault::MissingVerify => StateError::MissingVerify { state },
+            crate::SizeFault::DivisionByZero => StateError::DivisionByZero { state },
+        }
+    }
 }
 
 impl fmt::Display for StateError {
@@ -47,6 +65,12 @@ impl fmt::Display for StateError {
                 "recurrent state `{state}` declares no `verify` but verify inputs were given"
             ),
             Self::Overflow { state } => write!(f, "the size of state `{state}` overflows u64"),
+            Self::DivisionByZero { state } => {
+                write!(
+                    f,
+                    "the shape of state `{state}` divides by a dim that is zero"
+                )
+            }
             Self::BadAlign { align } => {
                 write!(f, "alignment {align} is not a nonzero power of two")
             }
@@ -69,6 +93,11 @@ pub enum PlanError {
         /// The state.
         state: &'static str,
     },
+    /// The state's shape divides by a dim that is zero.
+    DivisionByZero {
+        /// The state.
+        state: &'static str,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -83,6 +112,7 @@ impl PlanError {
         match fault {
             crate::SizeFault::Overflow => PlanError::Overflow { state },
             crate::SizeFault::MissingVerify => PlanError::MissingVerify { state },
+            crate::SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
         }
     }
 }
@@ -94,6 +124,9 @@ impl From<PlanError> for StateError {
                 state: state.to_owned(),
             },
             PlanError::Overflow { state } => StateError::Overflow {
+                state: state.to_owned(),
+            },
+            PlanError::DivisionByZero { state } => StateError::DivisionByZero {
                 state: state.to_owned(),
             },
             PlanError::BadAlign { align } => StateError::BadAlign { align },

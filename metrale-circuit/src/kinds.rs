@@ -13,7 +13,7 @@ use crate::{Holding, StatePlan};
 /// What a state is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StateKind {
-    /// A recurrent state, one unit per sequence slot (GatedDeltaNet and Mamba2 `h`, their conv
+    /// A recurrent state, one unit per sequence slot (`GatedDeltaNet` and Mamba2 `h`, their conv
     /// windows).
     Recurrent,
     /// One side of a paged KV cache, one unit per token.
@@ -104,6 +104,26 @@ impl StateKind {
     #[must_use]
     pub const fn copies_a_state(self) -> bool {
         matches!(self, Self::PrefixSnapshot | Self::RingSnapshot)
+    }
+
+    /// What one unit of the kind is, for documentation (`one unit per sequence slot`).
+    #[must_use]
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Self::Recurrent => "one unit per sequence slot",
+            Self::PagedKv => "one unit per token",
+            Self::PrefixSnapshot => "one unit per snapshot slot",
+            Self::RingSnapshot => "one unit per ring slot per sequence slot",
+            Self::CarryStash => "one unit per verify slot (the dummy included)",
+            Self::CarryTable => "one unit per carry-table row",
+            Self::VerifyTable | Self::AcceptStash => "one unit per verify-table row",
+            Self::HiddenCapture => "one unit per captured row",
+            Self::PromptLookupIndex => {
+                "one entry per history token, in host memory sized by the hash-table law"
+            }
+            Self::TokenTreeMask => "one unit per (tree node, tree node) pair of a verify slot",
+            Self::DraftTokens => "one unit per draft position of a verify slot",
+        }
     }
 
     /// Held in host memory rather than device memory (on a unified-memory device it still

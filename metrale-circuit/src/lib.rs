@@ -31,16 +31,24 @@
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
 pub mod caches;
+mod circuit;
 mod decl;
 pub mod diag;
 mod dtype;
 mod error;
 mod inputs;
+mod inputs_file;
 mod kinds;
 pub mod layout;
+pub mod load;
 mod plan;
+pub mod shape;
 pub mod sizing;
+pub mod static_plan;
 
+pub use circuit::{
+    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
+};
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
@@ -48,7 +56,8 @@ pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs,
 };
+pub use inputs_file::{InputsFile, InputsView, VerifyCounts};
 pub use kinds::{Lifetime, StateKind};
-pub use layout::{DEFAULT_ALIGN, Region};
+pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use plan::{StatePlan, StateTerm};
 pub use sizing::{Holding, SizeFault, Space};

@@ -9,10 +9,10 @@
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
-use crate::layout::{align_up, check_align, place};
+use crate::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
 use crate::sizing::{TermSpec, size_term, unit_bytes};
 use crate::{
-    Holding, Lifetime, Space, StateDecl, StateDtype, StateError, StateFormat, StateInputs,
+    Holding, Lifetime, Region, Space, StateDecl, StateDtype, StateError, StateFormat, StateInputs,
     StateKind,
 };
 
@@ -43,9 +43,7 @@ pub struct StateTerm {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatePlan {
     terms: Vec<StateTerm>,
-    align: u64,
-    device_bytes: u64,
-    host_bytes: u64,
+    arena: Arena,
 }
 
 impl StatePlan {
@@ -78,7 +76,7 @@ impl StatePlan {
                         })?
                 }
             };
-            let fault = |fault| fault_of(fault, &decl.id);
+            let fault = |fault| StateError::of_fault(fault, &decl.id);
             let unit_bytes = unit_bytes(decl.elements, dtype).map_err(fault)?;
             for &holding in Holding::of_kind(decl.kind) {
                 let spec = TermSpec {
@@ -103,14 +101,8 @@ impl StatePlan {
                 }
             }
         }
-        let device_bytes = lay_out(&mut terms, Space::Device, align)?;
-        let host_bytes = lay_out(&mut terms, Space::Host, align)?;
-        Ok(Self {
-            terms,
-            align,
-            device_bytes,
-            host_bytes,
-        })
+        let arena = lay_out(&mut terms, align)?;
+        Ok(Self { terms, arena })
     }
 
     /// Every term, in plan order.
@@ -130,87 +122,75 @@ impl StatePlan {
     /// The alignment every offset is a multiple of.
     #[must_use]
     pub fn align(&self) -> u64 {
-        self.align
+        self.arena.align
     }
 
     /// The device arena's size: the end of its last region, rounded up to the alignment.
     #[must_use]
     pub fn device_bytes(&self) -> u64 {
-        self.device_bytes
+        self.arena.device_bytes
     }
 
     /// The host arena's size: the end of its last region, rounded up to the alignment.
     #[must_use]
     pub fn host_bytes(&self) -> u64 {
-        self.host_bytes
+        self.arena.host_bytes
     }
 
     /// The arena size of `space`.
     #[must_use]
     pub fn arena_bytes(&self, space: Space) -> u64 {
-        match space {
-            Space::Device => self.device_bytes,
-            Space::Host => self.host_bytes,
-        }
+        self.arena.bytes(space)
+    }
+
+    /// The arena sizes and per-lifetime totals.
+    #[must_use]
+    pub fn arena(&self) -> &Arena {
+        &self.arena
     }
 
     /// The bytes the terms of `space` hold, alignment padding excluded (never more than its
     /// arena, so the sum cannot overflow).
     #[must_use]
     pub fn term_bytes(&self, space: Space) -> u64 {
-        self.terms
-            .iter()
-            .filter(|t| t.space == space)
-            .map(|t| t.bytes)
-            .sum()
+        self.arena.term_bytes(space)
     }
 
     /// The bytes the terms of `space` with `lifetime` hold, alignment padding excluded.
     #[must_use]
     pub fn lifetime_bytes(&self, space: Space, lifetime: Lifetime) -> u64 {
-        self.terms
-            .iter()
-            .filter(|t| t.space == space && t.lifetime == lifetime)
-            .map(|t| t.bytes)
-            .sum()
+        self.arena.lifetime_bytes(space, lifetime)
     }
 }
 
-/// The dynamic error of a fault of `state`.
-fn fault_of(fault: crate::SizeFault, state: &str) -> StateError {
-    match fault {
-        crate::SizeFault::Overflow => StateError::Overflow {
-            state: state.to_owned(),
-        },
-        crate::SizeFault::MissingVerify => StateError::MissingVerify {
-            state: state.to_owned(),
-        },
-    }
-}
-
-/// Gives the terms of `space` their offsets, lifetime group by lifetime group, and returns the
-/// arena size. An overflow names the term being placed, or for the final rounding the term that
-/// ends the arena.
-fn lay_out(terms: &mut [StateTerm], space: Space, align: u64) -> Result<u64, StateError> {
-    let mut cursor = 0;
-    let mut last = 0;
-    for lifetime in Lifetime::LAYOUT_ORDER {
-        for (i, term) in terms.iter_mut().enumerate() {
-            if term.space != space || term.lifetime != lifetime {
-                continue;
-            }
-            let (offset, end) =
-                place(cursor, term.bytes, align).ok_or_else(|| StateError::Overflow {
-                    state: term.state.clone(),
-                })?;
-            term.offset = offset;
-            cursor = end;
-            last = i;
+/// Gives the terms their offsets by the shared layout law ([`layout_order`], [`place_all`]).
+fn lay_out(terms: &mut [StateTerm], align: u64) -> Result<Arena, StateError> {
+    let keys: Vec<LayoutKey> = terms
+        .iter()
+        .map(|t| LayoutKey {
+            space: t.space,
+            lifetime: t.lifetime,
+        })
+        .collect();
+    let mut order = vec![0; terms.len()];
+    layout_order(&keys, &mut order);
+    let mut regions: Vec<Region> = terms
+        .iter()
+        .map(|t| Region {
+            offset: 0,
+            bytes: t.bytes,
+            units: t.units,
+            dtype: t.dtype,
+        })
+        .collect();
+    let present = vec![true; terms.len()];
+    let arena = place_all(&keys, &present, &order, align, &mut regions).map_err(|i| {
+        StateError::Overflow {
+            state: terms.get(i).map_or_else(String::new, |t| t.state.clone()),
         }
+    })?;
+    for (term, region) in terms.iter_mut().zip(&regions) {
+        term.offset = region.offset;
     }
-    align_up(cursor, align).ok_or_else(|| StateError::Overflow {
-        state: terms
-            .get(last)
-            .map_or_else(String::new, |t| t.state.clone()),
-    })
+    Ok(arena)
 }

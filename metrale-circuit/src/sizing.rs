@@ -109,6 +109,9 @@ pub enum SizeFault {
     Overflow,
     /// Verify inputs were given but the recurrent state declares no `verify`.
     MissingVerify,
+    /// A shape divided by a dim that is zero (only dims given at run time can be; the loader
+    /// refuses a checkpoint whose dims divide by zero).
+    DivisionByZero,
 }
 
 /// One term's size.

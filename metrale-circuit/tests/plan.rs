@@ -105,7 +105,10 @@ fn offsets_group_by_lifetime_and_align() {
     assert_eq!(offset("l0.gdn.conv", Holding::Checkpoint), 64_000);
     assert_eq!(plan.device_bytes(), 64_512);
     assert_eq!(plan.lifetime_bytes(Space::Device, Lifetime::Verify), 41_800);
-    assert_eq!(plan.lifetime_bytes(Space::Device, Lifetime::Sequence), 20_600);
+    assert_eq!(
+        plan.lifetime_bytes(Space::Device, Lifetime::Sequence),
+        20_600
+    );
     assert_eq!(plan.lifetime_bytes(Space::Device, Lifetime::Model), 1_280);
     // With align 1 the regions are packed.
     let packed = StatePlan::new(&decls(), &inputs(), 1).expect("plan");

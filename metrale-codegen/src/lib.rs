@@ -1,1 +1,146 @@
-//! placeholder
+//! metrale-codegen turns a circuit into typed, statically laid-out Rust: one module per
+//! circuit with `Dims`, `Formats`, `Inputs`, a `const fn` per state size, and per checkpoint a
+//! `StatePlan` struct with one named `Region` field per state term and a `const fn new`.
+//!
+//! This crate is the generator core every front end calls (the `build.rs` [`Builder`], the
+//! `metrale-codegen` CLI and the `metrale_macros::circuit!` macro): a loaded circuit in,
+//! [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by prettyplease ([`generate`]).
+//!
+//! # Tutorial: a typed state plan from `build.rs`
+//!
+//! 1. Depend on the runtime crate, and on this one for the build script:
+//!
+//!    ```toml
+//!    [dependencies]
+//!    metrale-circuit = "0.1"
+//!
+//!    [build-dependencies]
+//!    metrale-codegen = "0.1"
+//!    ```
+//!
+//! 2. Write `build.rs`:
+//!
+//!    ```no_run
+//!    // build.rs, in `fn main`:
+//!    if let Err(error) = metrale_codegen::Builder::new()
+//!        .circuit("circuits/qwen3_5.toml")
+//!        .compile()
+//!    {
+//!        // The located diagnostics (`--> circuits/qwen3_5.toml:12:8`, the line, a caret).
+//!        eprintln!("{error}");
+//!        std::process::exit(1);
+//!    }
+//!    ```
+//!
+//! 3. Include the generated module (it is written to `$OUT_DIR/<arch>.rs`):
+//!
+//!    ```ignore
+//!    include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
+//!    ```
+//!
+//! 4. Build a plan; a missing format key or a misspelled field is a compile error:
+//!
+//!    ```ignore
+//!    use metrale_circuit::{CacheInputs, KvInputs, StateDtype};
+//!    use qwen3_5::{qwen3_5_27b, Formats, Inputs};
+//!
+//!    let inputs = Inputs {
+//!        formats: Formats {
+//!            ssm_h_storage: StateDtype::F32,
+//!            ssm_conv_storage: StateDtype::Bf16,
+//!            kv_cache_dtype: StateDtype::Fp8,
+//!        },
+//!        slots: 9,
+//!        verify: None,
+//!        kv: Some(KvInputs { blocks: 2048, block_size: 16 }),
+//!        draft_kv: None,
+//!        caches: CacheInputs::EMPTY,
+//!    };
+//!    let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256)?;
+//!    let k = plan.l3.attn.k.blocks; // a Region: offset, bytes, units, dtype
+//!    let arena = plan.device_bytes();
+//!    ```
+//!
+//! The whole plan can also be a constant: `const PLAN: StatePlan = match StatePlan::new(..) {
+//! Ok(p) => p, Err(_) => panic!() };`.
+
+mod builder;
+mod emit;
+mod render;
+
+use std::path::{Path, PathBuf};
+
+use metrale_circuit::Circuit;
+use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+
+pub use builder::{BuildError, Builder, Compiled, write_if_changed};
+pub use render::{header, render};
+
+/// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.
+pub const DEFAULT_RUNTIME_PATH: &str = "::metrale_circuit";
+
+/// How to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The path generated code names the runtime crate by (`::metrale_circuit`, or the path of
+    /// a re-export such as `::my_engine::metrale`).
+    pub runtime_path: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            runtime_path: DEFAULT_RUNTIME_PATH.to_owned(),
+        }
+    }
+}
+
+/// The module of `circuit`, as tokens.
+///
+/// # Errors
+/// A diagnostic when the runtime path is not a Rust path, or when names of the circuit would
+/// collide in the generated code.
+pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagnostics> {
+    let runtime: syn::Path = syn::parse_str(&options.runtime_path).map_err(|_| {
+        Diagnostic::error(format!(
+            "runtime path `{}` is not a Rust path",
+            options.runtime_path
+        ))
+        .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
+    })?;
+    emit::Emitter::new(circuit, runtime.to_token_stream()).module()
+}
+
+/// The formatted module of `circuit`, header included.
+///
+/// # Errors
+/// As [`tokens`].
+pub fn generate(circuit: &Circuit, options: &Options) -> Result<String, Diagnostics> {
+    render(tokens(circuit, options)?, circuit.path())
+}
+
+/// A circuit file's generated module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// The circuit's `arch`: the module's name and the output file's stem.
+    pub arch: String,
+    /// The formatted module.
+    pub code: String,
+    /// Every file read (the circuit and its includes), for rebuild tracking.
+    pub read: Vec<PathBuf>,
+}
+
+/// Loads the circuit at `path` and generates its module.
+///
+/// # Errors
+/// The loader's located diagnostics, or [`tokens`]'s.
+pub fn generate_file(path: &Path, options: &Options) -> Result<Generated, Diagnostics> {
+    let circuit = Circuit::load(path)?;
+    Ok(Generated {
+        code: generate(&circuit, options)?,
+        arch: circuit.arch.clone(),
+        read: circuit.read.clone(),
+    })
+}

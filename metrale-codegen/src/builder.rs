@@ -1,0 +1,184 @@
+//! The `build.rs` front end: [`Builder`] generates each circuit's module into `$OUT_DIR` (or a
+//! folder of the caller's), writing a file only when its bytes change, and tells cargo which
+//! files to watch.
+//!
+//! Owner: metrale-codegen.
+//! Invariants:
+//! - `cargo::rerun-if-changed` is printed for every file read (each circuit and its includes)
+//!   and never for a file written, so an unchanged tree does not rebuild.
+//! - Every circuit is tried; the error holds the located diagnostics of all that failed.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use metrale_circuit::diag::{Diagnostic, Diagnostics};
+
+use crate::{Options, generate_file};
+
+/// Generates circuits' modules from a build script.
+///
+/// ```no_run
+/// metrale_codegen::Builder::new()
+///     .circuit("circuits/qwen3_5.toml")
+///     .compile()
+///     .expect("circuits generate");
+/// // then, in the crate: include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    circuits: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    options: Options,
+    no_rerun_lines: bool,
+}
+
+/// What [`Builder::compile`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    /// Every output file, changed or not (`<out dir>/<arch>.rs`).
+    pub outputs: Vec<PathBuf>,
+    /// The outputs whose bytes changed and were written.
+    pub written: Vec<PathBuf>,
+    /// Every file read, as printed in `cargo::rerun-if-changed` lines.
+    pub read: Vec<PathBuf>,
+}
+
+/// Why [`Builder::compile`] failed: the located diagnostics, or an I/O error on the output.
+/// Its `Debug` is its rendered text, so `fn main() -> Result<(), Box<dyn Error>>` shows the
+/// diagnostics as rustc would.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BuildError(pub Diagnostics);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.render())
+    }
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Builder {
+    /// A builder with no circuit, writing to `$OUT_DIR` with rerun lines on.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a circuit file (relative to the package root, as cargo runs build scripts there).
+    #[must_use]
+    pub fn circuit(mut self, path: impl AsRef<Path>) -> Self {
+        self.circuits.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Writes into `dir` instead of `$OUT_DIR`.
+    #[must_use]
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Names the runtime crate by `path` in generated code (for crates that re-export
+    /// metrale-circuit), instead of `::metrale_circuit`.
+    #[must_use]
+    pub fn runtime_path(mut self, path: &str) -> Self {
+        path.clone_into(&mut self.options.runtime_path);
+        self
+    }
+
+    /// Turns the `cargo::rerun-if-changed` lines on (the default) or off.
+    #[must_use]
+    pub fn rerun_if_changed(mut self, on: bool) -> Self {
+        self.no_rerun_lines = !on;
+        self
+    }
+
+    /// Generates every circuit, printing the rerun lines to stdout for cargo.
+    ///
+    /// # Errors
+    /// [`BuildError`] with the diagnostics of every circuit that failed, or of an output that
+    /// could not be written; `$OUT_DIR` unset without [`Builder::out_dir`].
+    pub fn compile(&self) -> Result<Compiled, BuildError> {
+        self.compile_to(&mut std::io::stdout().lock())
+    }
+
+    /// [`Builder::compile`], printing the rerun lines to `out`.
+    ///
+    /// # Errors
+    /// As [`Builder::compile`].
+    pub fn compile_to(&self, out: &mut dyn Write) -> Result<Compiled, BuildError> {
+        let out_dir = match &self.out_dir {
+            Some(dir) => dir.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or_else(|| {
+                    BuildError(
+                        Diagnostic::error("OUT_DIR is not set")
+                            .help("call the builder from a build script, or give it `.out_dir(..)`")
+                            .into(),
+                    )
+                })?,
+        };
+        let mut compiled = Compiled {
+            outputs: Vec::new(),
+            written: Vec::new(),
+            read: Vec::new(),
+        };
+        let mut problems = Diagnostics::new();
+        for circuit in &self.circuits {
+            match generate_file(circuit, &self.options) {
+                Ok(generated) => {
+                    compiled.read.extend(generated.read);
+                    let target = out_dir.join(format!("{}.rs", generated.arch));
+                    match write_if_changed(&target, &generated.code) {
+                        Ok(true) => compiled.written.push(target.clone()),
+                        Ok(false) => {}
+                        Err(error) => problems.push(
+                            Diagnostic::error(format!(
+                                "cannot write `{}`: {error}",
+                                target.display()
+                            ))
+                            .in_file(circuit.display().to_string()),
+                        ),
+                    }
+                    compiled.outputs.push(target);
+                }
+                Err(diagnostics) => {
+                    // Watch the circuit even when it fails, so fixing it reruns the build.
+                    compiled.read.push(circuit.clone());
+                    problems.extend(diagnostics);
+                }
+            }
+        }
+        if !self.no_rerun_lines {
+            for path in &compiled.read {
+                // A failed write to cargo's pipe cannot be reported better than by the build.
+                let _ = writeln!(out, "cargo::rerun-if-changed={}", path.display());
+            }
+        }
+        problems.into_result(compiled).map_err(BuildError)
+    }
+}
+
+/// Writes `text` to `path` unless the file already holds exactly it (so tools watching its
+/// modification time see no change); `true` when written.
+///
+/// # Errors
+/// The I/O error of creating the folder or writing the file.
+pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)?;
+    Ok(true)
+}

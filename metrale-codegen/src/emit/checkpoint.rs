@@ -1,0 +1,473 @@
+//! One checkpoint's module: its `DIMS` and `LAYERS`, the static table of its plan's terms
+//! (`TERMS`, size classes, layout order), and `StatePlan`, a struct with one named `Region`
+//! field per term and a `const fn new` that sizes and lays them out.
+//!
+//! Owner: metrale-codegen.
+//! Invariants:
+//! - The table rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the
+//!   order the dynamic plan sizes in; `from_regions` and `regions` map row `i` to the same field.
+//! - Terms that size alike (one state of one block template, one holding, one section) share a
+//!   size class, sized once per plan; each state's unit is computed once.
+
+use std::collections::HashMap;
+
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::Emitter;
+use super::model::{block_type, layer_type, layer_variant, region_group};
+use super::names::{ident, index, int};
+
+/// A size class: `(block, state, holding, section, unit index)`.
+type Class<'a> = (
+    &'a BlockTemplate,
+    &'a StateTemplate,
+    Holding,
+    Section,
+    usize,
+);
+
+/// The static table of one checkpoint's plan.
+struct Table<'a> {
+    /// `(state id, class)` per term, in plan order.
+    rows: Vec<(String, usize)>,
+    /// Row of each `(state id, holding)`.
+    row_of: HashMap<(String, Holding), usize>,
+    /// `(block, state, holding, section, unit)` per class, in first-use order.
+    classes: Vec<(
+        &'a BlockTemplate,
+        &'a StateTemplate,
+        Holding,
+        Section,
+        usize,
+    )>,
+    /// `(block, state)` per unit, in first-use order.
+    units: Vec<(&'a BlockTemplate, &'a StateTemplate)>,
+}
+
+impl<'a> Emitter<'a> {
+    fn table(&self, checkpoint: &Checkpoint) -> Table<'a> {
+        let mut table = Table {
+            rows: Vec::new(),
+            row_of: HashMap::new(),
+            classes: Vec::new(),
+            units: Vec::new(),
+        };
+        for instance in self.circuit.instances(checkpoint) {
+            let Some(block) = self.stateful(&instance.block) else {
+                continue;
+            };
+            for state in &block.states {
+                let same = |b: &BlockTemplate, s: &StateTemplate| {
+                    b.name == block.name && s.local == state.local
+                };
+                let unit = table
+                    .units
+                    .iter()
+                    .position(|(b, s)| same(b, s))
+                    .unwrap_or_else(|| {
+                        table.units.push((block, state));
+                        table.units.len() - 1
+                    });
+                let id = format!("{}.{}", instance.prefix, state.local);
+                for &holding in Holding::of_kind(state.kind) {
+                    let class = table
+                        .classes
+                        .iter()
+                        .position(|(b, s, h, sec, _)| {
+                            same(b, s) && *h == holding && *sec == instance.section
+                        })
+                        .unwrap_or_else(|| {
+                            table
+                                .classes
+                                .push((block, state, holding, instance.section, unit));
+                            table.classes.len() - 1
+                        });
+                    table.row_of.insert((id.clone(), holding), table.rows.len());
+                    table.rows.push((id.clone(), class));
+                }
+            }
+        }
+        table
+    }
+
+    /// `pub mod <checkpoint> { ... }`.
+    pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
+        let rt = &self.runtime;
+        let name = ident(&checkpoint.name);
+        let table = self.table(checkpoint);
+        let n = index(table.rows.len());
+        let c = index(table.classes.len());
+        let layers = index(checkpoint.layer_kinds.len());
+
+        let source = checkpoint
+            .hf
+            .as_ref()
+            .map_or_else(String::new, |hf| format!(" of `{hf}`"));
+        let doc = format!(
+            "Checkpoint `{}`{source} (`{}`): {} layers.",
+            checkpoint.name,
+            checkpoint.origin,
+            checkpoint.layer_kinds.len()
+        );
+        let dims = checkpoint.dims.iter().map(|(dim, value)| {
+            let field = ident(dim);
+            let value = int(*value);
+            quote!(#field: #value)
+        });
+        let classes = self.class_literals(&table.classes);
+        let rows = table.rows.iter().map(|(id, class)| {
+            let class = index(*class);
+            quote!((#id, #class))
+        });
+        let (fields, literal, regions) = self.plan_fields(checkpoint, &table);
+        let plan_impl = self.plan_impl(checkpoint, &table, &literal, &regions);
+        let plan_doc = format!(
+            "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
+            checkpoint.name
+        );
+
+        quote! {
+            #[doc = #doc]
+            pub mod #name {
+                #[doc = "The checkpoint's dims."]
+                pub const DIMS: super::Dims = super::Dims { #(#dims),* };
+
+                #[doc = "The number of layers."]
+                pub const LAYERS: usize = #layers;
+
+                #[doc = "The number of terms of the plan (and of `TERMS` and `regions()`)."]
+                pub const TERM_COUNT: usize = #n;
+
+                #[doc = "Every size class: terms of one state of one block template, holding one"]
+                #[doc = "thing in one section, sized once per plan."]
+                const CLASSES: [#rt::static_plan::SizeClass; #c] = [#(#classes),*];
+
+                #[doc = "Every term's state id and size class, in plan order."]
+                const TABLE: [(&str, usize); TERM_COUNT] = [#(#rows),*];
+
+                #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
+                pub const TERMS: [#rt::static_plan::TermInfo; TERM_COUNT] =
+                    #rt::static_plan::terms(&TABLE, &CLASSES);
+
+                #[doc = "The size class of every term."]
+                const TERM_CLASS: [usize; TERM_COUNT] = #rt::static_plan::term_classes(&TABLE);
+
+                #[doc = "The layout order of the terms."]
+                const ORDER: [usize; TERM_COUNT] = #rt::static_plan::order(&TERMS);
+
+                #[doc = "The static description `new` builds from."]
+                const SHAPE: #rt::static_plan::PlanShape<'static, TERM_COUNT, #c> =
+                    #rt::static_plan::PlanShape {
+                        terms: &TERMS,
+                        term_class: &TERM_CLASS,
+                        classes: &CLASSES,
+                        order: &ORDER,
+                    };
+
+                #[doc = #plan_doc]
+                #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
+                #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+                pub struct StatePlan {
+                    #fields
+                    #[doc = "The arena sizes and per-lifetime totals."]
+                    arena: #rt::Arena,
+                }
+
+                #plan_impl
+            }
+        }
+    }
+
+    /// The `SizeClass` literal of every class.
+    fn class_literals(&self, classes: &[Class<'_>]) -> Vec<TokenStream> {
+        let rt = &self.runtime;
+        classes
+            .iter()
+            .map(|(_, state, holding, section, unit)| {
+                let kind = format_ident!("{}", camel(state.kind.name()));
+                let holding = format_ident!("{}", camel(holding.name()));
+                let section = match section {
+                    Section::Main => quote!(Main),
+                    Section::Draft => quote!(Draft),
+                };
+                let verify = if let Some(steps) = state.verify {
+                    let steps = format_ident!("{}", camel(steps.name()));
+                    quote!(::core::option::Option::Some(#rt::VerifySteps::#steps))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                let lifetime = format_ident!("{}", camel(state.lifetime.name()));
+                let unit = index(*unit);
+                quote! {
+                    #rt::static_plan::SizeClass {
+                        kind: #rt::StateKind::#kind,
+                        holding: #rt::Holding::#holding,
+                        section: #rt::Section::#section,
+                        verify: #verify,
+                        lifetime: #rt::Lifetime::#lifetime,
+                        unit: #unit,
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// `impl StatePlan { new, from_regions, regions, totals, layers }`.
+    fn plan_impl(
+        &self,
+        checkpoint: &Checkpoint,
+        table: &Table<'_>,
+        literal: &TokenStream,
+        regions: &[TokenStream],
+    ) -> TokenStream {
+        let rt = &self.runtime;
+        let u = index(table.units.len());
+        let units = table.units.iter().map(|(block, state)| {
+            let module = ident(&block.name);
+            let unit_fn = format_ident!("{}_unit", ident(&state.local));
+            quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
+        });
+        let layers_fn = self.layers_fn(checkpoint);
+        quote! {
+            impl StatePlan {
+                #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
+                #[doc = "multiple of `align`, by the same law as the dynamic"]
+                #[doc = "`metrale_circuit::StatePlan::new`. A term whose inputs are absent"]
+                #[doc = "(no verify, no KV, no cache group) is an empty region at offset 0."]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "`PlanError::BadAlign` when `align` is not a nonzero power of two;"]
+                #[doc = "`PlanError::MissingVerify` for a recurrent state without `verify`"]
+                #[doc = "under verify inputs; `PlanError::Overflow` and"]
+                #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
+                #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
+                pub const fn new(
+                    dims: &super::Dims,
+                    inputs: &super::Inputs<'_>,
+                    align: u64,
+                ) -> ::core::result::Result<Self, #rt::PlanError> {
+                    let units: [::core::result::Result<#rt::static_plan::Unit, #rt::SizeFault>; #u] = [#(#units),*];
+                    match #rt::static_plan::build(&SHAPE, &units, &inputs.state_inputs(), align) {
+                        ::core::result::Result::Ok(built) => {
+                            ::core::result::Result::Ok(Self::from_regions(&built.regions, built.arena))
+                        }
+                        ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                    }
+                }
+
+                #[doc = "The plan whose terms sit at `regions`, in plan order."]
+                #[allow(clippy::too_many_lines, reason = "one line per state term")]
+                const fn from_regions(regions: &[#rt::Region; TERM_COUNT], arena: #rt::Arena) -> Self {
+                    Self { #literal arena }
+                }
+
+                #[doc = "Every term's region, in the order of `TERMS`."]
+                #[must_use]
+                #[allow(clippy::too_many_lines, reason = "one line per state term")]
+                #[allow(clippy::large_stack_arrays, reason = "every region by value, so an engine can iterate them beside `TERMS`")]
+                pub const fn regions(&self) -> [#rt::Region; TERM_COUNT] {
+                    [#(#regions),*]
+                }
+
+                #[doc = "The arena sizes and per-lifetime totals."]
+                #[must_use]
+                pub const fn arena(&self) -> &#rt::Arena {
+                    &self.arena
+                }
+
+                #[doc = "The device arena's size: the end of its last region, rounded up to"]
+                #[doc = "the alignment."]
+                #[must_use]
+                pub const fn device_bytes(&self) -> u64 {
+                    self.arena.device_bytes
+                }
+
+                #[doc = "The host arena's size (the prompt-lookup index), rounded up to the"]
+                #[doc = "alignment."]
+                #[must_use]
+                pub const fn host_bytes(&self) -> u64 {
+                    self.arena.host_bytes
+                }
+
+                #[doc = "The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+                #[must_use]
+                pub const fn lifetime_bytes(&self, space: #rt::Space, lifetime: #rt::Lifetime) -> u64 {
+                    self.arena.lifetime_bytes(space, lifetime)
+                }
+
+                #[doc = "The bytes the terms of `space` hold, padding excluded."]
+                #[must_use]
+                pub const fn term_bytes(&self, space: #rt::Space) -> u64 {
+                    self.arena.term_bytes(space)
+                }
+
+                #layers_fn
+            }
+        }
+    }
+
+    /// The plan struct's fields, the `from_regions` literal and the `regions()` entries, in the
+    /// order of `Circuit::instances`: prologue, layers, epilogue, draft.
+    fn plan_fields(
+        &self,
+        checkpoint: &Checkpoint,
+        table: &Table<'_>,
+    ) -> (TokenStream, TokenStream, Vec<TokenStream>) {
+        let circuit = self.circuit;
+        let mut fields = TokenStream::new();
+        let mut literal = TokenStream::new();
+        let mut regions = Vec::new();
+        let top_level = |names: &[String],
+                         fields: &mut TokenStream,
+                         literal: &mut TokenStream,
+                         regions: &mut Vec<(usize, TokenStream)>| {
+            for block in names.iter().filter_map(|name| self.stateful(name)) {
+                let field = ident(&block.name);
+                let ty = block_type(&block.name);
+                let doc = format!("Block `{}`.", block.name);
+                fields.extend(quote! { #[doc = #doc] pub #field: super::#ty, });
+                let value =
+                    self.block_literal(block, &block.name, &quote!(self.#field), table, regions);
+                literal.extend(quote! { #field: #value, });
+            }
+        };
+        top_level(&circuit.prologue, &mut fields, &mut literal, &mut regions);
+        for (i, kind) in checkpoint.layer_kinds.iter().enumerate() {
+            let field = format_ident!("l{i}");
+            let ty = layer_type(kind);
+            let doc = format!("Layer {i}, a `{kind}` layer.");
+            fields.extend(quote! { #[doc = #doc] pub #field: super::#ty, });
+            let blocks = circuit.layout.blocks_of(kind);
+            let inner = self.nested_blocks(
+                blocks,
+                &format!("l{i}"),
+                &quote!(self.#field),
+                table,
+                &mut regions,
+            );
+            literal.extend(quote! { #field: super::#ty { #inner }, });
+        }
+        top_level(&circuit.epilogue, &mut fields, &mut literal, &mut regions);
+        if self.has_draft() {
+            fields.extend(quote! {
+                #[doc = "The draft head's blocks."]
+                pub draft: super::Draft,
+            });
+            let inner = self.nested_blocks(
+                &circuit.draft,
+                "draft",
+                &quote!(self.draft),
+                table,
+                &mut regions,
+            );
+            literal.extend(quote! { draft: super::Draft { #inner }, });
+        }
+        // `regions()` follows the table's rows.
+        regions.sort_by_key(|(row, _)| *row);
+        let regions = regions.into_iter().map(|(_, path)| path).collect();
+        (fields, literal, regions)
+    }
+
+    /// The fields of a layer or of the draft: one per stateful block of `names`.
+    fn nested_blocks(
+        &self,
+        names: &[String],
+        prefix: &str,
+        path: &TokenStream,
+        table: &Table<'_>,
+        regions: &mut Vec<(usize, TokenStream)>,
+    ) -> TokenStream {
+        let mut inner = TokenStream::new();
+        for block in names.iter().filter_map(|name| self.stateful(name)) {
+            let field = ident(&block.name);
+            let value = self.block_literal(
+                block,
+                &format!("{prefix}.{}", block.name),
+                &quote!(#path.#field),
+                table,
+                regions,
+            );
+            inner.extend(quote! { #field: #value, });
+        }
+        inner
+    }
+
+    /// `super::<Block>Block { <state>: regions::<Group> { <holding>: regions[<row>], .. }, .. }`,
+    /// recording `(row, self.<path>.<state>.<holding>)` for `regions()`.
+    fn block_literal(
+        &self,
+        block: &BlockTemplate,
+        prefix: &str,
+        path: &TokenStream,
+        table: &Table<'_>,
+        regions: &mut Vec<(usize, TokenStream)>,
+    ) -> TokenStream {
+        let rt = &self.runtime;
+        let ty = block_type(&block.name);
+        let states = block.states.iter().map(|state| {
+            let field = ident(&state.local);
+            let group = region_group(state.kind);
+            let id = format!("{prefix}.{}", state.local);
+            let holdings = Holding::of_kind(state.kind).iter().map(|&holding| {
+                let holding_field = format_ident!("{}", holding.name());
+                let row = table
+                    .row_of
+                    .get(&(id.clone(), holding))
+                    .copied()
+                    .unwrap_or_default();
+                regions.push((row, quote!(#path.#field.#holding_field)));
+                let row = index(row);
+                quote! { #holding_field: regions[#row], }
+            });
+            quote! { #field: #rt::static_plan::regions::#group { #(#holdings)* }, }
+        });
+        quote! { super::#ty { #(#states)* } }
+    }
+
+    /// `layers()` and `layer(i)`, when the circuit has layer kinds.
+    fn layers_fn(&self, checkpoint: &Checkpoint) -> TokenStream {
+        if self.circuit.layout.blocks.is_empty() {
+            return TokenStream::new();
+        }
+        let layers = checkpoint.layer_kinds.iter().enumerate().map(|(i, kind)| {
+            let field = format_ident!("l{i}");
+            let variant = layer_variant(kind);
+            quote!(super::Layer::#variant(&self.#field))
+        });
+        quote! {
+            #[doc = "Every layer, in order, typed by its kind, for loops over layers."]
+            #[must_use]
+            pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
+                [#(#layers),*]
+            }
+
+            #[doc = "Layer `index`, or `None` past the last one."]
+            #[must_use]
+            pub const fn layer(&self, index: usize) -> ::core::option::Option<super::Layer<'_>> {
+                if index < LAYERS {
+                    ::core::option::Option::Some(self.layers()[index])
+                } else {
+                    ::core::option::Option::None
+                }
+            }
+        }
+    }
+}
+
+/// `snake_case` as `CamelCase` (the runtime enums' variant names).
+fn camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+                .collect::<String>()
+        })
+        .collect()
+}

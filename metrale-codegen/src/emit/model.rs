@@ -1,0 +1,252 @@
+//! The arch-level types of a generated circuit: its inputs (`Dims`, `Formats`, `Inputs`) and the
+//! typed field groups a plan is made of (`<Block>Block`, `<Kind>Layer`, `Layer`, `Draft`).
+//!
+//! Owner: metrale-codegen.
+//! Invariants:
+//! - `Formats` has one field per format key the circuit names, so a plan cannot be built
+//!   without every key: the dynamic plan's `MissingFormat` becomes a compile error.
+//! - A block's struct has one field per state, typed by what the state's terms hold
+//!   (`regions::Recurrent`, `regions::Blocks`, `regions::Cache`); blocks without state have no
+//!   struct and no field.
+
+use metrale_circuit::{BlockTemplate, StateKind, StateTemplate};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::Emitter;
+use super::names::{ident, type_name};
+
+impl Emitter<'_> {
+    /// `Dims`, `Formats`, `Inputs`.
+    pub(super) fn inputs_types(&self) -> TokenStream {
+        let rt = &self.runtime;
+        let circuit = self.circuit;
+        let dims_doc = format!(
+            "The dims of `{}`: one per name its shapes read (`{}`).",
+            circuit.arch,
+            circuit.path()
+        );
+        let dims = circuit.dims.iter().map(|dim| {
+            let field = ident(dim);
+            let doc = format!("`{dim}`.");
+            quote! { #[doc = #doc] pub #field: u64, }
+        });
+
+        let keys = circuit.format_keys();
+        let key_count = keys.len();
+        let format_fields = keys.iter().map(|key| {
+            let field = ident(key);
+            let users: Vec<String> = circuit
+                .blocks
+                .iter()
+                .flat_map(|b| b.states.iter().map(move |s| (b, s)))
+                .filter(|(_, s)| s.format.key() == Some(*key))
+                .map(|(b, s)| format!("`{}.{}`", b.name, s.local))
+                .collect();
+            let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
+            quote! { #[doc = #doc] pub #field: #rt::StateDtype, }
+        });
+        let pairs = keys.iter().map(|key| {
+            let field = ident(key);
+            quote! { (#key, self.#field) }
+        });
+
+        quote! {
+            #[doc = #dims_doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub struct Dims {
+                #(#dims)*
+            }
+
+            #[doc = "The element type of every format key the circuit names (`{key}`): a plan"]
+            #[doc = "cannot be built without all of them."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub struct Formats {
+                #(#format_fields)*
+            }
+
+            impl Formats {
+                #[doc = "Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
+                #[doc = "takes them."]
+                #[must_use]
+                pub const fn pairs(self) -> [(&'static str, #rt::StateDtype); #key_count] {
+                    [#(#pairs),*]
+                }
+            }
+
+            #[doc = "The plan inputs the engine decides: the formats, and how many units of"]
+            #[doc = "each state exist."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct Inputs<'a> {
+                #[doc = "The element type of every format key."]
+                pub formats: Formats,
+                #[doc = "Sequence slots of the recurrent pools, the padding dummy included."]
+                pub slots: u64,
+                #[doc = "The verify pools of a speculative serve; `None` when the engine does"]
+                #[doc = "not verify."]
+                pub verify: ::core::option::Option<#rt::VerifyInputs<'a>>,
+                #[doc = "The main model's paged KV cache; `None` leaves its KV sides empty."]
+                pub kv: ::core::option::Option<#rt::KvInputs>,
+                #[doc = "The draft head's paged KV cache; `None` leaves its KV sides empty."]
+                pub draft_kv: ::core::option::Option<#rt::KvInputs>,
+                #[doc = "The cache inputs."]
+                pub caches: #rt::CacheInputs,
+            }
+
+            impl<'a> Inputs<'a> {
+                #[doc = "The same inputs as the dynamic plan takes them, without the format"]
+                #[doc = "list (a generated plan reads `formats` directly)."]
+                #[must_use]
+                pub const fn state_inputs(&self) -> #rt::StateInputs<'a> {
+                    #rt::StateInputs {
+                        formats: &[],
+                        slots: self.slots,
+                        verify: self.verify,
+                        kv: self.kv,
+                        draft_kv: self.draft_kv,
+                        caches: self.caches,
+                    }
+                }
+            }
+        }
+    }
+
+    /// The block structs, layer structs, the `Layer` enum and the `Draft` struct.
+    pub(super) fn region_types(&self) -> TokenStream {
+        let blocks = self.stateful_blocks().map(|block| self.block_struct(block));
+        let layers = self.circuit.layout.blocks.iter().map(|(kind, blocks)| {
+            let ty = layer_type(kind);
+            let fields = self.block_fields(blocks);
+            let listed: Vec<String> = blocks.iter().map(|b| format!("`{b}`")).collect();
+            let doc = format!(
+                "The regions of one `{kind}` layer: its blocks {} (a block without state has no field).",
+                listed.join(", ")
+            );
+            quote! {
+                #[doc = #doc]
+                #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+                pub struct #ty { #fields }
+            }
+        });
+        let layer_enum = self.layer_enum();
+        let draft = if self.has_draft() {
+            let fields = self.block_fields(&self.circuit.draft);
+            quote! {
+                #[doc = "The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
+                #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+                pub struct Draft { #fields }
+            }
+        } else {
+            TokenStream::new()
+        };
+        quote! {
+            #(#blocks)*
+            #(#layers)*
+            #layer_enum
+            #draft
+        }
+    }
+
+    /// Whether the draft head has any state (and so the plan a `draft` field).
+    pub(super) fn has_draft(&self) -> bool {
+        self.circuit
+            .draft
+            .iter()
+            .any(|name| self.stateful(name).is_some())
+    }
+
+    /// `pub <block>: <Block>Block,` for each stateful block of `blocks`.
+    fn block_fields(&self, blocks: &[String]) -> TokenStream {
+        let fields = blocks
+            .iter()
+            .filter_map(|name| self.stateful(name))
+            .map(|block| {
+                let field = ident(&block.name);
+                let ty = block_type(&block.name);
+                let doc = format!("Block `{}`.", block.name);
+                quote! { #[doc = #doc] pub #field: #ty, }
+            });
+        quote!(#(#fields)*)
+    }
+
+    fn block_struct(&self, block: &BlockTemplate) -> TokenStream {
+        let rt = &self.runtime;
+        let ty = block_type(&block.name);
+        let doc = format!(
+            "The regions of one `{}` block instance (`{}`).",
+            block.name, block.origin
+        );
+        let fields = block.states.iter().map(|state| {
+            let field = ident(&state.local);
+            let group = region_group(state.kind);
+            let doc = state_doc(block, state);
+            quote! { #[doc = #doc] pub #field: #rt::static_plan::regions::#group, }
+        });
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct #ty { #(#fields)* }
+        }
+    }
+
+    fn layer_enum(&self) -> TokenStream {
+        if self.circuit.layout.blocks.is_empty() {
+            return TokenStream::new();
+        }
+        let variants = self.circuit.layout.blocks.iter().map(|(kind, _)| {
+            let variant = layer_variant(kind);
+            let ty = layer_type(kind);
+            let doc = format!("A `{kind}` layer.");
+            quote! { #[doc = #doc] #variant(&'a #ty), }
+        });
+        quote! {
+            #[doc = "One layer of any kind, for loops over a plan's layers."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub enum Layer<'a> { #(#variants)* }
+        }
+    }
+}
+
+/// `<Block>Block`.
+pub(super) fn block_type(block: &str) -> proc_macro2::Ident {
+    type_name(block, "Block").unwrap_or_else(|| ident(block))
+}
+
+/// `<Kind>Layer`.
+pub(super) fn layer_type(kind: &str) -> proc_macro2::Ident {
+    type_name(kind, "Layer").unwrap_or_else(|| ident(kind))
+}
+
+/// The `Layer` variant of a layer kind: its camel-case name.
+pub(super) fn layer_variant(kind: &str) -> proc_macro2::Ident {
+    type_name(kind, "").unwrap_or_else(|| ident(kind))
+}
+
+/// The `static_plan::regions` group a state's field has.
+pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
+    let name = match kind {
+        StateKind::Recurrent => "Recurrent",
+        StateKind::PagedKv => "Blocks",
+        _ => "Cache",
+    };
+    proc_macro2::Ident::new(name, proc_macro2::Span::call_site())
+}
+
+/// The doc of a state's field: where it was declared, what it is, what a unit is.
+fn state_doc(block: &BlockTemplate, state: &StateTemplate) -> String {
+    let shape = match (&state.shape, &state.of) {
+        (Some(shape), _) => format!("shape `{shape}`"),
+        (None, Some(of)) => format!("a copy of `{of}`"),
+        (None, None) => "no shape".to_owned(),
+    };
+    format!(
+        "`{}.{}` (`{}`): `{}`, lifetime `{}`, format `{}`, {shape}; {}.",
+        block.name,
+        state.local,
+        state.origin,
+        state.kind.name(),
+        state.lifetime.name(),
+        state.format,
+        state.kind.unit()
+    )
+}

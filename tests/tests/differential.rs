@@ -1,0 +1,396 @@
+//! Generated == dynamic: for every circuit in `circuits/` and each of its checkpoints, the
+//! generated `StatePlan::new` and the dynamic `metrale_circuit::StatePlan::new` on the
+//! instantiated declarations give the same terms, units, bytes, dtypes and offsets, the same
+//! arena totals, and the same error, under randomized inputs (overflowing ones included).
+
+use metrale_circuit::static_plan::TermInfo;
+use metrale_circuit::{
+    CacheInputs, CarryInputs, Circuit, DraftInputs, Holding, KvInputs, Lifetime, LookupInputs,
+    PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError, StateInputs,
+    StatePlan, TreeInputs, VerifyInputs,
+};
+use proptest::prelude::*;
+
+/// Run-time inputs as proptest draws them: owned, so a case can borrow its `h_steps`.
+#[derive(Debug, Clone)]
+struct Drawn {
+    dtypes: Vec<StateDtype>,
+    slots: u64,
+    verify: Option<(Vec<u64>, u64)>,
+    kv: Option<KvInputs>,
+    draft_kv: Option<KvInputs>,
+    caches: CacheInputs,
+    align: u64,
+}
+
+impl Drawn {
+    fn verify(&self) -> Option<VerifyInputs<'_>> {
+        self.verify
+            .as_ref()
+            .map(|(h_steps, conv_steps)| VerifyInputs {
+                h_steps,
+                conv_steps: *conv_steps,
+            })
+    }
+}
+
+/// A count: mostly small, sometimes huge enough to overflow a product.
+fn count() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        8 => 0u64..64,
+        2 => 0u64..100_000,
+        1 => Just(u64::MAX / 3),
+        1 => (1u64 << 40)..(1u64 << 48),
+    ]
+}
+
+fn kv() -> impl Strategy<Value = Option<KvInputs>> {
+    proptest::option::of(
+        (count(), count()).prop_map(|(blocks, block_size)| KvInputs { blocks, block_size }),
+    )
+}
+
+fn caches() -> impl Strategy<Value = CacheInputs> {
+    let pair = || (count(), count());
+    (
+        (count(), count(), count()),
+        proptest::option::of(pair()),
+        proptest::option::of(pair()),
+        proptest::option::of(pair()),
+        proptest::option::of(pair()),
+        proptest::option::of(pair()),
+    )
+        .prop_map(
+            |((prefix, rows, capture), ring, carry, lookup, tree, drafts)| CacheInputs {
+                prefix_snapshot_slots: prefix,
+                ring: ring.map(|(ring_slots, seq_slots)| RingInputs {
+                    ring_slots,
+                    seq_slots,
+                }),
+                carry: carry.map(|(slots, table_rows)| CarryInputs { slots, table_rows }),
+                verify_table_rows: rows,
+                capture_rows: capture,
+                lookup: lookup.map(|(sequences, history_tokens)| LookupInputs {
+                    sequences,
+                    history_tokens,
+                }),
+                tree: tree.map(|(slots, nodes)| TreeInputs { slots, nodes }),
+                drafts: drafts.map(|(slots, positions)| DraftInputs { slots, positions }),
+            },
+        )
+}
+
+fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
+    (
+        proptest::collection::vec(proptest::sample::select(StateDtype::ALL.to_vec()), formats),
+        count(),
+        proptest::option::of((proptest::collection::vec(0u64..16, 0..10), count())),
+        kv(),
+        kv(),
+        caches(),
+        prop_oneof![
+            8 => (0u32..13).prop_map(|p| 1u64 << p),
+            1 => Just(0u64),
+            1 => Just(96u64),
+        ],
+    )
+        .prop_map(
+            |(dtypes, slots, verify, kv, draft_kv, caches, align)| Drawn {
+                dtypes,
+                slots,
+                verify,
+                kv,
+                draft_kv,
+                caches,
+                align,
+            },
+        )
+}
+
+/// A generated plan as compared: its regions, arena sizes and per-lifetime bytes.
+type GeneratedPlan = (Vec<Region>, [u64; 2], Vec<u64>);
+
+/// Compares one generated plan (its `TERMS` and `regions()`) with the dynamic plan.
+fn compare(
+    terms: &[TermInfo],
+    generated: Result<GeneratedPlan, PlanError>,
+    dynamic: &Result<StatePlan, StateError>,
+) -> Result<(), TestCaseError> {
+    match (generated, dynamic) {
+        (Ok((regions, arenas, lifetimes)), Ok(plan)) => {
+            let mut matched = 0;
+            for (info, region) in terms.iter().zip(&regions) {
+                match plan.term(info.state, info.holding) {
+                    Some(term) => {
+                        matched += 1;
+                        prop_assert_eq!(
+                            (term.units, term.bytes, term.offset, term.dtype),
+                            (region.units, region.bytes, region.offset, region.dtype),
+                            "{} {:?}",
+                            info.state,
+                            info.holding
+                        );
+                        prop_assert_eq!(
+                            (term.kind, term.lifetime, term.space),
+                            (info.kind, info.lifetime, info.space)
+                        );
+                    }
+                    None => prop_assert!(
+                        region.units == 0 && region.bytes == 0 && region.offset == 0,
+                        "absent term {} {:?} is not empty: {:?}",
+                        info.state,
+                        info.holding,
+                        region
+                    ),
+                }
+            }
+            prop_assert_eq!(matched, plan.terms().len(), "every dynamic term is a field");
+            prop_assert_eq!(arenas, [plan.device_bytes(), plan.host_bytes()]);
+            let dynamic_lifetimes: Vec<u64> = lifetimes_of(|s, l| plan.lifetime_bytes(s, l));
+            prop_assert_eq!(lifetimes, dynamic_lifetimes);
+        }
+        (Err(generated), Err(dynamic)) => {
+            prop_assert_eq!(&StateError::from(generated), dynamic);
+        }
+        (generated, dynamic) => {
+            return Err(TestCaseError::fail(format!(
+                "generated {:?} but dynamic {:?}",
+                generated.map(|_| "Ok"),
+                dynamic.as_ref().map(|_| "Ok")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes per (space, lifetime), in a fixed order.
+fn lifetimes_of(bytes: impl Fn(Space, Lifetime) -> u64) -> Vec<u64> {
+    let mut all = Vec::new();
+    for space in Space::ALL {
+        for lifetime in Lifetime::LAYOUT_ORDER {
+            all.push(bytes(space, lifetime));
+        }
+    }
+    all
+}
+
+/// The dynamic plan of `decls` under the drawn inputs, formats keyed as the generated
+/// `Formats::pairs` lists them.
+fn dynamic(
+    decls: &[StateDecl],
+    pairs: &[(&'static str, StateDtype)],
+    drawn: &Drawn,
+) -> Result<StatePlan, StateError> {
+    let inputs = StateInputs {
+        formats: pairs,
+        slots: drawn.slots,
+        verify: drawn.verify(),
+        kv: drawn.kv,
+        draft_kv: drawn.draft_kv,
+        caches: drawn.caches,
+    };
+    StatePlan::new(decls, &inputs, drawn.align)
+}
+
+fn load(circuit: &str) -> Circuit {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    Circuit::load_as(&root.join(circuit), circuit).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One proptest per checkpoint: `$module` is the generated checkpoint module, `$formats` the
+/// generated `Formats` fields in `Formats::pairs` order.
+macro_rules! differential {
+    ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, [$($format:ident),*]) => {
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn $test(drawn in drawn([$(stringify!($format)),*].len())) {
+                use metrale_tests::$arch::{self as arch, $checkpoint as checkpoint};
+                let circuit = load($circuit);
+                let decls = circuit
+                    .instantiate(stringify!($checkpoint))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let mut dtypes = drawn.dtypes.iter().copied();
+                let formats = arch::Formats {
+                    $($format: dtypes.next().unwrap_or(StateDtype::F32),)*
+                };
+                let inputs = arch::Inputs {
+                    formats,
+                    slots: drawn.slots,
+                    verify: drawn.verify(),
+                    kv: drawn.kv,
+                    draft_kv: drawn.draft_kv,
+                    caches: drawn.caches,
+                };
+                let generated = checkpoint::StatePlan::new(&checkpoint::DIMS, &inputs, drawn.align)
+                    .map(|plan| {
+                        (
+                            plan.regions().to_vec(),
+                            [plan.device_bytes(), plan.host_bytes()],
+                            lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+                        )
+                    });
+                let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+                compare(&checkpoint::TERMS, generated, &dynamic)?;
+            }
+        }
+    };
+}
+
+differential!(
+    qwen3_5_27b_generated_equals_dynamic,
+    qwen3_5,
+    qwen3_5_27b,
+    "circuits/qwen3_5.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    qwen3_5_tiny_generated_equals_dynamic,
+    qwen3_5,
+    tiny,
+    "circuits/qwen3_5.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+
+/// The default inputs give a plan with every term present; the two plans agree on it too (a
+/// fixed case, so the comparison is seen to run on a full plan, not only on errors).
+#[test]
+fn default_like_inputs_agree_and_fill_every_term() {
+    use metrale_tests::qwen3_5::{Formats, Inputs, qwen3_5_27b};
+    let h_steps = [4; 9];
+    let drawn = Drawn {
+        dtypes: vec![StateDtype::F32, StateDtype::Bf16, StateDtype::Fp8],
+        slots: 9,
+        verify: Some((h_steps.to_vec(), 4)),
+        kv: Some(KvInputs {
+            blocks: 2048,
+            block_size: 16,
+        }),
+        draft_kv: Some(KvInputs {
+            blocks: 2048,
+            block_size: 16,
+        }),
+        caches: CacheInputs {
+            prefix_snapshot_slots: 16,
+            ring: Some(RingInputs {
+                ring_slots: 4,
+                seq_slots: 9,
+            }),
+            carry: Some(CarryInputs {
+                slots: 9,
+                table_rows: 9,
+            }),
+            verify_table_rows: 36,
+            capture_rows: 4096,
+            lookup: Some(LookupInputs {
+                sequences: 8,
+                history_tokens: 8192,
+            }),
+            tree: Some(TreeInputs {
+                slots: 9,
+                nodes: 16,
+            }),
+            drafts: Some(DraftInputs {
+                slots: 9,
+                positions: 4,
+            }),
+        },
+        align: 256,
+    };
+    let formats = Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let inputs = Inputs {
+        formats,
+        slots: 9,
+        verify: drawn.verify(),
+        kv: drawn.kv,
+        draft_kv: drawn.draft_kv,
+        caches: drawn.caches,
+    };
+    let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256).expect("plan");
+    let decls = load("circuits/qwen3_5.toml")
+        .instantiate("qwen3_5_27b")
+        .expect("27b");
+    let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+    assert_eq!(
+        dynamic.as_ref().map(|p| p.terms().len()),
+        Ok(qwen3_5_27b::TERM_COUNT)
+    );
+    let generated = Ok((
+        plan.regions().to_vec(),
+        [plan.device_bytes(), plan.host_bytes()],
+        lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+    ));
+    compare(&qwen3_5_27b::TERMS, generated, &dynamic).expect("same plan");
+    // By hand: l0.gdn.h is 48 x 128 x 128 f32 = 3 MiB a slot, 9 slots.
+    assert_eq!(plan.l0.gdn.h.live.bytes, 9 * 48 * 128 * 128 * 4);
+    assert_eq!(plan.l0.gdn.h.steps.units, 36);
+    assert_eq!(plan.draft.attn.k.blocks.units, 2048 * 16);
+    assert_eq!(plan.head.lookup_index.cache.dtype, StateDtype::U32);
+    let lookup = qwen3_5_27b::TERMS
+        .iter()
+        .position(|t| t.state == "head.lookup_index")
+        .expect("lookup term");
+    assert_eq!(qwen3_5_27b::TERMS[lookup].holding, Holding::Cache);
+    assert_eq!(qwen3_5_27b::TERMS[lookup].space, Space::Host);
+}
+
+/// The error cases compare too: overflow and a bad alignment, named alike.
+#[test]
+fn errors_agree() {
+    use metrale_tests::qwen3_5::{Formats, Inputs, tiny};
+    let formats = Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let decls = load("circuits/qwen3_5.toml")
+        .instantiate("tiny")
+        .expect("tiny");
+    let cases = [
+        (u64::MAX / 2, 256, "the first state's live slots overflow"),
+        (9, 100, "alignment 100"),
+    ];
+    for (slots, align, why) in cases {
+        let inputs = Inputs {
+            formats,
+            slots,
+            verify: None,
+            kv: None,
+            draft_kv: None,
+            caches: CacheInputs::EMPTY,
+        };
+        let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, align).map(|_| ());
+        let dynamic = StatePlan::new(
+            &decls,
+            &StateInputs {
+                formats: &formats.pairs(),
+                slots,
+                ..StateInputs::EMPTY
+            },
+            align,
+        );
+        let generated = generated.map_err(StateError::from);
+        assert_eq!(generated, dynamic.map(|_| ()), "{why}");
+        assert!(generated.is_err(), "{why}");
+    }
+    let overflow = tiny::StatePlan::new(
+        &tiny::DIMS,
+        &Inputs {
+            formats,
+            slots: u64::MAX / 2,
+            verify: None,
+            kv: None,
+            draft_kv: None,
+            caches: CacheInputs::EMPTY,
+        },
+        256,
+    );
+    assert_eq!(
+        overflow.map(|_| ()),
+        Err(PlanError::Overflow { state: "l0.gdn.h" })
+    );
+}
