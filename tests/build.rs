@@ -14,6 +14,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             builder.circuit(path)
         });
     builder.compile()?;
+    // The same circuits against a re-export of the runtime crate (`Builder::runtime_path`).
+    let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").ok_or("no OUT_DIR")?);
+    circuits
+        .iter()
+        .fold(
+            metrale_codegen::Builder::new(),
+            metrale_codegen::Builder::circuit,
+        )
+        .out_dir(out_dir.join("reexported"))
+        .runtime_path("crate::reexported::rt")
+        .rerun_if_changed(false)
+        .compile()?;
     // A circuit added to the folder must be generated too.
     println!("cargo::rerun-if-changed=../circuits");
     Ok(())

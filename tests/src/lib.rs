@@ -8,3 +8,14 @@
 pub const CIRCUITS: [&str; 1] = ["circuits/qwen3_5.toml"];
 
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
+
+/// The same circuits generated against a re-export of the runtime crate
+/// (`Builder::runtime_path("crate::reexported::rt")`), for crates that re-export it.
+pub mod reexported {
+    /// The runtime crate, re-exported under another path.
+    pub mod rt {
+        pub use metrale_circuit::*;
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_5.rs"));
+}

@@ -394,3 +394,12 @@ fn errors_agree() {
         Err(PlanError::Overflow { state: "l0.gdn.h" })
     );
 }
+
+/// A module generated against a re-export of the runtime crate is the same plan.
+#[test]
+fn a_reexported_runtime_path_gives_the_same_plan() {
+    use metrale_tests::qwen3_5::qwen3_5_27b as direct;
+    use metrale_tests::reexported::qwen3_5::qwen3_5_27b as reexported;
+    assert_eq!(direct::TERMS, reexported::TERMS);
+    assert_eq!(direct::DIMS.hidden, reexported::DIMS.hidden);
+}
