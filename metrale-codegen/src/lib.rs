@@ -5,6 +5,9 @@
 //! This crate is the generator core every front end calls (the `build.rs` [`Builder`], the
 //! `metrale-codegen` CLI and the `metrale_macros::circuit!` macro): a loaded circuit in,
 //! [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by prettyplease ([`generate`]).
+//! A proc macro returns [`expand`]'s tokens: the module, or the diagnostics as
+//! `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
+//! circuit changes.
 //!
 //! # Tutorial: a typed state plan from `build.rs`
 //!
@@ -66,6 +69,7 @@
 
 mod builder;
 mod emit;
+mod expansion;
 mod render;
 
 use std::path::{Path, PathBuf};
@@ -76,6 +80,7 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
+pub use expansion::{CircuitInput, Expansion, arch_of, compile_error, compile_errors, expand};
 pub use render::{header, render};
 
 /// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.

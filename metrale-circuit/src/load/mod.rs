@@ -1,7 +1,8 @@
 //! The circuit TOML loader: files in, a validated [`Circuit`] or every error out.
 //!
 //! This module owns the public entry points ([`Circuit::load`], [`Circuit::load_as`],
-//! [`Circuit::from_source`]), the error `Sink` every stage reports to, and the order of the
+//! [`Circuit::from_source`], and [`Circuit::load_as_report`] / [`Circuit::from_source_report`],
+//! which also give the files read when the circuit has errors), the error `Sink` every stage reports to, and the order of the
 //! pipeline:
 //!
 //! 1. `read`: read the circuit and, depth first in the order written, every block library it
@@ -178,13 +179,7 @@ impl Circuit {
     /// # Errors
     /// As [`Circuit::load`].
     pub fn load_as(path: &Path, name: &str) -> Result<Circuit, Diagnostics> {
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        run(&Root {
-            name,
-            text: None,
-            path,
-            dir,
-        })
+        Self::load_as_report(path, name).circuit
     }
 
     /// A circuit given as text named `name`; includes are read from `dir` (`None`: the parent
@@ -193,6 +188,42 @@ impl Circuit {
     /// # Errors
     /// As [`Circuit::load`].
     pub fn from_source(name: &str, text: &str, dir: Option<&Path>) -> Result<Circuit, Diagnostics> {
+        Self::from_source_report(name, text, dir).circuit
+    }
+}
+
+/// The outcome of one load together with what it read, for front ends that track rebuilds:
+/// a compiler front end must recompile when any file it read changes, also (especially) when
+/// the circuit had errors, so it needs the files read whatever the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadReport {
+    /// The circuit, or every error found.
+    pub circuit: Result<Circuit, Diagnostics>,
+    /// The real path of every file read from disk, in the order read (as
+    /// [`Circuit::read`] on success; on error, the files read before and while failing).
+    pub read: Vec<PathBuf>,
+    /// Every file read, named as given, in the order read (the circuit first, when it could
+    /// be read): on error, what a front end can still look into (e.g. the `arch`).
+    pub files: Vec<Source>,
+}
+
+impl Circuit {
+    /// As [`Circuit::load_as`], reporting the files read also when the circuit has errors.
+    #[must_use]
+    pub fn load_as_report(path: &Path, name: &str) -> LoadReport {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        run_report(&Root {
+            name,
+            text: None,
+            path,
+            dir,
+        })
+    }
+
+    /// As [`Circuit::from_source`], reporting the files read also when the circuit has
+    /// errors.
+    #[must_use]
+    pub fn from_source_report(name: &str, text: &str, dir: Option<&Path>) -> LoadReport {
         let dir = dir.map_or_else(
             || {
                 Path::new(name)
@@ -202,7 +233,7 @@ impl Circuit {
             },
             Path::to_path_buf,
         );
-        run(&Root {
+        run_report(&Root {
             name,
             text: Some(text),
             path: Path::new(name),
@@ -211,13 +242,15 @@ impl Circuit {
     }
 }
 
-/// The whole pipeline.
-fn run(root: &Root<'_>) -> Result<Circuit, Diagnostics> {
+/// The whole pipeline, with what it read.
+fn run_report(root: &Root<'_>) -> LoadReport {
     let mut sink = Sink::default();
     let loaded = read::read_all(&mut sink, root);
+    let read = loaded.read.clone();
     let circuit = validate::resolve(&mut sink, loaded);
+    let files = sink.files.clone();
     let diagnostics = sink.into_diagnostics();
-    match circuit {
+    let circuit = match circuit {
         Some(circuit) if diagnostics.is_empty() => Ok(circuit),
         _ if diagnostics.is_empty() => Err(Diagnostic::error(format!(
             "circuit `{}` could not be loaded",
@@ -226,6 +259,11 @@ fn run(root: &Root<'_>) -> Result<Circuit, Diagnostics> {
         .in_file(root.name)
         .into()),
         _ => Err(diagnostics),
+    };
+    LoadReport {
+        circuit,
+        read,
+        files,
     }
 }
 

@@ -1,0 +1,105 @@
+//! `Circuit::load_as_report` / `Circuit::from_source_report`: the files a load read, also when
+//! the circuit has errors (what a compiler front end tracks for rebuilds).
+
+use std::path::{Path, PathBuf};
+
+use metrale_circuit::Circuit;
+
+const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
+
+/// A fresh temporary folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(test: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("metrale-report-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("blocks")).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A circuit whose one block lives in library `lib`.
+const CIRCUIT: &str = r#"schema = 1
+arch = "t"
+include = ["lib"]
+dims = ["d"]
+[layout]
+kind = "interval"
+period = 1
+[layout.blocks]
+full_attention = ["b"]
+[checkpoint.c]
+layers = 1
+dims = { d = 2 }
+"#;
+
+const LIB: &str = r#"[[block.b.state]]
+id = "s"
+kind = "carry_stash"
+format = "f32"
+shape = "d"
+"#;
+
+#[test]
+fn report_of_a_valid_circuit_matches_the_circuit() {
+    let report = Circuit::load_as_report(Path::new(QWEN), "circuits/qwen3_5.toml");
+    let circuit = report.circuit.unwrap();
+    assert_eq!(report.read, circuit.read);
+    assert_eq!(report.files, circuit.files);
+    assert_eq!(report.read.len(), 2);
+}
+
+#[test]
+fn errors_in_a_library_still_report_both_files() {
+    let dir = TempDir::new("lib-error");
+    let root = dir.write("c.toml", CIRCUIT);
+    let lib = dir.write("blocks/lib.toml", &LIB.replace("carry_stash", "carry_stsh"));
+    let report = Circuit::load_as_report(&root, "c.toml");
+    let errors = report.circuit.unwrap_err();
+    assert_eq!(errors.len(), 1, "{errors}");
+    assert_eq!(report.read, [root, lib]);
+    let names: Vec<&str> = report.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["c.toml", "blocks/lib.toml"]);
+}
+
+#[test]
+fn an_error_in_the_circuit_still_reports_its_libraries() {
+    let dir = TempDir::new("root-error");
+    let lib = dir.write("blocks/lib.toml", LIB);
+    let text = CIRCUIT.replace("period = 1", "period = 0");
+    let report = Circuit::from_source_report("<inline>", &text, Some(&dir.0));
+    assert!(report.circuit.is_err());
+    assert_eq!(report.read, [lib], "a circuit given as text is not read");
+    assert_eq!(report.files[0].text, text);
+}
+
+#[test]
+fn a_missing_file_reads_nothing() {
+    let report = Circuit::load_as_report(Path::new("no/such.toml"), "no/such.toml");
+    assert!(report.circuit.is_err());
+    assert!(report.read.is_empty());
+    assert!(report.files.is_empty());
+}
+
+#[test]
+fn a_missing_library_reports_the_circuit() {
+    let dir = TempDir::new("missing-lib");
+    let root = dir.write("c.toml", CIRCUIT);
+    let report = Circuit::load_as_report(&root, "c.toml");
+    assert!(report.circuit.is_err());
+    assert_eq!(report.read, [root]);
+}

@@ -1,0 +1,110 @@
+//! The `metrale_macros::circuit!` front end: its module is the `build.rs` module (same terms,
+//! same regions, same plan under the same inputs), every circuit compiles through it
+//! warning-free (trybuild pass cases `ui/pass/macro_*.rs`), and every class of circuit error
+//! stops the compile with the loader's located diagnostic (trybuild compile-fail cases
+//! `ui/fail/*.rs`, their `.stderr` blessed on the rustc named in the guard below with
+//! `TRYBUILD=overwrite cargo test -p metrale-tests --test macros`).
+//!
+//! Message texts are asserted in the core's unit tests (`metrale-circuit/tests/load.rs`,
+//! `metrale-codegen`'s `expansion` tests); the `.stderr` files check what the compiler shows.
+
+use metrale_circuit::{CacheInputs, KvInputs, StateDtype, VerifyInputs};
+
+/// The macro's modules; `metrale_tests` holds the `build.rs` ones.
+mod from_macro {
+    metrale_macros::circuit!("../../circuits/qwen3_5.toml");
+}
+
+/// Inputs of the `qwen3_5` module at `$($m)::+`, with verify, both KV caches and caches.
+macro_rules! inputs {
+    ($($m:ident)::+, $h_steps:expr) => {
+        $($m)::+::Inputs {
+            formats: $($m)::+::Formats {
+                ssm_h_storage: StateDtype::F32,
+                ssm_conv_storage: StateDtype::Bf16,
+                kv_cache_dtype: StateDtype::Fp8,
+            },
+            slots: 9,
+            verify: Some(VerifyInputs {
+                h_steps: $h_steps,
+                conv_steps: 4,
+            }),
+            kv: Some(KvInputs {
+                blocks: 2048,
+                block_size: 16,
+            }),
+            draft_kv: Some(KvInputs {
+                blocks: 64,
+                block_size: 16,
+            }),
+            caches: CacheInputs {
+                prefix_snapshot_slots: 5,
+                verify_table_rows: 7,
+                capture_rows: 3,
+                ..CacheInputs::EMPTY
+            },
+        }
+    };
+}
+
+/// Asserts that checkpoint `$ckpt` of both modules has the same terms, dims and plan.
+macro_rules! same_checkpoint {
+    ($ckpt:ident) => {{
+        use from_macro::qwen3_5::$ckpt as by_macro;
+        use metrale_tests::qwen3_5::$ckpt as by_build;
+        assert_eq!(by_macro::TERMS, by_build::TERMS);
+        assert_eq!(
+            format!("{:?}", by_macro::DIMS),
+            format!("{:?}", by_build::DIMS)
+        );
+        let h_steps = [4, 4, 1];
+        for align in [1, 256] {
+            let a = by_macro::StatePlan::new(
+                &by_macro::DIMS,
+                &inputs!(from_macro::qwen3_5, &h_steps),
+                align,
+            )
+            .expect("the macro's plan");
+            let b = by_build::StatePlan::new(
+                &by_build::DIMS,
+                &inputs!(metrale_tests::qwen3_5, &h_steps),
+                align,
+            )
+            .expect("the build.rs plan");
+            assert_eq!(a.regions(), b.regions());
+            assert_eq!(a.device_bytes(), b.device_bytes());
+            assert_eq!(a.host_bytes(), b.host_bytes());
+            // Every field, by the same names: the two modules' types print alike.
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }};
+}
+
+#[test]
+fn macro_module_is_the_build_rs_module() {
+    same_checkpoint!(qwen3_5_27b);
+    same_checkpoint!(tiny);
+}
+
+#[test]
+fn every_circuit_has_a_macro_pass_case() {
+    let pass = include_str!("../ui/pass/macro_circuits.rs");
+    for circuit in metrale_tests::CIRCUITS {
+        let call = format!("metrale_macros::circuit!(\"../../../{circuit}\");");
+        assert!(
+            pass.contains(&call),
+            "add `{call}` to tests/ui/pass/macro_circuits.rs"
+        );
+    }
+}
+
+#[test]
+fn pass_cases_compile_warning_free() {
+    trybuild::TestCases::new().pass("ui/pass/macro_*.rs");
+}
+
+#[test]
+#[rustversion::attr(not(stable(1.95)), ignore)]
+fn compile_fail_cases_show_the_circuit_error() {
+    trybuild::TestCases::new().compile_fail("ui/fail/*.rs");
+}
