@@ -42,12 +42,14 @@ impl Region {
 
 /// `true` when `align` is a nonzero power of two.
 #[must_use]
+#[inline]
 pub const fn check_align(align: u64) -> bool {
     align.is_power_of_two()
 }
 
 /// `value` rounded up to a multiple of `align` (a power of two); `None` on overflow.
 #[must_use]
+#[inline]
 pub const fn align_up(value: u64, align: u64) -> Option<u64> {
     match value.checked_add(align - 1) {
         Some(v) => Some(v & !(align - 1)),
@@ -58,6 +60,7 @@ pub const fn align_up(value: u64, align: u64) -> Option<u64> {
 /// Places `bytes` at the first multiple of `align` at or after `cursor`: `(offset, new cursor)`,
 /// `None` on overflow.
 #[must_use]
+#[inline]
 pub const fn place(cursor: u64, bytes: u64, align: u64) -> Option<(u64, u64)> {
     let Some(offset) = align_up(cursor, align) else {
         return None;
@@ -117,6 +120,21 @@ pub struct Arena {
 }
 
 impl Arena {
+    /// An arena of the given sizes and per-(space, lifetime) bytes.
+    pub(crate) const fn new(
+        align: u64,
+        device_bytes: u64,
+        host_bytes: u64,
+        lifetime_bytes: [[u64; 4]; 2],
+    ) -> Self {
+        Self {
+            align,
+            device_bytes,
+            host_bytes,
+            lifetime_bytes,
+        }
+    }
+
     /// The arena size of `space`.
     #[must_use]
     pub const fn bytes(&self, space: Space) -> u64 {

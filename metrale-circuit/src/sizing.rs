@@ -61,6 +61,7 @@ impl Holding {
     /// A term's lifetime: verify for the verify intermediates and checkpoint, else the state's
     /// declared one.
     #[must_use]
+    #[inline]
     pub const fn lifetime(self, declared: Lifetime) -> Lifetime {
         match self {
             Holding::Steps | Holding::Checkpoint => Lifetime::Verify,
@@ -84,6 +85,7 @@ impl Space {
 
     /// The space a state of `kind` lives in.
     #[must_use]
+    #[inline]
     pub const fn of_kind(kind: StateKind) -> Self {
         if kind.is_host() {
             Space::Host
@@ -127,6 +129,7 @@ pub struct Size {
 ///
 /// # Errors
 /// [`SizeFault::Overflow`] when the product overflows.
+#[inline]
 pub const fn unit_bytes(elements: u64, dtype: StateDtype) -> Result<u64, SizeFault> {
     match elements.checked_mul(dtype.size()) {
         Some(bytes) => Ok(bytes),

@@ -1,16 +1,20 @@
 //! Support for the plans `metrale-codegen` generates: the static description of a plan's terms
 //! ([`TermInfo`], [`SizeClass`]), the region groups a generated plan's fields hold, the checked
-//! `const fn` arithmetic generated size functions are written in, and [`build`], which sizes
-//! and lays out a generated plan with the same law as the dynamic [`crate::StatePlan`].
+//! `const fn` arithmetic generated size functions are written in, and the two steps a generated
+//! `StatePlan::new` takes: [`size_classes`] and a [`Placer`], the same law as the dynamic
+//! [`crate::StatePlan`].
 //!
 //! Owner: metrale-circuit. Generated code calls this module; engines read its types.
 //! Invariants:
-//! - [`build`] sizes with [`size_term`] and places with [`place_all`]: a generated plan and
-//!   the dynamic plan of the same circuit and inputs agree term for term, and on the first error.
+//! - Sizes come from [`size_term`] and offsets from [`place`]'s rounding, in the order
+//!   [`place_all`] uses: a generated plan and the dynamic plan of the same circuit and inputs
+//!   agree term for term, and on the first error.
 //! - Everything here is a `const fn` without allocation.
 
-use crate::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
-use crate::sizing::{Size, TermSpec, size_term, unit_bytes};
+#[cfg(doc)]
+use crate::layout::place_all;
+use crate::layout::{Arena, LayoutKey, align_up, check_align, place};
+use crate::sizing::{TermSpec, size_term, unit_bytes};
 use crate::{
     Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateDtype, StateInputs,
     StateKind, VerifySteps,
@@ -101,16 +105,22 @@ pub const fn terms<const N: usize, const C: usize>(
     terms
 }
 
-/// The size class of every row of a generated plan's table.
+/// The first row (in plan order) of every size class of a generated plan's table: a class's
+/// fault is reported for that row's state, as the dynamic plan reports it.
 #[must_use]
-pub const fn term_classes<const N: usize>(table: &[(&'static str, usize); N]) -> [usize; N] {
-    let mut classes = [0; N];
-    let mut i = 0;
-    while i < N {
-        classes[i] = table[i].1;
-        i += 1;
+pub const fn first_rows<const N: usize, const C: usize>(
+    table: &[(&'static str, usize); N],
+) -> [usize; C] {
+    let mut first = [usize::MAX; C];
+    let mut i = N;
+    while i > 0 {
+        i -= 1;
+        let class = table[i].1;
+        if class < C {
+            first[class] = i;
+        }
     }
-    classes
+    first
 }
 
 /// One unit of a state: its bytes and its element type.
@@ -127,6 +137,7 @@ impl Unit {
     ///
     /// # Errors
     /// The elements' own fault, or [`SizeFault::Overflow`] when the bytes overflow.
+    #[inline]
     pub const fn of(
         elements: Result<u64, SizeFault>,
         dtype: StateDtype,
@@ -183,6 +194,7 @@ pub mod regions {
 ///
 /// # Errors
 /// Never; the `Result` lets it compose with [`mul`], [`add`] and [`ceil_div`].
+#[inline]
 pub const fn value(value: u64) -> Result<u64, SizeFault> {
     Ok(value)
 }
@@ -191,6 +203,7 @@ pub const fn value(value: u64) -> Result<u64, SizeFault> {
 ///
 /// # Errors
 /// Either operand's fault, or [`SizeFault::Overflow`].
+#[inline]
 pub const fn mul(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result<u64, SizeFault> {
     match (a, b) {
         (Ok(a), Ok(b)) => match a.checked_mul(b) {
@@ -205,6 +218,7 @@ pub const fn mul(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result
 ///
 /// # Errors
 /// Either operand's fault, or [`SizeFault::Overflow`].
+#[inline]
 pub const fn add(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result<u64, SizeFault> {
     match (a, b) {
         (Ok(a), Ok(b)) => match a.checked_add(b) {
@@ -219,6 +233,7 @@ pub const fn add(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result
 ///
 /// # Errors
 /// [`SizeFault::DivisionByZero`] when `b` is zero.
+#[inline]
 pub const fn ceil_div(a: u64, b: u64) -> Result<u64, SizeFault> {
     if b == 0 {
         Err(SizeFault::DivisionByZero)
@@ -227,17 +242,37 @@ pub const fn ceil_div(a: u64, b: u64) -> Result<u64, SizeFault> {
     }
 }
 
-/// The layout order of a generated plan's terms (see [`layout_order`]), for a `const` item.
+/// The size class of every row of a generated plan's table.
 #[must_use]
-pub const fn order<const N: usize>(terms: &[TermInfo; N]) -> [usize; N] {
-    let keys = keys(terms);
-    let mut order = [0; N];
-    layout_order(&keys, &mut order);
-    order
+pub const fn term_classes<const N: usize>(table: &[(&'static str, usize); N]) -> [usize; N] {
+    let mut classes = [0; N];
+    let mut i = 0;
+    while i < N {
+        classes[i] = table[i].1;
+        i += 1;
+    }
+    classes
 }
 
-/// Every term's layout key.
-const fn keys<const N: usize>(terms: &[TermInfo; N]) -> [LayoutKey; N] {
+/// How many terms each size class has.
+#[must_use]
+pub const fn class_counts<const N: usize, const C: usize>(
+    table: &[(&'static str, usize); N],
+) -> [u64; C] {
+    let mut counts = [0; C];
+    let mut i = 0;
+    while i < N {
+        if table[i].1 < C {
+            counts[table[i].1] += 1;
+        }
+        i += 1;
+    }
+    counts
+}
+
+/// The layout order of a generated plan's terms (see [`crate::layout::layout_order`]).
+#[must_use]
+pub const fn order<const N: usize>(terms: &[TermInfo; N]) -> [usize; N] {
     let mut keys = [LayoutKey {
         space: Space::Device,
         lifetime: Lifetime::Model,
@@ -247,101 +282,294 @@ const fn keys<const N: usize>(terms: &[TermInfo; N]) -> [LayoutKey; N] {
         keys[i] = terms[i].layout_key();
         i += 1;
     }
-    keys
+    let mut order = [0; N];
+    crate::layout::layout_order(&keys, &mut order);
+    order
 }
 
-/// The static description of one generated plan.
-#[derive(Debug, Clone, Copy)]
-pub struct PlanShape<'a, const N: usize, const C: usize> {
-    /// Every term, in plan order.
-    pub terms: &'a [TermInfo; N],
-    /// The size class of each term.
-    pub term_class: &'a [usize; N],
-    /// Every size class.
-    pub classes: &'a [SizeClass; C],
-    /// The layout order ([`order`]).
-    pub order: &'a [usize; N],
-}
-
-/// A generated plan's regions, in plan order, and its arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Built<const N: usize> {
-    /// One region per term; an absent term is empty at offset 0.
-    pub regions: [Region; N],
-    /// The arena sizes and totals.
-    pub arena: Arena,
-}
-
-/// Sizes and lays out a generated plan: each size class once by [`size_term`], then every term
-/// in plan order (the first fault, in plan order, is the error), then the offsets by
-/// [`place_all`].
+/// `align - 1`, the mask [`lay`] rounds with.
 ///
 /// # Errors
-/// [`PlanError::BadAlign`], or the first term's fault naming its state.
-pub const fn build<const N: usize, const C: usize, const U: usize>(
-    shape: &PlanShape<'_, N, C>,
-    units: &[Result<Unit, SizeFault>; U],
-    inputs: &StateInputs<'_>,
-    align: u64,
-) -> Result<Built<N>, PlanError> {
-    if !check_align(align) {
-        return Err(PlanError::BadAlign { align });
+/// [`PlanError::BadAlign`] when `align` is not a nonzero power of two.
+pub const fn align_mask(align: u64) -> Result<u64, PlanError> {
+    if check_align(align) {
+        Ok(align - 1)
+    } else {
+        Err(PlanError::BadAlign { align })
     }
-    let mut sizes: [Result<Option<Size>, SizeFault>; C] = [Ok(None); C];
+}
+
+/// One step of a generated plan's straight-line layout: places a term of `class` at `cursor`
+/// rounded up by `mask`, and returns its offset (0 for an absent term, whose zero bytes leave
+/// the cursor where the next term goes anyway). Wrapping, branch-free arithmetic: [`arena`]
+/// accepts the result only when no sum can have wrapped, else the plan replays the layout
+/// exactly ([`replay`]).
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "one call per term of a generated plan's hot path"
+)]
+pub const fn lay(cursor: &mut u64, class: &ClassSize, mask: u64) -> u64 {
+    let offset = cursor.wrapping_add(mask) & !mask;
+    *cursor = offset.wrapping_add(class.region.bytes);
+    offset & class.keep
+}
+
+/// The arena of a generated plan laid out by [`lay`]: the ends rounded up, the bytes per
+/// (space, lifetime) summed per class. `None` unless `terms` terms of at most the largest
+/// class's bytes, each after at most `align - 1` bytes of padding, fit in `u64`: then no [`lay`]
+/// could have wrapped, and its offsets are the exact ones.
+#[must_use]
+pub const fn arena<const C: usize>(
+    ends: [u64; 2],
+    align: u64,
+    classes: &[ClassSize; C],
+    counts: &[u64; C],
+    terms: u64,
+) -> Option<Arena> {
+    let mut largest = 0;
+    let mut lifetime_bytes = [[0u64; 4]; 2];
     let mut c = 0;
     while c < C {
-        let class = &shape.classes[c];
-        sizes[c] = match units[class.unit] {
-            Ok(unit) => size_term(
-                &TermSpec {
-                    kind: class.kind,
-                    holding: class.holding,
-                    section: class.section,
-                    verify: class.verify,
-                    unit_bytes: unit.bytes,
-                },
-                inputs,
-            ),
-            Err(fault) => Err(fault),
-        };
+        if classes[c].present {
+            let bytes = classes[c].region.bytes;
+            if bytes > largest {
+                largest = bytes;
+            }
+            let Some(total) = bytes.checked_mul(counts[c]) else {
+                return None;
+            };
+            let cell = &mut lifetime_bytes[classes[c].space as usize][classes[c].lifetime as usize];
+            let Some(sum) = cell.checked_add(total) else {
+                return None;
+            };
+            *cell = sum;
+        }
         c += 1;
     }
-    let empty = Region {
-        offset: 0,
-        bytes: 0,
-        units: 0,
-        dtype: StateDtype::U8,
+    let Some(step) = largest.checked_add(align) else {
+        return None;
     };
-    let mut regions = [empty; N];
-    let mut present = [false; N];
-    let mut i = 0;
-    while i < N {
-        let class = shape.term_class[i];
-        let dtype = match units[shape.classes[class].unit] {
-            Ok(unit) => unit.dtype,
-            Err(_) => StateDtype::U8,
-        };
-        match sizes[class] {
-            Ok(Some(size)) => {
-                regions[i] = Region {
-                    offset: 0,
-                    bytes: size.bytes,
-                    units: size.units,
-                    dtype,
-                };
-                present[i] = true;
-            }
-            Ok(None) => regions[i].dtype = dtype,
-            Err(fault) => return Err(PlanError::of_fault(fault, shape.terms[i].state)),
-        }
-        i += 1;
+    if terms.checked_mul(step).is_none() {
+        return None;
     }
-    let keys = keys(shape.terms);
-    match place_all(&keys, &present, shape.order, align, &mut regions) {
-        Ok(arena) => Ok(Built { regions, arena }),
-        Err(i) => Err(PlanError::Overflow {
-            state: shape.terms[i].state,
-        }),
+    let (Some(device), Some(host)) = (align_up(ends[0], align), align_up(ends[1], align)) else {
+        return None;
+    };
+    Some(Arena::new(align, device, host, lifetime_bytes))
+}
+
+/// The slow, exact layout of a generated plan, term by term in `order` with a [`Placer`]: run
+/// only when the straight-line layout overflowed, to report the term [`place_all`] reports.
+///
+/// # Errors
+/// The [`PlanError::Overflow`] of the first term that cannot be placed.
+pub const fn replay<const N: usize, const C: usize>(
+    classes: &[ClassSize; C],
+    term_class: &[usize; N],
+    order: &[usize; N],
+    terms: &[TermInfo; N],
+    align: u64,
+) -> Result<Arena, PlanError> {
+    let mut placer = match Placer::new(align) {
+        Ok(placer) => placer,
+        Err(error) => return Err(error),
+    };
+    let mut k = 0;
+    while k < N {
+        let row = order[k];
+        placer.place(&classes[term_class[row]], row);
+        k += 1;
+    }
+    placer.finish(terms)
+}
+
+/// One size class, sized under the plan inputs: the region each of its terms has (at offset
+/// 0), whether its inputs give it any term, and where it is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassSize {
+    /// Units, bytes and dtype of each term of the class; offset 0.
+    pub region: Region,
+    /// `false` when the inputs give the class no term (its terms are empty regions).
+    pub present: bool,
+    /// All ones when present, zero when not: masks an absent term's offset to 0 without a
+    /// branch.
+    pub keep: u64,
+    /// The arena.
+    pub space: Space,
+    /// The lifetime group.
+    pub lifetime: Lifetime,
+}
+
+impl ClassSize {
+    /// The region of a term of this class placed at `offset`.
+    #[must_use]
+    #[inline]
+    pub const fn at(&self, offset: u64) -> Region {
+        Region {
+            offset,
+            ..self.region
+        }
+    }
+}
+
+/// Sizes every class of a generated plan once, by [`size_term`].
+///
+/// # Errors
+/// Of the classes that cannot be sized, the one whose first term (`first_row`) comes first in
+/// plan order: its fault, naming that term's state, as the dynamic plan names it.
+pub const fn size_classes<const C: usize, const U: usize>(
+    classes: &[SizeClass; C],
+    first_row: &[usize; C],
+    units: &[Result<Unit, SizeFault>; U],
+    inputs: &StateInputs<'_>,
+    terms: &[TermInfo],
+) -> Result<[ClassSize; C], PlanError> {
+    let empty = ClassSize {
+        region: Region {
+            offset: 0,
+            bytes: 0,
+            units: 0,
+            dtype: StateDtype::U8,
+        },
+        present: false,
+        keep: 0,
+        space: Space::Device,
+        lifetime: Lifetime::Model,
+    };
+    let mut sized = [empty; C];
+    let mut fault: Option<(usize, SizeFault)> = None;
+    let mut c = 0;
+    while c < C {
+        let class = &classes[c];
+        let size = match units[class.unit] {
+            Ok(unit) => {
+                sized[c].region.dtype = unit.dtype;
+                size_term(
+                    &TermSpec {
+                        kind: class.kind,
+                        holding: class.holding,
+                        section: class.section,
+                        verify: class.verify,
+                        unit_bytes: unit.bytes,
+                    },
+                    inputs,
+                )
+            }
+            Err(fault) => Err(fault),
+        };
+        sized[c].space = Space::of_kind(class.kind);
+        sized[c].lifetime = class.holding.lifetime(class.lifetime);
+        match size {
+            Ok(Some(size)) => {
+                sized[c].region.units = size.units;
+                sized[c].region.bytes = size.bytes;
+                sized[c].present = true;
+                sized[c].keep = u64::MAX;
+            }
+            Ok(None) => {}
+            Err(error) => {
+                let earlier = match fault {
+                    Some((row, _)) => row < first_row[c],
+                    None => false,
+                };
+                if !earlier {
+                    fault = Some((first_row[c], error));
+                }
+            }
+        }
+        c += 1;
+    }
+    match fault {
+        Some((row, fault)) => Err(PlanError::of_fault(fault, state_of(terms, row))),
+        None => Ok(sized),
+    }
+}
+
+/// Lays out a generated plan one term at a time, in layout order, by [`place`]: the same steps
+/// [`place_all`] takes for the dynamic plan. A failure is kept (the first one, by row) and
+/// reported by [`Placer::finish`], so each term costs one call and no branch out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placer {
+    align: u64,
+    cursor: [u64; 2],
+    last: [usize; 2],
+    failed: Option<usize>,
+    lifetime_bytes: [[u64; 4]; 2],
+}
+
+impl Placer {
+    /// A placer for offsets that are multiples of `align`.
+    ///
+    /// # Errors
+    /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two.
+    pub const fn new(align: u64) -> Result<Self, PlanError> {
+        if !check_align(align) {
+            return Err(PlanError::BadAlign { align });
+        }
+        Ok(Self {
+            align,
+            cursor: [0; 2],
+            last: [0; 2],
+            failed: None,
+            lifetime_bytes: [[0; 4]; 2],
+        })
+    }
+
+    /// Places the term at `row` (plan order) of `class`: its offset, or 0 for an absent term,
+    /// which takes no room.
+    #[inline]
+    pub const fn place(&mut self, class: &ClassSize, row: usize) -> u64 {
+        if !class.present || self.failed.is_some() {
+            return 0;
+        }
+        let space = class.space as usize;
+        let Some((offset, end)) = place(self.cursor[space], class.region.bytes, self.align) else {
+            self.failed = Some(row);
+            return 0;
+        };
+        let lifetime = class.lifetime as usize;
+        let Some(sum) = self.lifetime_bytes[space][lifetime].checked_add(class.region.bytes) else {
+            self.failed = Some(row);
+            return 0;
+        };
+        self.lifetime_bytes[space][lifetime] = sum;
+        self.cursor[space] = end;
+        self.last[space] = row;
+        offset
+    }
+
+    /// The arena, every term placed.
+    ///
+    /// # Errors
+    /// [`PlanError::Overflow`] naming the first term that could not be placed, or the term that
+    /// ends an arena whose final rounding overflows.
+    pub const fn finish(&self, terms: &[TermInfo]) -> Result<Arena, PlanError> {
+        if let Some(row) = self.failed {
+            return Err(PlanError::Overflow {
+                state: state_of(terms, row),
+            });
+        }
+        let Some(device) = align_up(self.cursor[Space::Device as usize], self.align) else {
+            return Err(PlanError::Overflow {
+                state: state_of(terms, self.last[Space::Device as usize]),
+            });
+        };
+        let Some(host) = align_up(self.cursor[Space::Host as usize], self.align) else {
+            return Err(PlanError::Overflow {
+                state: state_of(terms, self.last[Space::Host as usize]),
+            });
+        };
+        Ok(Arena::new(self.align, device, host, self.lifetime_bytes))
+    }
+}
+
+/// The state of row `row` of `terms` (`""` past the end, which a generated table never is).
+const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
+    if row < terms.len() {
+        terms[row].state
+    } else {
+        ""
     }
 }
 

@@ -2173,23 +2173,20 @@ pub mod qwen3_5 {
             &TABLE,
             &CLASSES,
         );
+        /// The first row of every size class: its faults are reported there.
+        const FIRST_ROW: [usize; 23] = ::metrale_circuit::static_plan::first_rows(
+            &TABLE,
+        );
+        /// The number of terms of every size class.
+        const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
+            &TABLE,
+        );
         /// The size class of every term.
         const TERM_CLASS: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::term_classes(
             &TABLE,
         );
-        /// The layout order of the terms.
+        /// The layout order of the terms, for the exact replay of an overflow.
         const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
-        /// The static description `new` builds from.
-        const SHAPE: ::metrale_circuit::static_plan::PlanShape<
-            'static,
-            TERM_COUNT,
-            23,
-        > = ::metrale_circuit::static_plan::PlanShape {
-            terms: &TERMS,
-            term_class: &TERM_CLASS,
-            classes: &CLASSES,
-            order: &ORDER,
-        };
         /// Every state term of checkpoint `qwen3_5_27b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -2344,6 +2341,14 @@ pub mod qwen3_5 {
                 clippy::trivially_copy_pass_by_ref,
                 reason = "every circuit's plan takes `&Dims`, however few dims it has"
             )]
+            #[allow(
+                clippy::too_many_lines,
+                reason = "one line per state term: straight-line placement is what makes the plan fast"
+            )]
+            #[allow(
+                clippy::similar_names,
+                reason = "one offset per term, named by its row: `at_<row>`"
+            )]
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2371,1901 +2376,5241 @@ pub mod qwen3_5 {
                     super::blocks::head::tree_mask_unit(dims, inputs.formats),
                     super::blocks::head::draft_tokens_unit(dims, inputs.formats),
                 ];
-                match ::metrale_circuit::static_plan::build(
-                    &SHAPE,
+                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
+                    ::core::result::Result::Ok(mask) => mask,
+                    ::core::result::Result::Err(error) => {
+                        return ::core::result::Result::Err(error);
+                    }
+                };
+                let classes = match ::metrale_circuit::static_plan::size_classes(
+                    &CLASSES,
+                    &FIRST_ROW,
                     &units,
                     &inputs.state_inputs(),
-                    align,
+                    &TERMS,
                 ) {
-                    ::core::result::Result::Ok(built) => {
-                        ::core::result::Result::Ok(
-                            Self::from_regions(&built.regions, built.arena),
-                        )
-                    }
+                    ::core::result::Result::Ok(classes) => classes,
                     ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
+                        return ::core::result::Result::Err(error);
                     }
-                }
-            }
-            /// The plan whose terms sit at `regions`, in plan order.
-            #[allow(clippy::too_many_lines, reason = "one line per state term")]
-            const fn from_regions(
-                regions: &[::metrale_circuit::Region; TERM_COUNT],
-                arena: ::metrale_circuit::Arena,
-            ) -> Self {
-                Self {
+                };
+                let mut ends = [0u64; 2];
+                let at_11 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_12 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_24 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_25 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_37 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_38 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_39 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_40 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_52 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_53 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_65 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_66 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_78 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_79 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_80 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_81 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_93 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_94 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_106 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_107 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_119 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_120 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_121 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_122 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_134 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_135 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_147 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_148 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_160 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_161 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_162 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_163 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_175 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_176 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_188 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_189 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_201 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_202 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_203 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_204 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_216 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_217 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_229 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_230 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_242 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_243 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_244 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_245 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_257 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_258 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_270 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_271 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_283 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_284 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_285 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_286 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_298 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_299 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_311 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_312 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_324 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_325 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_326 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_327 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_339 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_340 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_352 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_353 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_365 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_366 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_367 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_368 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_380 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_381 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_393 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_394 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_406 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_407 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_408 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_409 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_421 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_422 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_434 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_435 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_447 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_448 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_449 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_450 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_462 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_463 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_475 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_476 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_488 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_489 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_490 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_491 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_503 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_504 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_516 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_517 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_529 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_530 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_531 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_532 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_544 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_545 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_557 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_558 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_570 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_571 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_572 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_573 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_585 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_586 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_598 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_599 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_611 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_612 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_613 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_614 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_626 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_627 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_639 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_640 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_652 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_653 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_654 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_655 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_662 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[21],
+                    mask,
+                );
+                let at_663 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[22],
+                    mask,
+                );
+                let at_0 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_3 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_13 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_16 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_26 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_29 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_41 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_44 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_54 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_57 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_67 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_70 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_82 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_85 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_95 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_98 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_108 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_111 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_123 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_126 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_136 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_139 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_149 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_152 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_164 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_167 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_177 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_180 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_190 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_193 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_205 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_208 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_218 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_221 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_231 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_234 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_246 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_249 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_259 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_262 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_272 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_275 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_287 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_290 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_300 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_303 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_313 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_316 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_328 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_331 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_341 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_344 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_354 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_357 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_369 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_372 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_382 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_385 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_395 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_398 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_410 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_413 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_423 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_426 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_436 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_439 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_451 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_454 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_464 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_467 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_477 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_480 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_492 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_495 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_505 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_508 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_518 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_521 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_533 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_536 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_546 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_549 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_559 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_562 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_574 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_577 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_587 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_590 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_600 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_603 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_615 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_618 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_628 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_631 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_641 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_644 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_658 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[17],
+                    mask,
+                );
+                let at_6 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_7 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_8 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_9 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_19 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_20 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_21 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_22 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_32 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_33 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_34 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_35 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_47 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_48 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_49 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_50 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_60 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_61 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_62 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_63 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_73 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_74 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_75 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_76 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_88 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_89 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_90 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_91 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_101 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_102 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_103 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_104 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_114 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_115 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_116 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_117 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_129 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_130 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_131 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_132 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_142 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_143 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_144 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_145 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_155 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_156 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_157 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_158 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_170 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_171 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_172 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_173 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_183 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_184 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_185 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_186 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_196 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_197 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_198 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_199 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_211 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_212 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_213 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_214 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_224 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_225 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_226 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_227 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_237 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_238 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_239 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_240 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_252 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_253 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_254 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_255 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_265 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_266 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_267 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_268 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_278 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_279 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_280 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_281 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_293 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_294 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_295 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_296 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_306 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_307 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_308 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_309 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_319 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_320 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_321 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_322 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_334 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_335 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_336 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_337 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_347 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_348 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_349 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_350 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_360 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_361 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_362 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_363 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_375 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_376 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_377 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_378 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_388 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_389 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_390 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_391 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_401 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_402 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_403 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_404 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_416 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_417 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_418 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_419 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_429 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_430 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_431 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_432 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_442 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_443 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_444 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_445 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_457 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_458 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_459 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_460 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_470 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_471 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_472 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_473 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_483 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_484 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_485 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_486 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_498 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_499 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_500 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_501 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_511 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_512 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_513 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_514 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_524 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_525 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_526 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_527 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_539 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_540 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_541 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_542 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_552 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_553 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_554 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_555 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_565 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_566 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_567 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_568 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_580 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_581 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_582 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_583 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_593 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_594 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_595 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_596 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_606 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_607 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_608 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_609 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_621 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_622 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_623 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_624 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_634 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_635 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_636 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_637 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_647 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_648 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_649 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_650 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_656 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[15],
+                    mask,
+                );
+                let at_1 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_2 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_4 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_5 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_10 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_14 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_15 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_17 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_18 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_23 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_27 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_28 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_30 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_31 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_36 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_42 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_43 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_45 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_46 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_51 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_55 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_56 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_58 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_59 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_64 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_68 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_69 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_71 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_72 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_77 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_83 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_84 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_86 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_87 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_92 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_96 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_97 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_99 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_100 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_105 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_109 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_110 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_112 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_113 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_118 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_124 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_125 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_127 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_128 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_133 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_137 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_138 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_140 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_141 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_146 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_150 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_151 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_153 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_154 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_159 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_165 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_166 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_168 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_169 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_174 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_178 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_179 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_181 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_182 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_187 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_191 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_192 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_194 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_195 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_200 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_206 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_207 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_209 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_210 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_215 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_219 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_220 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_222 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_223 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_228 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_232 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_233 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_235 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_236 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_241 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_247 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_248 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_250 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_251 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_256 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_260 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_261 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_263 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_264 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_269 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_273 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_274 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_276 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_277 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_282 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_288 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_289 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_291 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_292 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_297 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_301 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_302 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_304 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_305 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_310 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_314 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_315 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_317 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_318 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_323 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_329 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_330 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_332 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_333 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_338 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_342 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_343 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_345 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_346 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_351 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_355 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_356 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_358 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_359 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_364 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_370 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_371 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_373 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_374 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_379 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_383 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_384 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_386 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_387 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_392 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_396 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_397 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_399 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_400 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_405 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_411 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_412 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_414 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_415 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_420 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_424 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_425 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_427 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_428 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_433 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_437 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_438 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_440 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_441 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_446 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_452 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_453 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_455 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_456 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_461 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_465 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_466 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_468 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_469 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_474 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_478 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_479 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_481 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_482 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_487 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_493 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_494 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_496 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_497 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_502 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_506 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_507 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_509 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_510 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_515 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_519 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_520 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_522 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_523 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_528 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_534 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_535 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_537 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_538 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_543 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_547 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_548 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_550 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_551 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_556 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_560 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_561 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_563 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_564 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_569 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_575 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_576 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_578 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_579 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_584 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_588 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_589 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_591 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_592 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_597 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_601 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_602 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_604 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_605 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_610 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_616 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_617 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_619 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_620 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_625 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_629 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_630 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_632 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_633 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_638 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_642 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_643 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_645 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_646 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_651 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_657 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[16],
+                    mask,
+                );
+                let at_660 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[19],
+                    mask,
+                );
+                let at_661 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[20],
+                    mask,
+                );
+                let at_659 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[1],
+                    &classes[18],
+                    mask,
+                );
+                let arena = match ::metrale_circuit::static_plan::arena(
+                    ends,
+                    align,
+                    &classes,
+                    &CLASS_COUNT,
+                    TERM_COUNT as u64,
+                ) {
+                    ::core::option::Option::Some(arena) => arena,
+                    ::core::option::Option::None => {
+                        match ::metrale_circuit::static_plan::replay(
+                            &classes,
+                            &TERM_CLASS,
+                            &ORDER,
+                            &TERMS,
+                            align,
+                        ) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
+                };
+                ::core::result::Result::Ok(Self {
                     l0: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[0],
-                                steps: regions[1],
-                                checkpoint: regions[2],
+                                live: classes[0].at(at_0),
+                                steps: classes[1].at(at_1),
+                                checkpoint: classes[2].at(at_2),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[3],
-                                steps: regions[4],
-                                checkpoint: regions[5],
+                                live: classes[3].at(at_3),
+                                steps: classes[4].at(at_4),
+                                checkpoint: classes[5].at(at_5),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[6],
+                                cache: classes[6].at(at_6),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[7],
+                                cache: classes[7].at(at_7),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[8],
+                                cache: classes[8].at(at_8),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[9],
+                                cache: classes[9].at(at_9),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[10],
+                                cache: classes[10].at(at_10),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[11],
+                                cache: classes[11].at(at_11),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[12],
+                                cache: classes[12].at(at_12),
                             },
                         },
                     },
                     l1: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[13],
-                                steps: regions[14],
-                                checkpoint: regions[15],
+                                live: classes[0].at(at_13),
+                                steps: classes[1].at(at_14),
+                                checkpoint: classes[2].at(at_15),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[16],
-                                steps: regions[17],
-                                checkpoint: regions[18],
+                                live: classes[3].at(at_16),
+                                steps: classes[4].at(at_17),
+                                checkpoint: classes[5].at(at_18),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[19],
+                                cache: classes[6].at(at_19),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[20],
+                                cache: classes[7].at(at_20),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[21],
+                                cache: classes[8].at(at_21),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[22],
+                                cache: classes[9].at(at_22),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[23],
+                                cache: classes[10].at(at_23),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[24],
+                                cache: classes[11].at(at_24),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[25],
+                                cache: classes[12].at(at_25),
                             },
                         },
                     },
                     l2: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[26],
-                                steps: regions[27],
-                                checkpoint: regions[28],
+                                live: classes[0].at(at_26),
+                                steps: classes[1].at(at_27),
+                                checkpoint: classes[2].at(at_28),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[29],
-                                steps: regions[30],
-                                checkpoint: regions[31],
+                                live: classes[3].at(at_29),
+                                steps: classes[4].at(at_30),
+                                checkpoint: classes[5].at(at_31),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[32],
+                                cache: classes[6].at(at_32),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[33],
+                                cache: classes[7].at(at_33),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[34],
+                                cache: classes[8].at(at_34),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[35],
+                                cache: classes[9].at(at_35),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[36],
+                                cache: classes[10].at(at_36),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[37],
+                                cache: classes[11].at(at_37),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[38],
+                                cache: classes[12].at(at_38),
                             },
                         },
                     },
                     l3: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[39],
+                                blocks: classes[13].at(at_39),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[40],
+                                blocks: classes[14].at(at_40),
                             },
                         },
                     },
                     l4: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[41],
-                                steps: regions[42],
-                                checkpoint: regions[43],
+                                live: classes[0].at(at_41),
+                                steps: classes[1].at(at_42),
+                                checkpoint: classes[2].at(at_43),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[44],
-                                steps: regions[45],
-                                checkpoint: regions[46],
+                                live: classes[3].at(at_44),
+                                steps: classes[4].at(at_45),
+                                checkpoint: classes[5].at(at_46),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[47],
+                                cache: classes[6].at(at_47),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[48],
+                                cache: classes[7].at(at_48),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[49],
+                                cache: classes[8].at(at_49),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[50],
+                                cache: classes[9].at(at_50),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[51],
+                                cache: classes[10].at(at_51),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[52],
+                                cache: classes[11].at(at_52),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[53],
+                                cache: classes[12].at(at_53),
                             },
                         },
                     },
                     l5: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[54],
-                                steps: regions[55],
-                                checkpoint: regions[56],
+                                live: classes[0].at(at_54),
+                                steps: classes[1].at(at_55),
+                                checkpoint: classes[2].at(at_56),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[57],
-                                steps: regions[58],
-                                checkpoint: regions[59],
+                                live: classes[3].at(at_57),
+                                steps: classes[4].at(at_58),
+                                checkpoint: classes[5].at(at_59),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[60],
+                                cache: classes[6].at(at_60),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[61],
+                                cache: classes[7].at(at_61),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[62],
+                                cache: classes[8].at(at_62),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[63],
+                                cache: classes[9].at(at_63),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[64],
+                                cache: classes[10].at(at_64),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[65],
+                                cache: classes[11].at(at_65),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[66],
+                                cache: classes[12].at(at_66),
                             },
                         },
                     },
                     l6: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[67],
-                                steps: regions[68],
-                                checkpoint: regions[69],
+                                live: classes[0].at(at_67),
+                                steps: classes[1].at(at_68),
+                                checkpoint: classes[2].at(at_69),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[70],
-                                steps: regions[71],
-                                checkpoint: regions[72],
+                                live: classes[3].at(at_70),
+                                steps: classes[4].at(at_71),
+                                checkpoint: classes[5].at(at_72),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[73],
+                                cache: classes[6].at(at_73),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[74],
+                                cache: classes[7].at(at_74),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[75],
+                                cache: classes[8].at(at_75),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[76],
+                                cache: classes[9].at(at_76),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[77],
+                                cache: classes[10].at(at_77),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[78],
+                                cache: classes[11].at(at_78),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[79],
+                                cache: classes[12].at(at_79),
                             },
                         },
                     },
                     l7: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[80],
+                                blocks: classes[13].at(at_80),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[81],
+                                blocks: classes[14].at(at_81),
                             },
                         },
                     },
                     l8: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[82],
-                                steps: regions[83],
-                                checkpoint: regions[84],
+                                live: classes[0].at(at_82),
+                                steps: classes[1].at(at_83),
+                                checkpoint: classes[2].at(at_84),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[85],
-                                steps: regions[86],
-                                checkpoint: regions[87],
+                                live: classes[3].at(at_85),
+                                steps: classes[4].at(at_86),
+                                checkpoint: classes[5].at(at_87),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[88],
+                                cache: classes[6].at(at_88),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[89],
+                                cache: classes[7].at(at_89),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[90],
+                                cache: classes[8].at(at_90),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[91],
+                                cache: classes[9].at(at_91),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[92],
+                                cache: classes[10].at(at_92),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[93],
+                                cache: classes[11].at(at_93),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[94],
+                                cache: classes[12].at(at_94),
                             },
                         },
                     },
                     l9: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[95],
-                                steps: regions[96],
-                                checkpoint: regions[97],
+                                live: classes[0].at(at_95),
+                                steps: classes[1].at(at_96),
+                                checkpoint: classes[2].at(at_97),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[98],
-                                steps: regions[99],
-                                checkpoint: regions[100],
+                                live: classes[3].at(at_98),
+                                steps: classes[4].at(at_99),
+                                checkpoint: classes[5].at(at_100),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[101],
+                                cache: classes[6].at(at_101),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[102],
+                                cache: classes[7].at(at_102),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[103],
+                                cache: classes[8].at(at_103),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[104],
+                                cache: classes[9].at(at_104),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[105],
+                                cache: classes[10].at(at_105),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[106],
+                                cache: classes[11].at(at_106),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[107],
+                                cache: classes[12].at(at_107),
                             },
                         },
                     },
                     l10: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[108],
-                                steps: regions[109],
-                                checkpoint: regions[110],
+                                live: classes[0].at(at_108),
+                                steps: classes[1].at(at_109),
+                                checkpoint: classes[2].at(at_110),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[111],
-                                steps: regions[112],
-                                checkpoint: regions[113],
+                                live: classes[3].at(at_111),
+                                steps: classes[4].at(at_112),
+                                checkpoint: classes[5].at(at_113),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[114],
+                                cache: classes[6].at(at_114),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[115],
+                                cache: classes[7].at(at_115),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[116],
+                                cache: classes[8].at(at_116),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[117],
+                                cache: classes[9].at(at_117),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[118],
+                                cache: classes[10].at(at_118),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[119],
+                                cache: classes[11].at(at_119),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[120],
+                                cache: classes[12].at(at_120),
                             },
                         },
                     },
                     l11: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[121],
+                                blocks: classes[13].at(at_121),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[122],
+                                blocks: classes[14].at(at_122),
                             },
                         },
                     },
                     l12: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[123],
-                                steps: regions[124],
-                                checkpoint: regions[125],
+                                live: classes[0].at(at_123),
+                                steps: classes[1].at(at_124),
+                                checkpoint: classes[2].at(at_125),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[126],
-                                steps: regions[127],
-                                checkpoint: regions[128],
+                                live: classes[3].at(at_126),
+                                steps: classes[4].at(at_127),
+                                checkpoint: classes[5].at(at_128),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[129],
+                                cache: classes[6].at(at_129),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[130],
+                                cache: classes[7].at(at_130),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[131],
+                                cache: classes[8].at(at_131),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[132],
+                                cache: classes[9].at(at_132),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[133],
+                                cache: classes[10].at(at_133),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[134],
+                                cache: classes[11].at(at_134),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[135],
+                                cache: classes[12].at(at_135),
                             },
                         },
                     },
                     l13: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[136],
-                                steps: regions[137],
-                                checkpoint: regions[138],
+                                live: classes[0].at(at_136),
+                                steps: classes[1].at(at_137),
+                                checkpoint: classes[2].at(at_138),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[139],
-                                steps: regions[140],
-                                checkpoint: regions[141],
+                                live: classes[3].at(at_139),
+                                steps: classes[4].at(at_140),
+                                checkpoint: classes[5].at(at_141),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[142],
+                                cache: classes[6].at(at_142),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[143],
+                                cache: classes[7].at(at_143),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[144],
+                                cache: classes[8].at(at_144),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[145],
+                                cache: classes[9].at(at_145),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[146],
+                                cache: classes[10].at(at_146),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[147],
+                                cache: classes[11].at(at_147),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[148],
+                                cache: classes[12].at(at_148),
                             },
                         },
                     },
                     l14: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[149],
-                                steps: regions[150],
-                                checkpoint: regions[151],
+                                live: classes[0].at(at_149),
+                                steps: classes[1].at(at_150),
+                                checkpoint: classes[2].at(at_151),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[152],
-                                steps: regions[153],
-                                checkpoint: regions[154],
+                                live: classes[3].at(at_152),
+                                steps: classes[4].at(at_153),
+                                checkpoint: classes[5].at(at_154),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[155],
+                                cache: classes[6].at(at_155),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[156],
+                                cache: classes[7].at(at_156),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[157],
+                                cache: classes[8].at(at_157),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[158],
+                                cache: classes[9].at(at_158),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[159],
+                                cache: classes[10].at(at_159),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[160],
+                                cache: classes[11].at(at_160),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[161],
+                                cache: classes[12].at(at_161),
                             },
                         },
                     },
                     l15: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[162],
+                                blocks: classes[13].at(at_162),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[163],
+                                blocks: classes[14].at(at_163),
                             },
                         },
                     },
                     l16: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[164],
-                                steps: regions[165],
-                                checkpoint: regions[166],
+                                live: classes[0].at(at_164),
+                                steps: classes[1].at(at_165),
+                                checkpoint: classes[2].at(at_166),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[167],
-                                steps: regions[168],
-                                checkpoint: regions[169],
+                                live: classes[3].at(at_167),
+                                steps: classes[4].at(at_168),
+                                checkpoint: classes[5].at(at_169),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[170],
+                                cache: classes[6].at(at_170),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[171],
+                                cache: classes[7].at(at_171),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[172],
+                                cache: classes[8].at(at_172),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[173],
+                                cache: classes[9].at(at_173),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[174],
+                                cache: classes[10].at(at_174),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[175],
+                                cache: classes[11].at(at_175),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[176],
+                                cache: classes[12].at(at_176),
                             },
                         },
                     },
                     l17: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[177],
-                                steps: regions[178],
-                                checkpoint: regions[179],
+                                live: classes[0].at(at_177),
+                                steps: classes[1].at(at_178),
+                                checkpoint: classes[2].at(at_179),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[180],
-                                steps: regions[181],
-                                checkpoint: regions[182],
+                                live: classes[3].at(at_180),
+                                steps: classes[4].at(at_181),
+                                checkpoint: classes[5].at(at_182),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[183],
+                                cache: classes[6].at(at_183),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[184],
+                                cache: classes[7].at(at_184),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[185],
+                                cache: classes[8].at(at_185),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[186],
+                                cache: classes[9].at(at_186),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[187],
+                                cache: classes[10].at(at_187),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[188],
+                                cache: classes[11].at(at_188),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[189],
+                                cache: classes[12].at(at_189),
                             },
                         },
                     },
                     l18: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[190],
-                                steps: regions[191],
-                                checkpoint: regions[192],
+                                live: classes[0].at(at_190),
+                                steps: classes[1].at(at_191),
+                                checkpoint: classes[2].at(at_192),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[193],
-                                steps: regions[194],
-                                checkpoint: regions[195],
+                                live: classes[3].at(at_193),
+                                steps: classes[4].at(at_194),
+                                checkpoint: classes[5].at(at_195),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[196],
+                                cache: classes[6].at(at_196),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[197],
+                                cache: classes[7].at(at_197),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[198],
+                                cache: classes[8].at(at_198),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[199],
+                                cache: classes[9].at(at_199),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[200],
+                                cache: classes[10].at(at_200),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[201],
+                                cache: classes[11].at(at_201),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[202],
+                                cache: classes[12].at(at_202),
                             },
                         },
                     },
                     l19: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[203],
+                                blocks: classes[13].at(at_203),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[204],
+                                blocks: classes[14].at(at_204),
                             },
                         },
                     },
                     l20: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[205],
-                                steps: regions[206],
-                                checkpoint: regions[207],
+                                live: classes[0].at(at_205),
+                                steps: classes[1].at(at_206),
+                                checkpoint: classes[2].at(at_207),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[208],
-                                steps: regions[209],
-                                checkpoint: regions[210],
+                                live: classes[3].at(at_208),
+                                steps: classes[4].at(at_209),
+                                checkpoint: classes[5].at(at_210),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[211],
+                                cache: classes[6].at(at_211),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[212],
+                                cache: classes[7].at(at_212),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[213],
+                                cache: classes[8].at(at_213),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[214],
+                                cache: classes[9].at(at_214),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[215],
+                                cache: classes[10].at(at_215),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[216],
+                                cache: classes[11].at(at_216),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[217],
+                                cache: classes[12].at(at_217),
                             },
                         },
                     },
                     l21: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[218],
-                                steps: regions[219],
-                                checkpoint: regions[220],
+                                live: classes[0].at(at_218),
+                                steps: classes[1].at(at_219),
+                                checkpoint: classes[2].at(at_220),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[221],
-                                steps: regions[222],
-                                checkpoint: regions[223],
+                                live: classes[3].at(at_221),
+                                steps: classes[4].at(at_222),
+                                checkpoint: classes[5].at(at_223),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[224],
+                                cache: classes[6].at(at_224),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[225],
+                                cache: classes[7].at(at_225),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[226],
+                                cache: classes[8].at(at_226),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[227],
+                                cache: classes[9].at(at_227),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[228],
+                                cache: classes[10].at(at_228),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[229],
+                                cache: classes[11].at(at_229),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[230],
+                                cache: classes[12].at(at_230),
                             },
                         },
                     },
                     l22: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[231],
-                                steps: regions[232],
-                                checkpoint: regions[233],
+                                live: classes[0].at(at_231),
+                                steps: classes[1].at(at_232),
+                                checkpoint: classes[2].at(at_233),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[234],
-                                steps: regions[235],
-                                checkpoint: regions[236],
+                                live: classes[3].at(at_234),
+                                steps: classes[4].at(at_235),
+                                checkpoint: classes[5].at(at_236),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[237],
+                                cache: classes[6].at(at_237),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[238],
+                                cache: classes[7].at(at_238),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[239],
+                                cache: classes[8].at(at_239),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[240],
+                                cache: classes[9].at(at_240),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[241],
+                                cache: classes[10].at(at_241),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[242],
+                                cache: classes[11].at(at_242),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[243],
+                                cache: classes[12].at(at_243),
                             },
                         },
                     },
                     l23: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[244],
+                                blocks: classes[13].at(at_244),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[245],
+                                blocks: classes[14].at(at_245),
                             },
                         },
                     },
                     l24: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[246],
-                                steps: regions[247],
-                                checkpoint: regions[248],
+                                live: classes[0].at(at_246),
+                                steps: classes[1].at(at_247),
+                                checkpoint: classes[2].at(at_248),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[249],
-                                steps: regions[250],
-                                checkpoint: regions[251],
+                                live: classes[3].at(at_249),
+                                steps: classes[4].at(at_250),
+                                checkpoint: classes[5].at(at_251),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[252],
+                                cache: classes[6].at(at_252),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[253],
+                                cache: classes[7].at(at_253),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[254],
+                                cache: classes[8].at(at_254),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[255],
+                                cache: classes[9].at(at_255),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[256],
+                                cache: classes[10].at(at_256),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[257],
+                                cache: classes[11].at(at_257),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[258],
+                                cache: classes[12].at(at_258),
                             },
                         },
                     },
                     l25: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[259],
-                                steps: regions[260],
-                                checkpoint: regions[261],
+                                live: classes[0].at(at_259),
+                                steps: classes[1].at(at_260),
+                                checkpoint: classes[2].at(at_261),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[262],
-                                steps: regions[263],
-                                checkpoint: regions[264],
+                                live: classes[3].at(at_262),
+                                steps: classes[4].at(at_263),
+                                checkpoint: classes[5].at(at_264),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[265],
+                                cache: classes[6].at(at_265),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[266],
+                                cache: classes[7].at(at_266),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[267],
+                                cache: classes[8].at(at_267),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[268],
+                                cache: classes[9].at(at_268),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[269],
+                                cache: classes[10].at(at_269),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[270],
+                                cache: classes[11].at(at_270),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[271],
+                                cache: classes[12].at(at_271),
                             },
                         },
                     },
                     l26: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[272],
-                                steps: regions[273],
-                                checkpoint: regions[274],
+                                live: classes[0].at(at_272),
+                                steps: classes[1].at(at_273),
+                                checkpoint: classes[2].at(at_274),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[275],
-                                steps: regions[276],
-                                checkpoint: regions[277],
+                                live: classes[3].at(at_275),
+                                steps: classes[4].at(at_276),
+                                checkpoint: classes[5].at(at_277),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[278],
+                                cache: classes[6].at(at_278),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[279],
+                                cache: classes[7].at(at_279),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[280],
+                                cache: classes[8].at(at_280),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[281],
+                                cache: classes[9].at(at_281),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[282],
+                                cache: classes[10].at(at_282),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[283],
+                                cache: classes[11].at(at_283),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[284],
+                                cache: classes[12].at(at_284),
                             },
                         },
                     },
                     l27: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[285],
+                                blocks: classes[13].at(at_285),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[286],
+                                blocks: classes[14].at(at_286),
                             },
                         },
                     },
                     l28: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[287],
-                                steps: regions[288],
-                                checkpoint: regions[289],
+                                live: classes[0].at(at_287),
+                                steps: classes[1].at(at_288),
+                                checkpoint: classes[2].at(at_289),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[290],
-                                steps: regions[291],
-                                checkpoint: regions[292],
+                                live: classes[3].at(at_290),
+                                steps: classes[4].at(at_291),
+                                checkpoint: classes[5].at(at_292),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[293],
+                                cache: classes[6].at(at_293),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[294],
+                                cache: classes[7].at(at_294),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[295],
+                                cache: classes[8].at(at_295),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[296],
+                                cache: classes[9].at(at_296),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[297],
+                                cache: classes[10].at(at_297),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[298],
+                                cache: classes[11].at(at_298),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[299],
+                                cache: classes[12].at(at_299),
                             },
                         },
                     },
                     l29: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[300],
-                                steps: regions[301],
-                                checkpoint: regions[302],
+                                live: classes[0].at(at_300),
+                                steps: classes[1].at(at_301),
+                                checkpoint: classes[2].at(at_302),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[303],
-                                steps: regions[304],
-                                checkpoint: regions[305],
+                                live: classes[3].at(at_303),
+                                steps: classes[4].at(at_304),
+                                checkpoint: classes[5].at(at_305),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[306],
+                                cache: classes[6].at(at_306),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[307],
+                                cache: classes[7].at(at_307),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[308],
+                                cache: classes[8].at(at_308),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[309],
+                                cache: classes[9].at(at_309),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[310],
+                                cache: classes[10].at(at_310),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[311],
+                                cache: classes[11].at(at_311),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[312],
+                                cache: classes[12].at(at_312),
                             },
                         },
                     },
                     l30: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[313],
-                                steps: regions[314],
-                                checkpoint: regions[315],
+                                live: classes[0].at(at_313),
+                                steps: classes[1].at(at_314),
+                                checkpoint: classes[2].at(at_315),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[316],
-                                steps: regions[317],
-                                checkpoint: regions[318],
+                                live: classes[3].at(at_316),
+                                steps: classes[4].at(at_317),
+                                checkpoint: classes[5].at(at_318),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[319],
+                                cache: classes[6].at(at_319),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[320],
+                                cache: classes[7].at(at_320),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[321],
+                                cache: classes[8].at(at_321),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[322],
+                                cache: classes[9].at(at_322),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[323],
+                                cache: classes[10].at(at_323),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[324],
+                                cache: classes[11].at(at_324),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[325],
+                                cache: classes[12].at(at_325),
                             },
                         },
                     },
                     l31: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[326],
+                                blocks: classes[13].at(at_326),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[327],
+                                blocks: classes[14].at(at_327),
                             },
                         },
                     },
                     l32: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[328],
-                                steps: regions[329],
-                                checkpoint: regions[330],
+                                live: classes[0].at(at_328),
+                                steps: classes[1].at(at_329),
+                                checkpoint: classes[2].at(at_330),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[331],
-                                steps: regions[332],
-                                checkpoint: regions[333],
+                                live: classes[3].at(at_331),
+                                steps: classes[4].at(at_332),
+                                checkpoint: classes[5].at(at_333),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[334],
+                                cache: classes[6].at(at_334),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[335],
+                                cache: classes[7].at(at_335),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[336],
+                                cache: classes[8].at(at_336),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[337],
+                                cache: classes[9].at(at_337),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[338],
+                                cache: classes[10].at(at_338),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[339],
+                                cache: classes[11].at(at_339),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[340],
+                                cache: classes[12].at(at_340),
                             },
                         },
                     },
                     l33: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[341],
-                                steps: regions[342],
-                                checkpoint: regions[343],
+                                live: classes[0].at(at_341),
+                                steps: classes[1].at(at_342),
+                                checkpoint: classes[2].at(at_343),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[344],
-                                steps: regions[345],
-                                checkpoint: regions[346],
+                                live: classes[3].at(at_344),
+                                steps: classes[4].at(at_345),
+                                checkpoint: classes[5].at(at_346),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[347],
+                                cache: classes[6].at(at_347),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[348],
+                                cache: classes[7].at(at_348),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[349],
+                                cache: classes[8].at(at_349),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[350],
+                                cache: classes[9].at(at_350),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[351],
+                                cache: classes[10].at(at_351),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[352],
+                                cache: classes[11].at(at_352),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[353],
+                                cache: classes[12].at(at_353),
                             },
                         },
                     },
                     l34: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[354],
-                                steps: regions[355],
-                                checkpoint: regions[356],
+                                live: classes[0].at(at_354),
+                                steps: classes[1].at(at_355),
+                                checkpoint: classes[2].at(at_356),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[357],
-                                steps: regions[358],
-                                checkpoint: regions[359],
+                                live: classes[3].at(at_357),
+                                steps: classes[4].at(at_358),
+                                checkpoint: classes[5].at(at_359),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[360],
+                                cache: classes[6].at(at_360),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[361],
+                                cache: classes[7].at(at_361),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[362],
+                                cache: classes[8].at(at_362),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[363],
+                                cache: classes[9].at(at_363),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[364],
+                                cache: classes[10].at(at_364),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[365],
+                                cache: classes[11].at(at_365),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[366],
+                                cache: classes[12].at(at_366),
                             },
                         },
                     },
                     l35: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[367],
+                                blocks: classes[13].at(at_367),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[368],
+                                blocks: classes[14].at(at_368),
                             },
                         },
                     },
                     l36: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[369],
-                                steps: regions[370],
-                                checkpoint: regions[371],
+                                live: classes[0].at(at_369),
+                                steps: classes[1].at(at_370),
+                                checkpoint: classes[2].at(at_371),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[372],
-                                steps: regions[373],
-                                checkpoint: regions[374],
+                                live: classes[3].at(at_372),
+                                steps: classes[4].at(at_373),
+                                checkpoint: classes[5].at(at_374),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[375],
+                                cache: classes[6].at(at_375),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[376],
+                                cache: classes[7].at(at_376),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[377],
+                                cache: classes[8].at(at_377),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[378],
+                                cache: classes[9].at(at_378),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[379],
+                                cache: classes[10].at(at_379),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[380],
+                                cache: classes[11].at(at_380),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[381],
+                                cache: classes[12].at(at_381),
                             },
                         },
                     },
                     l37: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[382],
-                                steps: regions[383],
-                                checkpoint: regions[384],
+                                live: classes[0].at(at_382),
+                                steps: classes[1].at(at_383),
+                                checkpoint: classes[2].at(at_384),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[385],
-                                steps: regions[386],
-                                checkpoint: regions[387],
+                                live: classes[3].at(at_385),
+                                steps: classes[4].at(at_386),
+                                checkpoint: classes[5].at(at_387),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[388],
+                                cache: classes[6].at(at_388),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[389],
+                                cache: classes[7].at(at_389),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[390],
+                                cache: classes[8].at(at_390),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[391],
+                                cache: classes[9].at(at_391),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[392],
+                                cache: classes[10].at(at_392),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[393],
+                                cache: classes[11].at(at_393),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[394],
+                                cache: classes[12].at(at_394),
                             },
                         },
                     },
                     l38: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[395],
-                                steps: regions[396],
-                                checkpoint: regions[397],
+                                live: classes[0].at(at_395),
+                                steps: classes[1].at(at_396),
+                                checkpoint: classes[2].at(at_397),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[398],
-                                steps: regions[399],
-                                checkpoint: regions[400],
+                                live: classes[3].at(at_398),
+                                steps: classes[4].at(at_399),
+                                checkpoint: classes[5].at(at_400),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[401],
+                                cache: classes[6].at(at_401),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[402],
+                                cache: classes[7].at(at_402),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[403],
+                                cache: classes[8].at(at_403),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[404],
+                                cache: classes[9].at(at_404),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[405],
+                                cache: classes[10].at(at_405),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[406],
+                                cache: classes[11].at(at_406),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[407],
+                                cache: classes[12].at(at_407),
                             },
                         },
                     },
                     l39: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[408],
+                                blocks: classes[13].at(at_408),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[409],
+                                blocks: classes[14].at(at_409),
                             },
                         },
                     },
                     l40: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[410],
-                                steps: regions[411],
-                                checkpoint: regions[412],
+                                live: classes[0].at(at_410),
+                                steps: classes[1].at(at_411),
+                                checkpoint: classes[2].at(at_412),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[413],
-                                steps: regions[414],
-                                checkpoint: regions[415],
+                                live: classes[3].at(at_413),
+                                steps: classes[4].at(at_414),
+                                checkpoint: classes[5].at(at_415),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[416],
+                                cache: classes[6].at(at_416),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[417],
+                                cache: classes[7].at(at_417),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[418],
+                                cache: classes[8].at(at_418),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[419],
+                                cache: classes[9].at(at_419),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[420],
+                                cache: classes[10].at(at_420),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[421],
+                                cache: classes[11].at(at_421),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[422],
+                                cache: classes[12].at(at_422),
                             },
                         },
                     },
                     l41: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[423],
-                                steps: regions[424],
-                                checkpoint: regions[425],
+                                live: classes[0].at(at_423),
+                                steps: classes[1].at(at_424),
+                                checkpoint: classes[2].at(at_425),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[426],
-                                steps: regions[427],
-                                checkpoint: regions[428],
+                                live: classes[3].at(at_426),
+                                steps: classes[4].at(at_427),
+                                checkpoint: classes[5].at(at_428),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[429],
+                                cache: classes[6].at(at_429),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[430],
+                                cache: classes[7].at(at_430),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[431],
+                                cache: classes[8].at(at_431),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[432],
+                                cache: classes[9].at(at_432),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[433],
+                                cache: classes[10].at(at_433),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[434],
+                                cache: classes[11].at(at_434),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[435],
+                                cache: classes[12].at(at_435),
                             },
                         },
                     },
                     l42: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[436],
-                                steps: regions[437],
-                                checkpoint: regions[438],
+                                live: classes[0].at(at_436),
+                                steps: classes[1].at(at_437),
+                                checkpoint: classes[2].at(at_438),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[439],
-                                steps: regions[440],
-                                checkpoint: regions[441],
+                                live: classes[3].at(at_439),
+                                steps: classes[4].at(at_440),
+                                checkpoint: classes[5].at(at_441),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[442],
+                                cache: classes[6].at(at_442),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[443],
+                                cache: classes[7].at(at_443),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[444],
+                                cache: classes[8].at(at_444),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[445],
+                                cache: classes[9].at(at_445),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[446],
+                                cache: classes[10].at(at_446),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[447],
+                                cache: classes[11].at(at_447),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[448],
+                                cache: classes[12].at(at_448),
                             },
                         },
                     },
                     l43: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[449],
+                                blocks: classes[13].at(at_449),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[450],
+                                blocks: classes[14].at(at_450),
                             },
                         },
                     },
                     l44: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[451],
-                                steps: regions[452],
-                                checkpoint: regions[453],
+                                live: classes[0].at(at_451),
+                                steps: classes[1].at(at_452),
+                                checkpoint: classes[2].at(at_453),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[454],
-                                steps: regions[455],
-                                checkpoint: regions[456],
+                                live: classes[3].at(at_454),
+                                steps: classes[4].at(at_455),
+                                checkpoint: classes[5].at(at_456),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[457],
+                                cache: classes[6].at(at_457),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[458],
+                                cache: classes[7].at(at_458),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[459],
+                                cache: classes[8].at(at_459),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[460],
+                                cache: classes[9].at(at_460),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[461],
+                                cache: classes[10].at(at_461),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[462],
+                                cache: classes[11].at(at_462),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[463],
+                                cache: classes[12].at(at_463),
                             },
                         },
                     },
                     l45: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[464],
-                                steps: regions[465],
-                                checkpoint: regions[466],
+                                live: classes[0].at(at_464),
+                                steps: classes[1].at(at_465),
+                                checkpoint: classes[2].at(at_466),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[467],
-                                steps: regions[468],
-                                checkpoint: regions[469],
+                                live: classes[3].at(at_467),
+                                steps: classes[4].at(at_468),
+                                checkpoint: classes[5].at(at_469),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[470],
+                                cache: classes[6].at(at_470),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[471],
+                                cache: classes[7].at(at_471),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[472],
+                                cache: classes[8].at(at_472),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[473],
+                                cache: classes[9].at(at_473),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[474],
+                                cache: classes[10].at(at_474),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[475],
+                                cache: classes[11].at(at_475),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[476],
+                                cache: classes[12].at(at_476),
                             },
                         },
                     },
                     l46: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[477],
-                                steps: regions[478],
-                                checkpoint: regions[479],
+                                live: classes[0].at(at_477),
+                                steps: classes[1].at(at_478),
+                                checkpoint: classes[2].at(at_479),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[480],
-                                steps: regions[481],
-                                checkpoint: regions[482],
+                                live: classes[3].at(at_480),
+                                steps: classes[4].at(at_481),
+                                checkpoint: classes[5].at(at_482),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[483],
+                                cache: classes[6].at(at_483),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[484],
+                                cache: classes[7].at(at_484),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[485],
+                                cache: classes[8].at(at_485),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[486],
+                                cache: classes[9].at(at_486),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[487],
+                                cache: classes[10].at(at_487),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[488],
+                                cache: classes[11].at(at_488),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[489],
+                                cache: classes[12].at(at_489),
                             },
                         },
                     },
                     l47: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[490],
+                                blocks: classes[13].at(at_490),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[491],
+                                blocks: classes[14].at(at_491),
                             },
                         },
                     },
                     l48: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[492],
-                                steps: regions[493],
-                                checkpoint: regions[494],
+                                live: classes[0].at(at_492),
+                                steps: classes[1].at(at_493),
+                                checkpoint: classes[2].at(at_494),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[495],
-                                steps: regions[496],
-                                checkpoint: regions[497],
+                                live: classes[3].at(at_495),
+                                steps: classes[4].at(at_496),
+                                checkpoint: classes[5].at(at_497),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[498],
+                                cache: classes[6].at(at_498),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[499],
+                                cache: classes[7].at(at_499),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[500],
+                                cache: classes[8].at(at_500),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[501],
+                                cache: classes[9].at(at_501),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[502],
+                                cache: classes[10].at(at_502),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[503],
+                                cache: classes[11].at(at_503),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[504],
+                                cache: classes[12].at(at_504),
                             },
                         },
                     },
                     l49: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[505],
-                                steps: regions[506],
-                                checkpoint: regions[507],
+                                live: classes[0].at(at_505),
+                                steps: classes[1].at(at_506),
+                                checkpoint: classes[2].at(at_507),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[508],
-                                steps: regions[509],
-                                checkpoint: regions[510],
+                                live: classes[3].at(at_508),
+                                steps: classes[4].at(at_509),
+                                checkpoint: classes[5].at(at_510),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[511],
+                                cache: classes[6].at(at_511),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[512],
+                                cache: classes[7].at(at_512),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[513],
+                                cache: classes[8].at(at_513),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[514],
+                                cache: classes[9].at(at_514),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[515],
+                                cache: classes[10].at(at_515),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[516],
+                                cache: classes[11].at(at_516),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[517],
+                                cache: classes[12].at(at_517),
                             },
                         },
                     },
                     l50: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[518],
-                                steps: regions[519],
-                                checkpoint: regions[520],
+                                live: classes[0].at(at_518),
+                                steps: classes[1].at(at_519),
+                                checkpoint: classes[2].at(at_520),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[521],
-                                steps: regions[522],
-                                checkpoint: regions[523],
+                                live: classes[3].at(at_521),
+                                steps: classes[4].at(at_522),
+                                checkpoint: classes[5].at(at_523),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[524],
+                                cache: classes[6].at(at_524),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[525],
+                                cache: classes[7].at(at_525),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[526],
+                                cache: classes[8].at(at_526),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[527],
+                                cache: classes[9].at(at_527),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[528],
+                                cache: classes[10].at(at_528),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[529],
+                                cache: classes[11].at(at_529),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[530],
+                                cache: classes[12].at(at_530),
                             },
                         },
                     },
                     l51: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[531],
+                                blocks: classes[13].at(at_531),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[532],
+                                blocks: classes[14].at(at_532),
                             },
                         },
                     },
                     l52: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[533],
-                                steps: regions[534],
-                                checkpoint: regions[535],
+                                live: classes[0].at(at_533),
+                                steps: classes[1].at(at_534),
+                                checkpoint: classes[2].at(at_535),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[536],
-                                steps: regions[537],
-                                checkpoint: regions[538],
+                                live: classes[3].at(at_536),
+                                steps: classes[4].at(at_537),
+                                checkpoint: classes[5].at(at_538),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[539],
+                                cache: classes[6].at(at_539),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[540],
+                                cache: classes[7].at(at_540),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[541],
+                                cache: classes[8].at(at_541),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[542],
+                                cache: classes[9].at(at_542),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[543],
+                                cache: classes[10].at(at_543),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[544],
+                                cache: classes[11].at(at_544),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[545],
+                                cache: classes[12].at(at_545),
                             },
                         },
                     },
                     l53: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[546],
-                                steps: regions[547],
-                                checkpoint: regions[548],
+                                live: classes[0].at(at_546),
+                                steps: classes[1].at(at_547),
+                                checkpoint: classes[2].at(at_548),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[549],
-                                steps: regions[550],
-                                checkpoint: regions[551],
+                                live: classes[3].at(at_549),
+                                steps: classes[4].at(at_550),
+                                checkpoint: classes[5].at(at_551),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[552],
+                                cache: classes[6].at(at_552),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[553],
+                                cache: classes[7].at(at_553),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[554],
+                                cache: classes[8].at(at_554),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[555],
+                                cache: classes[9].at(at_555),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[556],
+                                cache: classes[10].at(at_556),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[557],
+                                cache: classes[11].at(at_557),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[558],
+                                cache: classes[12].at(at_558),
                             },
                         },
                     },
                     l54: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[559],
-                                steps: regions[560],
-                                checkpoint: regions[561],
+                                live: classes[0].at(at_559),
+                                steps: classes[1].at(at_560),
+                                checkpoint: classes[2].at(at_561),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[562],
-                                steps: regions[563],
-                                checkpoint: regions[564],
+                                live: classes[3].at(at_562),
+                                steps: classes[4].at(at_563),
+                                checkpoint: classes[5].at(at_564),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[565],
+                                cache: classes[6].at(at_565),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[566],
+                                cache: classes[7].at(at_566),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[567],
+                                cache: classes[8].at(at_567),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[568],
+                                cache: classes[9].at(at_568),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[569],
+                                cache: classes[10].at(at_569),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[570],
+                                cache: classes[11].at(at_570),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[571],
+                                cache: classes[12].at(at_571),
                             },
                         },
                     },
                     l55: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[572],
+                                blocks: classes[13].at(at_572),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[573],
+                                blocks: classes[14].at(at_573),
                             },
                         },
                     },
                     l56: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[574],
-                                steps: regions[575],
-                                checkpoint: regions[576],
+                                live: classes[0].at(at_574),
+                                steps: classes[1].at(at_575),
+                                checkpoint: classes[2].at(at_576),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[577],
-                                steps: regions[578],
-                                checkpoint: regions[579],
+                                live: classes[3].at(at_577),
+                                steps: classes[4].at(at_578),
+                                checkpoint: classes[5].at(at_579),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[580],
+                                cache: classes[6].at(at_580),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[581],
+                                cache: classes[7].at(at_581),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[582],
+                                cache: classes[8].at(at_582),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[583],
+                                cache: classes[9].at(at_583),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[584],
+                                cache: classes[10].at(at_584),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[585],
+                                cache: classes[11].at(at_585),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[586],
+                                cache: classes[12].at(at_586),
                             },
                         },
                     },
                     l57: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[587],
-                                steps: regions[588],
-                                checkpoint: regions[589],
+                                live: classes[0].at(at_587),
+                                steps: classes[1].at(at_588),
+                                checkpoint: classes[2].at(at_589),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[590],
-                                steps: regions[591],
-                                checkpoint: regions[592],
+                                live: classes[3].at(at_590),
+                                steps: classes[4].at(at_591),
+                                checkpoint: classes[5].at(at_592),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[593],
+                                cache: classes[6].at(at_593),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[594],
+                                cache: classes[7].at(at_594),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[595],
+                                cache: classes[8].at(at_595),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[596],
+                                cache: classes[9].at(at_596),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[597],
+                                cache: classes[10].at(at_597),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[598],
+                                cache: classes[11].at(at_598),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[599],
+                                cache: classes[12].at(at_599),
                             },
                         },
                     },
                     l58: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[600],
-                                steps: regions[601],
-                                checkpoint: regions[602],
+                                live: classes[0].at(at_600),
+                                steps: classes[1].at(at_601),
+                                checkpoint: classes[2].at(at_602),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[603],
-                                steps: regions[604],
-                                checkpoint: regions[605],
+                                live: classes[3].at(at_603),
+                                steps: classes[4].at(at_604),
+                                checkpoint: classes[5].at(at_605),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[606],
+                                cache: classes[6].at(at_606),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[607],
+                                cache: classes[7].at(at_607),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[608],
+                                cache: classes[8].at(at_608),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[609],
+                                cache: classes[9].at(at_609),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[610],
+                                cache: classes[10].at(at_610),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[611],
+                                cache: classes[11].at(at_611),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[612],
+                                cache: classes[12].at(at_612),
                             },
                         },
                     },
                     l59: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[613],
+                                blocks: classes[13].at(at_613),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[614],
+                                blocks: classes[14].at(at_614),
                             },
                         },
                     },
                     l60: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[615],
-                                steps: regions[616],
-                                checkpoint: regions[617],
+                                live: classes[0].at(at_615),
+                                steps: classes[1].at(at_616),
+                                checkpoint: classes[2].at(at_617),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[618],
-                                steps: regions[619],
-                                checkpoint: regions[620],
+                                live: classes[3].at(at_618),
+                                steps: classes[4].at(at_619),
+                                checkpoint: classes[5].at(at_620),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[621],
+                                cache: classes[6].at(at_621),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[622],
+                                cache: classes[7].at(at_622),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[623],
+                                cache: classes[8].at(at_623),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[624],
+                                cache: classes[9].at(at_624),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[625],
+                                cache: classes[10].at(at_625),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[626],
+                                cache: classes[11].at(at_626),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[627],
+                                cache: classes[12].at(at_627),
                             },
                         },
                     },
                     l61: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[628],
-                                steps: regions[629],
-                                checkpoint: regions[630],
+                                live: classes[0].at(at_628),
+                                steps: classes[1].at(at_629),
+                                checkpoint: classes[2].at(at_630),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[631],
-                                steps: regions[632],
-                                checkpoint: regions[633],
+                                live: classes[3].at(at_631),
+                                steps: classes[4].at(at_632),
+                                checkpoint: classes[5].at(at_633),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[634],
+                                cache: classes[6].at(at_634),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[635],
+                                cache: classes[7].at(at_635),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[636],
+                                cache: classes[8].at(at_636),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[637],
+                                cache: classes[9].at(at_637),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[638],
+                                cache: classes[10].at(at_638),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[639],
+                                cache: classes[11].at(at_639),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[640],
+                                cache: classes[12].at(at_640),
                             },
                         },
                     },
                     l62: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[641],
-                                steps: regions[642],
-                                checkpoint: regions[643],
+                                live: classes[0].at(at_641),
+                                steps: classes[1].at(at_642),
+                                checkpoint: classes[2].at(at_643),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[644],
-                                steps: regions[645],
-                                checkpoint: regions[646],
+                                live: classes[3].at(at_644),
+                                steps: classes[4].at(at_645),
+                                checkpoint: classes[5].at(at_646),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[647],
+                                cache: classes[6].at(at_647),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[648],
+                                cache: classes[7].at(at_648),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[649],
+                                cache: classes[8].at(at_649),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[650],
+                                cache: classes[9].at(at_650),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[651],
+                                cache: classes[10].at(at_651),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[652],
+                                cache: classes[11].at(at_652),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[653],
+                                cache: classes[12].at(at_653),
                             },
                         },
                     },
                     l63: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[654],
+                                blocks: classes[13].at(at_654),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[655],
+                                blocks: classes[14].at(at_655),
                             },
                         },
                     },
                     head: super::HeadBlock {
                         prefix_hidden: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[656],
+                            cache: classes[15].at(at_656),
                         },
                         accepted_hidden: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[657],
+                            cache: classes[16].at(at_657),
                         },
                         hidden_capture: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[658],
+                            cache: classes[17].at(at_658),
                         },
                         lookup_index: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[659],
+                            cache: classes[18].at(at_659),
                         },
                         tree_mask: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[660],
+                            cache: classes[19].at(at_660),
                         },
                         draft_tokens: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[661],
+                            cache: classes[20].at(at_661),
                         },
                     },
                     draft: super::Draft {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[662],
+                                blocks: classes[21].at(at_662),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[663],
+                                blocks: classes[22].at(at_663),
                             },
                         },
                     },
                     arena,
-                }
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -5374,23 +8719,20 @@ pub mod qwen3_5 {
             &TABLE,
             &CLASSES,
         );
+        /// The first row of every size class: its faults are reported there.
+        const FIRST_ROW: [usize; 23] = ::metrale_circuit::static_plan::first_rows(
+            &TABLE,
+        );
+        /// The number of terms of every size class.
+        const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
+            &TABLE,
+        );
         /// The size class of every term.
         const TERM_CLASS: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::term_classes(
             &TABLE,
         );
-        /// The layout order of the terms.
+        /// The layout order of the terms, for the exact replay of an overflow.
         const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
-        /// The static description `new` builds from.
-        const SHAPE: ::metrale_circuit::static_plan::PlanShape<
-            'static,
-            TERM_COUNT,
-            23,
-        > = ::metrale_circuit::static_plan::PlanShape {
-            terms: &TERMS,
-            term_class: &TERM_CLASS,
-            classes: &CLASSES,
-            order: &ORDER,
-        };
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -5433,6 +8775,14 @@ pub mod qwen3_5 {
                 clippy::trivially_copy_pass_by_ref,
                 reason = "every circuit's plan takes `&Dims`, however few dims it has"
             )]
+            #[allow(
+                clippy::too_many_lines,
+                reason = "one line per state term: straight-line placement is what makes the plan fast"
+            )]
+            #[allow(
+                clippy::similar_names,
+                reason = "one offset per term, named by its row: `at_<row>`"
+            )]
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -5460,291 +8810,761 @@ pub mod qwen3_5 {
                     super::blocks::head::tree_mask_unit(dims, inputs.formats),
                     super::blocks::head::draft_tokens_unit(dims, inputs.formats),
                 ];
-                match ::metrale_circuit::static_plan::build(
-                    &SHAPE,
+                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
+                    ::core::result::Result::Ok(mask) => mask,
+                    ::core::result::Result::Err(error) => {
+                        return ::core::result::Result::Err(error);
+                    }
+                };
+                let classes = match ::metrale_circuit::static_plan::size_classes(
+                    &CLASSES,
+                    &FIRST_ROW,
                     &units,
                     &inputs.state_inputs(),
-                    align,
+                    &TERMS,
                 ) {
-                    ::core::result::Result::Ok(built) => {
-                        ::core::result::Result::Ok(
-                            Self::from_regions(&built.regions, built.arena),
-                        )
-                    }
+                    ::core::result::Result::Ok(classes) => classes,
                     ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
+                        return ::core::result::Result::Err(error);
                     }
-                }
-            }
-            /// The plan whose terms sit at `regions`, in plan order.
-            #[allow(clippy::too_many_lines, reason = "one line per state term")]
-            const fn from_regions(
-                regions: &[::metrale_circuit::Region; TERM_COUNT],
-                arena: ::metrale_circuit::Arena,
-            ) -> Self {
-                Self {
+                };
+                let mut ends = [0u64; 2];
+                let at_11 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_12 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_24 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_25 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_37 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_38 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_39 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_40 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_52 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_53 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_65 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_66 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_78 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[11],
+                    mask,
+                );
+                let at_79 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[12],
+                    mask,
+                );
+                let at_80 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[13],
+                    mask,
+                );
+                let at_81 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[14],
+                    mask,
+                );
+                let at_88 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[21],
+                    mask,
+                );
+                let at_89 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[22],
+                    mask,
+                );
+                let at_0 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_3 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_13 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_16 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_26 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_29 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_41 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_44 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_54 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_57 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_67 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[0],
+                    mask,
+                );
+                let at_70 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[3],
+                    mask,
+                );
+                let at_84 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[17],
+                    mask,
+                );
+                let at_6 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_7 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_8 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_9 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_19 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_20 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_21 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_22 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_32 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_33 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_34 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_35 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_47 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_48 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_49 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_50 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_60 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_61 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_62 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_63 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_73 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[6],
+                    mask,
+                );
+                let at_74 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[7],
+                    mask,
+                );
+                let at_75 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[8],
+                    mask,
+                );
+                let at_76 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[9],
+                    mask,
+                );
+                let at_82 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[15],
+                    mask,
+                );
+                let at_1 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_2 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_4 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_5 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_10 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_14 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_15 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_17 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_18 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_23 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_27 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_28 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_30 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_31 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_36 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_42 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_43 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_45 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_46 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_51 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_55 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_56 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_58 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_59 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_64 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_68 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[1],
+                    mask,
+                );
+                let at_69 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[2],
+                    mask,
+                );
+                let at_71 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[4],
+                    mask,
+                );
+                let at_72 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[5],
+                    mask,
+                );
+                let at_77 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[10],
+                    mask,
+                );
+                let at_83 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[16],
+                    mask,
+                );
+                let at_86 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[19],
+                    mask,
+                );
+                let at_87 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[0],
+                    &classes[20],
+                    mask,
+                );
+                let at_85 = ::metrale_circuit::static_plan::lay(
+                    &mut ends[1],
+                    &classes[18],
+                    mask,
+                );
+                let arena = match ::metrale_circuit::static_plan::arena(
+                    ends,
+                    align,
+                    &classes,
+                    &CLASS_COUNT,
+                    TERM_COUNT as u64,
+                ) {
+                    ::core::option::Option::Some(arena) => arena,
+                    ::core::option::Option::None => {
+                        match ::metrale_circuit::static_plan::replay(
+                            &classes,
+                            &TERM_CLASS,
+                            &ORDER,
+                            &TERMS,
+                            align,
+                        ) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
+                };
+                ::core::result::Result::Ok(Self {
                     l0: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[0],
-                                steps: regions[1],
-                                checkpoint: regions[2],
+                                live: classes[0].at(at_0),
+                                steps: classes[1].at(at_1),
+                                checkpoint: classes[2].at(at_2),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[3],
-                                steps: regions[4],
-                                checkpoint: regions[5],
+                                live: classes[3].at(at_3),
+                                steps: classes[4].at(at_4),
+                                checkpoint: classes[5].at(at_5),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[6],
+                                cache: classes[6].at(at_6),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[7],
+                                cache: classes[7].at(at_7),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[8],
+                                cache: classes[8].at(at_8),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[9],
+                                cache: classes[9].at(at_9),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[10],
+                                cache: classes[10].at(at_10),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[11],
+                                cache: classes[11].at(at_11),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[12],
+                                cache: classes[12].at(at_12),
                             },
                         },
                     },
                     l1: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[13],
-                                steps: regions[14],
-                                checkpoint: regions[15],
+                                live: classes[0].at(at_13),
+                                steps: classes[1].at(at_14),
+                                checkpoint: classes[2].at(at_15),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[16],
-                                steps: regions[17],
-                                checkpoint: regions[18],
+                                live: classes[3].at(at_16),
+                                steps: classes[4].at(at_17),
+                                checkpoint: classes[5].at(at_18),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[19],
+                                cache: classes[6].at(at_19),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[20],
+                                cache: classes[7].at(at_20),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[21],
+                                cache: classes[8].at(at_21),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[22],
+                                cache: classes[9].at(at_22),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[23],
+                                cache: classes[10].at(at_23),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[24],
+                                cache: classes[11].at(at_24),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[25],
+                                cache: classes[12].at(at_25),
                             },
                         },
                     },
                     l2: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[26],
-                                steps: regions[27],
-                                checkpoint: regions[28],
+                                live: classes[0].at(at_26),
+                                steps: classes[1].at(at_27),
+                                checkpoint: classes[2].at(at_28),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[29],
-                                steps: regions[30],
-                                checkpoint: regions[31],
+                                live: classes[3].at(at_29),
+                                steps: classes[4].at(at_30),
+                                checkpoint: classes[5].at(at_31),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[32],
+                                cache: classes[6].at(at_32),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[33],
+                                cache: classes[7].at(at_33),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[34],
+                                cache: classes[8].at(at_34),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[35],
+                                cache: classes[9].at(at_35),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[36],
+                                cache: classes[10].at(at_36),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[37],
+                                cache: classes[11].at(at_37),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[38],
+                                cache: classes[12].at(at_38),
                             },
                         },
                     },
                     l3: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[39],
+                                blocks: classes[13].at(at_39),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[40],
+                                blocks: classes[14].at(at_40),
                             },
                         },
                     },
                     l4: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[41],
-                                steps: regions[42],
-                                checkpoint: regions[43],
+                                live: classes[0].at(at_41),
+                                steps: classes[1].at(at_42),
+                                checkpoint: classes[2].at(at_43),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[44],
-                                steps: regions[45],
-                                checkpoint: regions[46],
+                                live: classes[3].at(at_44),
+                                steps: classes[4].at(at_45),
+                                checkpoint: classes[5].at(at_46),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[47],
+                                cache: classes[6].at(at_47),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[48],
+                                cache: classes[7].at(at_48),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[49],
+                                cache: classes[8].at(at_49),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[50],
+                                cache: classes[9].at(at_50),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[51],
+                                cache: classes[10].at(at_51),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[52],
+                                cache: classes[11].at(at_52),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[53],
+                                cache: classes[12].at(at_53),
                             },
                         },
                     },
                     l5: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[54],
-                                steps: regions[55],
-                                checkpoint: regions[56],
+                                live: classes[0].at(at_54),
+                                steps: classes[1].at(at_55),
+                                checkpoint: classes[2].at(at_56),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[57],
-                                steps: regions[58],
-                                checkpoint: regions[59],
+                                live: classes[3].at(at_57),
+                                steps: classes[4].at(at_58),
+                                checkpoint: classes[5].at(at_59),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[60],
+                                cache: classes[6].at(at_60),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[61],
+                                cache: classes[7].at(at_61),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[62],
+                                cache: classes[8].at(at_62),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[63],
+                                cache: classes[9].at(at_63),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[64],
+                                cache: classes[10].at(at_64),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[65],
+                                cache: classes[11].at(at_65),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[66],
+                                cache: classes[12].at(at_66),
                             },
                         },
                     },
                     l6: super::LinearAttentionLayer {
                         gdn: super::GdnBlock {
                             h: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[67],
-                                steps: regions[68],
-                                checkpoint: regions[69],
+                                live: classes[0].at(at_67),
+                                steps: classes[1].at(at_68),
+                                checkpoint: classes[2].at(at_69),
                             },
                             conv: ::metrale_circuit::static_plan::regions::Recurrent {
-                                live: regions[70],
-                                steps: regions[71],
-                                checkpoint: regions[72],
+                                live: classes[3].at(at_70),
+                                steps: classes[4].at(at_71),
+                                checkpoint: classes[5].at(at_72),
                             },
                             h_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[73],
+                                cache: classes[6].at(at_73),
                             },
                             conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[74],
+                                cache: classes[7].at(at_74),
                             },
                             h_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[75],
+                                cache: classes[8].at(at_75),
                             },
                             conv_ring: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[76],
+                                cache: classes[9].at(at_76),
                             },
                             carry: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[77],
+                                cache: classes[10].at(at_77),
                             },
                             carry_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[78],
+                                cache: classes[11].at(at_78),
                             },
                             wy_table: ::metrale_circuit::static_plan::regions::Cache {
-                                cache: regions[79],
+                                cache: classes[12].at(at_79),
                             },
                         },
                     },
                     l7: super::FullAttentionLayer {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[80],
+                                blocks: classes[13].at(at_80),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[81],
+                                blocks: classes[14].at(at_81),
                             },
                         },
                     },
                     head: super::HeadBlock {
                         prefix_hidden: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[82],
+                            cache: classes[15].at(at_82),
                         },
                         accepted_hidden: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[83],
+                            cache: classes[16].at(at_83),
                         },
                         hidden_capture: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[84],
+                            cache: classes[17].at(at_84),
                         },
                         lookup_index: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[85],
+                            cache: classes[18].at(at_85),
                         },
                         tree_mask: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[86],
+                            cache: classes[19].at(at_86),
                         },
                         draft_tokens: ::metrale_circuit::static_plan::regions::Cache {
-                            cache: regions[87],
+                            cache: classes[20].at(at_87),
                         },
                     },
                     draft: super::Draft {
                         attn: super::AttnBlock {
                             k: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[88],
+                                blocks: classes[21].at(at_88),
                             },
                             v: ::metrale_circuit::static_plan::regions::Blocks {
-                                blocks: regions[89],
+                                blocks: classes[22].at(at_89),
                             },
                         },
                     },
                     arena,
-                }
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -5,13 +5,18 @@
 //! Owner: metrale-codegen.
 //! Invariants:
 //! - The table rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the
-//!   order the dynamic plan sizes in; `from_regions` and `regions` map row `i` to the same field.
+//!   order the dynamic plan sizes in; `new` and `regions` map row `i` to the same field.
+//! - `new` places the terms in straight-line, branch-free code (`static_plan::lay`), in the
+//!   layout order the runtime's `layout_order` gives; only sizes so large that a sum could
+//!   overflow fall back to the exact term-by-term replay (`static_plan::replay`), which names
+//!   the term as the dynamic plan does.
 //! - Terms that size alike (one state of one block template, one holding, one section) share a
 //!   size class, sized once per plan; each state's unit is computed once.
 
 use std::collections::HashMap;
 
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
+use metrale_circuit::layout::{LayoutKey, layout_order};
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, Space, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -151,20 +156,17 @@ impl<'a> Emitter<'a> {
                 pub const TERMS: [#rt::static_plan::TermInfo; TERM_COUNT] =
                     #rt::static_plan::terms(&TABLE, &CLASSES);
 
+                #[doc = "The first row of every size class: its faults are reported there."]
+                const FIRST_ROW: [usize; #c] = #rt::static_plan::first_rows(&TABLE);
+
+                #[doc = "The number of terms of every size class."]
+                const CLASS_COUNT: [u64; #c] = #rt::static_plan::class_counts(&TABLE);
+
                 #[doc = "The size class of every term."]
                 const TERM_CLASS: [usize; TERM_COUNT] = #rt::static_plan::term_classes(&TABLE);
 
-                #[doc = "The layout order of the terms."]
+                #[doc = "The layout order of the terms, for the exact replay of an overflow."]
                 const ORDER: [usize; TERM_COUNT] = #rt::static_plan::order(&TERMS);
-
-                #[doc = "The static description `new` builds from."]
-                const SHAPE: #rt::static_plan::PlanShape<'static, TERM_COUNT, #c> =
-                    #rt::static_plan::PlanShape {
-                        terms: &TERMS,
-                        term_class: &TERM_CLASS,
-                        classes: &CLASSES,
-                        order: &ORDER,
-                    };
 
                 #[doc = #plan_doc]
                 #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -214,7 +216,33 @@ impl<'a> Emitter<'a> {
             .collect()
     }
 
-    /// `impl StatePlan { new, from_regions, regions, totals, layers }`.
+    /// `let at_<row> = lay(..);` for every term, in layout order: device then host, lifetime
+    /// groups model, sequence, snapshot, verify, plan order inside a group.
+    fn placements(&self, table: &Table<'_>) -> TokenStream {
+        let rt = &self.runtime;
+        let rows = layout_rows(table);
+        let steps = rows.iter().map(|&(row, space)| {
+            let offset = offset_var(row);
+            let class = index(table.rows[row].1);
+            let end = index(space as usize);
+            quote! {
+                let #offset = #rt::static_plan::lay(&mut ends[#end], &classes[#class], mask);
+            }
+        });
+        if rows.is_empty() {
+            quote! {
+                let ends = [0u64; 2];
+                let _ = mask;
+            }
+        } else {
+            quote! {
+                let mut ends = [0u64; 2];
+                #(#steps)*
+            }
+        }
+    }
+
+    /// `impl StatePlan { new, regions, totals, layers }`.
     fn plan_impl(
         &self,
         checkpoint: &Checkpoint,
@@ -230,6 +258,7 @@ impl<'a> Emitter<'a> {
             quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
         });
         let layers_fn = self.layers_fn(checkpoint);
+        let placements = self.placements(table);
         quote! {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -243,24 +272,32 @@ impl<'a> Emitter<'a> {
                 #[doc = "under verify inputs; `PlanError::Overflow` and"]
                 #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
                 #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
+                #[allow(clippy::too_many_lines, reason = "one line per state term: straight-line placement is what makes the plan fast")]
+                #[allow(clippy::similar_names, reason = "one offset per term, named by its row: `at_<row>`")]
                 pub const fn new(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
                     align: u64,
                 ) -> ::core::result::Result<Self, #rt::PlanError> {
                     let units: [::core::result::Result<#rt::static_plan::Unit, #rt::SizeFault>; #u] = [#(#units),*];
-                    match #rt::static_plan::build(&SHAPE, &units, &inputs.state_inputs(), align) {
-                        ::core::result::Result::Ok(built) => {
-                            ::core::result::Result::Ok(Self::from_regions(&built.regions, built.arena))
-                        }
-                        ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
-                    }
-                }
-
-                #[doc = "The plan whose terms sit at `regions`, in plan order."]
-                #[allow(clippy::too_many_lines, reason = "one line per state term")]
-                const fn from_regions(regions: &[#rt::Region; TERM_COUNT], arena: #rt::Arena) -> Self {
-                    Self { #literal arena }
+                    // The alignment is checked first, as the dynamic plan does.
+                    let mask = match #rt::static_plan::align_mask(align) {
+                        ::core::result::Result::Ok(mask) => mask,
+                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+                    };
+                    let classes = match #rt::static_plan::size_classes(&CLASSES, &FIRST_ROW, &units, &inputs.state_inputs(), &TERMS) {
+                        ::core::result::Result::Ok(classes) => classes,
+                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+                    };
+                    #placements
+                    let arena = match #rt::static_plan::arena(ends, align, &classes, &CLASS_COUNT, TERM_COUNT as u64) {
+                        ::core::option::Option::Some(arena) => arena,
+                        ::core::option::Option::None => match #rt::static_plan::replay(&classes, &TERM_CLASS, &ORDER, &TERMS, align) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+                        },
+                    };
+                    ::core::result::Result::Ok(Self { #literal arena })
                 }
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
@@ -418,8 +455,9 @@ impl<'a> Emitter<'a> {
                     .copied()
                     .unwrap_or_default();
                 regions.push((row, quote!(#path.#field.#holding_field)));
-                let row = index(row);
-                quote! { #holding_field: regions[#row], }
+                let class = index(table.rows.get(row).map_or(0, |(_, class)| *class));
+                let offset = offset_var(row);
+                quote! { #holding_field: classes[#class].at(#offset), }
             });
             quote! { #field: #rt::static_plan::regions::#group { #(#holdings)* }, }
         });
@@ -454,6 +492,32 @@ impl<'a> Emitter<'a> {
             }
         }
     }
+}
+
+/// The rows of `table` in layout order, by the runtime's own `layout_order`, with their space.
+fn layout_rows(table: &Table<'_>) -> Vec<(usize, Space)> {
+    let keys: Vec<LayoutKey> = table
+        .rows
+        .iter()
+        .map(|(_, class)| {
+            let (_, state, holding, _, _) = table.classes[*class];
+            LayoutKey {
+                space: Space::of_kind(state.kind),
+                lifetime: holding.lifetime(state.lifetime),
+            }
+        })
+        .collect();
+    let mut order = vec![0; keys.len()];
+    layout_order(&keys, &mut order);
+    order
+        .into_iter()
+        .map(|row| (row, keys.get(row).map_or(Space::Device, |key| key.space)))
+        .collect()
+}
+
+/// The local holding row `row`'s offset in `new`.
+fn offset_var(row: usize) -> proc_macro2::Ident {
+    format_ident!("at_{row}")
 }
 
 /// `snake_case` as `CamelCase` (the runtime enums' variant names).

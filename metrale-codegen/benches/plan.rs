@@ -1,0 +1,206 @@
+//! Speed of plans and of code generation (`cargo bench -p metrale-codegen --bench plan`).
+//!
+//! - `plan/generated`: the generated `StatePlan::new` of Qwen3.5-27B with every cache, from
+//!   run-time inputs (the checked-in golden module, kept current by the golden test);
+//! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
+//! - `plan/dynamic_load`: load + instantiate + dynamic plan;
+//! - `codegen/<circuit>`: load + emit + format of each real circuit;
+//! - `codegen/synthetic/<layers>`: the same on synthetic circuits of 128 to 1024 layers.
+//!
+//! `scripts/bench_ratios.py` prints the ratios the targets are stated in (BENCHMARKS.md).
+
+#![allow(
+    missing_docs,
+    reason = "criterion's macros generate undocumented items"
+)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use metrale_circuit::{
+    CacheInputs, CarryInputs, Circuit, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
+    StateInputs, StatePlan, TreeInputs, VerifyInputs,
+};
+use metrale_codegen::{Options, generate};
+
+include!("../../tests/golden/qwen3_5.rs");
+
+const H_STEPS: [u64; 9] = [4; 9];
+
+/// Every cache of a speculative, prefix-cached serve (the CLI's default inputs).
+const CACHES: CacheInputs = CacheInputs {
+    prefix_snapshot_slots: 16,
+    ring: Some(RingInputs {
+        ring_slots: 4,
+        seq_slots: 9,
+    }),
+    carry: Some(CarryInputs {
+        slots: 9,
+        table_rows: 9,
+    }),
+    verify_table_rows: 36,
+    capture_rows: 4096,
+    lookup: Some(LookupInputs {
+        sequences: 8,
+        history_tokens: 8192,
+    }),
+    tree: Some(TreeInputs {
+        slots: 9,
+        nodes: 16,
+    }),
+    drafts: Some(DraftInputs {
+        slots: 9,
+        positions: 4,
+    }),
+};
+
+const KV: Option<KvInputs> = Some(KvInputs {
+    blocks: 2048,
+    block_size: 16,
+});
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn plans(c: &mut Criterion) {
+    let formats = qwen3_5::Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let inputs = qwen3_5::Inputs {
+        formats,
+        slots: 9,
+        verify: Some(VerifyInputs {
+            h_steps: &H_STEPS,
+            conv_steps: 4,
+        }),
+        kv: KV,
+        draft_kv: KV,
+        caches: CACHES,
+    };
+    let pairs = formats.pairs();
+    let state_inputs = StateInputs {
+        formats: &pairs,
+        ..inputs.state_inputs()
+    };
+    let path = root().join("circuits/qwen3_5.toml");
+    let decls = Circuit::load(&path)
+        .and_then(|c| c.instantiate("qwen3_5_27b").map_err(Into::into))
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let mut group = c.benchmark_group("plan");
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    group.bench_function("generated", |b| {
+        b.iter(|| {
+            qwen3_5::qwen3_5_27b::StatePlan::new(
+                black_box(&qwen3_5::qwen3_5_27b::DIMS),
+                black_box(&inputs),
+                black_box(256),
+            )
+        });
+    });
+    group.bench_function("dynamic", |b| {
+        b.iter(|| StatePlan::new(black_box(&decls), black_box(&state_inputs), black_box(256)));
+    });
+    group.bench_function("dynamic_load", |b| {
+        b.iter(|| {
+            let circuit = Circuit::load(black_box(&path)).unwrap_or_else(|e| panic!("{e}"));
+            let decls = circuit
+                .instantiate("qwen3_5_27b")
+                .unwrap_or_else(|e| panic!("{e}"));
+            StatePlan::new(&decls, black_box(&state_inputs), 256)
+        });
+    });
+    group.finish();
+}
+
+/// A circuit of `layers` layers: three recurrent layers then one attention layer, repeating.
+fn synthetic(layers: usize) -> String {
+    format!(
+        r#"schema = 1
+arch = "synthetic"
+dims = ["heads", "head_dim"]
+
+[layout]
+kind = "interval"
+period = 4
+
+[layout.blocks]
+linear_attention = ["mix"]
+full_attention = ["attn"]
+
+[[block.mix.state]]
+id = "h"
+kind = "recurrent"
+format = "{{h}}"
+shape = "heads x head_dim x head_dim"
+verify = "h_steps"
+
+[[block.mix.state]]
+id = "h_prefix"
+kind = "prefix_snapshot"
+format = "{{h}}"
+of = "h"
+
+[[block.attn.state]]
+id = "k"
+kind = "paged_kv"
+format = "{{kv}}"
+shape = "heads x head_dim"
+
+[[block.attn.state]]
+id = "v"
+kind = "paged_kv"
+format = "{{kv}}"
+shape = "heads x head_dim"
+
+[checkpoint.c]
+layers = {layers}
+dims = {{ heads = 4, head_dim = 64 }}
+"#
+    )
+}
+
+fn codegen(c: &mut Criterion) {
+    let mut group = c.benchmark_group("codegen");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(4));
+    let options = Options::default();
+    let mut circuits: Vec<PathBuf> = std::fs::read_dir(root().join("circuits"))
+        .map(|dir| dir.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    circuits.retain(|path| path.extension().is_some_and(|ext| ext == "toml"));
+    circuits.sort();
+    for path in circuits {
+        let name = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let loaded = Circuit::load(black_box(&path)).unwrap_or_else(|e| panic!("{e}"));
+                generate(&loaded, &options).unwrap_or_else(|e| panic!("{e}"))
+            });
+        });
+    }
+    for layers in [128, 256, 512, 1024] {
+        let text = synthetic(layers);
+        group.bench_with_input(BenchmarkId::new("synthetic", layers), &text, |b, text| {
+            b.iter(|| {
+                let loaded = Circuit::from_source("synthetic.toml", black_box(text), None)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                generate(&loaded, &options).unwrap_or_else(|e| panic!("{e}"))
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, plans, codegen);
+criterion_main!(benches);
