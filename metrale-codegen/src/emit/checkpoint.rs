@@ -127,6 +127,13 @@ impl<'a> Emitter<'a> {
             quote!((#id, #class))
         });
         let (fields, literal, regions) = self.plan_fields(checkpoint, &table);
+        // Short names for the two items every term repeats (a module of our own: no import of
+        // the user's can reach in).
+        let uses = if table.rows.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(use #rt::static_plan::{lay, regions};)
+        };
         let plan_impl = self.plan_impl(checkpoint, &table, &literal, &regions);
         let plan_doc = format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
@@ -136,6 +143,7 @@ impl<'a> Emitter<'a> {
         quote! {
             #[doc = #doc]
             pub mod #name {
+                #uses
                 #[doc = "The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
 
@@ -218,15 +226,14 @@ impl<'a> Emitter<'a> {
 
     /// `let at_<row> = lay(..);` for every term, in layout order: device then host, lifetime
     /// groups model, sequence, snapshot, verify, plan order inside a group.
-    fn placements(&self, table: &Table<'_>) -> TokenStream {
-        let rt = &self.runtime;
+    fn placements(table: &Table<'_>) -> TokenStream {
         let rows = layout_rows(table);
         let steps = rows.iter().map(|&(row, space)| {
             let offset = offset_var(row);
             let class = index(table.rows[row].1);
             let end = index(space as usize);
             quote! {
-                let #offset = #rt::static_plan::lay(&mut ends[#end], &classes[#class], mask);
+                let #offset = lay(&mut ends[#end], &classes[#class], mask);
             }
         });
         if rows.is_empty() {
@@ -258,7 +265,7 @@ impl<'a> Emitter<'a> {
             quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
         });
         let layers_fn = self.layers_fn(checkpoint);
-        let placements = self.placements(table);
+        let placements = Self::placements(table);
         quote! {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -366,7 +373,7 @@ impl<'a> Emitter<'a> {
                 let doc = format!("Block `{}`.", block.name);
                 fields.extend(quote! { #[doc = #doc] pub #field: super::#ty, });
                 let value =
-                    self.block_literal(block, &block.name, &quote!(self.#field), table, regions);
+                    Self::block_literal(block, &block.name, &quote!(self.#field), table, regions);
                 literal.extend(quote! { #field: #value, });
             }
         };
@@ -419,7 +426,7 @@ impl<'a> Emitter<'a> {
         let mut inner = TokenStream::new();
         for block in names.iter().filter_map(|name| self.stateful(name)) {
             let field = ident(&block.name);
-            let value = self.block_literal(
+            let value = Self::block_literal(
                 block,
                 &format!("{prefix}.{}", block.name),
                 &quote!(#path.#field),
@@ -434,14 +441,12 @@ impl<'a> Emitter<'a> {
     /// `super::<Block>Block { <state>: regions::<Group> { <holding>: regions[<row>], .. }, .. }`,
     /// recording `(row, self.<path>.<state>.<holding>)` for `regions()`.
     fn block_literal(
-        &self,
         block: &BlockTemplate,
         prefix: &str,
         path: &TokenStream,
         table: &Table<'_>,
         regions: &mut Vec<(usize, TokenStream)>,
     ) -> TokenStream {
-        let rt = &self.runtime;
         let ty = block_type(&block.name);
         let states = block.states.iter().map(|state| {
             let field = ident(&state.local);
@@ -459,7 +464,7 @@ impl<'a> Emitter<'a> {
                 let offset = offset_var(row);
                 quote! { #holding_field: classes[#class].at(#offset), }
             });
-            quote! { #field: #rt::static_plan::regions::#group { #(#holdings)* }, }
+            quote! { #field: regions::#group { #(#holdings)* }, }
         });
         quote! { super::#ty { #(#states)* } }
     }
