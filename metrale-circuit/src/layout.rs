@@ -27,6 +27,14 @@ pub struct Region {
 }
 
 impl Region {
+    /// An empty region at offset 0 (an absent term, or a slot to be filled).
+    pub const EMPTY: Region = Region {
+        offset: 0,
+        bytes: 0,
+        units: 0,
+        dtype: StateDtype::U8,
+    };
+
     /// One past its last byte (cannot overflow: placement checked it).
     #[must_use]
     pub const fn end(&self) -> u64 {
@@ -120,6 +128,14 @@ pub struct Arena {
 }
 
 impl Arena {
+    /// No arena yet: align 1, nothing in it.
+    pub const EMPTY: Arena = Arena {
+        align: 1,
+        device_bytes: 0,
+        host_bytes: 0,
+        lifetime_bytes: [[0; 4]; 2],
+    };
+
     /// An arena of the given sizes and per-(space, lifetime) bytes.
     pub(crate) const fn new(
         align: u64,

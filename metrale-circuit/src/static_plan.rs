@@ -168,6 +168,15 @@ pub mod regions {
         pub checkpoint: Region,
     }
 
+    impl Recurrent {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            live: Region::EMPTY,
+            steps: Region::EMPTY,
+            checkpoint: Region::EMPTY,
+        };
+    }
+
     /// A recurrent state without verify intermediates.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Live {
@@ -182,11 +191,25 @@ pub mod regions {
         pub blocks: Region,
     }
 
+    impl Blocks {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            blocks: Region::EMPTY,
+        };
+    }
+
     /// A cache.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Cache {
         /// Its units; empty when its cache inputs are absent.
         pub cache: Region,
+    }
+
+    impl Cache {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            cache: Region::EMPTY,
+        };
     }
 }
 
@@ -313,6 +336,101 @@ pub const fn lay(cursor: &mut u64, class: &ClassSize, mask: u64) -> u64 {
     let offset = cursor.wrapping_add(mask) & !mask;
     *cursor = offset.wrapping_add(class.region.bytes);
     offset & class.keep
+}
+
+/// One term of a generated plan in layout order: its row (plan order), its size class and its
+/// arena (0 device, 1 host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The term's row in plan order.
+    pub row: usize,
+    /// Its size class.
+    pub class: usize,
+    /// Its arena, as an index (`Space as usize`).
+    pub space: usize,
+}
+
+/// Every term of a generated plan in layout order (see [`crate::layout::layout_order`]), for a
+/// `const` item: the table [`lay_all`] walks.
+#[must_use]
+pub const fn steps<const N: usize, const C: usize>(
+    table: &[(&'static str, usize); N],
+    classes: &[SizeClass; C],
+) -> [Step; N] {
+    let mut keys = [LayoutKey {
+        space: Space::Device,
+        lifetime: Lifetime::Model,
+    }; N];
+    let mut i = 0;
+    while i < N {
+        let class = &classes[table[i].1];
+        keys[i] = LayoutKey {
+            space: Space::of_kind(class.kind),
+            lifetime: class.holding.lifetime(class.lifetime),
+        };
+        i += 1;
+    }
+    let mut order = [0; N];
+    crate::layout::layout_order(&keys, &mut order);
+    let mut steps = [Step {
+        row: 0,
+        class: 0,
+        space: 0,
+    }; N];
+    let mut k = 0;
+    while k < N {
+        let row = order[k];
+        steps[k] = Step {
+            row,
+            class: table[row].1,
+            space: keys[row].space as usize,
+        };
+        k += 1;
+    }
+    steps
+}
+
+/// Lays out every term of a generated plan with [`lay`], in the layout order of `steps`:
+/// writes each term's offset at its row of `offsets` and returns the arenas' ends.
+#[must_use]
+pub const fn lay_all<const N: usize, const C: usize>(
+    steps: &[Step; N],
+    classes: &[ClassSize; C],
+    mask: u64,
+    offsets: &mut [u64; N],
+) -> [u64; 2] {
+    // Steps come device first, then host: one pass per arena keeps its cursor in a register
+    // (the cursor is the one dependency from term to term).
+    let mut ends = [0u64; 2];
+    let mut k = 0;
+    let mut space = 0;
+    while space < 2 {
+        let mut cursor = 0u64;
+        while k < N && steps[k].space == space {
+            let step = steps[k];
+            offsets[step.row] = lay(&mut cursor, &classes[step.class], mask);
+            k += 1;
+        }
+        ends[space] = cursor;
+        space += 1;
+    }
+    ends
+}
+
+/// Copies `regions` into `all` from index `at`, and returns the index after them (for a
+/// generated plan's `regions()`, block instance by block instance).
+#[must_use]
+pub const fn put<const K: usize, const N: usize>(
+    all: &mut [Region; N],
+    at: usize,
+    regions: [Region; K],
+) -> usize {
+    let mut k = 0;
+    while k < K && at + k < N {
+        all[at + k] = regions[k];
+        k += 1;
+    }
+    at + K
 }
 
 /// The arena of a generated plan laid out by [`lay`]: the ends rounded up, the bytes per

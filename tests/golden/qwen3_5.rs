@@ -1232,6 +1232,87 @@ pub mod qwen3_5 {
         /// `gdn.wy_table` (`circuits/qwen3_5.toml:148`): `verify_table`, lifetime `model`, format `u64`, shape `2`; one unit per verify-table row.
         pub wy_table: ::metrale_circuit::static_plan::regions::Cache,
     }
+    impl GdnBlock {
+        /// How many terms one instance has.
+        pub const TERMS: usize = 13;
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            h: ::metrale_circuit::static_plan::regions::Recurrent::EMPTY,
+            conv: ::metrale_circuit::static_plan::regions::Recurrent::EMPTY,
+            h_prefix: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            conv_prefix: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            h_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            conv_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            carry: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            carry_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            wy_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+        };
+        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
+        /// `class..` and placed at `offsets` (for generated plans).
+        #[inline(always)]
+        #[allow(
+            clippy::inline_always,
+            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+        )]
+        pub const fn fill<const C: usize, const N: usize>(
+            &mut self,
+            classes: &[::metrale_circuit::static_plan::ClassSize; C],
+            offsets: &[u64; N],
+            class: usize,
+            row: usize,
+        ) {
+            self.h = ::metrale_circuit::static_plan::regions::Recurrent {
+                live: classes[class].at(offsets[row]),
+                steps: classes[class + 1].at(offsets[row + 1]),
+                checkpoint: classes[class + 2].at(offsets[row + 2]),
+            };
+            self.conv = ::metrale_circuit::static_plan::regions::Recurrent {
+                live: classes[class + 3].at(offsets[row + 3]),
+                steps: classes[class + 4].at(offsets[row + 4]),
+                checkpoint: classes[class + 5].at(offsets[row + 5]),
+            };
+            self.h_prefix = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 6].at(offsets[row + 6]),
+            };
+            self.conv_prefix = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 7].at(offsets[row + 7]),
+            };
+            self.h_ring = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 8].at(offsets[row + 8]),
+            };
+            self.conv_ring = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 9].at(offsets[row + 9]),
+            };
+            self.carry = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 10].at(offsets[row + 10]),
+            };
+            self.carry_table = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 11].at(offsets[row + 11]),
+            };
+            self.wy_table = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 12].at(offsets[row + 12]),
+            };
+        }
+        /// Every term's region, state by state, in plan order.
+        #[must_use]
+        pub const fn regions(&self) -> [::metrale_circuit::Region; 13] {
+            [
+                self.h.live,
+                self.h.steps,
+                self.h.checkpoint,
+                self.conv.live,
+                self.conv.steps,
+                self.conv.checkpoint,
+                self.h_prefix.cache,
+                self.conv_prefix.cache,
+                self.h_ring.cache,
+                self.conv_ring.cache,
+                self.carry.cache,
+                self.carry_table.cache,
+                self.wy_table.cache,
+            ]
+        }
+    }
     /// The regions of one `head` block instance (`circuits/qwen3_5.toml:195`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
@@ -1248,6 +1329,64 @@ pub mod qwen3_5 {
         /// `head.draft_tokens` (`circuits/qwen3_5.toml:237`): `draft_tokens`, lifetime `verify`, format `f32`, shape `2`; one unit per draft position of a verify slot.
         pub draft_tokens: ::metrale_circuit::static_plan::regions::Cache,
     }
+    impl HeadBlock {
+        /// How many terms one instance has.
+        pub const TERMS: usize = 6;
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            prefix_hidden: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            accepted_hidden: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            hidden_capture: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            lookup_index: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            tree_mask: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+            draft_tokens: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
+        };
+        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
+        /// `class..` and placed at `offsets` (for generated plans).
+        #[inline(always)]
+        #[allow(
+            clippy::inline_always,
+            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+        )]
+        pub const fn fill<const C: usize, const N: usize>(
+            &mut self,
+            classes: &[::metrale_circuit::static_plan::ClassSize; C],
+            offsets: &[u64; N],
+            class: usize,
+            row: usize,
+        ) {
+            self.prefix_hidden = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class].at(offsets[row]),
+            };
+            self.accepted_hidden = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 1].at(offsets[row + 1]),
+            };
+            self.hidden_capture = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 2].at(offsets[row + 2]),
+            };
+            self.lookup_index = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 3].at(offsets[row + 3]),
+            };
+            self.tree_mask = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 4].at(offsets[row + 4]),
+            };
+            self.draft_tokens = ::metrale_circuit::static_plan::regions::Cache {
+                cache: classes[class + 5].at(offsets[row + 5]),
+            };
+        }
+        /// Every term's region, state by state, in plan order.
+        #[must_use]
+        pub const fn regions(&self) -> [::metrale_circuit::Region; 6] {
+            [
+                self.prefix_hidden.cache,
+                self.accepted_hidden.cache,
+                self.hidden_capture.cache,
+                self.lookup_index.cache,
+                self.tree_mask.cache,
+                self.draft_tokens.cache,
+            ]
+        }
+    }
     /// The regions of one `attn` block instance (`circuits/blocks/qwen3_attention.toml:13`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
@@ -1256,17 +1395,60 @@ pub mod qwen3_5 {
         /// `attn.v` (`circuits/blocks/qwen3_attention.toml:20`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: ::metrale_circuit::static_plan::regions::Blocks,
     }
+    impl AttnBlock {
+        /// How many terms one instance has.
+        pub const TERMS: usize = 2;
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self {
+            k: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
+            v: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
+        };
+        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
+        /// `class..` and placed at `offsets` (for generated plans).
+        #[inline(always)]
+        #[allow(
+            clippy::inline_always,
+            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+        )]
+        pub const fn fill<const C: usize, const N: usize>(
+            &mut self,
+            classes: &[::metrale_circuit::static_plan::ClassSize; C],
+            offsets: &[u64; N],
+            class: usize,
+            row: usize,
+        ) {
+            self.k = ::metrale_circuit::static_plan::regions::Blocks {
+                blocks: classes[class].at(offsets[row]),
+            };
+            self.v = ::metrale_circuit::static_plan::regions::Blocks {
+                blocks: classes[class + 1].at(offsets[row + 1]),
+            };
+        }
+        /// Every term's region, state by state, in plan order.
+        #[must_use]
+        pub const fn regions(&self) -> [::metrale_circuit::Region; 2] {
+            [self.k.blocks, self.v.blocks]
+        }
+    }
     /// The regions of one `linear_attention` layer: its blocks `gdn`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct LinearAttentionLayer {
         /// Block `gdn`.
         pub gdn: GdnBlock,
     }
+    impl LinearAttentionLayer {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self { gdn: GdnBlock::EMPTY };
+    }
     /// The regions of one `full_attention` layer: its blocks `attn`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct FullAttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl FullAttentionLayer {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1282,9 +1464,12 @@ pub mod qwen3_5 {
         /// Block `attn`.
         pub attn: AttnBlock,
     }
+    impl Draft {
+        /// Every term empty, at offset 0.
+        pub const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
+    }
     /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:293`): 64 layers.
     pub mod qwen3_5_27b {
-        use ::metrale_circuit::static_plan::{lay, regions};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 5120,
@@ -2188,6 +2373,11 @@ pub mod qwen3_5 {
         );
         /// The layout order of the terms, for the exact replay of an overflow.
         const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
+        /// Every term in layout order, with its size class and arena.
+        const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
+            &TABLE,
+            &CLASSES,
+        );
         /// Every state term of checkpoint `qwen3_5_27b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -2346,10 +2536,6 @@ pub mod qwen3_5 {
                 clippy::too_many_lines,
                 reason = "one line per state term: straight-line placement is what makes the plan fast"
             )]
-            #[allow(
-                clippy::similar_names,
-                reason = "one offset per term, named by its row: `at_<row>`"
-            )]
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2395,671 +2581,13 @@ pub mod qwen3_5 {
                         return ::core::result::Result::Err(error);
                     }
                 };
-                let mut ends = [0u64; 2];
-                let at_11 = lay(&mut ends[0], &classes[11], mask);
-                let at_12 = lay(&mut ends[0], &classes[12], mask);
-                let at_24 = lay(&mut ends[0], &classes[11], mask);
-                let at_25 = lay(&mut ends[0], &classes[12], mask);
-                let at_37 = lay(&mut ends[0], &classes[11], mask);
-                let at_38 = lay(&mut ends[0], &classes[12], mask);
-                let at_39 = lay(&mut ends[0], &classes[13], mask);
-                let at_40 = lay(&mut ends[0], &classes[14], mask);
-                let at_52 = lay(&mut ends[0], &classes[11], mask);
-                let at_53 = lay(&mut ends[0], &classes[12], mask);
-                let at_65 = lay(&mut ends[0], &classes[11], mask);
-                let at_66 = lay(&mut ends[0], &classes[12], mask);
-                let at_78 = lay(&mut ends[0], &classes[11], mask);
-                let at_79 = lay(&mut ends[0], &classes[12], mask);
-                let at_80 = lay(&mut ends[0], &classes[13], mask);
-                let at_81 = lay(&mut ends[0], &classes[14], mask);
-                let at_93 = lay(&mut ends[0], &classes[11], mask);
-                let at_94 = lay(&mut ends[0], &classes[12], mask);
-                let at_106 = lay(&mut ends[0], &classes[11], mask);
-                let at_107 = lay(&mut ends[0], &classes[12], mask);
-                let at_119 = lay(&mut ends[0], &classes[11], mask);
-                let at_120 = lay(&mut ends[0], &classes[12], mask);
-                let at_121 = lay(&mut ends[0], &classes[13], mask);
-                let at_122 = lay(&mut ends[0], &classes[14], mask);
-                let at_134 = lay(&mut ends[0], &classes[11], mask);
-                let at_135 = lay(&mut ends[0], &classes[12], mask);
-                let at_147 = lay(&mut ends[0], &classes[11], mask);
-                let at_148 = lay(&mut ends[0], &classes[12], mask);
-                let at_160 = lay(&mut ends[0], &classes[11], mask);
-                let at_161 = lay(&mut ends[0], &classes[12], mask);
-                let at_162 = lay(&mut ends[0], &classes[13], mask);
-                let at_163 = lay(&mut ends[0], &classes[14], mask);
-                let at_175 = lay(&mut ends[0], &classes[11], mask);
-                let at_176 = lay(&mut ends[0], &classes[12], mask);
-                let at_188 = lay(&mut ends[0], &classes[11], mask);
-                let at_189 = lay(&mut ends[0], &classes[12], mask);
-                let at_201 = lay(&mut ends[0], &classes[11], mask);
-                let at_202 = lay(&mut ends[0], &classes[12], mask);
-                let at_203 = lay(&mut ends[0], &classes[13], mask);
-                let at_204 = lay(&mut ends[0], &classes[14], mask);
-                let at_216 = lay(&mut ends[0], &classes[11], mask);
-                let at_217 = lay(&mut ends[0], &classes[12], mask);
-                let at_229 = lay(&mut ends[0], &classes[11], mask);
-                let at_230 = lay(&mut ends[0], &classes[12], mask);
-                let at_242 = lay(&mut ends[0], &classes[11], mask);
-                let at_243 = lay(&mut ends[0], &classes[12], mask);
-                let at_244 = lay(&mut ends[0], &classes[13], mask);
-                let at_245 = lay(&mut ends[0], &classes[14], mask);
-                let at_257 = lay(&mut ends[0], &classes[11], mask);
-                let at_258 = lay(&mut ends[0], &classes[12], mask);
-                let at_270 = lay(&mut ends[0], &classes[11], mask);
-                let at_271 = lay(&mut ends[0], &classes[12], mask);
-                let at_283 = lay(&mut ends[0], &classes[11], mask);
-                let at_284 = lay(&mut ends[0], &classes[12], mask);
-                let at_285 = lay(&mut ends[0], &classes[13], mask);
-                let at_286 = lay(&mut ends[0], &classes[14], mask);
-                let at_298 = lay(&mut ends[0], &classes[11], mask);
-                let at_299 = lay(&mut ends[0], &classes[12], mask);
-                let at_311 = lay(&mut ends[0], &classes[11], mask);
-                let at_312 = lay(&mut ends[0], &classes[12], mask);
-                let at_324 = lay(&mut ends[0], &classes[11], mask);
-                let at_325 = lay(&mut ends[0], &classes[12], mask);
-                let at_326 = lay(&mut ends[0], &classes[13], mask);
-                let at_327 = lay(&mut ends[0], &classes[14], mask);
-                let at_339 = lay(&mut ends[0], &classes[11], mask);
-                let at_340 = lay(&mut ends[0], &classes[12], mask);
-                let at_352 = lay(&mut ends[0], &classes[11], mask);
-                let at_353 = lay(&mut ends[0], &classes[12], mask);
-                let at_365 = lay(&mut ends[0], &classes[11], mask);
-                let at_366 = lay(&mut ends[0], &classes[12], mask);
-                let at_367 = lay(&mut ends[0], &classes[13], mask);
-                let at_368 = lay(&mut ends[0], &classes[14], mask);
-                let at_380 = lay(&mut ends[0], &classes[11], mask);
-                let at_381 = lay(&mut ends[0], &classes[12], mask);
-                let at_393 = lay(&mut ends[0], &classes[11], mask);
-                let at_394 = lay(&mut ends[0], &classes[12], mask);
-                let at_406 = lay(&mut ends[0], &classes[11], mask);
-                let at_407 = lay(&mut ends[0], &classes[12], mask);
-                let at_408 = lay(&mut ends[0], &classes[13], mask);
-                let at_409 = lay(&mut ends[0], &classes[14], mask);
-                let at_421 = lay(&mut ends[0], &classes[11], mask);
-                let at_422 = lay(&mut ends[0], &classes[12], mask);
-                let at_434 = lay(&mut ends[0], &classes[11], mask);
-                let at_435 = lay(&mut ends[0], &classes[12], mask);
-                let at_447 = lay(&mut ends[0], &classes[11], mask);
-                let at_448 = lay(&mut ends[0], &classes[12], mask);
-                let at_449 = lay(&mut ends[0], &classes[13], mask);
-                let at_450 = lay(&mut ends[0], &classes[14], mask);
-                let at_462 = lay(&mut ends[0], &classes[11], mask);
-                let at_463 = lay(&mut ends[0], &classes[12], mask);
-                let at_475 = lay(&mut ends[0], &classes[11], mask);
-                let at_476 = lay(&mut ends[0], &classes[12], mask);
-                let at_488 = lay(&mut ends[0], &classes[11], mask);
-                let at_489 = lay(&mut ends[0], &classes[12], mask);
-                let at_490 = lay(&mut ends[0], &classes[13], mask);
-                let at_491 = lay(&mut ends[0], &classes[14], mask);
-                let at_503 = lay(&mut ends[0], &classes[11], mask);
-                let at_504 = lay(&mut ends[0], &classes[12], mask);
-                let at_516 = lay(&mut ends[0], &classes[11], mask);
-                let at_517 = lay(&mut ends[0], &classes[12], mask);
-                let at_529 = lay(&mut ends[0], &classes[11], mask);
-                let at_530 = lay(&mut ends[0], &classes[12], mask);
-                let at_531 = lay(&mut ends[0], &classes[13], mask);
-                let at_532 = lay(&mut ends[0], &classes[14], mask);
-                let at_544 = lay(&mut ends[0], &classes[11], mask);
-                let at_545 = lay(&mut ends[0], &classes[12], mask);
-                let at_557 = lay(&mut ends[0], &classes[11], mask);
-                let at_558 = lay(&mut ends[0], &classes[12], mask);
-                let at_570 = lay(&mut ends[0], &classes[11], mask);
-                let at_571 = lay(&mut ends[0], &classes[12], mask);
-                let at_572 = lay(&mut ends[0], &classes[13], mask);
-                let at_573 = lay(&mut ends[0], &classes[14], mask);
-                let at_585 = lay(&mut ends[0], &classes[11], mask);
-                let at_586 = lay(&mut ends[0], &classes[12], mask);
-                let at_598 = lay(&mut ends[0], &classes[11], mask);
-                let at_599 = lay(&mut ends[0], &classes[12], mask);
-                let at_611 = lay(&mut ends[0], &classes[11], mask);
-                let at_612 = lay(&mut ends[0], &classes[12], mask);
-                let at_613 = lay(&mut ends[0], &classes[13], mask);
-                let at_614 = lay(&mut ends[0], &classes[14], mask);
-                let at_626 = lay(&mut ends[0], &classes[11], mask);
-                let at_627 = lay(&mut ends[0], &classes[12], mask);
-                let at_639 = lay(&mut ends[0], &classes[11], mask);
-                let at_640 = lay(&mut ends[0], &classes[12], mask);
-                let at_652 = lay(&mut ends[0], &classes[11], mask);
-                let at_653 = lay(&mut ends[0], &classes[12], mask);
-                let at_654 = lay(&mut ends[0], &classes[13], mask);
-                let at_655 = lay(&mut ends[0], &classes[14], mask);
-                let at_662 = lay(&mut ends[0], &classes[21], mask);
-                let at_663 = lay(&mut ends[0], &classes[22], mask);
-                let at_0 = lay(&mut ends[0], &classes[0], mask);
-                let at_3 = lay(&mut ends[0], &classes[3], mask);
-                let at_13 = lay(&mut ends[0], &classes[0], mask);
-                let at_16 = lay(&mut ends[0], &classes[3], mask);
-                let at_26 = lay(&mut ends[0], &classes[0], mask);
-                let at_29 = lay(&mut ends[0], &classes[3], mask);
-                let at_41 = lay(&mut ends[0], &classes[0], mask);
-                let at_44 = lay(&mut ends[0], &classes[3], mask);
-                let at_54 = lay(&mut ends[0], &classes[0], mask);
-                let at_57 = lay(&mut ends[0], &classes[3], mask);
-                let at_67 = lay(&mut ends[0], &classes[0], mask);
-                let at_70 = lay(&mut ends[0], &classes[3], mask);
-                let at_82 = lay(&mut ends[0], &classes[0], mask);
-                let at_85 = lay(&mut ends[0], &classes[3], mask);
-                let at_95 = lay(&mut ends[0], &classes[0], mask);
-                let at_98 = lay(&mut ends[0], &classes[3], mask);
-                let at_108 = lay(&mut ends[0], &classes[0], mask);
-                let at_111 = lay(&mut ends[0], &classes[3], mask);
-                let at_123 = lay(&mut ends[0], &classes[0], mask);
-                let at_126 = lay(&mut ends[0], &classes[3], mask);
-                let at_136 = lay(&mut ends[0], &classes[0], mask);
-                let at_139 = lay(&mut ends[0], &classes[3], mask);
-                let at_149 = lay(&mut ends[0], &classes[0], mask);
-                let at_152 = lay(&mut ends[0], &classes[3], mask);
-                let at_164 = lay(&mut ends[0], &classes[0], mask);
-                let at_167 = lay(&mut ends[0], &classes[3], mask);
-                let at_177 = lay(&mut ends[0], &classes[0], mask);
-                let at_180 = lay(&mut ends[0], &classes[3], mask);
-                let at_190 = lay(&mut ends[0], &classes[0], mask);
-                let at_193 = lay(&mut ends[0], &classes[3], mask);
-                let at_205 = lay(&mut ends[0], &classes[0], mask);
-                let at_208 = lay(&mut ends[0], &classes[3], mask);
-                let at_218 = lay(&mut ends[0], &classes[0], mask);
-                let at_221 = lay(&mut ends[0], &classes[3], mask);
-                let at_231 = lay(&mut ends[0], &classes[0], mask);
-                let at_234 = lay(&mut ends[0], &classes[3], mask);
-                let at_246 = lay(&mut ends[0], &classes[0], mask);
-                let at_249 = lay(&mut ends[0], &classes[3], mask);
-                let at_259 = lay(&mut ends[0], &classes[0], mask);
-                let at_262 = lay(&mut ends[0], &classes[3], mask);
-                let at_272 = lay(&mut ends[0], &classes[0], mask);
-                let at_275 = lay(&mut ends[0], &classes[3], mask);
-                let at_287 = lay(&mut ends[0], &classes[0], mask);
-                let at_290 = lay(&mut ends[0], &classes[3], mask);
-                let at_300 = lay(&mut ends[0], &classes[0], mask);
-                let at_303 = lay(&mut ends[0], &classes[3], mask);
-                let at_313 = lay(&mut ends[0], &classes[0], mask);
-                let at_316 = lay(&mut ends[0], &classes[3], mask);
-                let at_328 = lay(&mut ends[0], &classes[0], mask);
-                let at_331 = lay(&mut ends[0], &classes[3], mask);
-                let at_341 = lay(&mut ends[0], &classes[0], mask);
-                let at_344 = lay(&mut ends[0], &classes[3], mask);
-                let at_354 = lay(&mut ends[0], &classes[0], mask);
-                let at_357 = lay(&mut ends[0], &classes[3], mask);
-                let at_369 = lay(&mut ends[0], &classes[0], mask);
-                let at_372 = lay(&mut ends[0], &classes[3], mask);
-                let at_382 = lay(&mut ends[0], &classes[0], mask);
-                let at_385 = lay(&mut ends[0], &classes[3], mask);
-                let at_395 = lay(&mut ends[0], &classes[0], mask);
-                let at_398 = lay(&mut ends[0], &classes[3], mask);
-                let at_410 = lay(&mut ends[0], &classes[0], mask);
-                let at_413 = lay(&mut ends[0], &classes[3], mask);
-                let at_423 = lay(&mut ends[0], &classes[0], mask);
-                let at_426 = lay(&mut ends[0], &classes[3], mask);
-                let at_436 = lay(&mut ends[0], &classes[0], mask);
-                let at_439 = lay(&mut ends[0], &classes[3], mask);
-                let at_451 = lay(&mut ends[0], &classes[0], mask);
-                let at_454 = lay(&mut ends[0], &classes[3], mask);
-                let at_464 = lay(&mut ends[0], &classes[0], mask);
-                let at_467 = lay(&mut ends[0], &classes[3], mask);
-                let at_477 = lay(&mut ends[0], &classes[0], mask);
-                let at_480 = lay(&mut ends[0], &classes[3], mask);
-                let at_492 = lay(&mut ends[0], &classes[0], mask);
-                let at_495 = lay(&mut ends[0], &classes[3], mask);
-                let at_505 = lay(&mut ends[0], &classes[0], mask);
-                let at_508 = lay(&mut ends[0], &classes[3], mask);
-                let at_518 = lay(&mut ends[0], &classes[0], mask);
-                let at_521 = lay(&mut ends[0], &classes[3], mask);
-                let at_533 = lay(&mut ends[0], &classes[0], mask);
-                let at_536 = lay(&mut ends[0], &classes[3], mask);
-                let at_546 = lay(&mut ends[0], &classes[0], mask);
-                let at_549 = lay(&mut ends[0], &classes[3], mask);
-                let at_559 = lay(&mut ends[0], &classes[0], mask);
-                let at_562 = lay(&mut ends[0], &classes[3], mask);
-                let at_574 = lay(&mut ends[0], &classes[0], mask);
-                let at_577 = lay(&mut ends[0], &classes[3], mask);
-                let at_587 = lay(&mut ends[0], &classes[0], mask);
-                let at_590 = lay(&mut ends[0], &classes[3], mask);
-                let at_600 = lay(&mut ends[0], &classes[0], mask);
-                let at_603 = lay(&mut ends[0], &classes[3], mask);
-                let at_615 = lay(&mut ends[0], &classes[0], mask);
-                let at_618 = lay(&mut ends[0], &classes[3], mask);
-                let at_628 = lay(&mut ends[0], &classes[0], mask);
-                let at_631 = lay(&mut ends[0], &classes[3], mask);
-                let at_641 = lay(&mut ends[0], &classes[0], mask);
-                let at_644 = lay(&mut ends[0], &classes[3], mask);
-                let at_658 = lay(&mut ends[0], &classes[17], mask);
-                let at_6 = lay(&mut ends[0], &classes[6], mask);
-                let at_7 = lay(&mut ends[0], &classes[7], mask);
-                let at_8 = lay(&mut ends[0], &classes[8], mask);
-                let at_9 = lay(&mut ends[0], &classes[9], mask);
-                let at_19 = lay(&mut ends[0], &classes[6], mask);
-                let at_20 = lay(&mut ends[0], &classes[7], mask);
-                let at_21 = lay(&mut ends[0], &classes[8], mask);
-                let at_22 = lay(&mut ends[0], &classes[9], mask);
-                let at_32 = lay(&mut ends[0], &classes[6], mask);
-                let at_33 = lay(&mut ends[0], &classes[7], mask);
-                let at_34 = lay(&mut ends[0], &classes[8], mask);
-                let at_35 = lay(&mut ends[0], &classes[9], mask);
-                let at_47 = lay(&mut ends[0], &classes[6], mask);
-                let at_48 = lay(&mut ends[0], &classes[7], mask);
-                let at_49 = lay(&mut ends[0], &classes[8], mask);
-                let at_50 = lay(&mut ends[0], &classes[9], mask);
-                let at_60 = lay(&mut ends[0], &classes[6], mask);
-                let at_61 = lay(&mut ends[0], &classes[7], mask);
-                let at_62 = lay(&mut ends[0], &classes[8], mask);
-                let at_63 = lay(&mut ends[0], &classes[9], mask);
-                let at_73 = lay(&mut ends[0], &classes[6], mask);
-                let at_74 = lay(&mut ends[0], &classes[7], mask);
-                let at_75 = lay(&mut ends[0], &classes[8], mask);
-                let at_76 = lay(&mut ends[0], &classes[9], mask);
-                let at_88 = lay(&mut ends[0], &classes[6], mask);
-                let at_89 = lay(&mut ends[0], &classes[7], mask);
-                let at_90 = lay(&mut ends[0], &classes[8], mask);
-                let at_91 = lay(&mut ends[0], &classes[9], mask);
-                let at_101 = lay(&mut ends[0], &classes[6], mask);
-                let at_102 = lay(&mut ends[0], &classes[7], mask);
-                let at_103 = lay(&mut ends[0], &classes[8], mask);
-                let at_104 = lay(&mut ends[0], &classes[9], mask);
-                let at_114 = lay(&mut ends[0], &classes[6], mask);
-                let at_115 = lay(&mut ends[0], &classes[7], mask);
-                let at_116 = lay(&mut ends[0], &classes[8], mask);
-                let at_117 = lay(&mut ends[0], &classes[9], mask);
-                let at_129 = lay(&mut ends[0], &classes[6], mask);
-                let at_130 = lay(&mut ends[0], &classes[7], mask);
-                let at_131 = lay(&mut ends[0], &classes[8], mask);
-                let at_132 = lay(&mut ends[0], &classes[9], mask);
-                let at_142 = lay(&mut ends[0], &classes[6], mask);
-                let at_143 = lay(&mut ends[0], &classes[7], mask);
-                let at_144 = lay(&mut ends[0], &classes[8], mask);
-                let at_145 = lay(&mut ends[0], &classes[9], mask);
-                let at_155 = lay(&mut ends[0], &classes[6], mask);
-                let at_156 = lay(&mut ends[0], &classes[7], mask);
-                let at_157 = lay(&mut ends[0], &classes[8], mask);
-                let at_158 = lay(&mut ends[0], &classes[9], mask);
-                let at_170 = lay(&mut ends[0], &classes[6], mask);
-                let at_171 = lay(&mut ends[0], &classes[7], mask);
-                let at_172 = lay(&mut ends[0], &classes[8], mask);
-                let at_173 = lay(&mut ends[0], &classes[9], mask);
-                let at_183 = lay(&mut ends[0], &classes[6], mask);
-                let at_184 = lay(&mut ends[0], &classes[7], mask);
-                let at_185 = lay(&mut ends[0], &classes[8], mask);
-                let at_186 = lay(&mut ends[0], &classes[9], mask);
-                let at_196 = lay(&mut ends[0], &classes[6], mask);
-                let at_197 = lay(&mut ends[0], &classes[7], mask);
-                let at_198 = lay(&mut ends[0], &classes[8], mask);
-                let at_199 = lay(&mut ends[0], &classes[9], mask);
-                let at_211 = lay(&mut ends[0], &classes[6], mask);
-                let at_212 = lay(&mut ends[0], &classes[7], mask);
-                let at_213 = lay(&mut ends[0], &classes[8], mask);
-                let at_214 = lay(&mut ends[0], &classes[9], mask);
-                let at_224 = lay(&mut ends[0], &classes[6], mask);
-                let at_225 = lay(&mut ends[0], &classes[7], mask);
-                let at_226 = lay(&mut ends[0], &classes[8], mask);
-                let at_227 = lay(&mut ends[0], &classes[9], mask);
-                let at_237 = lay(&mut ends[0], &classes[6], mask);
-                let at_238 = lay(&mut ends[0], &classes[7], mask);
-                let at_239 = lay(&mut ends[0], &classes[8], mask);
-                let at_240 = lay(&mut ends[0], &classes[9], mask);
-                let at_252 = lay(&mut ends[0], &classes[6], mask);
-                let at_253 = lay(&mut ends[0], &classes[7], mask);
-                let at_254 = lay(&mut ends[0], &classes[8], mask);
-                let at_255 = lay(&mut ends[0], &classes[9], mask);
-                let at_265 = lay(&mut ends[0], &classes[6], mask);
-                let at_266 = lay(&mut ends[0], &classes[7], mask);
-                let at_267 = lay(&mut ends[0], &classes[8], mask);
-                let at_268 = lay(&mut ends[0], &classes[9], mask);
-                let at_278 = lay(&mut ends[0], &classes[6], mask);
-                let at_279 = lay(&mut ends[0], &classes[7], mask);
-                let at_280 = lay(&mut ends[0], &classes[8], mask);
-                let at_281 = lay(&mut ends[0], &classes[9], mask);
-                let at_293 = lay(&mut ends[0], &classes[6], mask);
-                let at_294 = lay(&mut ends[0], &classes[7], mask);
-                let at_295 = lay(&mut ends[0], &classes[8], mask);
-                let at_296 = lay(&mut ends[0], &classes[9], mask);
-                let at_306 = lay(&mut ends[0], &classes[6], mask);
-                let at_307 = lay(&mut ends[0], &classes[7], mask);
-                let at_308 = lay(&mut ends[0], &classes[8], mask);
-                let at_309 = lay(&mut ends[0], &classes[9], mask);
-                let at_319 = lay(&mut ends[0], &classes[6], mask);
-                let at_320 = lay(&mut ends[0], &classes[7], mask);
-                let at_321 = lay(&mut ends[0], &classes[8], mask);
-                let at_322 = lay(&mut ends[0], &classes[9], mask);
-                let at_334 = lay(&mut ends[0], &classes[6], mask);
-                let at_335 = lay(&mut ends[0], &classes[7], mask);
-                let at_336 = lay(&mut ends[0], &classes[8], mask);
-                let at_337 = lay(&mut ends[0], &classes[9], mask);
-                let at_347 = lay(&mut ends[0], &classes[6], mask);
-                let at_348 = lay(&mut ends[0], &classes[7], mask);
-                let at_349 = lay(&mut ends[0], &classes[8], mask);
-                let at_350 = lay(&mut ends[0], &classes[9], mask);
-                let at_360 = lay(&mut ends[0], &classes[6], mask);
-                let at_361 = lay(&mut ends[0], &classes[7], mask);
-                let at_362 = lay(&mut ends[0], &classes[8], mask);
-                let at_363 = lay(&mut ends[0], &classes[9], mask);
-                let at_375 = lay(&mut ends[0], &classes[6], mask);
-                let at_376 = lay(&mut ends[0], &classes[7], mask);
-                let at_377 = lay(&mut ends[0], &classes[8], mask);
-                let at_378 = lay(&mut ends[0], &classes[9], mask);
-                let at_388 = lay(&mut ends[0], &classes[6], mask);
-                let at_389 = lay(&mut ends[0], &classes[7], mask);
-                let at_390 = lay(&mut ends[0], &classes[8], mask);
-                let at_391 = lay(&mut ends[0], &classes[9], mask);
-                let at_401 = lay(&mut ends[0], &classes[6], mask);
-                let at_402 = lay(&mut ends[0], &classes[7], mask);
-                let at_403 = lay(&mut ends[0], &classes[8], mask);
-                let at_404 = lay(&mut ends[0], &classes[9], mask);
-                let at_416 = lay(&mut ends[0], &classes[6], mask);
-                let at_417 = lay(&mut ends[0], &classes[7], mask);
-                let at_418 = lay(&mut ends[0], &classes[8], mask);
-                let at_419 = lay(&mut ends[0], &classes[9], mask);
-                let at_429 = lay(&mut ends[0], &classes[6], mask);
-                let at_430 = lay(&mut ends[0], &classes[7], mask);
-                let at_431 = lay(&mut ends[0], &classes[8], mask);
-                let at_432 = lay(&mut ends[0], &classes[9], mask);
-                let at_442 = lay(&mut ends[0], &classes[6], mask);
-                let at_443 = lay(&mut ends[0], &classes[7], mask);
-                let at_444 = lay(&mut ends[0], &classes[8], mask);
-                let at_445 = lay(&mut ends[0], &classes[9], mask);
-                let at_457 = lay(&mut ends[0], &classes[6], mask);
-                let at_458 = lay(&mut ends[0], &classes[7], mask);
-                let at_459 = lay(&mut ends[0], &classes[8], mask);
-                let at_460 = lay(&mut ends[0], &classes[9], mask);
-                let at_470 = lay(&mut ends[0], &classes[6], mask);
-                let at_471 = lay(&mut ends[0], &classes[7], mask);
-                let at_472 = lay(&mut ends[0], &classes[8], mask);
-                let at_473 = lay(&mut ends[0], &classes[9], mask);
-                let at_483 = lay(&mut ends[0], &classes[6], mask);
-                let at_484 = lay(&mut ends[0], &classes[7], mask);
-                let at_485 = lay(&mut ends[0], &classes[8], mask);
-                let at_486 = lay(&mut ends[0], &classes[9], mask);
-                let at_498 = lay(&mut ends[0], &classes[6], mask);
-                let at_499 = lay(&mut ends[0], &classes[7], mask);
-                let at_500 = lay(&mut ends[0], &classes[8], mask);
-                let at_501 = lay(&mut ends[0], &classes[9], mask);
-                let at_511 = lay(&mut ends[0], &classes[6], mask);
-                let at_512 = lay(&mut ends[0], &classes[7], mask);
-                let at_513 = lay(&mut ends[0], &classes[8], mask);
-                let at_514 = lay(&mut ends[0], &classes[9], mask);
-                let at_524 = lay(&mut ends[0], &classes[6], mask);
-                let at_525 = lay(&mut ends[0], &classes[7], mask);
-                let at_526 = lay(&mut ends[0], &classes[8], mask);
-                let at_527 = lay(&mut ends[0], &classes[9], mask);
-                let at_539 = lay(&mut ends[0], &classes[6], mask);
-                let at_540 = lay(&mut ends[0], &classes[7], mask);
-                let at_541 = lay(&mut ends[0], &classes[8], mask);
-                let at_542 = lay(&mut ends[0], &classes[9], mask);
-                let at_552 = lay(&mut ends[0], &classes[6], mask);
-                let at_553 = lay(&mut ends[0], &classes[7], mask);
-                let at_554 = lay(&mut ends[0], &classes[8], mask);
-                let at_555 = lay(&mut ends[0], &classes[9], mask);
-                let at_565 = lay(&mut ends[0], &classes[6], mask);
-                let at_566 = lay(&mut ends[0], &classes[7], mask);
-                let at_567 = lay(&mut ends[0], &classes[8], mask);
-                let at_568 = lay(&mut ends[0], &classes[9], mask);
-                let at_580 = lay(&mut ends[0], &classes[6], mask);
-                let at_581 = lay(&mut ends[0], &classes[7], mask);
-                let at_582 = lay(&mut ends[0], &classes[8], mask);
-                let at_583 = lay(&mut ends[0], &classes[9], mask);
-                let at_593 = lay(&mut ends[0], &classes[6], mask);
-                let at_594 = lay(&mut ends[0], &classes[7], mask);
-                let at_595 = lay(&mut ends[0], &classes[8], mask);
-                let at_596 = lay(&mut ends[0], &classes[9], mask);
-                let at_606 = lay(&mut ends[0], &classes[6], mask);
-                let at_607 = lay(&mut ends[0], &classes[7], mask);
-                let at_608 = lay(&mut ends[0], &classes[8], mask);
-                let at_609 = lay(&mut ends[0], &classes[9], mask);
-                let at_621 = lay(&mut ends[0], &classes[6], mask);
-                let at_622 = lay(&mut ends[0], &classes[7], mask);
-                let at_623 = lay(&mut ends[0], &classes[8], mask);
-                let at_624 = lay(&mut ends[0], &classes[9], mask);
-                let at_634 = lay(&mut ends[0], &classes[6], mask);
-                let at_635 = lay(&mut ends[0], &classes[7], mask);
-                let at_636 = lay(&mut ends[0], &classes[8], mask);
-                let at_637 = lay(&mut ends[0], &classes[9], mask);
-                let at_647 = lay(&mut ends[0], &classes[6], mask);
-                let at_648 = lay(&mut ends[0], &classes[7], mask);
-                let at_649 = lay(&mut ends[0], &classes[8], mask);
-                let at_650 = lay(&mut ends[0], &classes[9], mask);
-                let at_656 = lay(&mut ends[0], &classes[15], mask);
-                let at_1 = lay(&mut ends[0], &classes[1], mask);
-                let at_2 = lay(&mut ends[0], &classes[2], mask);
-                let at_4 = lay(&mut ends[0], &classes[4], mask);
-                let at_5 = lay(&mut ends[0], &classes[5], mask);
-                let at_10 = lay(&mut ends[0], &classes[10], mask);
-                let at_14 = lay(&mut ends[0], &classes[1], mask);
-                let at_15 = lay(&mut ends[0], &classes[2], mask);
-                let at_17 = lay(&mut ends[0], &classes[4], mask);
-                let at_18 = lay(&mut ends[0], &classes[5], mask);
-                let at_23 = lay(&mut ends[0], &classes[10], mask);
-                let at_27 = lay(&mut ends[0], &classes[1], mask);
-                let at_28 = lay(&mut ends[0], &classes[2], mask);
-                let at_30 = lay(&mut ends[0], &classes[4], mask);
-                let at_31 = lay(&mut ends[0], &classes[5], mask);
-                let at_36 = lay(&mut ends[0], &classes[10], mask);
-                let at_42 = lay(&mut ends[0], &classes[1], mask);
-                let at_43 = lay(&mut ends[0], &classes[2], mask);
-                let at_45 = lay(&mut ends[0], &classes[4], mask);
-                let at_46 = lay(&mut ends[0], &classes[5], mask);
-                let at_51 = lay(&mut ends[0], &classes[10], mask);
-                let at_55 = lay(&mut ends[0], &classes[1], mask);
-                let at_56 = lay(&mut ends[0], &classes[2], mask);
-                let at_58 = lay(&mut ends[0], &classes[4], mask);
-                let at_59 = lay(&mut ends[0], &classes[5], mask);
-                let at_64 = lay(&mut ends[0], &classes[10], mask);
-                let at_68 = lay(&mut ends[0], &classes[1], mask);
-                let at_69 = lay(&mut ends[0], &classes[2], mask);
-                let at_71 = lay(&mut ends[0], &classes[4], mask);
-                let at_72 = lay(&mut ends[0], &classes[5], mask);
-                let at_77 = lay(&mut ends[0], &classes[10], mask);
-                let at_83 = lay(&mut ends[0], &classes[1], mask);
-                let at_84 = lay(&mut ends[0], &classes[2], mask);
-                let at_86 = lay(&mut ends[0], &classes[4], mask);
-                let at_87 = lay(&mut ends[0], &classes[5], mask);
-                let at_92 = lay(&mut ends[0], &classes[10], mask);
-                let at_96 = lay(&mut ends[0], &classes[1], mask);
-                let at_97 = lay(&mut ends[0], &classes[2], mask);
-                let at_99 = lay(&mut ends[0], &classes[4], mask);
-                let at_100 = lay(&mut ends[0], &classes[5], mask);
-                let at_105 = lay(&mut ends[0], &classes[10], mask);
-                let at_109 = lay(&mut ends[0], &classes[1], mask);
-                let at_110 = lay(&mut ends[0], &classes[2], mask);
-                let at_112 = lay(&mut ends[0], &classes[4], mask);
-                let at_113 = lay(&mut ends[0], &classes[5], mask);
-                let at_118 = lay(&mut ends[0], &classes[10], mask);
-                let at_124 = lay(&mut ends[0], &classes[1], mask);
-                let at_125 = lay(&mut ends[0], &classes[2], mask);
-                let at_127 = lay(&mut ends[0], &classes[4], mask);
-                let at_128 = lay(&mut ends[0], &classes[5], mask);
-                let at_133 = lay(&mut ends[0], &classes[10], mask);
-                let at_137 = lay(&mut ends[0], &classes[1], mask);
-                let at_138 = lay(&mut ends[0], &classes[2], mask);
-                let at_140 = lay(&mut ends[0], &classes[4], mask);
-                let at_141 = lay(&mut ends[0], &classes[5], mask);
-                let at_146 = lay(&mut ends[0], &classes[10], mask);
-                let at_150 = lay(&mut ends[0], &classes[1], mask);
-                let at_151 = lay(&mut ends[0], &classes[2], mask);
-                let at_153 = lay(&mut ends[0], &classes[4], mask);
-                let at_154 = lay(&mut ends[0], &classes[5], mask);
-                let at_159 = lay(&mut ends[0], &classes[10], mask);
-                let at_165 = lay(&mut ends[0], &classes[1], mask);
-                let at_166 = lay(&mut ends[0], &classes[2], mask);
-                let at_168 = lay(&mut ends[0], &classes[4], mask);
-                let at_169 = lay(&mut ends[0], &classes[5], mask);
-                let at_174 = lay(&mut ends[0], &classes[10], mask);
-                let at_178 = lay(&mut ends[0], &classes[1], mask);
-                let at_179 = lay(&mut ends[0], &classes[2], mask);
-                let at_181 = lay(&mut ends[0], &classes[4], mask);
-                let at_182 = lay(&mut ends[0], &classes[5], mask);
-                let at_187 = lay(&mut ends[0], &classes[10], mask);
-                let at_191 = lay(&mut ends[0], &classes[1], mask);
-                let at_192 = lay(&mut ends[0], &classes[2], mask);
-                let at_194 = lay(&mut ends[0], &classes[4], mask);
-                let at_195 = lay(&mut ends[0], &classes[5], mask);
-                let at_200 = lay(&mut ends[0], &classes[10], mask);
-                let at_206 = lay(&mut ends[0], &classes[1], mask);
-                let at_207 = lay(&mut ends[0], &classes[2], mask);
-                let at_209 = lay(&mut ends[0], &classes[4], mask);
-                let at_210 = lay(&mut ends[0], &classes[5], mask);
-                let at_215 = lay(&mut ends[0], &classes[10], mask);
-                let at_219 = lay(&mut ends[0], &classes[1], mask);
-                let at_220 = lay(&mut ends[0], &classes[2], mask);
-                let at_222 = lay(&mut ends[0], &classes[4], mask);
-                let at_223 = lay(&mut ends[0], &classes[5], mask);
-                let at_228 = lay(&mut ends[0], &classes[10], mask);
-                let at_232 = lay(&mut ends[0], &classes[1], mask);
-                let at_233 = lay(&mut ends[0], &classes[2], mask);
-                let at_235 = lay(&mut ends[0], &classes[4], mask);
-                let at_236 = lay(&mut ends[0], &classes[5], mask);
-                let at_241 = lay(&mut ends[0], &classes[10], mask);
-                let at_247 = lay(&mut ends[0], &classes[1], mask);
-                let at_248 = lay(&mut ends[0], &classes[2], mask);
-                let at_250 = lay(&mut ends[0], &classes[4], mask);
-                let at_251 = lay(&mut ends[0], &classes[5], mask);
-                let at_256 = lay(&mut ends[0], &classes[10], mask);
-                let at_260 = lay(&mut ends[0], &classes[1], mask);
-                let at_261 = lay(&mut ends[0], &classes[2], mask);
-                let at_263 = lay(&mut ends[0], &classes[4], mask);
-                let at_264 = lay(&mut ends[0], &classes[5], mask);
-                let at_269 = lay(&mut ends[0], &classes[10], mask);
-                let at_273 = lay(&mut ends[0], &classes[1], mask);
-                let at_274 = lay(&mut ends[0], &classes[2], mask);
-                let at_276 = lay(&mut ends[0], &classes[4], mask);
-                let at_277 = lay(&mut ends[0], &classes[5], mask);
-                let at_282 = lay(&mut ends[0], &classes[10], mask);
-                let at_288 = lay(&mut ends[0], &classes[1], mask);
-                let at_289 = lay(&mut ends[0], &classes[2], mask);
-                let at_291 = lay(&mut ends[0], &classes[4], mask);
-                let at_292 = lay(&mut ends[0], &classes[5], mask);
-                let at_297 = lay(&mut ends[0], &classes[10], mask);
-                let at_301 = lay(&mut ends[0], &classes[1], mask);
-                let at_302 = lay(&mut ends[0], &classes[2], mask);
-                let at_304 = lay(&mut ends[0], &classes[4], mask);
-                let at_305 = lay(&mut ends[0], &classes[5], mask);
-                let at_310 = lay(&mut ends[0], &classes[10], mask);
-                let at_314 = lay(&mut ends[0], &classes[1], mask);
-                let at_315 = lay(&mut ends[0], &classes[2], mask);
-                let at_317 = lay(&mut ends[0], &classes[4], mask);
-                let at_318 = lay(&mut ends[0], &classes[5], mask);
-                let at_323 = lay(&mut ends[0], &classes[10], mask);
-                let at_329 = lay(&mut ends[0], &classes[1], mask);
-                let at_330 = lay(&mut ends[0], &classes[2], mask);
-                let at_332 = lay(&mut ends[0], &classes[4], mask);
-                let at_333 = lay(&mut ends[0], &classes[5], mask);
-                let at_338 = lay(&mut ends[0], &classes[10], mask);
-                let at_342 = lay(&mut ends[0], &classes[1], mask);
-                let at_343 = lay(&mut ends[0], &classes[2], mask);
-                let at_345 = lay(&mut ends[0], &classes[4], mask);
-                let at_346 = lay(&mut ends[0], &classes[5], mask);
-                let at_351 = lay(&mut ends[0], &classes[10], mask);
-                let at_355 = lay(&mut ends[0], &classes[1], mask);
-                let at_356 = lay(&mut ends[0], &classes[2], mask);
-                let at_358 = lay(&mut ends[0], &classes[4], mask);
-                let at_359 = lay(&mut ends[0], &classes[5], mask);
-                let at_364 = lay(&mut ends[0], &classes[10], mask);
-                let at_370 = lay(&mut ends[0], &classes[1], mask);
-                let at_371 = lay(&mut ends[0], &classes[2], mask);
-                let at_373 = lay(&mut ends[0], &classes[4], mask);
-                let at_374 = lay(&mut ends[0], &classes[5], mask);
-                let at_379 = lay(&mut ends[0], &classes[10], mask);
-                let at_383 = lay(&mut ends[0], &classes[1], mask);
-                let at_384 = lay(&mut ends[0], &classes[2], mask);
-                let at_386 = lay(&mut ends[0], &classes[4], mask);
-                let at_387 = lay(&mut ends[0], &classes[5], mask);
-                let at_392 = lay(&mut ends[0], &classes[10], mask);
-                let at_396 = lay(&mut ends[0], &classes[1], mask);
-                let at_397 = lay(&mut ends[0], &classes[2], mask);
-                let at_399 = lay(&mut ends[0], &classes[4], mask);
-                let at_400 = lay(&mut ends[0], &classes[5], mask);
-                let at_405 = lay(&mut ends[0], &classes[10], mask);
-                let at_411 = lay(&mut ends[0], &classes[1], mask);
-                let at_412 = lay(&mut ends[0], &classes[2], mask);
-                let at_414 = lay(&mut ends[0], &classes[4], mask);
-                let at_415 = lay(&mut ends[0], &classes[5], mask);
-                let at_420 = lay(&mut ends[0], &classes[10], mask);
-                let at_424 = lay(&mut ends[0], &classes[1], mask);
-                let at_425 = lay(&mut ends[0], &classes[2], mask);
-                let at_427 = lay(&mut ends[0], &classes[4], mask);
-                let at_428 = lay(&mut ends[0], &classes[5], mask);
-                let at_433 = lay(&mut ends[0], &classes[10], mask);
-                let at_437 = lay(&mut ends[0], &classes[1], mask);
-                let at_438 = lay(&mut ends[0], &classes[2], mask);
-                let at_440 = lay(&mut ends[0], &classes[4], mask);
-                let at_441 = lay(&mut ends[0], &classes[5], mask);
-                let at_446 = lay(&mut ends[0], &classes[10], mask);
-                let at_452 = lay(&mut ends[0], &classes[1], mask);
-                let at_453 = lay(&mut ends[0], &classes[2], mask);
-                let at_455 = lay(&mut ends[0], &classes[4], mask);
-                let at_456 = lay(&mut ends[0], &classes[5], mask);
-                let at_461 = lay(&mut ends[0], &classes[10], mask);
-                let at_465 = lay(&mut ends[0], &classes[1], mask);
-                let at_466 = lay(&mut ends[0], &classes[2], mask);
-                let at_468 = lay(&mut ends[0], &classes[4], mask);
-                let at_469 = lay(&mut ends[0], &classes[5], mask);
-                let at_474 = lay(&mut ends[0], &classes[10], mask);
-                let at_478 = lay(&mut ends[0], &classes[1], mask);
-                let at_479 = lay(&mut ends[0], &classes[2], mask);
-                let at_481 = lay(&mut ends[0], &classes[4], mask);
-                let at_482 = lay(&mut ends[0], &classes[5], mask);
-                let at_487 = lay(&mut ends[0], &classes[10], mask);
-                let at_493 = lay(&mut ends[0], &classes[1], mask);
-                let at_494 = lay(&mut ends[0], &classes[2], mask);
-                let at_496 = lay(&mut ends[0], &classes[4], mask);
-                let at_497 = lay(&mut ends[0], &classes[5], mask);
-                let at_502 = lay(&mut ends[0], &classes[10], mask);
-                let at_506 = lay(&mut ends[0], &classes[1], mask);
-                let at_507 = lay(&mut ends[0], &classes[2], mask);
-                let at_509 = lay(&mut ends[0], &classes[4], mask);
-                let at_510 = lay(&mut ends[0], &classes[5], mask);
-                let at_515 = lay(&mut ends[0], &classes[10], mask);
-                let at_519 = lay(&mut ends[0], &classes[1], mask);
-                let at_520 = lay(&mut ends[0], &classes[2], mask);
-                let at_522 = lay(&mut ends[0], &classes[4], mask);
-                let at_523 = lay(&mut ends[0], &classes[5], mask);
-                let at_528 = lay(&mut ends[0], &classes[10], mask);
-                let at_534 = lay(&mut ends[0], &classes[1], mask);
-                let at_535 = lay(&mut ends[0], &classes[2], mask);
-                let at_537 = lay(&mut ends[0], &classes[4], mask);
-                let at_538 = lay(&mut ends[0], &classes[5], mask);
-                let at_543 = lay(&mut ends[0], &classes[10], mask);
-                let at_547 = lay(&mut ends[0], &classes[1], mask);
-                let at_548 = lay(&mut ends[0], &classes[2], mask);
-                let at_550 = lay(&mut ends[0], &classes[4], mask);
-                let at_551 = lay(&mut ends[0], &classes[5], mask);
-                let at_556 = lay(&mut ends[0], &classes[10], mask);
-                let at_560 = lay(&mut ends[0], &classes[1], mask);
-                let at_561 = lay(&mut ends[0], &classes[2], mask);
-                let at_563 = lay(&mut ends[0], &classes[4], mask);
-                let at_564 = lay(&mut ends[0], &classes[5], mask);
-                let at_569 = lay(&mut ends[0], &classes[10], mask);
-                let at_575 = lay(&mut ends[0], &classes[1], mask);
-                let at_576 = lay(&mut ends[0], &classes[2], mask);
-                let at_578 = lay(&mut ends[0], &classes[4], mask);
-                let at_579 = lay(&mut ends[0], &classes[5], mask);
-                let at_584 = lay(&mut ends[0], &classes[10], mask);
-                let at_588 = lay(&mut ends[0], &classes[1], mask);
-                let at_589 = lay(&mut ends[0], &classes[2], mask);
-                let at_591 = lay(&mut ends[0], &classes[4], mask);
-                let at_592 = lay(&mut ends[0], &classes[5], mask);
-                let at_597 = lay(&mut ends[0], &classes[10], mask);
-                let at_601 = lay(&mut ends[0], &classes[1], mask);
-                let at_602 = lay(&mut ends[0], &classes[2], mask);
-                let at_604 = lay(&mut ends[0], &classes[4], mask);
-                let at_605 = lay(&mut ends[0], &classes[5], mask);
-                let at_610 = lay(&mut ends[0], &classes[10], mask);
-                let at_616 = lay(&mut ends[0], &classes[1], mask);
-                let at_617 = lay(&mut ends[0], &classes[2], mask);
-                let at_619 = lay(&mut ends[0], &classes[4], mask);
-                let at_620 = lay(&mut ends[0], &classes[5], mask);
-                let at_625 = lay(&mut ends[0], &classes[10], mask);
-                let at_629 = lay(&mut ends[0], &classes[1], mask);
-                let at_630 = lay(&mut ends[0], &classes[2], mask);
-                let at_632 = lay(&mut ends[0], &classes[4], mask);
-                let at_633 = lay(&mut ends[0], &classes[5], mask);
-                let at_638 = lay(&mut ends[0], &classes[10], mask);
-                let at_642 = lay(&mut ends[0], &classes[1], mask);
-                let at_643 = lay(&mut ends[0], &classes[2], mask);
-                let at_645 = lay(&mut ends[0], &classes[4], mask);
-                let at_646 = lay(&mut ends[0], &classes[5], mask);
-                let at_651 = lay(&mut ends[0], &classes[10], mask);
-                let at_657 = lay(&mut ends[0], &classes[16], mask);
-                let at_660 = lay(&mut ends[0], &classes[19], mask);
-                let at_661 = lay(&mut ends[0], &classes[20], mask);
-                let at_659 = lay(&mut ends[1], &classes[18], mask);
+                let mut offsets = [0u64; TERM_COUNT];
+                let ends = ::metrale_circuit::static_plan::lay_all(
+                    &STEPS,
+                    &classes,
+                    mask,
+                    &mut offsets,
+                );
                 let arena = match ::metrale_circuit::static_plan::arena(
                     ends,
                     align,
@@ -3083,1879 +2611,142 @@ pub mod qwen3_5 {
                         }
                     }
                 };
-                ::core::result::Result::Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_0),
-                                steps: classes[1].at(at_1),
-                                checkpoint: classes[2].at(at_2),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_3),
-                                steps: classes[4].at(at_4),
-                                checkpoint: classes[5].at(at_5),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_6),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_7),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_8),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_9),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_10),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_11),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_12),
-                            },
-                        },
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_13),
-                                steps: classes[1].at(at_14),
-                                checkpoint: classes[2].at(at_15),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_16),
-                                steps: classes[4].at(at_17),
-                                checkpoint: classes[5].at(at_18),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_19),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_20),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_21),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_22),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_23),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_24),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_25),
-                            },
-                        },
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_26),
-                                steps: classes[1].at(at_27),
-                                checkpoint: classes[2].at(at_28),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_29),
-                                steps: classes[4].at(at_30),
-                                checkpoint: classes[5].at(at_31),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_32),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_33),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_34),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_35),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_36),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_37),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_38),
-                            },
-                        },
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_39),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_40),
-                            },
-                        },
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_41),
-                                steps: classes[1].at(at_42),
-                                checkpoint: classes[2].at(at_43),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_44),
-                                steps: classes[4].at(at_45),
-                                checkpoint: classes[5].at(at_46),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_47),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_48),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_49),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_50),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_51),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_52),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_53),
-                            },
-                        },
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_54),
-                                steps: classes[1].at(at_55),
-                                checkpoint: classes[2].at(at_56),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_57),
-                                steps: classes[4].at(at_58),
-                                checkpoint: classes[5].at(at_59),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_60),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_61),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_62),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_63),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_64),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_65),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_66),
-                            },
-                        },
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_67),
-                                steps: classes[1].at(at_68),
-                                checkpoint: classes[2].at(at_69),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_70),
-                                steps: classes[4].at(at_71),
-                                checkpoint: classes[5].at(at_72),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_73),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_74),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_75),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_76),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_77),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_78),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_79),
-                            },
-                        },
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_80),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_81),
-                            },
-                        },
-                    },
-                    l8: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_82),
-                                steps: classes[1].at(at_83),
-                                checkpoint: classes[2].at(at_84),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_85),
-                                steps: classes[4].at(at_86),
-                                checkpoint: classes[5].at(at_87),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_88),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_89),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_90),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_91),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_92),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_93),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_94),
-                            },
-                        },
-                    },
-                    l9: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_95),
-                                steps: classes[1].at(at_96),
-                                checkpoint: classes[2].at(at_97),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_98),
-                                steps: classes[4].at(at_99),
-                                checkpoint: classes[5].at(at_100),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_101),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_102),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_103),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_104),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_105),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_106),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_107),
-                            },
-                        },
-                    },
-                    l10: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_108),
-                                steps: classes[1].at(at_109),
-                                checkpoint: classes[2].at(at_110),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_111),
-                                steps: classes[4].at(at_112),
-                                checkpoint: classes[5].at(at_113),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_114),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_115),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_116),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_117),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_118),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_119),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_120),
-                            },
-                        },
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_121),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_122),
-                            },
-                        },
-                    },
-                    l12: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_123),
-                                steps: classes[1].at(at_124),
-                                checkpoint: classes[2].at(at_125),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_126),
-                                steps: classes[4].at(at_127),
-                                checkpoint: classes[5].at(at_128),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_129),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_130),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_131),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_132),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_133),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_134),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_135),
-                            },
-                        },
-                    },
-                    l13: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_136),
-                                steps: classes[1].at(at_137),
-                                checkpoint: classes[2].at(at_138),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_139),
-                                steps: classes[4].at(at_140),
-                                checkpoint: classes[5].at(at_141),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_142),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_143),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_144),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_145),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_146),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_147),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_148),
-                            },
-                        },
-                    },
-                    l14: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_149),
-                                steps: classes[1].at(at_150),
-                                checkpoint: classes[2].at(at_151),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_152),
-                                steps: classes[4].at(at_153),
-                                checkpoint: classes[5].at(at_154),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_155),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_156),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_157),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_158),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_159),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_160),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_161),
-                            },
-                        },
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_162),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_163),
-                            },
-                        },
-                    },
-                    l16: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_164),
-                                steps: classes[1].at(at_165),
-                                checkpoint: classes[2].at(at_166),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_167),
-                                steps: classes[4].at(at_168),
-                                checkpoint: classes[5].at(at_169),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_170),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_171),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_172),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_173),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_174),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_175),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_176),
-                            },
-                        },
-                    },
-                    l17: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_177),
-                                steps: classes[1].at(at_178),
-                                checkpoint: classes[2].at(at_179),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_180),
-                                steps: classes[4].at(at_181),
-                                checkpoint: classes[5].at(at_182),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_183),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_184),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_185),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_186),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_187),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_188),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_189),
-                            },
-                        },
-                    },
-                    l18: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_190),
-                                steps: classes[1].at(at_191),
-                                checkpoint: classes[2].at(at_192),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_193),
-                                steps: classes[4].at(at_194),
-                                checkpoint: classes[5].at(at_195),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_196),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_197),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_198),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_199),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_200),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_201),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_202),
-                            },
-                        },
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_203),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_204),
-                            },
-                        },
-                    },
-                    l20: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_205),
-                                steps: classes[1].at(at_206),
-                                checkpoint: classes[2].at(at_207),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_208),
-                                steps: classes[4].at(at_209),
-                                checkpoint: classes[5].at(at_210),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_211),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_212),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_213),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_214),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_215),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_216),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_217),
-                            },
-                        },
-                    },
-                    l21: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_218),
-                                steps: classes[1].at(at_219),
-                                checkpoint: classes[2].at(at_220),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_221),
-                                steps: classes[4].at(at_222),
-                                checkpoint: classes[5].at(at_223),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_224),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_225),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_226),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_227),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_228),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_229),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_230),
-                            },
-                        },
-                    },
-                    l22: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_231),
-                                steps: classes[1].at(at_232),
-                                checkpoint: classes[2].at(at_233),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_234),
-                                steps: classes[4].at(at_235),
-                                checkpoint: classes[5].at(at_236),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_237),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_238),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_239),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_240),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_241),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_242),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_243),
-                            },
-                        },
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_244),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_245),
-                            },
-                        },
-                    },
-                    l24: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_246),
-                                steps: classes[1].at(at_247),
-                                checkpoint: classes[2].at(at_248),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_249),
-                                steps: classes[4].at(at_250),
-                                checkpoint: classes[5].at(at_251),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_252),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_253),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_254),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_255),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_256),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_257),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_258),
-                            },
-                        },
-                    },
-                    l25: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_259),
-                                steps: classes[1].at(at_260),
-                                checkpoint: classes[2].at(at_261),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_262),
-                                steps: classes[4].at(at_263),
-                                checkpoint: classes[5].at(at_264),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_265),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_266),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_267),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_268),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_269),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_270),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_271),
-                            },
-                        },
-                    },
-                    l26: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_272),
-                                steps: classes[1].at(at_273),
-                                checkpoint: classes[2].at(at_274),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_275),
-                                steps: classes[4].at(at_276),
-                                checkpoint: classes[5].at(at_277),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_278),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_279),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_280),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_281),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_282),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_283),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_284),
-                            },
-                        },
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_285),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_286),
-                            },
-                        },
-                    },
-                    l28: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_287),
-                                steps: classes[1].at(at_288),
-                                checkpoint: classes[2].at(at_289),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_290),
-                                steps: classes[4].at(at_291),
-                                checkpoint: classes[5].at(at_292),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_293),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_294),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_295),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_296),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_297),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_298),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_299),
-                            },
-                        },
-                    },
-                    l29: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_300),
-                                steps: classes[1].at(at_301),
-                                checkpoint: classes[2].at(at_302),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_303),
-                                steps: classes[4].at(at_304),
-                                checkpoint: classes[5].at(at_305),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_306),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_307),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_308),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_309),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_310),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_311),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_312),
-                            },
-                        },
-                    },
-                    l30: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_313),
-                                steps: classes[1].at(at_314),
-                                checkpoint: classes[2].at(at_315),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_316),
-                                steps: classes[4].at(at_317),
-                                checkpoint: classes[5].at(at_318),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_319),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_320),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_321),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_322),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_323),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_324),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_325),
-                            },
-                        },
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_326),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_327),
-                            },
-                        },
-                    },
-                    l32: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_328),
-                                steps: classes[1].at(at_329),
-                                checkpoint: classes[2].at(at_330),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_331),
-                                steps: classes[4].at(at_332),
-                                checkpoint: classes[5].at(at_333),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_334),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_335),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_336),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_337),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_338),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_339),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_340),
-                            },
-                        },
-                    },
-                    l33: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_341),
-                                steps: classes[1].at(at_342),
-                                checkpoint: classes[2].at(at_343),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_344),
-                                steps: classes[4].at(at_345),
-                                checkpoint: classes[5].at(at_346),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_347),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_348),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_349),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_350),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_351),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_352),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_353),
-                            },
-                        },
-                    },
-                    l34: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_354),
-                                steps: classes[1].at(at_355),
-                                checkpoint: classes[2].at(at_356),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_357),
-                                steps: classes[4].at(at_358),
-                                checkpoint: classes[5].at(at_359),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_360),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_361),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_362),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_363),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_364),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_365),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_366),
-                            },
-                        },
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_367),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_368),
-                            },
-                        },
-                    },
-                    l36: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_369),
-                                steps: classes[1].at(at_370),
-                                checkpoint: classes[2].at(at_371),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_372),
-                                steps: classes[4].at(at_373),
-                                checkpoint: classes[5].at(at_374),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_375),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_376),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_377),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_378),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_379),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_380),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_381),
-                            },
-                        },
-                    },
-                    l37: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_382),
-                                steps: classes[1].at(at_383),
-                                checkpoint: classes[2].at(at_384),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_385),
-                                steps: classes[4].at(at_386),
-                                checkpoint: classes[5].at(at_387),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_388),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_389),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_390),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_391),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_392),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_393),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_394),
-                            },
-                        },
-                    },
-                    l38: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_395),
-                                steps: classes[1].at(at_396),
-                                checkpoint: classes[2].at(at_397),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_398),
-                                steps: classes[4].at(at_399),
-                                checkpoint: classes[5].at(at_400),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_401),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_402),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_403),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_404),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_405),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_406),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_407),
-                            },
-                        },
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_408),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_409),
-                            },
-                        },
-                    },
-                    l40: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_410),
-                                steps: classes[1].at(at_411),
-                                checkpoint: classes[2].at(at_412),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_413),
-                                steps: classes[4].at(at_414),
-                                checkpoint: classes[5].at(at_415),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_416),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_417),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_418),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_419),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_420),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_421),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_422),
-                            },
-                        },
-                    },
-                    l41: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_423),
-                                steps: classes[1].at(at_424),
-                                checkpoint: classes[2].at(at_425),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_426),
-                                steps: classes[4].at(at_427),
-                                checkpoint: classes[5].at(at_428),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_429),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_430),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_431),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_432),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_433),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_434),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_435),
-                            },
-                        },
-                    },
-                    l42: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_436),
-                                steps: classes[1].at(at_437),
-                                checkpoint: classes[2].at(at_438),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_439),
-                                steps: classes[4].at(at_440),
-                                checkpoint: classes[5].at(at_441),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_442),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_443),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_444),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_445),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_446),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_447),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_448),
-                            },
-                        },
-                    },
-                    l43: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_449),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_450),
-                            },
-                        },
-                    },
-                    l44: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_451),
-                                steps: classes[1].at(at_452),
-                                checkpoint: classes[2].at(at_453),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_454),
-                                steps: classes[4].at(at_455),
-                                checkpoint: classes[5].at(at_456),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_457),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_458),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_459),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_460),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_461),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_462),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_463),
-                            },
-                        },
-                    },
-                    l45: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_464),
-                                steps: classes[1].at(at_465),
-                                checkpoint: classes[2].at(at_466),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_467),
-                                steps: classes[4].at(at_468),
-                                checkpoint: classes[5].at(at_469),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_470),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_471),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_472),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_473),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_474),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_475),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_476),
-                            },
-                        },
-                    },
-                    l46: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_477),
-                                steps: classes[1].at(at_478),
-                                checkpoint: classes[2].at(at_479),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_480),
-                                steps: classes[4].at(at_481),
-                                checkpoint: classes[5].at(at_482),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_483),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_484),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_485),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_486),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_487),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_488),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_489),
-                            },
-                        },
-                    },
-                    l47: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_490),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_491),
-                            },
-                        },
-                    },
-                    l48: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_492),
-                                steps: classes[1].at(at_493),
-                                checkpoint: classes[2].at(at_494),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_495),
-                                steps: classes[4].at(at_496),
-                                checkpoint: classes[5].at(at_497),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_498),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_499),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_500),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_501),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_502),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_503),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_504),
-                            },
-                        },
-                    },
-                    l49: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_505),
-                                steps: classes[1].at(at_506),
-                                checkpoint: classes[2].at(at_507),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_508),
-                                steps: classes[4].at(at_509),
-                                checkpoint: classes[5].at(at_510),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_511),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_512),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_513),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_514),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_515),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_516),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_517),
-                            },
-                        },
-                    },
-                    l50: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_518),
-                                steps: classes[1].at(at_519),
-                                checkpoint: classes[2].at(at_520),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_521),
-                                steps: classes[4].at(at_522),
-                                checkpoint: classes[5].at(at_523),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_524),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_525),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_526),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_527),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_528),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_529),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_530),
-                            },
-                        },
-                    },
-                    l51: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_531),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_532),
-                            },
-                        },
-                    },
-                    l52: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_533),
-                                steps: classes[1].at(at_534),
-                                checkpoint: classes[2].at(at_535),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_536),
-                                steps: classes[4].at(at_537),
-                                checkpoint: classes[5].at(at_538),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_539),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_540),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_541),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_542),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_543),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_544),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_545),
-                            },
-                        },
-                    },
-                    l53: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_546),
-                                steps: classes[1].at(at_547),
-                                checkpoint: classes[2].at(at_548),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_549),
-                                steps: classes[4].at(at_550),
-                                checkpoint: classes[5].at(at_551),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_552),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_553),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_554),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_555),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_556),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_557),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_558),
-                            },
-                        },
-                    },
-                    l54: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_559),
-                                steps: classes[1].at(at_560),
-                                checkpoint: classes[2].at(at_561),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_562),
-                                steps: classes[4].at(at_563),
-                                checkpoint: classes[5].at(at_564),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_565),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_566),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_567),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_568),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_569),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_570),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_571),
-                            },
-                        },
-                    },
-                    l55: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_572),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_573),
-                            },
-                        },
-                    },
-                    l56: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_574),
-                                steps: classes[1].at(at_575),
-                                checkpoint: classes[2].at(at_576),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_577),
-                                steps: classes[4].at(at_578),
-                                checkpoint: classes[5].at(at_579),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_580),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_581),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_582),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_583),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_584),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_585),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_586),
-                            },
-                        },
-                    },
-                    l57: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_587),
-                                steps: classes[1].at(at_588),
-                                checkpoint: classes[2].at(at_589),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_590),
-                                steps: classes[4].at(at_591),
-                                checkpoint: classes[5].at(at_592),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_593),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_594),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_595),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_596),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_597),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_598),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_599),
-                            },
-                        },
-                    },
-                    l58: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_600),
-                                steps: classes[1].at(at_601),
-                                checkpoint: classes[2].at(at_602),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_603),
-                                steps: classes[4].at(at_604),
-                                checkpoint: classes[5].at(at_605),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_606),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_607),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_608),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_609),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_610),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_611),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_612),
-                            },
-                        },
-                    },
-                    l59: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_613),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_614),
-                            },
-                        },
-                    },
-                    l60: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_615),
-                                steps: classes[1].at(at_616),
-                                checkpoint: classes[2].at(at_617),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_618),
-                                steps: classes[4].at(at_619),
-                                checkpoint: classes[5].at(at_620),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_621),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_622),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_623),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_624),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_625),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_626),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_627),
-                            },
-                        },
-                    },
-                    l61: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_628),
-                                steps: classes[1].at(at_629),
-                                checkpoint: classes[2].at(at_630),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_631),
-                                steps: classes[4].at(at_632),
-                                checkpoint: classes[5].at(at_633),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_634),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_635),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_636),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_637),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_638),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_639),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_640),
-                            },
-                        },
-                    },
-                    l62: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_641),
-                                steps: classes[1].at(at_642),
-                                checkpoint: classes[2].at(at_643),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_644),
-                                steps: classes[4].at(at_645),
-                                checkpoint: classes[5].at(at_646),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_647),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_648),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_649),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_650),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_651),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_652),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_653),
-                            },
-                        },
-                    },
-                    l63: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_654),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_655),
-                            },
-                        },
-                    },
-                    head: super::HeadBlock {
-                        prefix_hidden: regions::Cache {
-                            cache: classes[15].at(at_656),
-                        },
-                        accepted_hidden: regions::Cache {
-                            cache: classes[16].at(at_657),
-                        },
-                        hidden_capture: regions::Cache {
-                            cache: classes[17].at(at_658),
-                        },
-                        lookup_index: regions::Cache {
-                            cache: classes[18].at(at_659),
-                        },
-                        tree_mask: regions::Cache {
-                            cache: classes[19].at(at_660),
-                        },
-                        draft_tokens: regions::Cache {
-                            cache: classes[20].at(at_661),
-                        },
-                    },
-                    draft: super::Draft {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[21].at(at_662),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[22].at(at_663),
-                            },
-                        },
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::LinearAttentionLayer::EMPTY,
+                    l33: super::LinearAttentionLayer::EMPTY,
+                    l34: super::LinearAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::LinearAttentionLayer::EMPTY,
+                    l37: super::LinearAttentionLayer::EMPTY,
+                    l38: super::LinearAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::LinearAttentionLayer::EMPTY,
+                    l41: super::LinearAttentionLayer::EMPTY,
+                    l42: super::LinearAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::LinearAttentionLayer::EMPTY,
+                    l45: super::LinearAttentionLayer::EMPTY,
+                    l46: super::LinearAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::LinearAttentionLayer::EMPTY,
+                    l49: super::LinearAttentionLayer::EMPTY,
+                    l50: super::LinearAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::LinearAttentionLayer::EMPTY,
+                    l53: super::LinearAttentionLayer::EMPTY,
+                    l54: super::LinearAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::LinearAttentionLayer::EMPTY,
+                    l57: super::LinearAttentionLayer::EMPTY,
+                    l58: super::LinearAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    l60: super::LinearAttentionLayer::EMPTY,
+                    l61: super::LinearAttentionLayer::EMPTY,
+                    l62: super::LinearAttentionLayer::EMPTY,
+                    l63: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.fill(&classes, &offsets, 0, 0);
+                plan.l1.gdn.fill(&classes, &offsets, 0, 13);
+                plan.l2.gdn.fill(&classes, &offsets, 0, 26);
+                plan.l3.attn.fill(&classes, &offsets, 13, 39);
+                plan.l4.gdn.fill(&classes, &offsets, 0, 41);
+                plan.l5.gdn.fill(&classes, &offsets, 0, 54);
+                plan.l6.gdn.fill(&classes, &offsets, 0, 67);
+                plan.l7.attn.fill(&classes, &offsets, 13, 80);
+                plan.l8.gdn.fill(&classes, &offsets, 0, 82);
+                plan.l9.gdn.fill(&classes, &offsets, 0, 95);
+                plan.l10.gdn.fill(&classes, &offsets, 0, 108);
+                plan.l11.attn.fill(&classes, &offsets, 13, 121);
+                plan.l12.gdn.fill(&classes, &offsets, 0, 123);
+                plan.l13.gdn.fill(&classes, &offsets, 0, 136);
+                plan.l14.gdn.fill(&classes, &offsets, 0, 149);
+                plan.l15.attn.fill(&classes, &offsets, 13, 162);
+                plan.l16.gdn.fill(&classes, &offsets, 0, 164);
+                plan.l17.gdn.fill(&classes, &offsets, 0, 177);
+                plan.l18.gdn.fill(&classes, &offsets, 0, 190);
+                plan.l19.attn.fill(&classes, &offsets, 13, 203);
+                plan.l20.gdn.fill(&classes, &offsets, 0, 205);
+                plan.l21.gdn.fill(&classes, &offsets, 0, 218);
+                plan.l22.gdn.fill(&classes, &offsets, 0, 231);
+                plan.l23.attn.fill(&classes, &offsets, 13, 244);
+                plan.l24.gdn.fill(&classes, &offsets, 0, 246);
+                plan.l25.gdn.fill(&classes, &offsets, 0, 259);
+                plan.l26.gdn.fill(&classes, &offsets, 0, 272);
+                plan.l27.attn.fill(&classes, &offsets, 13, 285);
+                plan.l28.gdn.fill(&classes, &offsets, 0, 287);
+                plan.l29.gdn.fill(&classes, &offsets, 0, 300);
+                plan.l30.gdn.fill(&classes, &offsets, 0, 313);
+                plan.l31.attn.fill(&classes, &offsets, 13, 326);
+                plan.l32.gdn.fill(&classes, &offsets, 0, 328);
+                plan.l33.gdn.fill(&classes, &offsets, 0, 341);
+                plan.l34.gdn.fill(&classes, &offsets, 0, 354);
+                plan.l35.attn.fill(&classes, &offsets, 13, 367);
+                plan.l36.gdn.fill(&classes, &offsets, 0, 369);
+                plan.l37.gdn.fill(&classes, &offsets, 0, 382);
+                plan.l38.gdn.fill(&classes, &offsets, 0, 395);
+                plan.l39.attn.fill(&classes, &offsets, 13, 408);
+                plan.l40.gdn.fill(&classes, &offsets, 0, 410);
+                plan.l41.gdn.fill(&classes, &offsets, 0, 423);
+                plan.l42.gdn.fill(&classes, &offsets, 0, 436);
+                plan.l43.attn.fill(&classes, &offsets, 13, 449);
+                plan.l44.gdn.fill(&classes, &offsets, 0, 451);
+                plan.l45.gdn.fill(&classes, &offsets, 0, 464);
+                plan.l46.gdn.fill(&classes, &offsets, 0, 477);
+                plan.l47.attn.fill(&classes, &offsets, 13, 490);
+                plan.l48.gdn.fill(&classes, &offsets, 0, 492);
+                plan.l49.gdn.fill(&classes, &offsets, 0, 505);
+                plan.l50.gdn.fill(&classes, &offsets, 0, 518);
+                plan.l51.attn.fill(&classes, &offsets, 13, 531);
+                plan.l52.gdn.fill(&classes, &offsets, 0, 533);
+                plan.l53.gdn.fill(&classes, &offsets, 0, 546);
+                plan.l54.gdn.fill(&classes, &offsets, 0, 559);
+                plan.l55.attn.fill(&classes, &offsets, 13, 572);
+                plan.l56.gdn.fill(&classes, &offsets, 0, 574);
+                plan.l57.gdn.fill(&classes, &offsets, 0, 587);
+                plan.l58.gdn.fill(&classes, &offsets, 0, 600);
+                plan.l59.attn.fill(&classes, &offsets, 13, 613);
+                plan.l60.gdn.fill(&classes, &offsets, 0, 615);
+                plan.l61.gdn.fill(&classes, &offsets, 0, 628);
+                plan.l62.gdn.fill(&classes, &offsets, 0, 641);
+                plan.l63.attn.fill(&classes, &offsets, 13, 654);
+                plan.head.fill(&classes, &offsets, 15, 656);
+                plan.draft.attn.fill(&classes, &offsets, 21, 662);
+                ::core::result::Result::Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -4965,672 +2756,340 @@ pub mod qwen3_5 {
                 reason = "every region by value, so an engine can iterate them beside `TERMS`"
             )]
             pub const fn regions(&self) -> [::metrale_circuit::Region; TERM_COUNT] {
-                [
-                    self.l0.gdn.h.live,
-                    self.l0.gdn.h.steps,
-                    self.l0.gdn.h.checkpoint,
-                    self.l0.gdn.conv.live,
-                    self.l0.gdn.conv.steps,
-                    self.l0.gdn.conv.checkpoint,
-                    self.l0.gdn.h_prefix.cache,
-                    self.l0.gdn.conv_prefix.cache,
-                    self.l0.gdn.h_ring.cache,
-                    self.l0.gdn.conv_ring.cache,
-                    self.l0.gdn.carry.cache,
-                    self.l0.gdn.carry_table.cache,
-                    self.l0.gdn.wy_table.cache,
-                    self.l1.gdn.h.live,
-                    self.l1.gdn.h.steps,
-                    self.l1.gdn.h.checkpoint,
-                    self.l1.gdn.conv.live,
-                    self.l1.gdn.conv.steps,
-                    self.l1.gdn.conv.checkpoint,
-                    self.l1.gdn.h_prefix.cache,
-                    self.l1.gdn.conv_prefix.cache,
-                    self.l1.gdn.h_ring.cache,
-                    self.l1.gdn.conv_ring.cache,
-                    self.l1.gdn.carry.cache,
-                    self.l1.gdn.carry_table.cache,
-                    self.l1.gdn.wy_table.cache,
-                    self.l2.gdn.h.live,
-                    self.l2.gdn.h.steps,
-                    self.l2.gdn.h.checkpoint,
-                    self.l2.gdn.conv.live,
-                    self.l2.gdn.conv.steps,
-                    self.l2.gdn.conv.checkpoint,
-                    self.l2.gdn.h_prefix.cache,
-                    self.l2.gdn.conv_prefix.cache,
-                    self.l2.gdn.h_ring.cache,
-                    self.l2.gdn.conv_ring.cache,
-                    self.l2.gdn.carry.cache,
-                    self.l2.gdn.carry_table.cache,
-                    self.l2.gdn.wy_table.cache,
-                    self.l3.attn.k.blocks,
-                    self.l3.attn.v.blocks,
-                    self.l4.gdn.h.live,
-                    self.l4.gdn.h.steps,
-                    self.l4.gdn.h.checkpoint,
-                    self.l4.gdn.conv.live,
-                    self.l4.gdn.conv.steps,
-                    self.l4.gdn.conv.checkpoint,
-                    self.l4.gdn.h_prefix.cache,
-                    self.l4.gdn.conv_prefix.cache,
-                    self.l4.gdn.h_ring.cache,
-                    self.l4.gdn.conv_ring.cache,
-                    self.l4.gdn.carry.cache,
-                    self.l4.gdn.carry_table.cache,
-                    self.l4.gdn.wy_table.cache,
-                    self.l5.gdn.h.live,
-                    self.l5.gdn.h.steps,
-                    self.l5.gdn.h.checkpoint,
-                    self.l5.gdn.conv.live,
-                    self.l5.gdn.conv.steps,
-                    self.l5.gdn.conv.checkpoint,
-                    self.l5.gdn.h_prefix.cache,
-                    self.l5.gdn.conv_prefix.cache,
-                    self.l5.gdn.h_ring.cache,
-                    self.l5.gdn.conv_ring.cache,
-                    self.l5.gdn.carry.cache,
-                    self.l5.gdn.carry_table.cache,
-                    self.l5.gdn.wy_table.cache,
-                    self.l6.gdn.h.live,
-                    self.l6.gdn.h.steps,
-                    self.l6.gdn.h.checkpoint,
-                    self.l6.gdn.conv.live,
-                    self.l6.gdn.conv.steps,
-                    self.l6.gdn.conv.checkpoint,
-                    self.l6.gdn.h_prefix.cache,
-                    self.l6.gdn.conv_prefix.cache,
-                    self.l6.gdn.h_ring.cache,
-                    self.l6.gdn.conv_ring.cache,
-                    self.l6.gdn.carry.cache,
-                    self.l6.gdn.carry_table.cache,
-                    self.l6.gdn.wy_table.cache,
-                    self.l7.attn.k.blocks,
-                    self.l7.attn.v.blocks,
-                    self.l8.gdn.h.live,
-                    self.l8.gdn.h.steps,
-                    self.l8.gdn.h.checkpoint,
-                    self.l8.gdn.conv.live,
-                    self.l8.gdn.conv.steps,
-                    self.l8.gdn.conv.checkpoint,
-                    self.l8.gdn.h_prefix.cache,
-                    self.l8.gdn.conv_prefix.cache,
-                    self.l8.gdn.h_ring.cache,
-                    self.l8.gdn.conv_ring.cache,
-                    self.l8.gdn.carry.cache,
-                    self.l8.gdn.carry_table.cache,
-                    self.l8.gdn.wy_table.cache,
-                    self.l9.gdn.h.live,
-                    self.l9.gdn.h.steps,
-                    self.l9.gdn.h.checkpoint,
-                    self.l9.gdn.conv.live,
-                    self.l9.gdn.conv.steps,
-                    self.l9.gdn.conv.checkpoint,
-                    self.l9.gdn.h_prefix.cache,
-                    self.l9.gdn.conv_prefix.cache,
-                    self.l9.gdn.h_ring.cache,
-                    self.l9.gdn.conv_ring.cache,
-                    self.l9.gdn.carry.cache,
-                    self.l9.gdn.carry_table.cache,
-                    self.l9.gdn.wy_table.cache,
-                    self.l10.gdn.h.live,
-                    self.l10.gdn.h.steps,
-                    self.l10.gdn.h.checkpoint,
-                    self.l10.gdn.conv.live,
-                    self.l10.gdn.conv.steps,
-                    self.l10.gdn.conv.checkpoint,
-                    self.l10.gdn.h_prefix.cache,
-                    self.l10.gdn.conv_prefix.cache,
-                    self.l10.gdn.h_ring.cache,
-                    self.l10.gdn.conv_ring.cache,
-                    self.l10.gdn.carry.cache,
-                    self.l10.gdn.carry_table.cache,
-                    self.l10.gdn.wy_table.cache,
-                    self.l11.attn.k.blocks,
-                    self.l11.attn.v.blocks,
-                    self.l12.gdn.h.live,
-                    self.l12.gdn.h.steps,
-                    self.l12.gdn.h.checkpoint,
-                    self.l12.gdn.conv.live,
-                    self.l12.gdn.conv.steps,
-                    self.l12.gdn.conv.checkpoint,
-                    self.l12.gdn.h_prefix.cache,
-                    self.l12.gdn.conv_prefix.cache,
-                    self.l12.gdn.h_ring.cache,
-                    self.l12.gdn.conv_ring.cache,
-                    self.l12.gdn.carry.cache,
-                    self.l12.gdn.carry_table.cache,
-                    self.l12.gdn.wy_table.cache,
-                    self.l13.gdn.h.live,
-                    self.l13.gdn.h.steps,
-                    self.l13.gdn.h.checkpoint,
-                    self.l13.gdn.conv.live,
-                    self.l13.gdn.conv.steps,
-                    self.l13.gdn.conv.checkpoint,
-                    self.l13.gdn.h_prefix.cache,
-                    self.l13.gdn.conv_prefix.cache,
-                    self.l13.gdn.h_ring.cache,
-                    self.l13.gdn.conv_ring.cache,
-                    self.l13.gdn.carry.cache,
-                    self.l13.gdn.carry_table.cache,
-                    self.l13.gdn.wy_table.cache,
-                    self.l14.gdn.h.live,
-                    self.l14.gdn.h.steps,
-                    self.l14.gdn.h.checkpoint,
-                    self.l14.gdn.conv.live,
-                    self.l14.gdn.conv.steps,
-                    self.l14.gdn.conv.checkpoint,
-                    self.l14.gdn.h_prefix.cache,
-                    self.l14.gdn.conv_prefix.cache,
-                    self.l14.gdn.h_ring.cache,
-                    self.l14.gdn.conv_ring.cache,
-                    self.l14.gdn.carry.cache,
-                    self.l14.gdn.carry_table.cache,
-                    self.l14.gdn.wy_table.cache,
-                    self.l15.attn.k.blocks,
-                    self.l15.attn.v.blocks,
-                    self.l16.gdn.h.live,
-                    self.l16.gdn.h.steps,
-                    self.l16.gdn.h.checkpoint,
-                    self.l16.gdn.conv.live,
-                    self.l16.gdn.conv.steps,
-                    self.l16.gdn.conv.checkpoint,
-                    self.l16.gdn.h_prefix.cache,
-                    self.l16.gdn.conv_prefix.cache,
-                    self.l16.gdn.h_ring.cache,
-                    self.l16.gdn.conv_ring.cache,
-                    self.l16.gdn.carry.cache,
-                    self.l16.gdn.carry_table.cache,
-                    self.l16.gdn.wy_table.cache,
-                    self.l17.gdn.h.live,
-                    self.l17.gdn.h.steps,
-                    self.l17.gdn.h.checkpoint,
-                    self.l17.gdn.conv.live,
-                    self.l17.gdn.conv.steps,
-                    self.l17.gdn.conv.checkpoint,
-                    self.l17.gdn.h_prefix.cache,
-                    self.l17.gdn.conv_prefix.cache,
-                    self.l17.gdn.h_ring.cache,
-                    self.l17.gdn.conv_ring.cache,
-                    self.l17.gdn.carry.cache,
-                    self.l17.gdn.carry_table.cache,
-                    self.l17.gdn.wy_table.cache,
-                    self.l18.gdn.h.live,
-                    self.l18.gdn.h.steps,
-                    self.l18.gdn.h.checkpoint,
-                    self.l18.gdn.conv.live,
-                    self.l18.gdn.conv.steps,
-                    self.l18.gdn.conv.checkpoint,
-                    self.l18.gdn.h_prefix.cache,
-                    self.l18.gdn.conv_prefix.cache,
-                    self.l18.gdn.h_ring.cache,
-                    self.l18.gdn.conv_ring.cache,
-                    self.l18.gdn.carry.cache,
-                    self.l18.gdn.carry_table.cache,
-                    self.l18.gdn.wy_table.cache,
-                    self.l19.attn.k.blocks,
-                    self.l19.attn.v.blocks,
-                    self.l20.gdn.h.live,
-                    self.l20.gdn.h.steps,
-                    self.l20.gdn.h.checkpoint,
-                    self.l20.gdn.conv.live,
-                    self.l20.gdn.conv.steps,
-                    self.l20.gdn.conv.checkpoint,
-                    self.l20.gdn.h_prefix.cache,
-                    self.l20.gdn.conv_prefix.cache,
-                    self.l20.gdn.h_ring.cache,
-                    self.l20.gdn.conv_ring.cache,
-                    self.l20.gdn.carry.cache,
-                    self.l20.gdn.carry_table.cache,
-                    self.l20.gdn.wy_table.cache,
-                    self.l21.gdn.h.live,
-                    self.l21.gdn.h.steps,
-                    self.l21.gdn.h.checkpoint,
-                    self.l21.gdn.conv.live,
-                    self.l21.gdn.conv.steps,
-                    self.l21.gdn.conv.checkpoint,
-                    self.l21.gdn.h_prefix.cache,
-                    self.l21.gdn.conv_prefix.cache,
-                    self.l21.gdn.h_ring.cache,
-                    self.l21.gdn.conv_ring.cache,
-                    self.l21.gdn.carry.cache,
-                    self.l21.gdn.carry_table.cache,
-                    self.l21.gdn.wy_table.cache,
-                    self.l22.gdn.h.live,
-                    self.l22.gdn.h.steps,
-                    self.l22.gdn.h.checkpoint,
-                    self.l22.gdn.conv.live,
-                    self.l22.gdn.conv.steps,
-                    self.l22.gdn.conv.checkpoint,
-                    self.l22.gdn.h_prefix.cache,
-                    self.l22.gdn.conv_prefix.cache,
-                    self.l22.gdn.h_ring.cache,
-                    self.l22.gdn.conv_ring.cache,
-                    self.l22.gdn.carry.cache,
-                    self.l22.gdn.carry_table.cache,
-                    self.l22.gdn.wy_table.cache,
-                    self.l23.attn.k.blocks,
-                    self.l23.attn.v.blocks,
-                    self.l24.gdn.h.live,
-                    self.l24.gdn.h.steps,
-                    self.l24.gdn.h.checkpoint,
-                    self.l24.gdn.conv.live,
-                    self.l24.gdn.conv.steps,
-                    self.l24.gdn.conv.checkpoint,
-                    self.l24.gdn.h_prefix.cache,
-                    self.l24.gdn.conv_prefix.cache,
-                    self.l24.gdn.h_ring.cache,
-                    self.l24.gdn.conv_ring.cache,
-                    self.l24.gdn.carry.cache,
-                    self.l24.gdn.carry_table.cache,
-                    self.l24.gdn.wy_table.cache,
-                    self.l25.gdn.h.live,
-                    self.l25.gdn.h.steps,
-                    self.l25.gdn.h.checkpoint,
-                    self.l25.gdn.conv.live,
-                    self.l25.gdn.conv.steps,
-                    self.l25.gdn.conv.checkpoint,
-                    self.l25.gdn.h_prefix.cache,
-                    self.l25.gdn.conv_prefix.cache,
-                    self.l25.gdn.h_ring.cache,
-                    self.l25.gdn.conv_ring.cache,
-                    self.l25.gdn.carry.cache,
-                    self.l25.gdn.carry_table.cache,
-                    self.l25.gdn.wy_table.cache,
-                    self.l26.gdn.h.live,
-                    self.l26.gdn.h.steps,
-                    self.l26.gdn.h.checkpoint,
-                    self.l26.gdn.conv.live,
-                    self.l26.gdn.conv.steps,
-                    self.l26.gdn.conv.checkpoint,
-                    self.l26.gdn.h_prefix.cache,
-                    self.l26.gdn.conv_prefix.cache,
-                    self.l26.gdn.h_ring.cache,
-                    self.l26.gdn.conv_ring.cache,
-                    self.l26.gdn.carry.cache,
-                    self.l26.gdn.carry_table.cache,
-                    self.l26.gdn.wy_table.cache,
-                    self.l27.attn.k.blocks,
-                    self.l27.attn.v.blocks,
-                    self.l28.gdn.h.live,
-                    self.l28.gdn.h.steps,
-                    self.l28.gdn.h.checkpoint,
-                    self.l28.gdn.conv.live,
-                    self.l28.gdn.conv.steps,
-                    self.l28.gdn.conv.checkpoint,
-                    self.l28.gdn.h_prefix.cache,
-                    self.l28.gdn.conv_prefix.cache,
-                    self.l28.gdn.h_ring.cache,
-                    self.l28.gdn.conv_ring.cache,
-                    self.l28.gdn.carry.cache,
-                    self.l28.gdn.carry_table.cache,
-                    self.l28.gdn.wy_table.cache,
-                    self.l29.gdn.h.live,
-                    self.l29.gdn.h.steps,
-                    self.l29.gdn.h.checkpoint,
-                    self.l29.gdn.conv.live,
-                    self.l29.gdn.conv.steps,
-                    self.l29.gdn.conv.checkpoint,
-                    self.l29.gdn.h_prefix.cache,
-                    self.l29.gdn.conv_prefix.cache,
-                    self.l29.gdn.h_ring.cache,
-                    self.l29.gdn.conv_ring.cache,
-                    self.l29.gdn.carry.cache,
-                    self.l29.gdn.carry_table.cache,
-                    self.l29.gdn.wy_table.cache,
-                    self.l30.gdn.h.live,
-                    self.l30.gdn.h.steps,
-                    self.l30.gdn.h.checkpoint,
-                    self.l30.gdn.conv.live,
-                    self.l30.gdn.conv.steps,
-                    self.l30.gdn.conv.checkpoint,
-                    self.l30.gdn.h_prefix.cache,
-                    self.l30.gdn.conv_prefix.cache,
-                    self.l30.gdn.h_ring.cache,
-                    self.l30.gdn.conv_ring.cache,
-                    self.l30.gdn.carry.cache,
-                    self.l30.gdn.carry_table.cache,
-                    self.l30.gdn.wy_table.cache,
-                    self.l31.attn.k.blocks,
-                    self.l31.attn.v.blocks,
-                    self.l32.gdn.h.live,
-                    self.l32.gdn.h.steps,
-                    self.l32.gdn.h.checkpoint,
-                    self.l32.gdn.conv.live,
-                    self.l32.gdn.conv.steps,
-                    self.l32.gdn.conv.checkpoint,
-                    self.l32.gdn.h_prefix.cache,
-                    self.l32.gdn.conv_prefix.cache,
-                    self.l32.gdn.h_ring.cache,
-                    self.l32.gdn.conv_ring.cache,
-                    self.l32.gdn.carry.cache,
-                    self.l32.gdn.carry_table.cache,
-                    self.l32.gdn.wy_table.cache,
-                    self.l33.gdn.h.live,
-                    self.l33.gdn.h.steps,
-                    self.l33.gdn.h.checkpoint,
-                    self.l33.gdn.conv.live,
-                    self.l33.gdn.conv.steps,
-                    self.l33.gdn.conv.checkpoint,
-                    self.l33.gdn.h_prefix.cache,
-                    self.l33.gdn.conv_prefix.cache,
-                    self.l33.gdn.h_ring.cache,
-                    self.l33.gdn.conv_ring.cache,
-                    self.l33.gdn.carry.cache,
-                    self.l33.gdn.carry_table.cache,
-                    self.l33.gdn.wy_table.cache,
-                    self.l34.gdn.h.live,
-                    self.l34.gdn.h.steps,
-                    self.l34.gdn.h.checkpoint,
-                    self.l34.gdn.conv.live,
-                    self.l34.gdn.conv.steps,
-                    self.l34.gdn.conv.checkpoint,
-                    self.l34.gdn.h_prefix.cache,
-                    self.l34.gdn.conv_prefix.cache,
-                    self.l34.gdn.h_ring.cache,
-                    self.l34.gdn.conv_ring.cache,
-                    self.l34.gdn.carry.cache,
-                    self.l34.gdn.carry_table.cache,
-                    self.l34.gdn.wy_table.cache,
-                    self.l35.attn.k.blocks,
-                    self.l35.attn.v.blocks,
-                    self.l36.gdn.h.live,
-                    self.l36.gdn.h.steps,
-                    self.l36.gdn.h.checkpoint,
-                    self.l36.gdn.conv.live,
-                    self.l36.gdn.conv.steps,
-                    self.l36.gdn.conv.checkpoint,
-                    self.l36.gdn.h_prefix.cache,
-                    self.l36.gdn.conv_prefix.cache,
-                    self.l36.gdn.h_ring.cache,
-                    self.l36.gdn.conv_ring.cache,
-                    self.l36.gdn.carry.cache,
-                    self.l36.gdn.carry_table.cache,
-                    self.l36.gdn.wy_table.cache,
-                    self.l37.gdn.h.live,
-                    self.l37.gdn.h.steps,
-                    self.l37.gdn.h.checkpoint,
-                    self.l37.gdn.conv.live,
-                    self.l37.gdn.conv.steps,
-                    self.l37.gdn.conv.checkpoint,
-                    self.l37.gdn.h_prefix.cache,
-                    self.l37.gdn.conv_prefix.cache,
-                    self.l37.gdn.h_ring.cache,
-                    self.l37.gdn.conv_ring.cache,
-                    self.l37.gdn.carry.cache,
-                    self.l37.gdn.carry_table.cache,
-                    self.l37.gdn.wy_table.cache,
-                    self.l38.gdn.h.live,
-                    self.l38.gdn.h.steps,
-                    self.l38.gdn.h.checkpoint,
-                    self.l38.gdn.conv.live,
-                    self.l38.gdn.conv.steps,
-                    self.l38.gdn.conv.checkpoint,
-                    self.l38.gdn.h_prefix.cache,
-                    self.l38.gdn.conv_prefix.cache,
-                    self.l38.gdn.h_ring.cache,
-                    self.l38.gdn.conv_ring.cache,
-                    self.l38.gdn.carry.cache,
-                    self.l38.gdn.carry_table.cache,
-                    self.l38.gdn.wy_table.cache,
-                    self.l39.attn.k.blocks,
-                    self.l39.attn.v.blocks,
-                    self.l40.gdn.h.live,
-                    self.l40.gdn.h.steps,
-                    self.l40.gdn.h.checkpoint,
-                    self.l40.gdn.conv.live,
-                    self.l40.gdn.conv.steps,
-                    self.l40.gdn.conv.checkpoint,
-                    self.l40.gdn.h_prefix.cache,
-                    self.l40.gdn.conv_prefix.cache,
-                    self.l40.gdn.h_ring.cache,
-                    self.l40.gdn.conv_ring.cache,
-                    self.l40.gdn.carry.cache,
-                    self.l40.gdn.carry_table.cache,
-                    self.l40.gdn.wy_table.cache,
-                    self.l41.gdn.h.live,
-                    self.l41.gdn.h.steps,
-                    self.l41.gdn.h.checkpoint,
-                    self.l41.gdn.conv.live,
-                    self.l41.gdn.conv.steps,
-                    self.l41.gdn.conv.checkpoint,
-                    self.l41.gdn.h_prefix.cache,
-                    self.l41.gdn.conv_prefix.cache,
-                    self.l41.gdn.h_ring.cache,
-                    self.l41.gdn.conv_ring.cache,
-                    self.l41.gdn.carry.cache,
-                    self.l41.gdn.carry_table.cache,
-                    self.l41.gdn.wy_table.cache,
-                    self.l42.gdn.h.live,
-                    self.l42.gdn.h.steps,
-                    self.l42.gdn.h.checkpoint,
-                    self.l42.gdn.conv.live,
-                    self.l42.gdn.conv.steps,
-                    self.l42.gdn.conv.checkpoint,
-                    self.l42.gdn.h_prefix.cache,
-                    self.l42.gdn.conv_prefix.cache,
-                    self.l42.gdn.h_ring.cache,
-                    self.l42.gdn.conv_ring.cache,
-                    self.l42.gdn.carry.cache,
-                    self.l42.gdn.carry_table.cache,
-                    self.l42.gdn.wy_table.cache,
-                    self.l43.attn.k.blocks,
-                    self.l43.attn.v.blocks,
-                    self.l44.gdn.h.live,
-                    self.l44.gdn.h.steps,
-                    self.l44.gdn.h.checkpoint,
-                    self.l44.gdn.conv.live,
-                    self.l44.gdn.conv.steps,
-                    self.l44.gdn.conv.checkpoint,
-                    self.l44.gdn.h_prefix.cache,
-                    self.l44.gdn.conv_prefix.cache,
-                    self.l44.gdn.h_ring.cache,
-                    self.l44.gdn.conv_ring.cache,
-                    self.l44.gdn.carry.cache,
-                    self.l44.gdn.carry_table.cache,
-                    self.l44.gdn.wy_table.cache,
-                    self.l45.gdn.h.live,
-                    self.l45.gdn.h.steps,
-                    self.l45.gdn.h.checkpoint,
-                    self.l45.gdn.conv.live,
-                    self.l45.gdn.conv.steps,
-                    self.l45.gdn.conv.checkpoint,
-                    self.l45.gdn.h_prefix.cache,
-                    self.l45.gdn.conv_prefix.cache,
-                    self.l45.gdn.h_ring.cache,
-                    self.l45.gdn.conv_ring.cache,
-                    self.l45.gdn.carry.cache,
-                    self.l45.gdn.carry_table.cache,
-                    self.l45.gdn.wy_table.cache,
-                    self.l46.gdn.h.live,
-                    self.l46.gdn.h.steps,
-                    self.l46.gdn.h.checkpoint,
-                    self.l46.gdn.conv.live,
-                    self.l46.gdn.conv.steps,
-                    self.l46.gdn.conv.checkpoint,
-                    self.l46.gdn.h_prefix.cache,
-                    self.l46.gdn.conv_prefix.cache,
-                    self.l46.gdn.h_ring.cache,
-                    self.l46.gdn.conv_ring.cache,
-                    self.l46.gdn.carry.cache,
-                    self.l46.gdn.carry_table.cache,
-                    self.l46.gdn.wy_table.cache,
-                    self.l47.attn.k.blocks,
-                    self.l47.attn.v.blocks,
-                    self.l48.gdn.h.live,
-                    self.l48.gdn.h.steps,
-                    self.l48.gdn.h.checkpoint,
-                    self.l48.gdn.conv.live,
-                    self.l48.gdn.conv.steps,
-                    self.l48.gdn.conv.checkpoint,
-                    self.l48.gdn.h_prefix.cache,
-                    self.l48.gdn.conv_prefix.cache,
-                    self.l48.gdn.h_ring.cache,
-                    self.l48.gdn.conv_ring.cache,
-                    self.l48.gdn.carry.cache,
-                    self.l48.gdn.carry_table.cache,
-                    self.l48.gdn.wy_table.cache,
-                    self.l49.gdn.h.live,
-                    self.l49.gdn.h.steps,
-                    self.l49.gdn.h.checkpoint,
-                    self.l49.gdn.conv.live,
-                    self.l49.gdn.conv.steps,
-                    self.l49.gdn.conv.checkpoint,
-                    self.l49.gdn.h_prefix.cache,
-                    self.l49.gdn.conv_prefix.cache,
-                    self.l49.gdn.h_ring.cache,
-                    self.l49.gdn.conv_ring.cache,
-                    self.l49.gdn.carry.cache,
-                    self.l49.gdn.carry_table.cache,
-                    self.l49.gdn.wy_table.cache,
-                    self.l50.gdn.h.live,
-                    self.l50.gdn.h.steps,
-                    self.l50.gdn.h.checkpoint,
-                    self.l50.gdn.conv.live,
-                    self.l50.gdn.conv.steps,
-                    self.l50.gdn.conv.checkpoint,
-                    self.l50.gdn.h_prefix.cache,
-                    self.l50.gdn.conv_prefix.cache,
-                    self.l50.gdn.h_ring.cache,
-                    self.l50.gdn.conv_ring.cache,
-                    self.l50.gdn.carry.cache,
-                    self.l50.gdn.carry_table.cache,
-                    self.l50.gdn.wy_table.cache,
-                    self.l51.attn.k.blocks,
-                    self.l51.attn.v.blocks,
-                    self.l52.gdn.h.live,
-                    self.l52.gdn.h.steps,
-                    self.l52.gdn.h.checkpoint,
-                    self.l52.gdn.conv.live,
-                    self.l52.gdn.conv.steps,
-                    self.l52.gdn.conv.checkpoint,
-                    self.l52.gdn.h_prefix.cache,
-                    self.l52.gdn.conv_prefix.cache,
-                    self.l52.gdn.h_ring.cache,
-                    self.l52.gdn.conv_ring.cache,
-                    self.l52.gdn.carry.cache,
-                    self.l52.gdn.carry_table.cache,
-                    self.l52.gdn.wy_table.cache,
-                    self.l53.gdn.h.live,
-                    self.l53.gdn.h.steps,
-                    self.l53.gdn.h.checkpoint,
-                    self.l53.gdn.conv.live,
-                    self.l53.gdn.conv.steps,
-                    self.l53.gdn.conv.checkpoint,
-                    self.l53.gdn.h_prefix.cache,
-                    self.l53.gdn.conv_prefix.cache,
-                    self.l53.gdn.h_ring.cache,
-                    self.l53.gdn.conv_ring.cache,
-                    self.l53.gdn.carry.cache,
-                    self.l53.gdn.carry_table.cache,
-                    self.l53.gdn.wy_table.cache,
-                    self.l54.gdn.h.live,
-                    self.l54.gdn.h.steps,
-                    self.l54.gdn.h.checkpoint,
-                    self.l54.gdn.conv.live,
-                    self.l54.gdn.conv.steps,
-                    self.l54.gdn.conv.checkpoint,
-                    self.l54.gdn.h_prefix.cache,
-                    self.l54.gdn.conv_prefix.cache,
-                    self.l54.gdn.h_ring.cache,
-                    self.l54.gdn.conv_ring.cache,
-                    self.l54.gdn.carry.cache,
-                    self.l54.gdn.carry_table.cache,
-                    self.l54.gdn.wy_table.cache,
-                    self.l55.attn.k.blocks,
-                    self.l55.attn.v.blocks,
-                    self.l56.gdn.h.live,
-                    self.l56.gdn.h.steps,
-                    self.l56.gdn.h.checkpoint,
-                    self.l56.gdn.conv.live,
-                    self.l56.gdn.conv.steps,
-                    self.l56.gdn.conv.checkpoint,
-                    self.l56.gdn.h_prefix.cache,
-                    self.l56.gdn.conv_prefix.cache,
-                    self.l56.gdn.h_ring.cache,
-                    self.l56.gdn.conv_ring.cache,
-                    self.l56.gdn.carry.cache,
-                    self.l56.gdn.carry_table.cache,
-                    self.l56.gdn.wy_table.cache,
-                    self.l57.gdn.h.live,
-                    self.l57.gdn.h.steps,
-                    self.l57.gdn.h.checkpoint,
-                    self.l57.gdn.conv.live,
-                    self.l57.gdn.conv.steps,
-                    self.l57.gdn.conv.checkpoint,
-                    self.l57.gdn.h_prefix.cache,
-                    self.l57.gdn.conv_prefix.cache,
-                    self.l57.gdn.h_ring.cache,
-                    self.l57.gdn.conv_ring.cache,
-                    self.l57.gdn.carry.cache,
-                    self.l57.gdn.carry_table.cache,
-                    self.l57.gdn.wy_table.cache,
-                    self.l58.gdn.h.live,
-                    self.l58.gdn.h.steps,
-                    self.l58.gdn.h.checkpoint,
-                    self.l58.gdn.conv.live,
-                    self.l58.gdn.conv.steps,
-                    self.l58.gdn.conv.checkpoint,
-                    self.l58.gdn.h_prefix.cache,
-                    self.l58.gdn.conv_prefix.cache,
-                    self.l58.gdn.h_ring.cache,
-                    self.l58.gdn.conv_ring.cache,
-                    self.l58.gdn.carry.cache,
-                    self.l58.gdn.carry_table.cache,
-                    self.l58.gdn.wy_table.cache,
-                    self.l59.attn.k.blocks,
-                    self.l59.attn.v.blocks,
-                    self.l60.gdn.h.live,
-                    self.l60.gdn.h.steps,
-                    self.l60.gdn.h.checkpoint,
-                    self.l60.gdn.conv.live,
-                    self.l60.gdn.conv.steps,
-                    self.l60.gdn.conv.checkpoint,
-                    self.l60.gdn.h_prefix.cache,
-                    self.l60.gdn.conv_prefix.cache,
-                    self.l60.gdn.h_ring.cache,
-                    self.l60.gdn.conv_ring.cache,
-                    self.l60.gdn.carry.cache,
-                    self.l60.gdn.carry_table.cache,
-                    self.l60.gdn.wy_table.cache,
-                    self.l61.gdn.h.live,
-                    self.l61.gdn.h.steps,
-                    self.l61.gdn.h.checkpoint,
-                    self.l61.gdn.conv.live,
-                    self.l61.gdn.conv.steps,
-                    self.l61.gdn.conv.checkpoint,
-                    self.l61.gdn.h_prefix.cache,
-                    self.l61.gdn.conv_prefix.cache,
-                    self.l61.gdn.h_ring.cache,
-                    self.l61.gdn.conv_ring.cache,
-                    self.l61.gdn.carry.cache,
-                    self.l61.gdn.carry_table.cache,
-                    self.l61.gdn.wy_table.cache,
-                    self.l62.gdn.h.live,
-                    self.l62.gdn.h.steps,
-                    self.l62.gdn.h.checkpoint,
-                    self.l62.gdn.conv.live,
-                    self.l62.gdn.conv.steps,
-                    self.l62.gdn.conv.checkpoint,
-                    self.l62.gdn.h_prefix.cache,
-                    self.l62.gdn.conv_prefix.cache,
-                    self.l62.gdn.h_ring.cache,
-                    self.l62.gdn.conv_ring.cache,
-                    self.l62.gdn.carry.cache,
-                    self.l62.gdn.carry_table.cache,
-                    self.l62.gdn.wy_table.cache,
-                    self.l63.attn.k.blocks,
-                    self.l63.attn.v.blocks,
-                    self.head.prefix_hidden.cache,
-                    self.head.accepted_hidden.cache,
-                    self.head.hidden_capture.cache,
-                    self.head.lookup_index.cache,
-                    self.head.tree_mask.cache,
-                    self.head.draft_tokens.cache,
-                    self.draft.attn.k.blocks,
-                    self.draft.attn.v.blocks,
-                ]
+                let mut all = [::metrale_circuit::Region::EMPTY; TERM_COUNT];
+                let at = 0;
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l0.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l1.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l2.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l3.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l4.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l5.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l6.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l7.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l8.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l9.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l10.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l11.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l12.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l13.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l14.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l15.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l16.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l17.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l18.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l19.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l20.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l21.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l22.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l23.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l24.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l25.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l26.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l27.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l28.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l29.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l30.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l31.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l32.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l33.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l34.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l35.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l36.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l37.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l38.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l39.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l40.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l41.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l42.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l43.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l44.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l45.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l46.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l47.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l48.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l49.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l50.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l51.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l52.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l53.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l54.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l55.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l56.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l57.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l58.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l59.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l60.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l61.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l62.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l63.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.head.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.draft.attn.regions(),
+                );
+                let _ = at;
+                all
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -5749,7 +3208,6 @@ pub mod qwen3_5 {
     }
     /// Checkpoint `tiny` (`circuits/qwen3_5.toml:300`): 8 layers.
     pub mod tiny {
-        use ::metrale_circuit::static_plan::{lay, regions};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -6079,6 +3537,11 @@ pub mod qwen3_5 {
         );
         /// The layout order of the terms, for the exact replay of an overflow.
         const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
+        /// Every term in layout order, with its size class and arena.
+        const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
+            &TABLE,
+            &CLASSES,
+        );
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -6125,10 +3588,6 @@ pub mod qwen3_5 {
                 clippy::too_many_lines,
                 reason = "one line per state term: straight-line placement is what makes the plan fast"
             )]
-            #[allow(
-                clippy::similar_names,
-                reason = "one offset per term, named by its row: `at_<row>`"
-            )]
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -6174,97 +3633,13 @@ pub mod qwen3_5 {
                         return ::core::result::Result::Err(error);
                     }
                 };
-                let mut ends = [0u64; 2];
-                let at_11 = lay(&mut ends[0], &classes[11], mask);
-                let at_12 = lay(&mut ends[0], &classes[12], mask);
-                let at_24 = lay(&mut ends[0], &classes[11], mask);
-                let at_25 = lay(&mut ends[0], &classes[12], mask);
-                let at_37 = lay(&mut ends[0], &classes[11], mask);
-                let at_38 = lay(&mut ends[0], &classes[12], mask);
-                let at_39 = lay(&mut ends[0], &classes[13], mask);
-                let at_40 = lay(&mut ends[0], &classes[14], mask);
-                let at_52 = lay(&mut ends[0], &classes[11], mask);
-                let at_53 = lay(&mut ends[0], &classes[12], mask);
-                let at_65 = lay(&mut ends[0], &classes[11], mask);
-                let at_66 = lay(&mut ends[0], &classes[12], mask);
-                let at_78 = lay(&mut ends[0], &classes[11], mask);
-                let at_79 = lay(&mut ends[0], &classes[12], mask);
-                let at_80 = lay(&mut ends[0], &classes[13], mask);
-                let at_81 = lay(&mut ends[0], &classes[14], mask);
-                let at_88 = lay(&mut ends[0], &classes[21], mask);
-                let at_89 = lay(&mut ends[0], &classes[22], mask);
-                let at_0 = lay(&mut ends[0], &classes[0], mask);
-                let at_3 = lay(&mut ends[0], &classes[3], mask);
-                let at_13 = lay(&mut ends[0], &classes[0], mask);
-                let at_16 = lay(&mut ends[0], &classes[3], mask);
-                let at_26 = lay(&mut ends[0], &classes[0], mask);
-                let at_29 = lay(&mut ends[0], &classes[3], mask);
-                let at_41 = lay(&mut ends[0], &classes[0], mask);
-                let at_44 = lay(&mut ends[0], &classes[3], mask);
-                let at_54 = lay(&mut ends[0], &classes[0], mask);
-                let at_57 = lay(&mut ends[0], &classes[3], mask);
-                let at_67 = lay(&mut ends[0], &classes[0], mask);
-                let at_70 = lay(&mut ends[0], &classes[3], mask);
-                let at_84 = lay(&mut ends[0], &classes[17], mask);
-                let at_6 = lay(&mut ends[0], &classes[6], mask);
-                let at_7 = lay(&mut ends[0], &classes[7], mask);
-                let at_8 = lay(&mut ends[0], &classes[8], mask);
-                let at_9 = lay(&mut ends[0], &classes[9], mask);
-                let at_19 = lay(&mut ends[0], &classes[6], mask);
-                let at_20 = lay(&mut ends[0], &classes[7], mask);
-                let at_21 = lay(&mut ends[0], &classes[8], mask);
-                let at_22 = lay(&mut ends[0], &classes[9], mask);
-                let at_32 = lay(&mut ends[0], &classes[6], mask);
-                let at_33 = lay(&mut ends[0], &classes[7], mask);
-                let at_34 = lay(&mut ends[0], &classes[8], mask);
-                let at_35 = lay(&mut ends[0], &classes[9], mask);
-                let at_47 = lay(&mut ends[0], &classes[6], mask);
-                let at_48 = lay(&mut ends[0], &classes[7], mask);
-                let at_49 = lay(&mut ends[0], &classes[8], mask);
-                let at_50 = lay(&mut ends[0], &classes[9], mask);
-                let at_60 = lay(&mut ends[0], &classes[6], mask);
-                let at_61 = lay(&mut ends[0], &classes[7], mask);
-                let at_62 = lay(&mut ends[0], &classes[8], mask);
-                let at_63 = lay(&mut ends[0], &classes[9], mask);
-                let at_73 = lay(&mut ends[0], &classes[6], mask);
-                let at_74 = lay(&mut ends[0], &classes[7], mask);
-                let at_75 = lay(&mut ends[0], &classes[8], mask);
-                let at_76 = lay(&mut ends[0], &classes[9], mask);
-                let at_82 = lay(&mut ends[0], &classes[15], mask);
-                let at_1 = lay(&mut ends[0], &classes[1], mask);
-                let at_2 = lay(&mut ends[0], &classes[2], mask);
-                let at_4 = lay(&mut ends[0], &classes[4], mask);
-                let at_5 = lay(&mut ends[0], &classes[5], mask);
-                let at_10 = lay(&mut ends[0], &classes[10], mask);
-                let at_14 = lay(&mut ends[0], &classes[1], mask);
-                let at_15 = lay(&mut ends[0], &classes[2], mask);
-                let at_17 = lay(&mut ends[0], &classes[4], mask);
-                let at_18 = lay(&mut ends[0], &classes[5], mask);
-                let at_23 = lay(&mut ends[0], &classes[10], mask);
-                let at_27 = lay(&mut ends[0], &classes[1], mask);
-                let at_28 = lay(&mut ends[0], &classes[2], mask);
-                let at_30 = lay(&mut ends[0], &classes[4], mask);
-                let at_31 = lay(&mut ends[0], &classes[5], mask);
-                let at_36 = lay(&mut ends[0], &classes[10], mask);
-                let at_42 = lay(&mut ends[0], &classes[1], mask);
-                let at_43 = lay(&mut ends[0], &classes[2], mask);
-                let at_45 = lay(&mut ends[0], &classes[4], mask);
-                let at_46 = lay(&mut ends[0], &classes[5], mask);
-                let at_51 = lay(&mut ends[0], &classes[10], mask);
-                let at_55 = lay(&mut ends[0], &classes[1], mask);
-                let at_56 = lay(&mut ends[0], &classes[2], mask);
-                let at_58 = lay(&mut ends[0], &classes[4], mask);
-                let at_59 = lay(&mut ends[0], &classes[5], mask);
-                let at_64 = lay(&mut ends[0], &classes[10], mask);
-                let at_68 = lay(&mut ends[0], &classes[1], mask);
-                let at_69 = lay(&mut ends[0], &classes[2], mask);
-                let at_71 = lay(&mut ends[0], &classes[4], mask);
-                let at_72 = lay(&mut ends[0], &classes[5], mask);
-                let at_77 = lay(&mut ends[0], &classes[10], mask);
-                let at_83 = lay(&mut ends[0], &classes[16], mask);
-                let at_86 = lay(&mut ends[0], &classes[19], mask);
-                let at_87 = lay(&mut ends[0], &classes[20], mask);
-                let at_85 = lay(&mut ends[1], &classes[18], mask);
+                let mut offsets = [0u64; TERM_COUNT];
+                let ends = ::metrale_circuit::static_plan::lay_all(
+                    &STEPS,
+                    &classes,
+                    mask,
+                    &mut offsets,
+                );
                 let arena = match ::metrale_circuit::static_plan::arena(
                     ends,
                     align,
@@ -6288,269 +3663,30 @@ pub mod qwen3_5 {
                         }
                     }
                 };
-                ::core::result::Result::Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_0),
-                                steps: classes[1].at(at_1),
-                                checkpoint: classes[2].at(at_2),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_3),
-                                steps: classes[4].at(at_4),
-                                checkpoint: classes[5].at(at_5),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_6),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_7),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_8),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_9),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_10),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_11),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_12),
-                            },
-                        },
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_13),
-                                steps: classes[1].at(at_14),
-                                checkpoint: classes[2].at(at_15),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_16),
-                                steps: classes[4].at(at_17),
-                                checkpoint: classes[5].at(at_18),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_19),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_20),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_21),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_22),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_23),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_24),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_25),
-                            },
-                        },
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_26),
-                                steps: classes[1].at(at_27),
-                                checkpoint: classes[2].at(at_28),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_29),
-                                steps: classes[4].at(at_30),
-                                checkpoint: classes[5].at(at_31),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_32),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_33),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_34),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_35),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_36),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_37),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_38),
-                            },
-                        },
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_39),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_40),
-                            },
-                        },
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_41),
-                                steps: classes[1].at(at_42),
-                                checkpoint: classes[2].at(at_43),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_44),
-                                steps: classes[4].at(at_45),
-                                checkpoint: classes[5].at(at_46),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_47),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_48),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_49),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_50),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_51),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_52),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_53),
-                            },
-                        },
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_54),
-                                steps: classes[1].at(at_55),
-                                checkpoint: classes[2].at(at_56),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_57),
-                                steps: classes[4].at(at_58),
-                                checkpoint: classes[5].at(at_59),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_60),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_61),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_62),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_63),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_64),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_65),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_66),
-                            },
-                        },
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock {
-                            h: regions::Recurrent {
-                                live: classes[0].at(at_67),
-                                steps: classes[1].at(at_68),
-                                checkpoint: classes[2].at(at_69),
-                            },
-                            conv: regions::Recurrent {
-                                live: classes[3].at(at_70),
-                                steps: classes[4].at(at_71),
-                                checkpoint: classes[5].at(at_72),
-                            },
-                            h_prefix: regions::Cache {
-                                cache: classes[6].at(at_73),
-                            },
-                            conv_prefix: regions::Cache {
-                                cache: classes[7].at(at_74),
-                            },
-                            h_ring: regions::Cache {
-                                cache: classes[8].at(at_75),
-                            },
-                            conv_ring: regions::Cache {
-                                cache: classes[9].at(at_76),
-                            },
-                            carry: regions::Cache {
-                                cache: classes[10].at(at_77),
-                            },
-                            carry_table: regions::Cache {
-                                cache: classes[11].at(at_78),
-                            },
-                            wy_table: regions::Cache {
-                                cache: classes[12].at(at_79),
-                            },
-                        },
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[13].at(at_80),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[14].at(at_81),
-                            },
-                        },
-                    },
-                    head: super::HeadBlock {
-                        prefix_hidden: regions::Cache {
-                            cache: classes[15].at(at_82),
-                        },
-                        accepted_hidden: regions::Cache {
-                            cache: classes[16].at(at_83),
-                        },
-                        hidden_capture: regions::Cache {
-                            cache: classes[17].at(at_84),
-                        },
-                        lookup_index: regions::Cache {
-                            cache: classes[18].at(at_85),
-                        },
-                        tree_mask: regions::Cache {
-                            cache: classes[19].at(at_86),
-                        },
-                        draft_tokens: regions::Cache {
-                            cache: classes[20].at(at_87),
-                        },
-                    },
-                    draft: super::Draft {
-                        attn: super::AttnBlock {
-                            k: regions::Blocks {
-                                blocks: classes[21].at(at_88),
-                            },
-                            v: regions::Blocks {
-                                blocks: classes[22].at(at_89),
-                            },
-                        },
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.fill(&classes, &offsets, 0, 0);
+                plan.l1.gdn.fill(&classes, &offsets, 0, 13);
+                plan.l2.gdn.fill(&classes, &offsets, 0, 26);
+                plan.l3.attn.fill(&classes, &offsets, 13, 39);
+                plan.l4.gdn.fill(&classes, &offsets, 0, 41);
+                plan.l5.gdn.fill(&classes, &offsets, 0, 54);
+                plan.l6.gdn.fill(&classes, &offsets, 0, 67);
+                plan.l7.attn.fill(&classes, &offsets, 13, 80);
+                plan.head.fill(&classes, &offsets, 15, 82);
+                plan.draft.attn.fill(&classes, &offsets, 21, 88);
+                ::core::result::Result::Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -6560,98 +3696,60 @@ pub mod qwen3_5 {
                 reason = "every region by value, so an engine can iterate them beside `TERMS`"
             )]
             pub const fn regions(&self) -> [::metrale_circuit::Region; TERM_COUNT] {
-                [
-                    self.l0.gdn.h.live,
-                    self.l0.gdn.h.steps,
-                    self.l0.gdn.h.checkpoint,
-                    self.l0.gdn.conv.live,
-                    self.l0.gdn.conv.steps,
-                    self.l0.gdn.conv.checkpoint,
-                    self.l0.gdn.h_prefix.cache,
-                    self.l0.gdn.conv_prefix.cache,
-                    self.l0.gdn.h_ring.cache,
-                    self.l0.gdn.conv_ring.cache,
-                    self.l0.gdn.carry.cache,
-                    self.l0.gdn.carry_table.cache,
-                    self.l0.gdn.wy_table.cache,
-                    self.l1.gdn.h.live,
-                    self.l1.gdn.h.steps,
-                    self.l1.gdn.h.checkpoint,
-                    self.l1.gdn.conv.live,
-                    self.l1.gdn.conv.steps,
-                    self.l1.gdn.conv.checkpoint,
-                    self.l1.gdn.h_prefix.cache,
-                    self.l1.gdn.conv_prefix.cache,
-                    self.l1.gdn.h_ring.cache,
-                    self.l1.gdn.conv_ring.cache,
-                    self.l1.gdn.carry.cache,
-                    self.l1.gdn.carry_table.cache,
-                    self.l1.gdn.wy_table.cache,
-                    self.l2.gdn.h.live,
-                    self.l2.gdn.h.steps,
-                    self.l2.gdn.h.checkpoint,
-                    self.l2.gdn.conv.live,
-                    self.l2.gdn.conv.steps,
-                    self.l2.gdn.conv.checkpoint,
-                    self.l2.gdn.h_prefix.cache,
-                    self.l2.gdn.conv_prefix.cache,
-                    self.l2.gdn.h_ring.cache,
-                    self.l2.gdn.conv_ring.cache,
-                    self.l2.gdn.carry.cache,
-                    self.l2.gdn.carry_table.cache,
-                    self.l2.gdn.wy_table.cache,
-                    self.l3.attn.k.blocks,
-                    self.l3.attn.v.blocks,
-                    self.l4.gdn.h.live,
-                    self.l4.gdn.h.steps,
-                    self.l4.gdn.h.checkpoint,
-                    self.l4.gdn.conv.live,
-                    self.l4.gdn.conv.steps,
-                    self.l4.gdn.conv.checkpoint,
-                    self.l4.gdn.h_prefix.cache,
-                    self.l4.gdn.conv_prefix.cache,
-                    self.l4.gdn.h_ring.cache,
-                    self.l4.gdn.conv_ring.cache,
-                    self.l4.gdn.carry.cache,
-                    self.l4.gdn.carry_table.cache,
-                    self.l4.gdn.wy_table.cache,
-                    self.l5.gdn.h.live,
-                    self.l5.gdn.h.steps,
-                    self.l5.gdn.h.checkpoint,
-                    self.l5.gdn.conv.live,
-                    self.l5.gdn.conv.steps,
-                    self.l5.gdn.conv.checkpoint,
-                    self.l5.gdn.h_prefix.cache,
-                    self.l5.gdn.conv_prefix.cache,
-                    self.l5.gdn.h_ring.cache,
-                    self.l5.gdn.conv_ring.cache,
-                    self.l5.gdn.carry.cache,
-                    self.l5.gdn.carry_table.cache,
-                    self.l5.gdn.wy_table.cache,
-                    self.l6.gdn.h.live,
-                    self.l6.gdn.h.steps,
-                    self.l6.gdn.h.checkpoint,
-                    self.l6.gdn.conv.live,
-                    self.l6.gdn.conv.steps,
-                    self.l6.gdn.conv.checkpoint,
-                    self.l6.gdn.h_prefix.cache,
-                    self.l6.gdn.conv_prefix.cache,
-                    self.l6.gdn.h_ring.cache,
-                    self.l6.gdn.conv_ring.cache,
-                    self.l6.gdn.carry.cache,
-                    self.l6.gdn.carry_table.cache,
-                    self.l6.gdn.wy_table.cache,
-                    self.l7.attn.k.blocks,
-                    self.l7.attn.v.blocks,
-                    self.head.prefix_hidden.cache,
-                    self.head.accepted_hidden.cache,
-                    self.head.hidden_capture.cache,
-                    self.head.lookup_index.cache,
-                    self.head.tree_mask.cache,
-                    self.head.draft_tokens.cache,
-                    self.draft.attn.k.blocks,
-                    self.draft.attn.v.blocks,
-                ]
+                let mut all = [::metrale_circuit::Region::EMPTY; TERM_COUNT];
+                let at = 0;
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l0.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l1.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l2.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l3.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l4.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l5.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l6.gdn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.l7.attn.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.head.regions(),
+                );
+                let at = ::metrale_circuit::static_plan::put(
+                    &mut all,
+                    at,
+                    self.draft.attn.regions(),
+                );
+                let _ = at;
+                all
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]

@@ -15,14 +15,26 @@
 
 use std::collections::HashMap;
 
-use metrale_circuit::layout::{LayoutKey, layout_order};
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, Space, StateTemplate};
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::model::{block_type, layer_type, layer_variant, region_group};
+use super::model::{block_type, layer_type, layer_variant};
 use super::names::{ident, index, int};
+
+/// The pieces of a checkpoint's `StatePlan` the emitter assembles.
+#[derive(Default)]
+struct PlanParts {
+    /// The struct's fields.
+    fields: TokenStream,
+    /// Its empty literal's fields.
+    empty: TokenStream,
+    /// One `fill` per block instance, in plan order.
+    fills: TokenStream,
+    /// `(first row, self.<path>.regions())` per block instance.
+    regions: Vec<(usize, TokenStream)>,
+}
 
 /// A size class: `(block, state, holding, section, unit index)`.
 type Class<'a> = (
@@ -126,15 +138,9 @@ impl<'a> Emitter<'a> {
             let class = index(*class);
             quote!((#id, #class))
         });
-        let (fields, literal, regions) = self.plan_fields(checkpoint, &table);
-        // Short names for the two items every term repeats (a module of our own: no import of
-        // the user's can reach in).
-        let uses = if table.rows.is_empty() {
-            TokenStream::new()
-        } else {
-            quote!(use #rt::static_plan::{lay, regions};)
-        };
-        let plan_impl = self.plan_impl(checkpoint, &table, &literal, &regions);
+        let parts = self.plan_fields(checkpoint, &table);
+        let fields = &parts.fields;
+        let plan_impl = self.plan_impl(checkpoint, &table, &parts);
         let plan_doc = format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
             checkpoint.name
@@ -143,7 +149,6 @@ impl<'a> Emitter<'a> {
         quote! {
             #[doc = #doc]
             pub mod #name {
-                #uses
                 #[doc = "The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
 
@@ -175,6 +180,9 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "The layout order of the terms, for the exact replay of an overflow."]
                 const ORDER: [usize; TERM_COUNT] = #rt::static_plan::order(&TERMS);
+
+                #[doc = "Every term in layout order, with its size class and arena."]
+                const STEPS: [#rt::static_plan::Step; TERM_COUNT] = #rt::static_plan::steps(&TABLE, &CLASSES);
 
                 #[doc = #plan_doc]
                 #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -224,39 +232,16 @@ impl<'a> Emitter<'a> {
             .collect()
     }
 
-    /// `let at_<row> = lay(..);` for every term, in layout order: device then host, lifetime
-    /// groups model, sequence, snapshot, verify, plan order inside a group.
-    fn placements(table: &Table<'_>) -> TokenStream {
-        let rows = layout_rows(table);
-        let steps = rows.iter().map(|&(row, space)| {
-            let offset = offset_var(row);
-            let class = index(table.rows[row].1);
-            let end = index(space as usize);
-            quote! {
-                let #offset = lay(&mut ends[#end], &classes[#class], mask);
-            }
-        });
-        if rows.is_empty() {
-            quote! {
-                let ends = [0u64; 2];
-                let _ = mask;
-            }
-        } else {
-            quote! {
-                let mut ends = [0u64; 2];
-                #(#steps)*
-            }
-        }
-    }
-
     /// `impl StatePlan { new, regions, totals, layers }`.
     fn plan_impl(
         &self,
         checkpoint: &Checkpoint,
         table: &Table<'_>,
-        literal: &TokenStream,
-        regions: &[TokenStream],
+        parts: &PlanParts,
     ) -> TokenStream {
+        let empty = &parts.empty;
+        let fills = &parts.fills;
+        let regions = parts.regions.iter().map(|(_, path)| path);
         let rt = &self.runtime;
         let u = index(table.units.len());
         let units = table.units.iter().map(|(block, state)| {
@@ -265,7 +250,6 @@ impl<'a> Emitter<'a> {
             quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
         });
         let layers_fn = self.layers_fn(checkpoint);
-        let placements = Self::placements(table);
         quote! {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -280,7 +264,6 @@ impl<'a> Emitter<'a> {
                 #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
                 #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
                 #[allow(clippy::too_many_lines, reason = "one line per state term: straight-line placement is what makes the plan fast")]
-                #[allow(clippy::similar_names, reason = "one offset per term, named by its row: `at_<row>`")]
                 pub const fn new(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
@@ -296,7 +279,8 @@ impl<'a> Emitter<'a> {
                         ::core::result::Result::Ok(classes) => classes,
                         ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                     };
-                    #placements
+                    let mut offsets = [0u64; TERM_COUNT];
+                    let ends = #rt::static_plan::lay_all(&STEPS, &classes, mask, &mut offsets);
                     let arena = match #rt::static_plan::arena(ends, align, &classes, &CLASS_COUNT, TERM_COUNT as u64) {
                         ::core::option::Option::Some(arena) => arena,
                         ::core::option::Option::None => match #rt::static_plan::replay(&classes, &TERM_CLASS, &ORDER, &TERMS, align) {
@@ -304,7 +288,9 @@ impl<'a> Emitter<'a> {
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
                     };
-                    ::core::result::Result::Ok(Self { #literal arena })
+                    let mut plan = Self { #empty arena };
+                    #fills
+                    ::core::result::Result::Ok(plan)
                 }
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
@@ -312,7 +298,11 @@ impl<'a> Emitter<'a> {
                 #[allow(clippy::too_many_lines, reason = "one line per state term")]
                 #[allow(clippy::large_stack_arrays, reason = "every region by value, so an engine can iterate them beside `TERMS`")]
                 pub const fn regions(&self) -> [#rt::Region; TERM_COUNT] {
-                    [#(#regions),*]
+                    let mut all = [#rt::Region::EMPTY; TERM_COUNT];
+                    let at = 0;
+                    #(let at = #rt::static_plan::put(&mut all, at, #regions);)*
+                    let _ = at;
+                    all
                 }
 
                 #[doc = "The arena sizes and per-lifetime totals."]
@@ -352,121 +342,105 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The plan struct's fields, the `from_regions` literal and the `regions()` entries, in the
-    /// order of `Circuit::instances`: prologue, layers, epilogue, draft.
-    fn plan_fields(
-        &self,
-        checkpoint: &Checkpoint,
-        table: &Table<'_>,
-    ) -> (TokenStream, TokenStream, Vec<TokenStream>) {
+    /// The plan struct's fields, its empty literal, the `fill` of every block instance and the
+    /// `regions()` entries, in the order of `Circuit::instances`: prologue, layers, epilogue,
+    /// draft.
+    fn plan_fields(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
-        let mut fields = TokenStream::new();
-        let mut literal = TokenStream::new();
-        let mut regions = Vec::new();
-        let top_level = |names: &[String],
-                         fields: &mut TokenStream,
-                         literal: &mut TokenStream,
-                         regions: &mut Vec<(usize, TokenStream)>| {
-            for block in names.iter().filter_map(|name| self.stateful(name)) {
-                let field = ident(&block.name);
-                let ty = block_type(&block.name);
-                let doc = format!("Block `{}`.", block.name);
-                fields.extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-                let value =
-                    Self::block_literal(block, &block.name, &quote!(self.#field), table, regions);
-                literal.extend(quote! { #field: #value, });
-            }
-        };
-        top_level(&circuit.prologue, &mut fields, &mut literal, &mut regions);
+        let mut parts = PlanParts::default();
+        for name in &circuit.prologue {
+            self.top_block(name, table, &mut parts);
+        }
         for (i, kind) in checkpoint.layer_kinds.iter().enumerate() {
             let field = format_ident!("l{i}");
             let ty = layer_type(kind);
             let doc = format!("Layer {i}, a `{kind}` layer.");
-            fields.extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let blocks = circuit.layout.blocks_of(kind);
-            let inner = self.nested_blocks(
-                blocks,
-                &format!("l{i}"),
-                &quote!(self.#field),
-                table,
-                &mut regions,
-            );
-            literal.extend(quote! { #field: super::#ty { #inner }, });
+            parts
+                .fields
+                .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
+            parts.empty.extend(quote! { #field: super::#ty::EMPTY, });
+            for block in circuit.layout.blocks_of(kind) {
+                self.nested_block(block, &format!("l{i}"), &quote!(#field), table, &mut parts);
+            }
         }
-        top_level(&circuit.epilogue, &mut fields, &mut literal, &mut regions);
+        for name in &circuit.epilogue {
+            self.top_block(name, table, &mut parts);
+        }
         if self.has_draft() {
-            fields.extend(quote! {
+            parts.fields.extend(quote! {
                 #[doc = "The draft head's blocks."]
                 pub draft: super::Draft,
             });
-            let inner = self.nested_blocks(
-                &circuit.draft,
-                "draft",
-                &quote!(self.draft),
-                table,
-                &mut regions,
-            );
-            literal.extend(quote! { draft: super::Draft { #inner }, });
+            parts.empty.extend(quote! { draft: super::Draft::EMPTY, });
+            for block in &circuit.draft {
+                self.nested_block(block, "draft", &quote!(draft), table, &mut parts);
+            }
         }
         // `regions()` follows the table's rows.
-        regions.sort_by_key(|(row, _)| *row);
-        let regions = regions.into_iter().map(|(_, path)| path).collect();
-        (fields, literal, regions)
+        parts.regions.sort_by_key(|(row, _)| *row);
+        parts
     }
 
-    /// The fields of a layer or of the draft: one per stateful block of `names`.
-    fn nested_blocks(
-        &self,
-        names: &[String],
-        prefix: &str,
-        path: &TokenStream,
-        table: &Table<'_>,
-        regions: &mut Vec<(usize, TokenStream)>,
-    ) -> TokenStream {
-        let mut inner = TokenStream::new();
-        for block in names.iter().filter_map(|name| self.stateful(name)) {
-            let field = ident(&block.name);
-            let value = Self::block_literal(
-                block,
-                &format!("{prefix}.{}", block.name),
-                &quote!(#path.#field),
-                table,
-                regions,
-            );
-            inner.extend(quote! { #field: #value, });
+    /// A prologue or epilogue block: a field of the plan itself.
+    fn top_block(&self, name: &str, table: &Table<'_>, parts: &mut PlanParts) {
+        if let Some(block) = self.stateful(name) {
+            let field = ident(name);
+            let ty = block_type(name);
+            let doc = format!("Block `{name}`.");
+            parts
+                .fields
+                .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
+            parts.empty.extend(quote! { #field: super::#ty::EMPTY, });
+            Self::fill(block, name, &quote!(#field), table, parts);
         }
-        inner
     }
 
-    /// `super::<Block>Block { <state>: regions::<Group> { <holding>: regions[<row>], .. }, .. }`,
-    /// recording `(row, self.<path>.<state>.<holding>)` for `regions()`.
-    fn block_literal(
+    /// A block of a layer or of the draft: a field of that group.
+    fn nested_block(
+        &self,
+        name: &str,
+        prefix: &str,
+        group: &TokenStream,
+        table: &Table<'_>,
+        parts: &mut PlanParts,
+    ) {
+        if let Some(block) = self.stateful(name) {
+            let field = ident(name);
+            Self::fill(
+                block,
+                &format!("{prefix}.{name}"),
+                &quote!(#group.#field),
+                table,
+                parts,
+            );
+        }
+    }
+
+    /// `plan.<path>.fill(&classes, &offsets, <first class>, <first row>);`: an instance's terms
+    /// are consecutive rows, and its classes consecutive too (made by the first instance of the
+    /// block in its section). Records `(first row, self.<path>.regions())` for `regions()`.
+    fn fill(
         block: &BlockTemplate,
         prefix: &str,
         path: &TokenStream,
         table: &Table<'_>,
-        regions: &mut Vec<(usize, TokenStream)>,
-    ) -> TokenStream {
-        let ty = block_type(&block.name);
-        let states = block.states.iter().map(|state| {
-            let field = ident(&state.local);
-            let group = region_group(state.kind);
-            let id = format!("{prefix}.{}", state.local);
-            let holdings = Holding::of_kind(state.kind).iter().map(|&holding| {
-                let holding_field = format_ident!("{}", holding.name());
-                let row = table
-                    .row_of
-                    .get(&(id.clone(), holding))
-                    .copied()
-                    .unwrap_or_default();
-                regions.push((row, quote!(#path.#field.#holding_field)));
-                let class = index(table.rows.get(row).map_or(0, |(_, class)| *class));
-                let offset = offset_var(row);
-                quote! { #holding_field: classes[#class].at(#offset), }
-            });
-            quote! { #field: regions::#group { #(#holdings)* }, }
-        });
-        quote! { super::#ty { #(#states)* } }
+        parts: &mut PlanParts,
+    ) {
+        let row = block
+            .states
+            .first()
+            .and_then(|state| {
+                let holding = Holding::of_kind(state.kind).first().copied()?;
+                let id = format!("{prefix}.{}", state.local);
+                table.row_of.get(&(id, holding)).copied()
+            })
+            .unwrap_or_default();
+        let class = table.rows.get(row).map_or(0, |(_, class)| *class);
+        parts.regions.push((row, quote!(self.#path.regions())));
+        let (row, class) = (index(row), index(class));
+        parts
+            .fills
+            .extend(quote! { plan.#path.fill(&classes, &offsets, #class, #row); });
     }
 
     /// `layers()` and `layer(i)`, when the circuit has layer kinds.
@@ -497,32 +471,6 @@ impl<'a> Emitter<'a> {
             }
         }
     }
-}
-
-/// The rows of `table` in layout order, by the runtime's own `layout_order`, with their space.
-fn layout_rows(table: &Table<'_>) -> Vec<(usize, Space)> {
-    let keys: Vec<LayoutKey> = table
-        .rows
-        .iter()
-        .map(|(_, class)| {
-            let (_, state, holding, _, _) = table.classes[*class];
-            LayoutKey {
-                space: Space::of_kind(state.kind),
-                lifetime: holding.lifetime(state.lifetime),
-            }
-        })
-        .collect();
-    let mut order = vec![0; keys.len()];
-    layout_order(&keys, &mut order);
-    order
-        .into_iter()
-        .map(|row| (row, keys.get(row).map_or(Space::Device, |key| key.space)))
-        .collect()
-}
-
-/// The local holding row `row`'s offset in `new`.
-fn offset_var(row: usize) -> proc_macro2::Ident {
-    format_ident!("at_{row}")
 }
 
 /// `snake_case` as `CamelCase` (the runtime enums' variant names).

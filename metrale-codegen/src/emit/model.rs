@@ -122,19 +122,31 @@ impl Emitter<'_> {
                 "The regions of one `{kind}` layer: its blocks {} (a block without state has no field).",
                 listed.join(", ")
             );
+            let empty = self.block_empties(blocks);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct #ty { #fields }
+
+                impl #ty {
+                    #[doc = "Every term empty, at offset 0."]
+                    pub const EMPTY: Self = Self { #empty };
+                }
             }
         });
         let layer_enum = self.layer_enum();
         let draft = if self.has_draft() {
             let fields = self.block_fields(&self.circuit.draft);
+            let empty = self.block_empties(&self.circuit.draft);
             quote! {
                 #[doc = "The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct Draft { #fields }
+
+                impl Draft {
+                    #[doc = "Every term empty, at offset 0."]
+                    pub const EMPTY: Self = Self { #empty };
+                }
             }
         } else {
             TokenStream::new()
@@ -169,6 +181,19 @@ impl Emitter<'_> {
         quote!(#(#fields)*)
     }
 
+    /// `<block>: <Block>Block::EMPTY,` for each stateful block of `blocks`.
+    fn block_empties(&self, blocks: &[String]) -> TokenStream {
+        let fields = blocks
+            .iter()
+            .filter_map(|name| self.stateful(name))
+            .map(|block| {
+                let field = ident(&block.name);
+                let ty = block_type(&block.name);
+                quote! { #field: #ty::EMPTY, }
+            });
+        quote!(#(#fields)*)
+    }
+
     fn block_struct(&self, block: &BlockTemplate) -> TokenStream {
         let rt = &self.runtime;
         let ty = block_type(&block.name);
@@ -182,10 +207,67 @@ impl Emitter<'_> {
             let doc = state_doc(block, state);
             quote! { #[doc = #doc] pub #field: #rt::static_plan::regions::#group, }
         });
+        // A block instance's terms are consecutive rows of its plan, sized by consecutive
+        // classes: term `j` (state by state, holding by holding) is `class + j`, `row + j`.
+        let mut terms = Vec::new();
+        let mut fills = Vec::new();
+        let mut empties = Vec::new();
+        let mut j = 0usize;
+        for state in &block.states {
+            let field = ident(&state.local);
+            let group = region_group(state.kind);
+            let mut holdings = Vec::new();
+            for holding in metrale_circuit::Holding::of_kind(state.kind) {
+                let holding =
+                    proc_macro2::Ident::new(holding.name(), proc_macro2::Span::call_site());
+                let (class, row) = if j == 0 {
+                    (quote!(class), quote!(row))
+                } else {
+                    let k = super::names::index(j);
+                    (quote!(class + #k), quote!(row + #k))
+                };
+                j += 1;
+                terms.push(quote!(self.#field.#holding));
+                holdings.push(quote! { #holding: classes[#class].at(offsets[#row]), });
+            }
+            fills.push(
+                quote! { self.#field = #rt::static_plan::regions::#group { #(#holdings)* }; },
+            );
+            empties.push(quote! { #field: #rt::static_plan::regions::#group::EMPTY, });
+        }
+        let count = super::names::index(j);
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
             pub struct #ty { #(#fields)* }
+
+            impl #ty {
+                #[doc = "How many terms one instance has."]
+                pub const TERMS: usize = #count;
+
+                #[doc = "Every term empty, at offset 0."]
+                pub const EMPTY: Self = Self { #(#empties)* };
+
+                #[doc = "Sets the terms from rows `row..` of a generated plan, sized by its classes"]
+                #[doc = "`class..` and placed at `offsets` (for generated plans)."]
+                #[inline(always)]
+                #[allow(clippy::inline_always, reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go")]
+                pub const fn fill<const C: usize, const N: usize>(
+                    &mut self,
+                    classes: &[#rt::static_plan::ClassSize; C],
+                    offsets: &[u64; N],
+                    class: usize,
+                    row: usize,
+                ) {
+                    #(#fills)*
+                }
+
+                #[doc = "Every term's region, state by state, in plan order."]
+                #[must_use]
+                pub const fn regions(&self) -> [#rt::Region; #count] {
+                    [#(#terms),*]
+                }
+            }
         }
     }
 
