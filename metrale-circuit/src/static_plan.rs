@@ -265,18 +265,6 @@ pub const fn ceil_div(a: u64, b: u64) -> Result<u64, SizeFault> {
     }
 }
 
-/// The size class of every row of a generated plan's table.
-#[must_use]
-pub const fn term_classes<const N: usize>(table: &[(&'static str, usize); N]) -> [usize; N] {
-    let mut classes = [0; N];
-    let mut i = 0;
-    while i < N {
-        classes[i] = table[i].1;
-        i += 1;
-    }
-    classes
-}
-
 /// How many terms each size class has.
 #[must_use]
 pub const fn class_counts<const N: usize, const C: usize>(
@@ -291,23 +279,6 @@ pub const fn class_counts<const N: usize, const C: usize>(
         i += 1;
     }
     counts
-}
-
-/// The layout order of a generated plan's terms (see [`crate::layout::layout_order`]).
-#[must_use]
-pub const fn order<const N: usize>(terms: &[TermInfo; N]) -> [usize; N] {
-    let mut keys = [LayoutKey {
-        space: Space::Device,
-        lifetime: Lifetime::Model,
-    }; N];
-    let mut i = 0;
-    while i < N {
-        keys[i] = terms[i].layout_key();
-        i += 1;
-    }
-    let mut order = [0; N];
-    crate::layout::layout_order(&keys, &mut order);
-    order
 }
 
 /// `align - 1`, the mask [`lay`] rounds with.
@@ -364,10 +335,7 @@ pub const fn steps<const N: usize, const C: usize>(
     let mut i = 0;
     while i < N {
         let class = &classes[table[i].1];
-        keys[i] = LayoutKey {
-            space: Space::of_kind(class.kind),
-            lifetime: class.holding.lifetime(class.lifetime),
-        };
+        keys[i] = TermInfo::new(table[i].0, class.kind, class.holding, class.lifetime).layout_key();
         i += 1;
     }
     let mut order = [0; N];
@@ -477,15 +445,14 @@ pub const fn arena<const C: usize>(
     Some(Arena::new(align, device, host, lifetime_bytes))
 }
 
-/// The slow, exact layout of a generated plan, term by term in `order` with a [`Placer`]: run
+/// The slow, exact layout of a generated plan, term by term in `steps` with a [`Placer`]: run
 /// only when the straight-line layout overflowed, to report the term [`place_all`] reports.
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
 pub const fn replay<const N: usize, const C: usize>(
     classes: &[ClassSize; C],
-    term_class: &[usize; N],
-    order: &[usize; N],
+    steps: &[Step; N],
     terms: &[TermInfo; N],
     align: u64,
 ) -> Result<Arena, PlanError> {
@@ -495,8 +462,7 @@ pub const fn replay<const N: usize, const C: usize>(
     };
     let mut k = 0;
     while k < N {
-        let row = order[k];
-        placer.place(&classes[term_class[row]], row);
+        placer.place(&classes[steps[k].class], steps[k].row);
         k += 1;
     }
     placer.finish(terms)

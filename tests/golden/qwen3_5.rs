@@ -2367,12 +2367,6 @@ pub mod qwen3_5 {
         const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
             &TABLE,
         );
-        /// The size class of every term.
-        const TERM_CLASS: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::term_classes(
-            &TABLE,
-        );
-        /// The layout order of the terms, for the exact replay of an overflow.
-        const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
         /// Every term in layout order, with its size class and arena.
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
@@ -2599,8 +2593,7 @@ pub mod qwen3_5 {
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
                             &classes,
-                            &TERM_CLASS,
-                            &ORDER,
+                            &STEPS,
                             &TERMS,
                             align,
                         ) {
@@ -3531,12 +3524,6 @@ pub mod qwen3_5 {
         const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
             &TABLE,
         );
-        /// The size class of every term.
-        const TERM_CLASS: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::term_classes(
-            &TABLE,
-        );
-        /// The layout order of the terms, for the exact replay of an overflow.
-        const ORDER: [usize; TERM_COUNT] = ::metrale_circuit::static_plan::order(&TERMS);
         /// Every term in layout order, with its size class and arena.
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
@@ -3651,8 +3638,7 @@ pub mod qwen3_5 {
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
                             &classes,
-                            &TERM_CLASS,
-                            &ORDER,
+                            &STEPS,
                             &TERMS,
                             align,
                         ) {

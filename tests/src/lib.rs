@@ -9,6 +9,40 @@ pub const CIRCUITS: [&str; 1] = ["circuits/qwen3_5.toml"];
 
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 
+/// A serve's KV pool, as in `circuits/inputs/default.toml`: 2048 blocks of 16 tokens.
+pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
+    blocks: 2048,
+    block_size: 16,
+});
+
+/// Every cache of a speculative, prefix-cached serve, as in `circuits/inputs/default.toml`, so
+/// the suites exercise a plan with every term present.
+pub const SERVE_CACHES: metrale_circuit::CacheInputs = metrale_circuit::CacheInputs {
+    prefix_snapshot_slots: 16,
+    ring: Some(metrale_circuit::RingInputs {
+        ring_slots: 4,
+        seq_slots: 9,
+    }),
+    carry: Some(metrale_circuit::CarryInputs {
+        slots: 9,
+        table_rows: 9,
+    }),
+    verify_table_rows: 36,
+    capture_rows: 4096,
+    lookup: Some(metrale_circuit::LookupInputs {
+        sequences: 8,
+        history_tokens: 8192,
+    }),
+    tree: Some(metrale_circuit::TreeInputs {
+        slots: 9,
+        nodes: 16,
+    }),
+    drafts: Some(metrale_circuit::DraftInputs {
+        slots: 9,
+        positions: 4,
+    }),
+};
+
 /// The same circuits generated against a re-export of the runtime crate
 /// (`Builder::runtime_path("crate::reexported::rt")`), for crates that re-export it.
 pub mod reexported {

@@ -202,7 +202,7 @@ fn load(circuit: &str) -> Circuit {
 macro_rules! differential {
     ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, [$($format:ident),*]) => {
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(64))]
+            #![proptest_config(ProptestConfig::with_cases(256))]
             #[test]
             fn $test(drawn in drawn([$(stringify!($format)),*].len())) {
                 use metrale_tests::$arch::{self as arch, $checkpoint as checkpoint};
@@ -262,39 +262,9 @@ fn default_like_inputs_agree_and_fill_every_term() {
         dtypes: vec![StateDtype::F32, StateDtype::Bf16, StateDtype::Fp8],
         slots: 9,
         verify: Some((h_steps.to_vec(), 4)),
-        kv: Some(KvInputs {
-            blocks: 2048,
-            block_size: 16,
-        }),
-        draft_kv: Some(KvInputs {
-            blocks: 2048,
-            block_size: 16,
-        }),
-        caches: CacheInputs {
-            prefix_snapshot_slots: 16,
-            ring: Some(RingInputs {
-                ring_slots: 4,
-                seq_slots: 9,
-            }),
-            carry: Some(CarryInputs {
-                slots: 9,
-                table_rows: 9,
-            }),
-            verify_table_rows: 36,
-            capture_rows: 4096,
-            lookup: Some(LookupInputs {
-                sequences: 8,
-                history_tokens: 8192,
-            }),
-            tree: Some(TreeInputs {
-                slots: 9,
-                nodes: 16,
-            }),
-            drafts: Some(DraftInputs {
-                slots: 9,
-                positions: 4,
-            }),
-        },
+        kv: metrale_tests::SERVE_KV,
+        draft_kv: metrale_tests::SERVE_KV,
+        caches: metrale_tests::SERVE_CACHES,
         align: 256,
     };
     let formats = Formats {
@@ -402,4 +372,57 @@ fn a_reexported_runtime_path_gives_the_same_plan() {
     use metrale_tests::reexported::qwen3_5::qwen3_5_27b as reexported;
     assert_eq!(direct::TERMS, reexported::TERMS);
     assert_eq!(direct::DIMS.hidden, reexported::DIMS.hidden);
+}
+
+/// Every term fits but their sum does not: the generated plan's exact replay names the same
+/// term the dynamic layout stops at. One carry-table row is 4 u64 = 32 B; `u64::MAX / 128` =
+/// 2^57 - 1 rows make each GDN layer's carry table 2^62 - 32 B.
+#[test]
+fn a_layout_overflow_names_the_same_term() {
+    use metrale_tests::qwen3_5::{Formats, Inputs, tiny};
+    let formats = Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let caches = CacheInputs {
+        carry: Some(CarryInputs {
+            slots: 1,
+            table_rows: u64::MAX / 128,
+        }),
+        ..CacheInputs::EMPTY
+    };
+    let inputs = Inputs {
+        formats,
+        slots: 1,
+        verify: None,
+        kv: None,
+        draft_kv: None,
+        caches,
+    };
+    let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, 256).map(|_| ());
+    let decls = load("circuits/qwen3_5.toml")
+        .instantiate("tiny")
+        .expect("tiny");
+    let dynamic = StatePlan::new(
+        &decls,
+        &StateInputs {
+            formats: &formats.pairs(),
+            slots: 1,
+            caches,
+            ..StateInputs::EMPTY
+        },
+        256,
+    )
+    .map(|_| ());
+    // Model lifetime first, 256-aligned: the carry tables of layers 0, 1, 2 and 4 (layer 3 is
+    // attention) start at 0, 2^62, 2^63, 3 * 2^62; the last ends at 2^64 - 32, so the next term,
+    // layer 4's (empty) verify table, cannot be aligned.
+    assert_eq!(
+        dynamic,
+        Err(StateError::Overflow {
+            state: "l4.gdn.wy_table".into()
+        })
+    );
+    assert_eq!(generated.map_err(StateError::from), dynamic);
 }

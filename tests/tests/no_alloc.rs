@@ -5,10 +5,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use metrale_circuit::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
-    TreeInputs, VerifyInputs,
-};
+use metrale_circuit::{StateDtype, VerifyInputs};
 use metrale_tests::qwen3_5::{Formats, Inputs, qwen3_5_27b};
 
 /// Counts every allocation, then lets the system allocator do it.
@@ -57,39 +54,9 @@ fn the_generated_plan_allocates_nothing() {
             h_steps: &h_steps,
             conv_steps: 4,
         }),
-        kv: Some(KvInputs {
-            blocks: 2048,
-            block_size: 16,
-        }),
-        draft_kv: Some(KvInputs {
-            blocks: 2048,
-            block_size: 16,
-        }),
-        caches: CacheInputs {
-            prefix_snapshot_slots: 16,
-            ring: Some(RingInputs {
-                ring_slots: 4,
-                seq_slots: 9,
-            }),
-            carry: Some(CarryInputs {
-                slots: 9,
-                table_rows: 9,
-            }),
-            verify_table_rows: 36,
-            capture_rows: 4096,
-            lookup: Some(LookupInputs {
-                sequences: 8,
-                history_tokens: 8192,
-            }),
-            tree: Some(TreeInputs {
-                slots: 9,
-                nodes: 16,
-            }),
-            drafts: Some(DraftInputs {
-                slots: 9,
-                positions: 4,
-            }),
-        },
+        kv: metrale_tests::SERVE_KV,
+        draft_kv: metrale_tests::SERVE_KV,
+        caches: metrale_tests::SERVE_CACHES,
     });
     let dims = black_box(qwen3_5_27b::DIMS);
     let before = ALLOCATIONS.load(Ordering::SeqCst);

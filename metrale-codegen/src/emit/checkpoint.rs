@@ -175,12 +175,6 @@ impl<'a> Emitter<'a> {
                 #[doc = "The number of terms of every size class."]
                 const CLASS_COUNT: [u64; #c] = #rt::static_plan::class_counts(&TABLE);
 
-                #[doc = "The size class of every term."]
-                const TERM_CLASS: [usize; TERM_COUNT] = #rt::static_plan::term_classes(&TABLE);
-
-                #[doc = "The layout order of the terms, for the exact replay of an overflow."]
-                const ORDER: [usize; TERM_COUNT] = #rt::static_plan::order(&TERMS);
-
                 #[doc = "Every term in layout order, with its size class and arena."]
                 const STEPS: [#rt::static_plan::Step; TERM_COUNT] = #rt::static_plan::steps(&TABLE, &CLASSES);
 
@@ -283,7 +277,7 @@ impl<'a> Emitter<'a> {
                     let ends = #rt::static_plan::lay_all(&STEPS, &classes, mask, &mut offsets);
                     let arena = match #rt::static_plan::arena(ends, align, &classes, &CLASS_COUNT, TERM_COUNT as u64) {
                         ::core::option::Option::Some(arena) => arena,
-                        ::core::option::Option::None => match #rt::static_plan::replay(&classes, &TERM_CLASS, &ORDER, &TERMS, align) {
+                        ::core::option::Option::None => match #rt::static_plan::replay(&classes, &STEPS, &TERMS, align) {
                             ::core::result::Result::Ok(arena) => arena,
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
