@@ -5,8 +5,9 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 1] = ["circuits/qwen3_5.toml"];
+pub const CIRCUITS: [&str; 2] = ["circuits/nemotron_h.toml", "circuits/qwen3_5.toml"];
 
+include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 
 /// A serve's KV pool, as in `circuits/inputs/default.toml`: 2048 blocks of 16 tokens.
@@ -51,5 +52,6 @@ pub mod reexported {
         pub use metrale_circuit::*;
     }
 
+    include!(concat!(env!("OUT_DIR"), "/reexported/nemotron_h.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_5.rs"));
 }

@@ -238,6 +238,20 @@ macro_rules! differential {
 }
 
 differential!(
+    nemotron_h_8b_generated_equals_dynamic,
+    nemotron_h,
+    nemotron_h_8b,
+    "circuits/nemotron_h.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    nemotron_h_tiny_generated_equals_dynamic,
+    nemotron_h,
+    tiny,
+    "circuits/nemotron_h.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
     qwen3_5_27b_generated_equals_dynamic,
     qwen3_5,
     qwen3_5_27b,

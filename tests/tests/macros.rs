@@ -12,10 +12,12 @@ use metrale_circuit::{CacheInputs, KvInputs, StateDtype, VerifyInputs};
 
 /// The macro's modules; `metrale_tests` holds the `build.rs` ones.
 mod from_macro {
+    metrale_macros::circuit!("../../circuits/nemotron_h.toml");
     metrale_macros::circuit!("../../circuits/qwen3_5.toml");
 }
 
-/// Inputs of the `qwen3_5` module at `$($m)::+`, with verify, both KV caches and caches.
+/// Inputs of the circuit module at `$($m)::+`, with verify, both KV caches and caches. Every
+/// circuit in `circuits/` names the same three format keys, so one literal serves them all.
 macro_rules! inputs {
     ($($m:ident)::+, $h_steps:expr) => {
         $($m)::+::Inputs {
@@ -47,11 +49,12 @@ macro_rules! inputs {
     };
 }
 
-/// Asserts that checkpoint `$ckpt` of both modules has the same terms, dims and plan.
+/// Asserts that checkpoint `$ckpt` of circuit `$arch` has the same terms, dims and plan in
+/// both modules.
 macro_rules! same_checkpoint {
-    ($ckpt:ident) => {{
-        use from_macro::qwen3_5::$ckpt as by_macro;
-        use metrale_tests::qwen3_5::$ckpt as by_build;
+    ($arch:ident, $ckpt:ident) => {{
+        use from_macro::$arch::$ckpt as by_macro;
+        use metrale_tests::$arch::$ckpt as by_build;
         assert_eq!(by_macro::TERMS, by_build::TERMS);
         assert_eq!(
             format!("{:?}", by_macro::DIMS),
@@ -61,13 +64,13 @@ macro_rules! same_checkpoint {
         for align in [1, 256] {
             let a = by_macro::StatePlan::new(
                 &by_macro::DIMS,
-                &inputs!(from_macro::qwen3_5, &h_steps),
+                &inputs!(from_macro::$arch, &h_steps),
                 align,
             )
             .expect("the macro's plan");
             let b = by_build::StatePlan::new(
                 &by_build::DIMS,
-                &inputs!(metrale_tests::qwen3_5, &h_steps),
+                &inputs!(metrale_tests::$arch, &h_steps),
                 align,
             )
             .expect("the build.rs plan");
@@ -82,8 +85,10 @@ macro_rules! same_checkpoint {
 
 #[test]
 fn macro_module_is_the_build_rs_module() {
-    same_checkpoint!(qwen3_5_27b);
-    same_checkpoint!(tiny);
+    same_checkpoint!(nemotron_h, nemotron_h_8b);
+    same_checkpoint!(nemotron_h, tiny);
+    same_checkpoint!(qwen3_5, qwen3_5_27b);
+    same_checkpoint!(qwen3_5, tiny);
 }
 
 #[test]
