@@ -1453,9 +1453,9 @@ pub mod qwen3_5 {
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Layer<'a> {
-        /// A `linear_attention` layer.
+        /// A layer of kind `linear_attention`.
         LinearAttention(&'a LinearAttentionLayer),
-        /// A `full_attention` layer.
+        /// A layer of kind `full_attention`.
         FullAttention(&'a FullAttentionLayer),
     }
     /// The regions of the draft head's blocks (ids `draft.<block>.<state>`).
@@ -2376,133 +2376,133 @@ pub mod qwen3_5 {
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct StatePlan {
-            /// Layer 0, a `linear_attention` layer.
+            /// Layer 0, of kind `linear_attention`.
             pub l0: super::LinearAttentionLayer,
-            /// Layer 1, a `linear_attention` layer.
+            /// Layer 1, of kind `linear_attention`.
             pub l1: super::LinearAttentionLayer,
-            /// Layer 2, a `linear_attention` layer.
+            /// Layer 2, of kind `linear_attention`.
             pub l2: super::LinearAttentionLayer,
-            /// Layer 3, a `full_attention` layer.
+            /// Layer 3, of kind `full_attention`.
             pub l3: super::FullAttentionLayer,
-            /// Layer 4, a `linear_attention` layer.
+            /// Layer 4, of kind `linear_attention`.
             pub l4: super::LinearAttentionLayer,
-            /// Layer 5, a `linear_attention` layer.
+            /// Layer 5, of kind `linear_attention`.
             pub l5: super::LinearAttentionLayer,
-            /// Layer 6, a `linear_attention` layer.
+            /// Layer 6, of kind `linear_attention`.
             pub l6: super::LinearAttentionLayer,
-            /// Layer 7, a `full_attention` layer.
+            /// Layer 7, of kind `full_attention`.
             pub l7: super::FullAttentionLayer,
-            /// Layer 8, a `linear_attention` layer.
+            /// Layer 8, of kind `linear_attention`.
             pub l8: super::LinearAttentionLayer,
-            /// Layer 9, a `linear_attention` layer.
+            /// Layer 9, of kind `linear_attention`.
             pub l9: super::LinearAttentionLayer,
-            /// Layer 10, a `linear_attention` layer.
+            /// Layer 10, of kind `linear_attention`.
             pub l10: super::LinearAttentionLayer,
-            /// Layer 11, a `full_attention` layer.
+            /// Layer 11, of kind `full_attention`.
             pub l11: super::FullAttentionLayer,
-            /// Layer 12, a `linear_attention` layer.
+            /// Layer 12, of kind `linear_attention`.
             pub l12: super::LinearAttentionLayer,
-            /// Layer 13, a `linear_attention` layer.
+            /// Layer 13, of kind `linear_attention`.
             pub l13: super::LinearAttentionLayer,
-            /// Layer 14, a `linear_attention` layer.
+            /// Layer 14, of kind `linear_attention`.
             pub l14: super::LinearAttentionLayer,
-            /// Layer 15, a `full_attention` layer.
+            /// Layer 15, of kind `full_attention`.
             pub l15: super::FullAttentionLayer,
-            /// Layer 16, a `linear_attention` layer.
+            /// Layer 16, of kind `linear_attention`.
             pub l16: super::LinearAttentionLayer,
-            /// Layer 17, a `linear_attention` layer.
+            /// Layer 17, of kind `linear_attention`.
             pub l17: super::LinearAttentionLayer,
-            /// Layer 18, a `linear_attention` layer.
+            /// Layer 18, of kind `linear_attention`.
             pub l18: super::LinearAttentionLayer,
-            /// Layer 19, a `full_attention` layer.
+            /// Layer 19, of kind `full_attention`.
             pub l19: super::FullAttentionLayer,
-            /// Layer 20, a `linear_attention` layer.
+            /// Layer 20, of kind `linear_attention`.
             pub l20: super::LinearAttentionLayer,
-            /// Layer 21, a `linear_attention` layer.
+            /// Layer 21, of kind `linear_attention`.
             pub l21: super::LinearAttentionLayer,
-            /// Layer 22, a `linear_attention` layer.
+            /// Layer 22, of kind `linear_attention`.
             pub l22: super::LinearAttentionLayer,
-            /// Layer 23, a `full_attention` layer.
+            /// Layer 23, of kind `full_attention`.
             pub l23: super::FullAttentionLayer,
-            /// Layer 24, a `linear_attention` layer.
+            /// Layer 24, of kind `linear_attention`.
             pub l24: super::LinearAttentionLayer,
-            /// Layer 25, a `linear_attention` layer.
+            /// Layer 25, of kind `linear_attention`.
             pub l25: super::LinearAttentionLayer,
-            /// Layer 26, a `linear_attention` layer.
+            /// Layer 26, of kind `linear_attention`.
             pub l26: super::LinearAttentionLayer,
-            /// Layer 27, a `full_attention` layer.
+            /// Layer 27, of kind `full_attention`.
             pub l27: super::FullAttentionLayer,
-            /// Layer 28, a `linear_attention` layer.
+            /// Layer 28, of kind `linear_attention`.
             pub l28: super::LinearAttentionLayer,
-            /// Layer 29, a `linear_attention` layer.
+            /// Layer 29, of kind `linear_attention`.
             pub l29: super::LinearAttentionLayer,
-            /// Layer 30, a `linear_attention` layer.
+            /// Layer 30, of kind `linear_attention`.
             pub l30: super::LinearAttentionLayer,
-            /// Layer 31, a `full_attention` layer.
+            /// Layer 31, of kind `full_attention`.
             pub l31: super::FullAttentionLayer,
-            /// Layer 32, a `linear_attention` layer.
+            /// Layer 32, of kind `linear_attention`.
             pub l32: super::LinearAttentionLayer,
-            /// Layer 33, a `linear_attention` layer.
+            /// Layer 33, of kind `linear_attention`.
             pub l33: super::LinearAttentionLayer,
-            /// Layer 34, a `linear_attention` layer.
+            /// Layer 34, of kind `linear_attention`.
             pub l34: super::LinearAttentionLayer,
-            /// Layer 35, a `full_attention` layer.
+            /// Layer 35, of kind `full_attention`.
             pub l35: super::FullAttentionLayer,
-            /// Layer 36, a `linear_attention` layer.
+            /// Layer 36, of kind `linear_attention`.
             pub l36: super::LinearAttentionLayer,
-            /// Layer 37, a `linear_attention` layer.
+            /// Layer 37, of kind `linear_attention`.
             pub l37: super::LinearAttentionLayer,
-            /// Layer 38, a `linear_attention` layer.
+            /// Layer 38, of kind `linear_attention`.
             pub l38: super::LinearAttentionLayer,
-            /// Layer 39, a `full_attention` layer.
+            /// Layer 39, of kind `full_attention`.
             pub l39: super::FullAttentionLayer,
-            /// Layer 40, a `linear_attention` layer.
+            /// Layer 40, of kind `linear_attention`.
             pub l40: super::LinearAttentionLayer,
-            /// Layer 41, a `linear_attention` layer.
+            /// Layer 41, of kind `linear_attention`.
             pub l41: super::LinearAttentionLayer,
-            /// Layer 42, a `linear_attention` layer.
+            /// Layer 42, of kind `linear_attention`.
             pub l42: super::LinearAttentionLayer,
-            /// Layer 43, a `full_attention` layer.
+            /// Layer 43, of kind `full_attention`.
             pub l43: super::FullAttentionLayer,
-            /// Layer 44, a `linear_attention` layer.
+            /// Layer 44, of kind `linear_attention`.
             pub l44: super::LinearAttentionLayer,
-            /// Layer 45, a `linear_attention` layer.
+            /// Layer 45, of kind `linear_attention`.
             pub l45: super::LinearAttentionLayer,
-            /// Layer 46, a `linear_attention` layer.
+            /// Layer 46, of kind `linear_attention`.
             pub l46: super::LinearAttentionLayer,
-            /// Layer 47, a `full_attention` layer.
+            /// Layer 47, of kind `full_attention`.
             pub l47: super::FullAttentionLayer,
-            /// Layer 48, a `linear_attention` layer.
+            /// Layer 48, of kind `linear_attention`.
             pub l48: super::LinearAttentionLayer,
-            /// Layer 49, a `linear_attention` layer.
+            /// Layer 49, of kind `linear_attention`.
             pub l49: super::LinearAttentionLayer,
-            /// Layer 50, a `linear_attention` layer.
+            /// Layer 50, of kind `linear_attention`.
             pub l50: super::LinearAttentionLayer,
-            /// Layer 51, a `full_attention` layer.
+            /// Layer 51, of kind `full_attention`.
             pub l51: super::FullAttentionLayer,
-            /// Layer 52, a `linear_attention` layer.
+            /// Layer 52, of kind `linear_attention`.
             pub l52: super::LinearAttentionLayer,
-            /// Layer 53, a `linear_attention` layer.
+            /// Layer 53, of kind `linear_attention`.
             pub l53: super::LinearAttentionLayer,
-            /// Layer 54, a `linear_attention` layer.
+            /// Layer 54, of kind `linear_attention`.
             pub l54: super::LinearAttentionLayer,
-            /// Layer 55, a `full_attention` layer.
+            /// Layer 55, of kind `full_attention`.
             pub l55: super::FullAttentionLayer,
-            /// Layer 56, a `linear_attention` layer.
+            /// Layer 56, of kind `linear_attention`.
             pub l56: super::LinearAttentionLayer,
-            /// Layer 57, a `linear_attention` layer.
+            /// Layer 57, of kind `linear_attention`.
             pub l57: super::LinearAttentionLayer,
-            /// Layer 58, a `linear_attention` layer.
+            /// Layer 58, of kind `linear_attention`.
             pub l58: super::LinearAttentionLayer,
-            /// Layer 59, a `full_attention` layer.
+            /// Layer 59, of kind `full_attention`.
             pub l59: super::FullAttentionLayer,
-            /// Layer 60, a `linear_attention` layer.
+            /// Layer 60, of kind `linear_attention`.
             pub l60: super::LinearAttentionLayer,
-            /// Layer 61, a `linear_attention` layer.
+            /// Layer 61, of kind `linear_attention`.
             pub l61: super::LinearAttentionLayer,
-            /// Layer 62, a `linear_attention` layer.
+            /// Layer 62, of kind `linear_attention`.
             pub l62: super::LinearAttentionLayer,
-            /// Layer 63, a `full_attention` layer.
+            /// Layer 63, of kind `full_attention`.
             pub l63: super::FullAttentionLayer,
             /// Block `head`.
             pub head: super::HeadBlock,
@@ -2528,7 +2528,7 @@ pub mod qwen3_5 {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one line per state term: straight-line placement is what makes the plan fast"
+                reason = "one `fill` line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -2743,7 +2743,10 @@ pub mod qwen3_5 {
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
-            #[allow(clippy::too_many_lines, reason = "one line per state term")]
+            #[allow(
+                clippy::too_many_lines,
+                reason = "one line per block instance, the layers of a large model included"
+            )]
             #[allow(
                 clippy::large_stack_arrays,
                 reason = "every region by value, so an engine can iterate them beside `TERMS`"
@@ -3533,21 +3536,21 @@ pub mod qwen3_5 {
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct StatePlan {
-            /// Layer 0, a `linear_attention` layer.
+            /// Layer 0, of kind `linear_attention`.
             pub l0: super::LinearAttentionLayer,
-            /// Layer 1, a `linear_attention` layer.
+            /// Layer 1, of kind `linear_attention`.
             pub l1: super::LinearAttentionLayer,
-            /// Layer 2, a `linear_attention` layer.
+            /// Layer 2, of kind `linear_attention`.
             pub l2: super::LinearAttentionLayer,
-            /// Layer 3, a `full_attention` layer.
+            /// Layer 3, of kind `full_attention`.
             pub l3: super::FullAttentionLayer,
-            /// Layer 4, a `linear_attention` layer.
+            /// Layer 4, of kind `linear_attention`.
             pub l4: super::LinearAttentionLayer,
-            /// Layer 5, a `linear_attention` layer.
+            /// Layer 5, of kind `linear_attention`.
             pub l5: super::LinearAttentionLayer,
-            /// Layer 6, a `linear_attention` layer.
+            /// Layer 6, of kind `linear_attention`.
             pub l6: super::LinearAttentionLayer,
-            /// Layer 7, a `full_attention` layer.
+            /// Layer 7, of kind `full_attention`.
             pub l7: super::FullAttentionLayer,
             /// Block `head`.
             pub head: super::HeadBlock,
@@ -3573,7 +3576,7 @@ pub mod qwen3_5 {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one line per state term: straight-line placement is what makes the plan fast"
+                reason = "one `fill` line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -3676,7 +3679,10 @@ pub mod qwen3_5 {
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
-            #[allow(clippy::too_many_lines, reason = "one line per state term")]
+            #[allow(
+                clippy::too_many_lines,
+                reason = "one line per block instance, the layers of a large model included"
+            )]
             #[allow(
                 clippy::large_stack_arrays,
                 reason = "every region by value, so an engine can iterate them beside `TERMS`"

@@ -257,7 +257,7 @@ impl<'a> Emitter<'a> {
                 #[doc = "under verify inputs; `PlanError::Overflow` and"]
                 #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
                 #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
-                #[allow(clippy::too_many_lines, reason = "one line per state term: straight-line placement is what makes the plan fast")]
+                #[allow(clippy::too_many_lines, reason = "one `fill` line per block instance, the layers of a large model included")]
                 pub const fn new(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
@@ -289,7 +289,7 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
                 #[must_use]
-                #[allow(clippy::too_many_lines, reason = "one line per state term")]
+                #[allow(clippy::too_many_lines, reason = "one line per block instance, the layers of a large model included")]
                 #[allow(clippy::large_stack_arrays, reason = "every region by value, so an engine can iterate them beside `TERMS`")]
                 pub const fn regions(&self) -> [#rt::Region; TERM_COUNT] {
                     let mut all = [#rt::Region::EMPTY; TERM_COUNT];
@@ -348,7 +348,7 @@ impl<'a> Emitter<'a> {
         for (i, kind) in checkpoint.layer_kinds.iter().enumerate() {
             let field = format_ident!("l{i}");
             let ty = layer_type(kind);
-            let doc = format!("Layer {i}, a `{kind}` layer.");
+            let doc = format!("Layer {i}, of kind `{kind}`.");
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });

@@ -278,7 +278,7 @@ impl Emitter<'_> {
         let variants = self.circuit.layout.blocks.iter().map(|(kind, _)| {
             let variant = layer_variant(kind);
             let ty = layer_type(kind);
-            let doc = format!("A `{kind}` layer.");
+            let doc = format!("A layer of kind `{kind}`.");
             quote! { #[doc = #doc] #variant(&'a #ty), }
         });
         quote! {
