@@ -177,13 +177,6 @@ pub mod regions {
         };
     }
 
-    /// A recurrent state without verify intermediates.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Live {
-        /// The live state, one unit per sequence slot.
-        pub live: Region,
-    }
-
     /// One side of a paged KV cache.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Blocks {
@@ -293,7 +286,7 @@ pub const fn align_mask(align: u64) -> Result<u64, PlanError> {
     }
 }
 
-/// One step of a generated plan's straight-line layout: places a term of `class` at `cursor`
+/// One step of a generated plan's layout ([`lay_all`]): places a term of `class` at `cursor`
 /// rounded up by `mask`, and returns its offset (0 for an absent term, whose zero bytes leave
 /// the cursor where the next term goes anyway). Wrapping, branch-free arithmetic: [`arena`]
 /// accepts the result only when no sum can have wrapped, else the plan replays the layout
@@ -446,7 +439,8 @@ pub const fn arena<const C: usize>(
 }
 
 /// The slow, exact layout of a generated plan, term by term in `steps` with a [`Placer`]: run
-/// only when the straight-line layout overflowed, to report the term [`place_all`] reports.
+/// only when the fast layout ([`lay_all`]) could have overflowed, to report the term
+/// [`place_all`] reports.
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.

@@ -5,11 +5,12 @@
 //! Owner: metrale-codegen.
 //! Invariants:
 //! - The table rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the
-//!   order the dynamic plan sizes in; `new` and `regions` map row `i` to the same field.
-//! - `new` places the terms in straight-line, branch-free code (`static_plan::lay`), in the
-//!   layout order the runtime's `layout_order` gives; only sizes so large that a sum could
-//!   overflow fall back to the exact term-by-term replay (`static_plan::replay`), which names
-//!   the term as the dynamic plan does.
+//!   order the dynamic plan sizes in; a block instance's terms are consecutive rows, so its
+//!   `fill` and `regions` map row `first + j` to its `j`-th term.
+//! - `new` lays the terms out with one branch-free step each (`static_plan::lay_all` over
+//!   `STEPS`, the layout order the runtime's `layout_order` gives); only sizes so large that a
+//!   sum could overflow fall back to the exact term-by-term replay (`static_plan::replay`),
+//!   which names the term as the dynamic plan does.
 //! - Terms that size alike (one state of one block template, one holding, one section) share a
 //!   size class, sized once per plan; each state's unit is computed once.
 

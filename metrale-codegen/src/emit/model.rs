@@ -169,29 +169,28 @@ impl Emitter<'_> {
 
     /// `pub <block>: <Block>Block,` for each stateful block of `blocks`.
     fn block_fields(&self, blocks: &[String]) -> TokenStream {
-        let fields = blocks
-            .iter()
-            .filter_map(|name| self.stateful(name))
-            .map(|block| {
-                let field = ident(&block.name);
-                let ty = block_type(&block.name);
-                let doc = format!("Block `{}`.", block.name);
-                quote! { #[doc = #doc] pub #field: #ty, }
-            });
-        quote!(#(#fields)*)
+        self.per_stateful_block(blocks, |field, ty, name| {
+            let doc = format!("Block `{name}`.");
+            quote! { #[doc = #doc] pub #field: #ty, }
+        })
     }
 
     /// `<block>: <Block>Block::EMPTY,` for each stateful block of `blocks`.
     fn block_empties(&self, blocks: &[String]) -> TokenStream {
-        let fields = blocks
+        self.per_stateful_block(blocks, |field, ty, _| quote! { #field: #ty::EMPTY, })
+    }
+
+    /// `item(field, type, name)` for each block of `blocks` that declares state, in order.
+    fn per_stateful_block(
+        &self,
+        blocks: &[String],
+        item: impl Fn(&proc_macro2::Ident, &proc_macro2::Ident, &str) -> TokenStream,
+    ) -> TokenStream {
+        blocks
             .iter()
             .filter_map(|name| self.stateful(name))
-            .map(|block| {
-                let field = ident(&block.name);
-                let ty = block_type(&block.name);
-                quote! { #field: #ty::EMPTY, }
-            });
-        quote!(#(#fields)*)
+            .map(|block| item(&ident(&block.name), &block_type(&block.name), &block.name))
+            .collect()
     }
 
     fn block_struct(&self, block: &BlockTemplate) -> TokenStream {
