@@ -16,6 +16,7 @@ use crate::{CacheInputs, StateKind};
 /// # Errors
 /// `Err(())` when a product overflows `u64`.
 #[allow(clippy::result_unit_err)] // the one failure is overflow; callers name the state.
+#[inline]
 pub const fn cache_units(kind: StateKind, caches: &CacheInputs) -> Result<Option<u64>, ()> {
     let units = match kind {
         StateKind::Recurrent | StateKind::PagedKv => return Ok(None),

@@ -162,6 +162,11 @@ pub struct TermSpec {
 /// # Errors
 /// [`SizeFault::MissingVerify`] for a recurrent state without `verify` under verify inputs;
 /// [`SizeFault::Overflow`] when any product or sum overflows.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a generated plan calls it once per size class with a constant kind and holding: inlined, it folds to that case's arithmetic"
+)]
 pub const fn size_term(
     spec: &TermSpec,
     inputs: &StateInputs<'_>,

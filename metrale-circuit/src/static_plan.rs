@@ -1,14 +1,16 @@
 //! Support for the plans `metrale-codegen` generates: the static description of a plan's terms
 //! ([`TermInfo`], [`SizeClass`]), the region groups a generated plan's fields hold, the checked
-//! `const fn` arithmetic generated size functions are written in, and the two steps a generated
-//! `StatePlan::new` takes: [`size_classes`] and a [`Placer`], the same law as the dynamic
-//! [`crate::StatePlan`].
+//! `const fn` arithmetic generated size functions are written in, and the steps a generated
+//! `StatePlan::new` takes: [`size_class`] once per size class (summing the layout in
+//! [`Lanes`]), [`first_fault`], [`Lanes::finish`], then [`ClassSize::take`] once per term; the
+//! exact [`replay`] (a [`Placer`]) only when a sum could overflow.
 //!
 //! Owner: metrale-circuit. Generated code calls this module; engines read its types.
 //! Invariants:
 //! - Sizes come from [`size_term`] and offsets from [`place`]'s rounding, in the order
 //!   [`place_all`] uses: a generated plan and the dynamic plan of the same circuit and inputs
 //!   agree term for term, and on the first error.
+//! - Every layout sum a generated plan adds without a check was checked by [`Lanes`] first.
 //! - Everything here is a `const fn` without allocation.
 
 #[cfg(doc)]
@@ -80,6 +82,10 @@ pub struct SizeClass {
     pub lifetime: Lifetime,
     /// Index of the state's [`Unit`] in the plan's unit list.
     pub unit: usize,
+    /// How many terms of the plan are of this class.
+    pub count: u64,
+    /// The layout group its terms go to ([`group`]).
+    pub group: usize,
 }
 
 /// The [`TermInfo`] of every row of a generated plan's table (`(state id, size class)`).
@@ -258,48 +264,16 @@ pub const fn ceil_div(a: u64, b: u64) -> Result<u64, SizeFault> {
     }
 }
 
-/// How many terms each size class has.
-#[must_use]
-pub const fn class_counts<const N: usize, const C: usize>(
-    table: &[(&'static str, usize); N],
-) -> [u64; C] {
-    let mut counts = [0; C];
-    let mut i = 0;
-    while i < N {
-        if table[i].1 < C {
-            counts[table[i].1] += 1;
-        }
-        i += 1;
-    }
-    counts
-}
-
-/// `align - 1`, the mask [`lay`] rounds with.
+/// Checks a plan's alignment, first, as the dynamic plan does.
 ///
 /// # Errors
 /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two.
-pub const fn align_mask(align: u64) -> Result<u64, PlanError> {
+pub const fn valid_align(align: u64) -> Result<(), PlanError> {
     if check_align(align) {
-        Ok(align - 1)
+        Ok(())
     } else {
         Err(PlanError::BadAlign { align })
     }
-}
-
-/// One step of a generated plan's layout ([`lay_all`]): places a term of `class` at `cursor`
-/// rounded up by `mask`, and returns its offset (0 for an absent term, whose zero bytes leave
-/// the cursor where the next term goes anyway). Wrapping, branch-free arithmetic: [`arena`]
-/// accepts the result only when no sum can have wrapped, else the plan replays the layout
-/// exactly ([`replay`]).
-#[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "one call per term of a generated plan's hot path"
-)]
-pub const fn lay(cursor: &mut u64, class: &ClassSize, mask: u64) -> u64 {
-    let offset = cursor.wrapping_add(mask) & !mask;
-    *cursor = offset.wrapping_add(class.region.bytes);
-    offset & class.keep
 }
 
 /// One term of a generated plan in layout order: its row (plan order), its size class and its
@@ -315,7 +289,7 @@ pub struct Step {
 }
 
 /// Every term of a generated plan in layout order (see [`crate::layout::layout_order`]), for a
-/// `const` item: the table [`lay_all`] walks.
+/// `const` item: the order [`replay`] places them in.
 #[must_use]
 pub const fn steps<const N: usize, const C: usize>(
     table: &[(&'static str, usize); N],
@@ -351,33 +325,6 @@ pub const fn steps<const N: usize, const C: usize>(
     steps
 }
 
-/// Lays out every term of a generated plan with [`lay`], in the layout order of `steps`:
-/// writes each term's offset at its row of `offsets` and returns the arenas' ends.
-#[must_use]
-pub const fn lay_all<const N: usize, const C: usize>(
-    steps: &[Step; N],
-    classes: &[ClassSize; C],
-    mask: u64,
-    offsets: &mut [u64; N],
-) -> [u64; 2] {
-    // Steps come device first, then host: one pass per arena keeps its cursor in a register
-    // (the cursor is the one dependency from term to term).
-    let mut ends = [0u64; 2];
-    let mut k = 0;
-    let mut space = 0;
-    while space < 2 {
-        let mut cursor = 0u64;
-        while k < N && steps[k].space == space {
-            let step = steps[k];
-            offsets[step.row] = lay(&mut cursor, &classes[step.class], mask);
-            k += 1;
-        }
-        ends[space] = cursor;
-        space += 1;
-    }
-    ends
-}
-
 /// Copies `regions` into `all` from index `at`, and returns the index after them (for a
 /// generated plan's `regions()`, block instance by block instance).
 #[must_use]
@@ -394,53 +341,8 @@ pub const fn put<const K: usize, const N: usize>(
     at + K
 }
 
-/// The arena of a generated plan laid out by [`lay`]: the ends rounded up, the bytes per
-/// (space, lifetime) summed per class. `None` unless `terms` terms of at most the largest
-/// class's bytes, each after at most `align - 1` bytes of padding, fit in `u64`: then no [`lay`]
-/// could have wrapped, and its offsets are the exact ones.
-#[must_use]
-pub const fn arena<const C: usize>(
-    ends: [u64; 2],
-    align: u64,
-    classes: &[ClassSize; C],
-    counts: &[u64; C],
-    terms: u64,
-) -> Option<Arena> {
-    let mut largest = 0;
-    let mut lifetime_bytes = [[0u64; 4]; 2];
-    let mut c = 0;
-    while c < C {
-        if classes[c].present {
-            let bytes = classes[c].region.bytes;
-            if bytes > largest {
-                largest = bytes;
-            }
-            let Some(total) = bytes.checked_mul(counts[c]) else {
-                return None;
-            };
-            let cell = &mut lifetime_bytes[classes[c].space as usize][classes[c].lifetime as usize];
-            let Some(sum) = cell.checked_add(total) else {
-                return None;
-            };
-            *cell = sum;
-        }
-        c += 1;
-    }
-    let Some(step) = largest.checked_add(align) else {
-        return None;
-    };
-    if terms.checked_mul(step).is_none() {
-        return None;
-    }
-    let (Some(device), Some(host)) = (align_up(ends[0], align), align_up(ends[1], align)) else {
-        return None;
-    };
-    Some(Arena::new(align, device, host, lifetime_bytes))
-}
-
 /// The slow, exact layout of a generated plan, term by term in `steps` with a [`Placer`]: run
-/// only when the fast layout ([`lay_all`]) could have overflowed, to report the term
-/// [`place_all`] reports.
+/// only when a sum of [`Lanes`] overflowed, to report the term [`place_all`] reports.
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
@@ -477,33 +379,191 @@ pub struct ClassSize {
     pub space: Space,
     /// The lifetime group.
     pub lifetime: Lifetime,
+    /// The room each term takes in its group: its bytes rounded up to the alignment; 0 when
+    /// absent. Set by [`size_class`].
+    pub stride: u64,
+    /// Why the class could not be sized, if it could not.
+    pub fault: Option<SizeFault>,
 }
 
 impl ClassSize {
-    /// The region of a term of this class placed at `offset`.
+    /// The region of the next term of this class in the group whose cursor is `cursor`, and
+    /// the cursor moved past it (see [`Lanes`]). An absent term is empty at offset 0 and
+    /// takes no room. Wrapping arithmetic: [`Lanes::finish`] has checked every sum.
     #[must_use]
-    #[inline]
-    pub const fn at(&self, offset: u64) -> Region {
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "one call per term of a generated plan's hot path"
+    )]
+    pub const fn take(&self, cursor: &mut u64) -> Region {
+        let offset = *cursor & self.keep;
+        *cursor = cursor.wrapping_add(self.stride);
         Region {
             offset,
-            ..self.region
+            bytes: self.region.bytes,
+            units: self.region.units,
+            dtype: self.region.dtype,
         }
     }
 }
 
-/// Sizes every class of a generated plan once, by [`size_term`].
+/// The layout groups of a plan, (space, lifetime) in layout order: device then host, each
+/// in [`Lifetime::LAYOUT_ORDER`]. A plan's terms are laid out group by group.
+pub const GROUPS: usize = Space::ALL.len() * Lifetime::LAYOUT_ORDER.len();
+
+/// The `K` classes of a generated plan from `first` on: the classes of one block instance's
+/// terms, for its `lay`.
 ///
-/// # Errors
-/// Of the classes that cannot be sized, the one whose first term (`first_row`) comes first in
-/// plan order: its fault, naming that term's state, as the dynamic plan names it.
-pub const fn size_classes<const C: usize, const U: usize>(
-    classes: &[SizeClass; C],
-    first_row: &[usize; C],
+/// # Panics
+/// When they run past the end of `classes`, which a generated plan never asks for: its
+/// indices are constants, checked when the plan is compiled.
+#[must_use]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "with a constant `first`, inlining turns the range check into nothing"
+)]
+pub const fn window<const K: usize, const C: usize>(
+    classes: &[ClassSize; C],
+    first: usize,
+) -> &[ClassSize; K] {
+    match classes.split_at_checked(first) {
+        Some((_, rest)) => match rest.first_chunk::<K>() {
+            Some(window) => window,
+            None => panic!("a block instance's classes run past the plan's classes"),
+        },
+        None => panic!("a block instance's first class is past the plan's classes"),
+    }
+}
+
+/// The layout group of the terms of a state of `kind` holding `holding`, declared with
+/// `lifetime`: its rank among the groups of [`GROUPS`]. The generator writes it into each
+/// block's `lay` and each [`SizeClass`].
+#[must_use]
+pub const fn group(kind: StateKind, holding: Holding, lifetime: Lifetime) -> usize {
+    let key = TermInfo::new("", kind, holding, lifetime).layout_key();
+    let mut space = 0;
+    while space < Space::ALL.len() - 1 && Space::ALL[space] as usize != key.space as usize {
+        space += 1;
+    }
+    let mut rank = 0;
+    while rank < Lifetime::LAYOUT_ORDER.len() - 1
+        && Lifetime::LAYOUT_ORDER[rank] as usize != key.lifetime as usize
+    {
+        rank += 1;
+    }
+    space * Lifetime::LAYOUT_ORDER.len() + rank
+}
+
+/// The layout of a generated plan, summed class by class as [`size_class`] sizes them.
+///
+/// Every offset is a multiple of `align`, so the dynamic layout's rounding of the cursor
+/// before each term ([`place`]) is the same as rounding each term's bytes after it: a term's
+/// offset is its group's start plus the strides (bytes rounded up to `align`) of the terms
+/// before it in its group, in plan order, and a group's room is the sum over its classes of
+/// `stride x count`. Those sums are checked here, once per class, so placing a term
+/// ([`ClassSize::take`]) is one add that cannot wrap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lanes {
+    align: u64,
+    room: [u64; GROUPS],
+    lifetime_bytes: [[u64; 4]; 2],
+    fits: bool,
+}
+
+impl Lanes {
+    /// No class yet, offsets multiples of `align` (a power of two: see [`valid_align`]).
+    #[must_use]
+    pub const fn new(align: u64) -> Self {
+        Self {
+            align,
+            room: [0; GROUPS],
+            lifetime_bytes: [[0; 4]; 2],
+            fits: true,
+        }
+    }
+
+    /// Adds the `count` terms of a sized class to `group`, and sets the class's stride.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "part of `size_class`, inlined with a constant class"
+    )]
+    const fn add(&mut self, sized: &mut ClassSize, count: u64, group: usize) {
+        let bytes = sized.region.bytes;
+        // The wrapped stride is only used when a sum below overflows, and then the plan
+        // replays the layout instead.
+        sized.stride = bytes.wrapping_add(self.align - 1) & !(self.align - 1);
+        if sized.stride < bytes {
+            self.fits = false;
+        }
+        match sized.stride.checked_mul(count) {
+            Some(room) => match self.room[group].checked_add(room) {
+                Some(sum) => self.room[group] = sum,
+                None => self.fits = false,
+            },
+            None => self.fits = false,
+        }
+        let cell = &mut self.lifetime_bytes[sized.space as usize][sized.lifetime as usize];
+        match bytes.checked_mul(count) {
+            Some(held) => match cell.checked_add(held) {
+                Some(sum) => *cell = sum,
+                None => self.fits = false,
+            },
+            None => self.fits = false,
+        }
+    }
+
+    /// Each group's start (the cursor of its first term), and the arena; `None` for the arena
+    /// when a sum overflows `u64`, and the plan must replay the layout ([`replay`]) for the
+    /// exact error.
+    #[must_use]
+    pub const fn finish(&self) -> ([u64; GROUPS], Option<Arena>) {
+        let mut cursors = [0u64; GROUPS];
+        let mut ends = [0u64; 2];
+        let mut fits = self.fits;
+        let per_space = Lifetime::LAYOUT_ORDER.len();
+        let mut group = 0;
+        while group < GROUPS {
+            let space = group / per_space;
+            cursors[group] = ends[space];
+            match ends[space].checked_add(self.room[group]) {
+                Some(end) => ends[space] = end,
+                None => fits = false,
+            }
+            group += 1;
+        }
+        let arena = if fits {
+            Some(Arena::new(
+                self.align,
+                ends[0],
+                ends[1],
+                self.lifetime_bytes,
+            ))
+        } else {
+            None
+        };
+        (cursors, arena)
+    }
+}
+
+/// Sizes one class of a generated plan by [`size_term`] and adds its terms to `lanes`; a class
+/// that cannot be sized keeps its fault for [`first_fault`]. Inlined into a generated `StatePlan::new` with a constant
+/// `class`, the size law folds down to the arithmetic of that one kind and holding.
+#[must_use]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "called once per class with a constant class: inlining folds the size law"
+)]
+pub const fn size_class<const U: usize>(
+    class: &SizeClass,
     units: &[Result<Unit, SizeFault>; U],
     inputs: &StateInputs<'_>,
-    terms: &[TermInfo],
-) -> Result<[ClassSize; C], PlanError> {
-    let empty = ClassSize {
+    lanes: &mut Lanes,
+) -> ClassSize {
+    let mut sized = ClassSize {
         region: Region {
             offset: 0,
             bytes: 0,
@@ -512,55 +572,67 @@ pub const fn size_classes<const C: usize, const U: usize>(
         },
         present: false,
         keep: 0,
-        space: Space::Device,
-        lifetime: Lifetime::Model,
+        space: Space::of_kind(class.kind),
+        lifetime: class.holding.lifetime(class.lifetime),
+        stride: 0,
+        fault: None,
     };
-    let mut sized = [empty; C];
-    let mut fault: Option<(usize, SizeFault)> = None;
+    let size = match units[class.unit] {
+        Ok(unit) => {
+            sized.region.dtype = unit.dtype;
+            size_term(
+                &TermSpec {
+                    kind: class.kind,
+                    holding: class.holding,
+                    section: class.section,
+                    verify: class.verify,
+                    unit_bytes: unit.bytes,
+                },
+                inputs,
+            )
+        }
+        Err(fault) => Err(fault),
+    };
+    match size {
+        Ok(Some(size)) => {
+            sized.region.units = size.units;
+            sized.region.bytes = size.bytes;
+            sized.present = true;
+            sized.keep = u64::MAX;
+            lanes.add(&mut sized, class.count, class.group);
+        }
+        Ok(None) => {}
+        Err(fault) => sized.fault = Some(fault),
+    }
+    sized
+}
+
+/// The error of the class that could not be sized by [`size_class`] whose first term
+/// (`first_row`) comes first in plan order, naming that term's state, as the dynamic plan
+/// names it; `None` when every class was sized.
+#[must_use]
+pub const fn first_fault<const C: usize>(
+    classes: &[ClassSize; C],
+    first_row: &[usize; C],
+    terms: &[TermInfo],
+) -> Option<PlanError> {
+    let mut first: Option<(usize, SizeFault)> = None;
     let mut c = 0;
     while c < C {
-        let class = &classes[c];
-        let size = match units[class.unit] {
-            Ok(unit) => {
-                sized[c].region.dtype = unit.dtype;
-                size_term(
-                    &TermSpec {
-                        kind: class.kind,
-                        holding: class.holding,
-                        section: class.section,
-                        verify: class.verify,
-                        unit_bytes: unit.bytes,
-                    },
-                    inputs,
-                )
-            }
-            Err(fault) => Err(fault),
-        };
-        sized[c].space = Space::of_kind(class.kind);
-        sized[c].lifetime = class.holding.lifetime(class.lifetime);
-        match size {
-            Ok(Some(size)) => {
-                sized[c].region.units = size.units;
-                sized[c].region.bytes = size.bytes;
-                sized[c].present = true;
-                sized[c].keep = u64::MAX;
-            }
-            Ok(None) => {}
-            Err(error) => {
-                let earlier = match fault {
-                    Some((row, _)) => row < first_row[c],
-                    None => false,
-                };
-                if !earlier {
-                    fault = Some((first_row[c], error));
-                }
+        if let Some(fault) = classes[c].fault {
+            let earlier = match first {
+                Some((row, _)) => row < first_row[c],
+                None => false,
+            };
+            if !earlier {
+                first = Some((first_row[c], fault));
             }
         }
         c += 1;
     }
-    match fault {
-        Some((row, fault)) => Err(PlanError::of_fault(fault, state_of(terms, row))),
-        None => Ok(sized),
+    match first {
+        Some((row, fault)) => Some(PlanError::of_fault(fault, state_of(terms, row))),
+        None => None,
     }
 }
 
@@ -680,5 +752,175 @@ mod tests {
                 dtype: StateDtype::F16
             })
         );
+    }
+
+    /// A present class of `bytes` per term, in `space` and `lifetime`.
+    fn sized(bytes: u64, space: Space, lifetime: Lifetime) -> ClassSize {
+        ClassSize {
+            region: Region {
+                offset: 0,
+                bytes,
+                units: bytes / 4,
+                dtype: StateDtype::F32,
+            },
+            present: true,
+            keep: u64::MAX,
+            space,
+            lifetime,
+            stride: 0,
+            fault: None,
+        }
+    }
+
+    #[test]
+    fn groups_follow_the_layout_order() {
+        // Device model, sequence, snapshot, verify are 0..4; host starts at 4.
+        assert_eq!(
+            group(StateKind::PagedKv, Holding::Blocks, Lifetime::Model),
+            0
+        );
+        assert_eq!(
+            group(StateKind::Recurrent, Holding::Live, Lifetime::Sequence),
+            1
+        );
+        assert_eq!(
+            group(
+                StateKind::PrefixSnapshot,
+                Holding::Cache,
+                Lifetime::Snapshot
+            ),
+            2
+        );
+        // A verify intermediate lives in the verify group whatever the state declares.
+        assert_eq!(
+            group(StateKind::Recurrent, Holding::Steps, Lifetime::Sequence),
+            3
+        );
+        assert_eq!(
+            group(
+                StateKind::PromptLookupIndex,
+                Holding::Cache,
+                Lifetime::Sequence
+            ),
+            5
+        );
+        assert_eq!(GROUPS, 8);
+    }
+
+    #[test]
+    fn lanes_place_terms_as_the_dynamic_layout_does() {
+        // Two model terms of 1,280 B, then three sequence terms of 20,000 B, align 256.
+        // Placed one by one: 0, 1,280 | 2,560, 22,784 (22,560 rounded up), 43,008 (42,784
+        // rounded up); the last ends at 63,008, so the arena is 63,232.
+        let mut lanes = Lanes::new(256);
+        let mut kv = sized(1_280, Space::Device, Lifetime::Model);
+        let mut h = sized(20_000, Space::Device, Lifetime::Sequence);
+        lanes.add(&mut kv, 2, 0);
+        lanes.add(&mut h, 3, 1);
+        assert_eq!((kv.stride, h.stride), (1_280, 20_224));
+        let (mut cursors, arena) = lanes.finish();
+        assert_eq!(cursors[..4], [0, 2_560, 63_232, 63_232]);
+        assert_eq!(cursors[4..], [0, 0, 0, 0]);
+        let arena = arena.expect("fits");
+        assert_eq!((arena.device_bytes, arena.host_bytes), (63_232, 0));
+        assert_eq!(arena.lifetime_bytes(Space::Device, Lifetime::Model), 2_560);
+        assert_eq!(
+            arena.lifetime_bytes(Space::Device, Lifetime::Sequence),
+            60_000
+        );
+        let offsets = [
+            kv.take(&mut cursors[0]).offset,
+            kv.take(&mut cursors[0]).offset,
+            h.take(&mut cursors[1]).offset,
+            h.take(&mut cursors[1]).offset,
+            h.take(&mut cursors[1]).offset,
+        ];
+        assert_eq!(offsets, [0, 1_280, 2_560, 22_784, 43_008]);
+        let region = h.take(&mut cursors[1]);
+        assert_eq!((region.bytes, region.units), (20_000, 5_000));
+    }
+
+    #[test]
+    fn an_absent_term_is_empty_at_zero_and_takes_no_room() {
+        let mut absent = sized(0, Space::Device, Lifetime::Sequence);
+        absent.present = false;
+        absent.keep = 0;
+        let mut cursor = 4_096;
+        assert_eq!(
+            absent.take(&mut cursor),
+            Region {
+                offset: 0,
+                ..absent.region
+            }
+        );
+        assert_eq!(cursor, 4_096);
+        // A present term of zero bytes sits at the cursor and takes no room either.
+        let mut empty = sized(0, Space::Device, Lifetime::Sequence);
+        let mut lanes = Lanes::new(256);
+        lanes.add(&mut empty, 1, 1);
+        assert_eq!(empty.take(&mut cursor).offset, 4_096);
+        assert_eq!(cursor, 4_096);
+    }
+
+    #[test]
+    fn lanes_refuse_sums_that_overflow() {
+        // Rounding the bytes up overflows.
+        let mut lanes = Lanes::new(256);
+        let mut huge = sized(u64::MAX - 10, Space::Device, Lifetime::Model);
+        lanes.add(&mut huge, 1, 0);
+        assert_eq!(lanes.finish().1, None);
+        // strides x count overflows.
+        let mut lanes = Lanes::new(1);
+        let mut many = sized(1 << 40, Space::Device, Lifetime::Model);
+        lanes.add(&mut many, 1 << 30, 0);
+        assert_eq!(lanes.finish().1, None);
+        // Each group fits, their sum does not.
+        let mut lanes = Lanes::new(1);
+        let mut half = sized(1 << 63, Space::Device, Lifetime::Model);
+        let mut other = sized(1 << 63, Space::Device, Lifetime::Sequence);
+        lanes.add(&mut half, 1, 0);
+        lanes.add(&mut other, 1, 1);
+        assert_eq!(lanes.finish().1, None);
+        // The same two in different arenas fit.
+        let mut lanes = Lanes::new(1);
+        let mut host = sized(1 << 63, Space::Host, Lifetime::Sequence);
+        lanes.add(&mut half, 1, 0);
+        lanes.add(&mut host, 1, 5);
+        let arena = lanes.finish().1.expect("fits");
+        assert_eq!((arena.device_bytes, arena.host_bytes), (1 << 63, 1 << 63));
+    }
+
+    #[test]
+    fn the_first_fault_in_plan_order_is_reported() {
+        let term = |state| {
+            TermInfo::new(
+                state,
+                StateKind::Recurrent,
+                Holding::Live,
+                Lifetime::Sequence,
+            )
+        };
+        let terms = [term("l0.a"), term("l0.b"), term("l0.c"), term("l1.a")];
+        let ok = sized(16, Space::Device, Lifetime::Sequence);
+        let mut classes = [ok; 3];
+        assert_eq!(first_fault(&classes, &[0, 1, 2], &terms), None);
+        classes[1].fault = Some(SizeFault::Overflow);
+        classes[2].fault = Some(SizeFault::MissingVerify);
+        // Class 2's first term comes first in plan order.
+        assert_eq!(
+            first_fault(&classes, &[0, 3, 2], &terms),
+            Some(PlanError::MissingVerify { state: "l0.c" })
+        );
+        assert_eq!(
+            first_fault(&classes, &[0, 1, 2], &terms),
+            Some(PlanError::Overflow { state: "l0.b" })
+        );
+    }
+
+    #[test]
+    fn a_window_is_the_classes_of_one_block_instance() {
+        let classes = [16, 32, 48, 64].map(|bytes| sized(bytes, Space::Device, Lifetime::Model));
+        let window: &[ClassSize; 2] = window(&classes, 1);
+        assert_eq!(window.map(|class| class.region.bytes), [32, 48]);
     }
 }

@@ -720,42 +720,43 @@ pub mod nemotron_h {
             h_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             conv_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.h = ::metrale_circuit::static_plan::regions::Recurrent {
-                live: classes[class].at(offsets[row]),
-                steps: classes[class + 1].at(offsets[row + 1]),
-                checkpoint: classes[class + 2].at(offsets[row + 2]),
-            };
-            self.conv = ::metrale_circuit::static_plan::regions::Recurrent {
-                live: classes[class + 3].at(offsets[row + 3]),
-                steps: classes[class + 4].at(offsets[row + 4]),
-                checkpoint: classes[class + 5].at(offsets[row + 5]),
-            };
-            self.h_prefix = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 6].at(offsets[row + 6]),
-            };
-            self.conv_prefix = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 7].at(offsets[row + 7]),
-            };
-            self.h_ring = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 8].at(offsets[row + 8]),
-            };
-            self.conv_ring = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 9].at(offsets[row + 9]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 10],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                h: ::metrale_circuit::static_plan::regions::Recurrent {
+                    live: classes[0].take(&mut cursors[1]),
+                    steps: classes[1].take(&mut cursors[3]),
+                    checkpoint: classes[2].take(&mut cursors[3]),
+                },
+                conv: ::metrale_circuit::static_plan::regions::Recurrent {
+                    live: classes[3].take(&mut cursors[1]),
+                    steps: classes[4].take(&mut cursors[3]),
+                    checkpoint: classes[5].take(&mut cursors[3]),
+                },
+                h_prefix: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[6].take(&mut cursors[2]),
+                },
+                conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[7].take(&mut cursors[2]),
+                },
+                h_ring: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[8].take(&mut cursors[2]),
+                },
+                conv_ring: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[9].take(&mut cursors[2]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -790,26 +791,27 @@ pub mod nemotron_h {
             k: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
             v: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.k = ::metrale_circuit::static_plan::regions::Blocks {
-                blocks: classes[class].at(offsets[row]),
-            };
-            self.v = ::metrale_circuit::static_plan::regions::Blocks {
-                blocks: classes[class + 1].at(offsets[row + 1]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 2],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                k: ::metrale_circuit::static_plan::regions::Blocks {
+                    blocks: classes[0].take(&mut cursors[0]),
+                },
+                v: ::metrale_circuit::static_plan::regions::Blocks {
+                    blocks: classes[1].take(&mut cursors[0]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -830,23 +832,24 @@ pub mod nemotron_h {
         pub const EMPTY: Self = Self {
             prefix_hidden: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.prefix_hidden = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class].at(offsets[row]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 1],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                prefix_hidden: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[0].take(&mut cursors[2]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -922,6 +925,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 24,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -932,6 +937,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 24,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -942,6 +949,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 24,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -952,6 +961,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 24,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -962,6 +973,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 24,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -972,6 +985,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 24,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -980,6 +995,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 2,
+                count: 24,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -988,6 +1005,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 3,
+                count: 24,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -996,6 +1015,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 4,
+                count: 24,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -1004,6 +1025,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 5,
+                count: 24,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1012,6 +1035,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 6,
+                count: 4,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1020,6 +1045,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 7,
+                count: 4,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1028,6 +1055,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 8,
+                count: 1,
+                group: 2,
             },
         ];
         /// Every term's state id and size class, in plan order.
@@ -1291,11 +1320,8 @@ pub mod nemotron_h {
         const FIRST_ROW: [usize; 13] = ::metrale_circuit::static_plan::first_rows(
             &TABLE,
         );
-        /// The number of terms of every size class.
-        const CLASS_COUNT: [u64; 13] = ::metrale_circuit::static_plan::class_counts(
-            &TABLE,
-        );
-        /// Every term in layout order, with its size class and arena.
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
             &CLASSES,
@@ -1430,7 +1456,7 @@ pub mod nemotron_h {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one `fill` line per block instance, the layers of a large model included"
+                reason = "one line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -1451,38 +1477,102 @@ pub mod nemotron_h {
                     super::blocks::attn::v_unit(dims, inputs.formats),
                     super::blocks::head::prefix_hidden_unit(dims, inputs.formats),
                 ];
-                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
-                    ::core::result::Result::Ok(mask) => mask,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let classes = match ::metrale_circuit::static_plan::size_classes(
-                    &CLASSES,
+                if let ::core::result::Result::Err(error) = ::metrale_circuit::static_plan::valid_align(
+                    align,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = ::metrale_circuit::static_plan::Lanes::new(align);
+                let classes: [::metrale_circuit::static_plan::ClassSize; 13] = [
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[0],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[1],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[2],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[3],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[4],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[5],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[6],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[7],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[8],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[9],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[12],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                ];
+                if let ::core::option::Option::Some(error) = ::metrale_circuit::static_plan::first_fault(
+                    &classes,
                     &FIRST_ROW,
-                    &units,
-                    &inputs.state_inputs(),
                     &TERMS,
                 ) {
-                    ::core::result::Result::Ok(classes) => classes,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let mut offsets = [0u64; TERM_COUNT];
-                let ends = ::metrale_circuit::static_plan::lay_all(
-                    &STEPS,
-                    &classes,
-                    mask,
-                    &mut offsets,
-                );
-                let arena = match ::metrale_circuit::static_plan::arena(
-                    ends,
-                    align,
-                    &classes,
-                    &CLASS_COUNT,
-                    TERM_COUNT as u64,
-                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
                     ::core::option::Option::Some(arena) => arena,
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
@@ -1498,92 +1588,205 @@ pub mod nemotron_h {
                         }
                     }
                 };
-                let mut plan = Self {
-                    l0: super::MambaLayer::EMPTY,
-                    l1: super::MlpLayer::EMPTY,
-                    l2: super::MambaLayer::EMPTY,
-                    l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::EMPTY,
-                    l5: super::MlpLayer::EMPTY,
-                    l6: super::MambaLayer::EMPTY,
-                    l7: super::AttentionLayer::EMPTY,
-                    l8: super::MlpLayer::EMPTY,
-                    l9: super::MambaLayer::EMPTY,
-                    l10: super::MlpLayer::EMPTY,
-                    l11: super::MambaLayer::EMPTY,
-                    l12: super::MlpLayer::EMPTY,
-                    l13: super::MambaLayer::EMPTY,
-                    l14: super::MlpLayer::EMPTY,
-                    l15: super::MambaLayer::EMPTY,
-                    l16: super::MlpLayer::EMPTY,
-                    l17: super::MambaLayer::EMPTY,
-                    l18: super::AttentionLayer::EMPTY,
-                    l19: super::MlpLayer::EMPTY,
-                    l20: super::MambaLayer::EMPTY,
-                    l21: super::MlpLayer::EMPTY,
-                    l22: super::MambaLayer::EMPTY,
-                    l23: super::MlpLayer::EMPTY,
-                    l24: super::MambaLayer::EMPTY,
-                    l25: super::MlpLayer::EMPTY,
-                    l26: super::MambaLayer::EMPTY,
-                    l27: super::MlpLayer::EMPTY,
-                    l28: super::MambaLayer::EMPTY,
-                    l29: super::AttentionLayer::EMPTY,
-                    l30: super::MlpLayer::EMPTY,
-                    l31: super::MambaLayer::EMPTY,
-                    l32: super::MlpLayer::EMPTY,
-                    l33: super::MambaLayer::EMPTY,
-                    l34: super::MlpLayer::EMPTY,
-                    l35: super::MambaLayer::EMPTY,
-                    l36: super::MlpLayer::EMPTY,
-                    l37: super::MambaLayer::EMPTY,
-                    l38: super::MlpLayer::EMPTY,
-                    l39: super::MambaLayer::EMPTY,
-                    l40: super::AttentionLayer::EMPTY,
-                    l41: super::MlpLayer::EMPTY,
-                    l42: super::MambaLayer::EMPTY,
-                    l43: super::MlpLayer::EMPTY,
-                    l44: super::MambaLayer::EMPTY,
-                    l45: super::MlpLayer::EMPTY,
-                    l46: super::MambaLayer::EMPTY,
-                    l47: super::MlpLayer::EMPTY,
-                    l48: super::MambaLayer::EMPTY,
-                    l49: super::MlpLayer::EMPTY,
-                    l50: super::MambaLayer::EMPTY,
-                    l51: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::EMPTY,
+                ::core::result::Result::Ok(Self {
+                    l0: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::MlpLayer {},
+                    l2: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::MlpLayer {},
+                    l4: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::MlpLayer {},
+                    l6: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l8: super::MlpLayer {},
+                    l9: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l10: super::MlpLayer {},
+                    l11: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l12: super::MlpLayer {},
+                    l13: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l14: super::MlpLayer {},
+                    l15: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l16: super::MlpLayer {},
+                    l17: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l18: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l19: super::MlpLayer {},
+                    l20: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l21: super::MlpLayer {},
+                    l22: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l23: super::MlpLayer {},
+                    l24: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l25: super::MlpLayer {},
+                    l26: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l27: super::MlpLayer {},
+                    l28: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l29: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l30: super::MlpLayer {},
+                    l31: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l32: super::MlpLayer {},
+                    l33: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l34: super::MlpLayer {},
+                    l35: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l36: super::MlpLayer {},
+                    l37: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l38: super::MlpLayer {},
+                    l39: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l40: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l41: super::MlpLayer {},
+                    l42: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l43: super::MlpLayer {},
+                    l44: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l45: super::MlpLayer {},
+                    l46: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l47: super::MlpLayer {},
+                    l48: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l49: super::MlpLayer {},
+                    l50: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l51: super::MlpLayer {},
+                    head: super::HeadBlock::lay(
+                        ::metrale_circuit::static_plan::window(&classes, 12),
+                        &mut cursors,
+                    ),
                     arena,
-                };
-                plan.l0.mamba2.fill(&classes, &offsets, 0, 0);
-                plan.l2.mamba2.fill(&classes, &offsets, 0, 10);
-                plan.l4.mamba2.fill(&classes, &offsets, 0, 20);
-                plan.l6.mamba2.fill(&classes, &offsets, 0, 30);
-                plan.l7.attn.fill(&classes, &offsets, 10, 40);
-                plan.l9.mamba2.fill(&classes, &offsets, 0, 42);
-                plan.l11.mamba2.fill(&classes, &offsets, 0, 52);
-                plan.l13.mamba2.fill(&classes, &offsets, 0, 62);
-                plan.l15.mamba2.fill(&classes, &offsets, 0, 72);
-                plan.l17.mamba2.fill(&classes, &offsets, 0, 82);
-                plan.l18.attn.fill(&classes, &offsets, 10, 92);
-                plan.l20.mamba2.fill(&classes, &offsets, 0, 94);
-                plan.l22.mamba2.fill(&classes, &offsets, 0, 104);
-                plan.l24.mamba2.fill(&classes, &offsets, 0, 114);
-                plan.l26.mamba2.fill(&classes, &offsets, 0, 124);
-                plan.l28.mamba2.fill(&classes, &offsets, 0, 134);
-                plan.l29.attn.fill(&classes, &offsets, 10, 144);
-                plan.l31.mamba2.fill(&classes, &offsets, 0, 146);
-                plan.l33.mamba2.fill(&classes, &offsets, 0, 156);
-                plan.l35.mamba2.fill(&classes, &offsets, 0, 166);
-                plan.l37.mamba2.fill(&classes, &offsets, 0, 176);
-                plan.l39.mamba2.fill(&classes, &offsets, 0, 186);
-                plan.l40.attn.fill(&classes, &offsets, 10, 196);
-                plan.l42.mamba2.fill(&classes, &offsets, 0, 198);
-                plan.l44.mamba2.fill(&classes, &offsets, 0, 208);
-                plan.l46.mamba2.fill(&classes, &offsets, 0, 218);
-                plan.l48.mamba2.fill(&classes, &offsets, 0, 228);
-                plan.l50.mamba2.fill(&classes, &offsets, 0, 238);
-                plan.head.fill(&classes, &offsets, 12, 248);
-                ::core::result::Result::Ok(plan)
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1880,6 +2083,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 2,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1890,6 +2095,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 2,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1900,6 +2107,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 2,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1910,6 +2119,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 2,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1920,6 +2131,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 2,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1930,6 +2143,8 @@ pub mod nemotron_h {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 2,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1938,6 +2153,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 2,
+                count: 2,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1946,6 +2163,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 3,
+                count: 2,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -1954,6 +2173,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 4,
+                count: 2,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -1962,6 +2183,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 5,
+                count: 2,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1970,6 +2193,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 6,
+                count: 1,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1978,6 +2203,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 7,
+                count: 1,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1986,6 +2213,8 @@ pub mod nemotron_h {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 8,
+                count: 1,
+                group: 2,
             },
         ];
         /// Every term's state id and size class, in plan order.
@@ -2023,11 +2252,8 @@ pub mod nemotron_h {
         const FIRST_ROW: [usize; 13] = ::metrale_circuit::static_plan::first_rows(
             &TABLE,
         );
-        /// The number of terms of every size class.
-        const CLASS_COUNT: [u64; 13] = ::metrale_circuit::static_plan::class_counts(
-            &TABLE,
-        );
-        /// Every term in layout order, with its size class and arena.
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
             &CLASSES,
@@ -2070,7 +2296,7 @@ pub mod nemotron_h {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one `fill` line per block instance, the layers of a large model included"
+                reason = "one line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -2091,38 +2317,102 @@ pub mod nemotron_h {
                     super::blocks::attn::v_unit(dims, inputs.formats),
                     super::blocks::head::prefix_hidden_unit(dims, inputs.formats),
                 ];
-                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
-                    ::core::result::Result::Ok(mask) => mask,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let classes = match ::metrale_circuit::static_plan::size_classes(
-                    &CLASSES,
+                if let ::core::result::Result::Err(error) = ::metrale_circuit::static_plan::valid_align(
+                    align,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = ::metrale_circuit::static_plan::Lanes::new(align);
+                let classes: [::metrale_circuit::static_plan::ClassSize; 13] = [
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[0],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[1],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[2],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[3],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[4],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[5],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[6],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[7],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[8],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[9],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[12],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                ];
+                if let ::core::option::Option::Some(error) = ::metrale_circuit::static_plan::first_fault(
+                    &classes,
                     &FIRST_ROW,
-                    &units,
-                    &inputs.state_inputs(),
                     &TERMS,
                 ) {
-                    ::core::result::Result::Ok(classes) => classes,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let mut offsets = [0u64; TERM_COUNT];
-                let ends = ::metrale_circuit::static_plan::lay_all(
-                    &STEPS,
-                    &classes,
-                    mask,
-                    &mut offsets,
-                );
-                let arena = match ::metrale_circuit::static_plan::arena(
-                    ends,
-                    align,
-                    &classes,
-                    &CLASS_COUNT,
-                    TERM_COUNT as u64,
-                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
                     ::core::option::Option::Some(arena) => arena,
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
@@ -2138,21 +2428,34 @@ pub mod nemotron_h {
                         }
                     }
                 };
-                let mut plan = Self {
-                    l0: super::MambaLayer::EMPTY,
-                    l1: super::MlpLayer::EMPTY,
-                    l2: super::AttentionLayer::EMPTY,
-                    l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::EMPTY,
-                    l5: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::EMPTY,
+                ::core::result::Result::Ok(Self {
+                    l0: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::MlpLayer {},
+                    l2: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::MlpLayer {},
+                    l4: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::MlpLayer {},
+                    head: super::HeadBlock::lay(
+                        ::metrale_circuit::static_plan::window(&classes, 12),
+                        &mut cursors,
+                    ),
                     arena,
-                };
-                plan.l0.mamba2.fill(&classes, &offsets, 0, 0);
-                plan.l2.attn.fill(&classes, &offsets, 10, 10);
-                plan.l4.mamba2.fill(&classes, &offsets, 0, 12);
-                plan.head.fill(&classes, &offsets, 12, 22);
-                ::core::result::Result::Ok(plan)
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

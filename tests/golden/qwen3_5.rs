@@ -1247,51 +1247,52 @@ pub mod qwen3_5 {
             carry_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             wy_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.h = ::metrale_circuit::static_plan::regions::Recurrent {
-                live: classes[class].at(offsets[row]),
-                steps: classes[class + 1].at(offsets[row + 1]),
-                checkpoint: classes[class + 2].at(offsets[row + 2]),
-            };
-            self.conv = ::metrale_circuit::static_plan::regions::Recurrent {
-                live: classes[class + 3].at(offsets[row + 3]),
-                steps: classes[class + 4].at(offsets[row + 4]),
-                checkpoint: classes[class + 5].at(offsets[row + 5]),
-            };
-            self.h_prefix = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 6].at(offsets[row + 6]),
-            };
-            self.conv_prefix = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 7].at(offsets[row + 7]),
-            };
-            self.h_ring = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 8].at(offsets[row + 8]),
-            };
-            self.conv_ring = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 9].at(offsets[row + 9]),
-            };
-            self.carry = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 10].at(offsets[row + 10]),
-            };
-            self.carry_table = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 11].at(offsets[row + 11]),
-            };
-            self.wy_table = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 12].at(offsets[row + 12]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 13],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                h: ::metrale_circuit::static_plan::regions::Recurrent {
+                    live: classes[0].take(&mut cursors[1]),
+                    steps: classes[1].take(&mut cursors[3]),
+                    checkpoint: classes[2].take(&mut cursors[3]),
+                },
+                conv: ::metrale_circuit::static_plan::regions::Recurrent {
+                    live: classes[3].take(&mut cursors[1]),
+                    steps: classes[4].take(&mut cursors[3]),
+                    checkpoint: classes[5].take(&mut cursors[3]),
+                },
+                h_prefix: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[6].take(&mut cursors[2]),
+                },
+                conv_prefix: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[7].take(&mut cursors[2]),
+                },
+                h_ring: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[8].take(&mut cursors[2]),
+                },
+                conv_ring: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[9].take(&mut cursors[2]),
+                },
+                carry: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[10].take(&mut cursors[3]),
+                },
+                carry_table: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[11].take(&mut cursors[0]),
+                },
+                wy_table: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[12].take(&mut cursors[0]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -1341,38 +1342,39 @@ pub mod qwen3_5 {
             tree_mask: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             draft_tokens: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.prefix_hidden = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class].at(offsets[row]),
-            };
-            self.accepted_hidden = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 1].at(offsets[row + 1]),
-            };
-            self.hidden_capture = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 2].at(offsets[row + 2]),
-            };
-            self.lookup_index = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 3].at(offsets[row + 3]),
-            };
-            self.tree_mask = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 4].at(offsets[row + 4]),
-            };
-            self.draft_tokens = ::metrale_circuit::static_plan::regions::Cache {
-                cache: classes[class + 5].at(offsets[row + 5]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 6],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                prefix_hidden: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[0].take(&mut cursors[2]),
+                },
+                accepted_hidden: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[1].take(&mut cursors[3]),
+                },
+                hidden_capture: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[2].take(&mut cursors[1]),
+                },
+                lookup_index: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[3].take(&mut cursors[5]),
+                },
+                tree_mask: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[4].take(&mut cursors[3]),
+                },
+                draft_tokens: ::metrale_circuit::static_plan::regions::Cache {
+                    cache: classes[5].take(&mut cursors[3]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -1403,26 +1405,27 @@ pub mod qwen3_5 {
             k: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
             v: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
         };
-        /// Sets the terms from rows `row..` of a generated plan, sized by its classes
-        /// `class..` and placed at `offsets` (for generated plans).
+        /// The next instance of a generated plan, its terms sized by `classes` (one
+        /// per term) and each placed at its layout group's cursor (for generated
+        /// plans: see `metrale_circuit::static_plan::Lanes`).
+        #[must_use]
         #[inline(always)]
         #[allow(
             clippy::inline_always,
-            reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go"
+            reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn fill<const C: usize, const N: usize>(
-            &mut self,
-            classes: &[::metrale_circuit::static_plan::ClassSize; C],
-            offsets: &[u64; N],
-            class: usize,
-            row: usize,
-        ) {
-            self.k = ::metrale_circuit::static_plan::regions::Blocks {
-                blocks: classes[class].at(offsets[row]),
-            };
-            self.v = ::metrale_circuit::static_plan::regions::Blocks {
-                blocks: classes[class + 1].at(offsets[row + 1]),
-            };
+        pub const fn lay(
+            classes: &[::metrale_circuit::static_plan::ClassSize; 2],
+            cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
+        ) -> Self {
+            Self {
+                k: ::metrale_circuit::static_plan::regions::Blocks {
+                    blocks: classes[0].take(&mut cursors[0]),
+                },
+                v: ::metrale_circuit::static_plan::regions::Blocks {
+                    blocks: classes[1].take(&mut cursors[0]),
+                },
+            }
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -1499,6 +1502,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 48,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1509,6 +1514,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 48,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1519,6 +1526,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 48,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1529,6 +1538,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 48,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1539,6 +1550,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 48,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -1549,6 +1562,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 48,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1557,6 +1572,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 2,
+                count: 48,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1565,6 +1582,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 3,
+                count: 48,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -1573,6 +1592,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 4,
+                count: 48,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -1581,6 +1602,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 5,
+                count: 48,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::CarryStash,
@@ -1589,6 +1612,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 6,
+                count: 48,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::CarryTable,
@@ -1597,6 +1622,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 7,
+                count: 48,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::VerifyTable,
@@ -1605,6 +1632,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 8,
+                count: 48,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1613,6 +1642,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 9,
+                count: 16,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1621,6 +1652,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 10,
+                count: 16,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -1629,6 +1662,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 11,
+                count: 1,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::AcceptStash,
@@ -1637,6 +1672,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 12,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::HiddenCapture,
@@ -1645,6 +1682,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 13,
+                count: 1,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PromptLookupIndex,
@@ -1653,6 +1692,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 14,
+                count: 1,
+                group: 5,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::TokenTreeMask,
@@ -1661,6 +1702,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 15,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::DraftTokens,
@@ -1669,6 +1712,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 16,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1677,6 +1722,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 9,
+                count: 1,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -1685,6 +1732,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 10,
+                count: 1,
+                group: 0,
             },
         ];
         /// Every term's state id and size class, in plan order.
@@ -2363,11 +2412,8 @@ pub mod qwen3_5 {
         const FIRST_ROW: [usize; 23] = ::metrale_circuit::static_plan::first_rows(
             &TABLE,
         );
-        /// The number of terms of every size class.
-        const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
-            &TABLE,
-        );
-        /// Every term in layout order, with its size class and arena.
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
             &CLASSES,
@@ -2528,7 +2574,7 @@ pub mod qwen3_5 {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one `fill` line per block instance, the layers of a large model included"
+                reason = "one line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -2557,38 +2603,162 @@ pub mod qwen3_5 {
                     super::blocks::head::tree_mask_unit(dims, inputs.formats),
                     super::blocks::head::draft_tokens_unit(dims, inputs.formats),
                 ];
-                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
-                    ::core::result::Result::Ok(mask) => mask,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let classes = match ::metrale_circuit::static_plan::size_classes(
-                    &CLASSES,
+                if let ::core::result::Result::Err(error) = ::metrale_circuit::static_plan::valid_align(
+                    align,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = ::metrale_circuit::static_plan::Lanes::new(align);
+                let classes: [::metrale_circuit::static_plan::ClassSize; 23] = [
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[0],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[1],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[2],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[3],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[4],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[5],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[6],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[7],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[8],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[9],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[12],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[13],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[14],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[15],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[16],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[17],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[18],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[19],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[20],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[21],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[22],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                ];
+                if let ::core::option::Option::Some(error) = ::metrale_circuit::static_plan::first_fault(
+                    &classes,
                     &FIRST_ROW,
-                    &units,
-                    &inputs.state_inputs(),
                     &TERMS,
                 ) {
-                    ::core::result::Result::Ok(classes) => classes,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let mut offsets = [0u64; TERM_COUNT];
-                let ends = ::metrale_circuit::static_plan::lay_all(
-                    &STEPS,
-                    &classes,
-                    mask,
-                    &mut offsets,
-                );
-                let arena = match ::metrale_circuit::static_plan::arena(
-                    ends,
-                    align,
-                    &classes,
-                    &CLASS_COUNT,
-                    TERM_COUNT as u64,
-                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
                     ::core::option::Option::Some(arena) => arena,
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
@@ -2604,142 +2774,403 @@ pub mod qwen3_5 {
                         }
                     }
                 };
-                let mut plan = Self {
-                    l0: super::LinearAttentionLayer::EMPTY,
-                    l1: super::LinearAttentionLayer::EMPTY,
-                    l2: super::LinearAttentionLayer::EMPTY,
-                    l3: super::FullAttentionLayer::EMPTY,
-                    l4: super::LinearAttentionLayer::EMPTY,
-                    l5: super::LinearAttentionLayer::EMPTY,
-                    l6: super::LinearAttentionLayer::EMPTY,
-                    l7: super::FullAttentionLayer::EMPTY,
-                    l8: super::LinearAttentionLayer::EMPTY,
-                    l9: super::LinearAttentionLayer::EMPTY,
-                    l10: super::LinearAttentionLayer::EMPTY,
-                    l11: super::FullAttentionLayer::EMPTY,
-                    l12: super::LinearAttentionLayer::EMPTY,
-                    l13: super::LinearAttentionLayer::EMPTY,
-                    l14: super::LinearAttentionLayer::EMPTY,
-                    l15: super::FullAttentionLayer::EMPTY,
-                    l16: super::LinearAttentionLayer::EMPTY,
-                    l17: super::LinearAttentionLayer::EMPTY,
-                    l18: super::LinearAttentionLayer::EMPTY,
-                    l19: super::FullAttentionLayer::EMPTY,
-                    l20: super::LinearAttentionLayer::EMPTY,
-                    l21: super::LinearAttentionLayer::EMPTY,
-                    l22: super::LinearAttentionLayer::EMPTY,
-                    l23: super::FullAttentionLayer::EMPTY,
-                    l24: super::LinearAttentionLayer::EMPTY,
-                    l25: super::LinearAttentionLayer::EMPTY,
-                    l26: super::LinearAttentionLayer::EMPTY,
-                    l27: super::FullAttentionLayer::EMPTY,
-                    l28: super::LinearAttentionLayer::EMPTY,
-                    l29: super::LinearAttentionLayer::EMPTY,
-                    l30: super::LinearAttentionLayer::EMPTY,
-                    l31: super::FullAttentionLayer::EMPTY,
-                    l32: super::LinearAttentionLayer::EMPTY,
-                    l33: super::LinearAttentionLayer::EMPTY,
-                    l34: super::LinearAttentionLayer::EMPTY,
-                    l35: super::FullAttentionLayer::EMPTY,
-                    l36: super::LinearAttentionLayer::EMPTY,
-                    l37: super::LinearAttentionLayer::EMPTY,
-                    l38: super::LinearAttentionLayer::EMPTY,
-                    l39: super::FullAttentionLayer::EMPTY,
-                    l40: super::LinearAttentionLayer::EMPTY,
-                    l41: super::LinearAttentionLayer::EMPTY,
-                    l42: super::LinearAttentionLayer::EMPTY,
-                    l43: super::FullAttentionLayer::EMPTY,
-                    l44: super::LinearAttentionLayer::EMPTY,
-                    l45: super::LinearAttentionLayer::EMPTY,
-                    l46: super::LinearAttentionLayer::EMPTY,
-                    l47: super::FullAttentionLayer::EMPTY,
-                    l48: super::LinearAttentionLayer::EMPTY,
-                    l49: super::LinearAttentionLayer::EMPTY,
-                    l50: super::LinearAttentionLayer::EMPTY,
-                    l51: super::FullAttentionLayer::EMPTY,
-                    l52: super::LinearAttentionLayer::EMPTY,
-                    l53: super::LinearAttentionLayer::EMPTY,
-                    l54: super::LinearAttentionLayer::EMPTY,
-                    l55: super::FullAttentionLayer::EMPTY,
-                    l56: super::LinearAttentionLayer::EMPTY,
-                    l57: super::LinearAttentionLayer::EMPTY,
-                    l58: super::LinearAttentionLayer::EMPTY,
-                    l59: super::FullAttentionLayer::EMPTY,
-                    l60: super::LinearAttentionLayer::EMPTY,
-                    l61: super::LinearAttentionLayer::EMPTY,
-                    l62: super::LinearAttentionLayer::EMPTY,
-                    l63: super::FullAttentionLayer::EMPTY,
-                    head: super::HeadBlock::EMPTY,
-                    draft: super::Draft::EMPTY,
+                ::core::result::Result::Ok(Self {
+                    l0: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l2: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l4: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l6: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l8: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l9: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l10: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l11: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l12: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l13: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l14: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l15: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l16: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l17: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l18: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l19: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l20: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l21: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l22: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l23: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l24: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l25: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l26: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l27: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l28: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l29: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l30: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l31: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l32: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l33: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l34: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l35: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l36: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l37: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l38: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l39: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l40: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l41: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l42: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l43: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l44: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l45: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l46: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l47: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l48: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l49: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l50: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l51: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l52: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l53: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l54: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l55: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l56: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l57: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l58: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l59: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l60: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l61: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l62: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l63: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    head: super::HeadBlock::lay(
+                        ::metrale_circuit::static_plan::window(&classes, 15),
+                        &mut cursors,
+                    ),
+                    draft: super::Draft {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 21),
+                            &mut cursors,
+                        ),
+                    },
                     arena,
-                };
-                plan.l0.gdn.fill(&classes, &offsets, 0, 0);
-                plan.l1.gdn.fill(&classes, &offsets, 0, 13);
-                plan.l2.gdn.fill(&classes, &offsets, 0, 26);
-                plan.l3.attn.fill(&classes, &offsets, 13, 39);
-                plan.l4.gdn.fill(&classes, &offsets, 0, 41);
-                plan.l5.gdn.fill(&classes, &offsets, 0, 54);
-                plan.l6.gdn.fill(&classes, &offsets, 0, 67);
-                plan.l7.attn.fill(&classes, &offsets, 13, 80);
-                plan.l8.gdn.fill(&classes, &offsets, 0, 82);
-                plan.l9.gdn.fill(&classes, &offsets, 0, 95);
-                plan.l10.gdn.fill(&classes, &offsets, 0, 108);
-                plan.l11.attn.fill(&classes, &offsets, 13, 121);
-                plan.l12.gdn.fill(&classes, &offsets, 0, 123);
-                plan.l13.gdn.fill(&classes, &offsets, 0, 136);
-                plan.l14.gdn.fill(&classes, &offsets, 0, 149);
-                plan.l15.attn.fill(&classes, &offsets, 13, 162);
-                plan.l16.gdn.fill(&classes, &offsets, 0, 164);
-                plan.l17.gdn.fill(&classes, &offsets, 0, 177);
-                plan.l18.gdn.fill(&classes, &offsets, 0, 190);
-                plan.l19.attn.fill(&classes, &offsets, 13, 203);
-                plan.l20.gdn.fill(&classes, &offsets, 0, 205);
-                plan.l21.gdn.fill(&classes, &offsets, 0, 218);
-                plan.l22.gdn.fill(&classes, &offsets, 0, 231);
-                plan.l23.attn.fill(&classes, &offsets, 13, 244);
-                plan.l24.gdn.fill(&classes, &offsets, 0, 246);
-                plan.l25.gdn.fill(&classes, &offsets, 0, 259);
-                plan.l26.gdn.fill(&classes, &offsets, 0, 272);
-                plan.l27.attn.fill(&classes, &offsets, 13, 285);
-                plan.l28.gdn.fill(&classes, &offsets, 0, 287);
-                plan.l29.gdn.fill(&classes, &offsets, 0, 300);
-                plan.l30.gdn.fill(&classes, &offsets, 0, 313);
-                plan.l31.attn.fill(&classes, &offsets, 13, 326);
-                plan.l32.gdn.fill(&classes, &offsets, 0, 328);
-                plan.l33.gdn.fill(&classes, &offsets, 0, 341);
-                plan.l34.gdn.fill(&classes, &offsets, 0, 354);
-                plan.l35.attn.fill(&classes, &offsets, 13, 367);
-                plan.l36.gdn.fill(&classes, &offsets, 0, 369);
-                plan.l37.gdn.fill(&classes, &offsets, 0, 382);
-                plan.l38.gdn.fill(&classes, &offsets, 0, 395);
-                plan.l39.attn.fill(&classes, &offsets, 13, 408);
-                plan.l40.gdn.fill(&classes, &offsets, 0, 410);
-                plan.l41.gdn.fill(&classes, &offsets, 0, 423);
-                plan.l42.gdn.fill(&classes, &offsets, 0, 436);
-                plan.l43.attn.fill(&classes, &offsets, 13, 449);
-                plan.l44.gdn.fill(&classes, &offsets, 0, 451);
-                plan.l45.gdn.fill(&classes, &offsets, 0, 464);
-                plan.l46.gdn.fill(&classes, &offsets, 0, 477);
-                plan.l47.attn.fill(&classes, &offsets, 13, 490);
-                plan.l48.gdn.fill(&classes, &offsets, 0, 492);
-                plan.l49.gdn.fill(&classes, &offsets, 0, 505);
-                plan.l50.gdn.fill(&classes, &offsets, 0, 518);
-                plan.l51.attn.fill(&classes, &offsets, 13, 531);
-                plan.l52.gdn.fill(&classes, &offsets, 0, 533);
-                plan.l53.gdn.fill(&classes, &offsets, 0, 546);
-                plan.l54.gdn.fill(&classes, &offsets, 0, 559);
-                plan.l55.attn.fill(&classes, &offsets, 13, 572);
-                plan.l56.gdn.fill(&classes, &offsets, 0, 574);
-                plan.l57.gdn.fill(&classes, &offsets, 0, 587);
-                plan.l58.gdn.fill(&classes, &offsets, 0, 600);
-                plan.l59.attn.fill(&classes, &offsets, 13, 613);
-                plan.l60.gdn.fill(&classes, &offsets, 0, 615);
-                plan.l61.gdn.fill(&classes, &offsets, 0, 628);
-                plan.l62.gdn.fill(&classes, &offsets, 0, 641);
-                plan.l63.attn.fill(&classes, &offsets, 13, 654);
-                plan.head.fill(&classes, &offsets, 15, 656);
-                plan.draft.attn.fill(&classes, &offsets, 21, 662);
-                ::core::result::Result::Ok(plan)
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -3233,6 +3664,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 6,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -3243,6 +3676,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 6,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -3253,6 +3688,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 0,
+                count: 6,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -3263,6 +3700,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 6,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -3273,6 +3712,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 6,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::Recurrent,
@@ -3283,6 +3724,8 @@ pub mod qwen3_5 {
                 ),
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 1,
+                count: 6,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -3291,6 +3734,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 2,
+                count: 6,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -3299,6 +3744,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 3,
+                count: 6,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -3307,6 +3754,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 4,
+                count: 6,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::RingSnapshot,
@@ -3315,6 +3764,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 5,
+                count: 6,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::CarryStash,
@@ -3323,6 +3774,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 6,
+                count: 6,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::CarryTable,
@@ -3331,6 +3784,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 7,
+                count: 6,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::VerifyTable,
@@ -3339,6 +3794,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 8,
+                count: 6,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -3347,6 +3804,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 9,
+                count: 2,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -3355,6 +3814,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 10,
+                count: 2,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PrefixSnapshot,
@@ -3363,6 +3824,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Snapshot,
                 unit: 11,
+                count: 1,
+                group: 2,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::AcceptStash,
@@ -3371,6 +3834,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 12,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::HiddenCapture,
@@ -3379,6 +3844,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 13,
+                count: 1,
+                group: 1,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PromptLookupIndex,
@@ -3387,6 +3854,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Sequence,
                 unit: 14,
+                count: 1,
+                group: 5,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::TokenTreeMask,
@@ -3395,6 +3864,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 15,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::DraftTokens,
@@ -3403,6 +3874,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Verify,
                 unit: 16,
+                count: 1,
+                group: 3,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -3411,6 +3884,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 9,
+                count: 1,
+                group: 0,
             },
             ::metrale_circuit::static_plan::SizeClass {
                 kind: ::metrale_circuit::StateKind::PagedKv,
@@ -3419,6 +3894,8 @@ pub mod qwen3_5 {
                 verify: ::core::option::Option::None,
                 lifetime: ::metrale_circuit::Lifetime::Model,
                 unit: 10,
+                count: 1,
+                group: 0,
             },
         ];
         /// Every term's state id and size class, in plan order.
@@ -3523,11 +4000,8 @@ pub mod qwen3_5 {
         const FIRST_ROW: [usize; 23] = ::metrale_circuit::static_plan::first_rows(
             &TABLE,
         );
-        /// The number of terms of every size class.
-        const CLASS_COUNT: [u64; 23] = ::metrale_circuit::static_plan::class_counts(
-            &TABLE,
-        );
-        /// Every term in layout order, with its size class and arena.
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
         const STEPS: [::metrale_circuit::static_plan::Step; TERM_COUNT] = ::metrale_circuit::static_plan::steps(
             &TABLE,
             &CLASSES,
@@ -3576,7 +4050,7 @@ pub mod qwen3_5 {
             )]
             #[allow(
                 clippy::too_many_lines,
-                reason = "one `fill` line per block instance, the layers of a large model included"
+                reason = "one line per block instance, the layers of a large model included"
             )]
             pub const fn new(
                 dims: &super::Dims,
@@ -3605,38 +4079,162 @@ pub mod qwen3_5 {
                     super::blocks::head::tree_mask_unit(dims, inputs.formats),
                     super::blocks::head::draft_tokens_unit(dims, inputs.formats),
                 ];
-                let mask = match ::metrale_circuit::static_plan::align_mask(align) {
-                    ::core::result::Result::Ok(mask) => mask,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let classes = match ::metrale_circuit::static_plan::size_classes(
-                    &CLASSES,
+                if let ::core::result::Result::Err(error) = ::metrale_circuit::static_plan::valid_align(
+                    align,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = ::metrale_circuit::static_plan::Lanes::new(align);
+                let classes: [::metrale_circuit::static_plan::ClassSize; 23] = [
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[0],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[1],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[2],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[3],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[4],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[5],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[6],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[7],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[8],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[9],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[12],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[13],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[14],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[15],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[16],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[17],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[18],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[19],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[20],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[21],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                    ::metrale_circuit::static_plan::size_class(
+                        &CLASSES[22],
+                        &units,
+                        &state,
+                        &mut lanes,
+                    ),
+                ];
+                if let ::core::option::Option::Some(error) = ::metrale_circuit::static_plan::first_fault(
+                    &classes,
                     &FIRST_ROW,
-                    &units,
-                    &inputs.state_inputs(),
                     &TERMS,
                 ) {
-                    ::core::result::Result::Ok(classes) => classes,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
-                };
-                let mut offsets = [0u64; TERM_COUNT];
-                let ends = ::metrale_circuit::static_plan::lay_all(
-                    &STEPS,
-                    &classes,
-                    mask,
-                    &mut offsets,
-                );
-                let arena = match ::metrale_circuit::static_plan::arena(
-                    ends,
-                    align,
-                    &classes,
-                    &CLASS_COUNT,
-                    TERM_COUNT as u64,
-                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
                     ::core::option::Option::Some(arena) => arena,
                     ::core::option::Option::None => {
                         match ::metrale_circuit::static_plan::replay(
@@ -3652,30 +4250,67 @@ pub mod qwen3_5 {
                         }
                     }
                 };
-                let mut plan = Self {
-                    l0: super::LinearAttentionLayer::EMPTY,
-                    l1: super::LinearAttentionLayer::EMPTY,
-                    l2: super::LinearAttentionLayer::EMPTY,
-                    l3: super::FullAttentionLayer::EMPTY,
-                    l4: super::LinearAttentionLayer::EMPTY,
-                    l5: super::LinearAttentionLayer::EMPTY,
-                    l6: super::LinearAttentionLayer::EMPTY,
-                    l7: super::FullAttentionLayer::EMPTY,
-                    head: super::HeadBlock::EMPTY,
-                    draft: super::Draft::EMPTY,
+                ::core::result::Result::Ok(Self {
+                    l0: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l2: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l4: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l6: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    head: super::HeadBlock::lay(
+                        ::metrale_circuit::static_plan::window(&classes, 15),
+                        &mut cursors,
+                    ),
+                    draft: super::Draft {
+                        attn: super::AttnBlock::lay(
+                            ::metrale_circuit::static_plan::window(&classes, 21),
+                            &mut cursors,
+                        ),
+                    },
                     arena,
-                };
-                plan.l0.gdn.fill(&classes, &offsets, 0, 0);
-                plan.l1.gdn.fill(&classes, &offsets, 0, 13);
-                plan.l2.gdn.fill(&classes, &offsets, 0, 26);
-                plan.l3.attn.fill(&classes, &offsets, 13, 39);
-                plan.l4.gdn.fill(&classes, &offsets, 0, 41);
-                plan.l5.gdn.fill(&classes, &offsets, 0, 54);
-                plan.l6.gdn.fill(&classes, &offsets, 0, 67);
-                plan.l7.attn.fill(&classes, &offsets, 13, 80);
-                plan.head.fill(&classes, &offsets, 15, 82);
-                plan.draft.attn.fill(&classes, &offsets, 21, 88);
-                ::core::result::Result::Ok(plan)
+                })
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -5,14 +5,17 @@
 //! Owner: metrale-codegen.
 //! Invariants:
 //! - The table rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the
-//!   order the dynamic plan sizes in; a block instance's terms are consecutive rows, so its
-//!   `fill` and `regions` map row `first + j` to its `j`-th term.
-//! - `new` lays the terms out with one branch-free step each (`static_plan::lay_all` over
-//!   `STEPS`, the layout order the runtime's `layout_order` gives); only sizes so large that a
-//!   sum could overflow fall back to the exact term-by-term replay (`static_plan::replay`),
-//!   which names the term as the dynamic plan does.
+//!   order the dynamic plan sizes in; a block instance's terms are consecutive rows of
+//!   consecutive classes, so its `lay` takes a window of the classes and `regions` maps row
+//!   `first + j` to its `j`-th term.
 //! - Terms that size alike (one state of one block template, one holding, one section) share a
-//!   size class, sized once per plan; each state's unit is computed once.
+//!   size class, sized once per plan by one inlined `static_plan::size_class` call each; each
+//!   state's unit is computed once.
+//! - `new` builds the plan as one struct literal whose fields are written in plan order, so
+//!   each layout group's cursor (`static_plan::Lanes`) meets its terms in the order the
+//!   runtime's `layout_order` places them: one add per term. Only sizes so large that a sum
+//!   could overflow fall back to the exact term-by-term replay (`static_plan::replay` over
+//!   `STEPS`), which names the term as the dynamic plan does.
 
 use std::collections::HashMap;
 
@@ -29,22 +32,11 @@ use super::names::{ident, index, int};
 struct PlanParts {
     /// The struct's fields.
     fields: TokenStream,
-    /// Its empty literal's fields.
-    empty: TokenStream,
-    /// One `fill` per block instance, in plan order.
-    fills: TokenStream,
+    /// The fields of the literal `new` builds, in plan order.
+    init: TokenStream,
     /// `(first row, self.<path>.regions())` per block instance.
     regions: Vec<(usize, TokenStream)>,
 }
-
-/// A size class: `(block, state, holding, section, unit index)`.
-type Class<'a> = (
-    &'a BlockTemplate,
-    &'a StateTemplate,
-    Holding,
-    Section,
-    usize,
-);
 
 /// The static table of one checkpoint's plan.
 struct Table<'a> {
@@ -134,7 +126,7 @@ impl<'a> Emitter<'a> {
             let value = int(*value);
             quote!(#field: #value)
         });
-        let classes = self.class_literals(&table.classes);
+        let classes = self.class_literals(&table);
         let rows = table.rows.iter().map(|(id, class)| {
             let class = index(*class);
             quote!((#id, #class))
@@ -173,10 +165,8 @@ impl<'a> Emitter<'a> {
                 #[doc = "The first row of every size class: its faults are reported there."]
                 const FIRST_ROW: [usize; #c] = #rt::static_plan::first_rows(&TABLE);
 
-                #[doc = "The number of terms of every size class."]
-                const CLASS_COUNT: [u64; #c] = #rt::static_plan::class_counts(&TABLE);
-
-                #[doc = "Every term in layout order, with its size class and arena."]
+                #[doc = "Every term in layout order, with its size class and arena (for the exact"]
+                #[doc = "replay of a layout that could overflow)."]
                 const STEPS: [#rt::static_plan::Step; TERM_COUNT] = #rt::static_plan::steps(&TABLE, &CLASSES);
 
                 #[doc = #plan_doc]
@@ -194,11 +184,20 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `SizeClass` literal of every class.
-    fn class_literals(&self, classes: &[Class<'_>]) -> Vec<TokenStream> {
+    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
         let rt = &self.runtime;
-        classes
+        table
+            .classes
             .iter()
-            .map(|(_, state, holding, section, unit)| {
+            .enumerate()
+            .map(|(class, (_, state, holding, section, unit))| {
+                let count = table.rows.iter().filter(|(_, c)| *c == class).count();
+                let count = int(count as u64);
+                let group = index(metrale_circuit::static_plan::group(
+                    state.kind,
+                    *holding,
+                    state.lifetime,
+                ));
                 let kind = format_ident!("{}", camel(state.kind.name()));
                 let holding = format_ident!("{}", camel(holding.name()));
                 let section = match section {
@@ -221,6 +220,8 @@ impl<'a> Emitter<'a> {
                         verify: #verify,
                         lifetime: #rt::Lifetime::#lifetime,
                         unit: #unit,
+                        count: #count,
+                        group: #group,
                     }
                 }
             })
@@ -234,8 +235,7 @@ impl<'a> Emitter<'a> {
         table: &Table<'_>,
         parts: &PlanParts,
     ) -> TokenStream {
-        let empty = &parts.empty;
-        let fills = &parts.fills;
+        let init = &parts.init;
         let regions = parts.regions.iter().map(|(_, path)| path);
         let rt = &self.runtime;
         let u = index(table.units.len());
@@ -245,6 +245,12 @@ impl<'a> Emitter<'a> {
             quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
         });
         let layers_fn = self.layers_fn(checkpoint);
+        let c = index(table.classes.len());
+        // One call per class with a constant index: each folds to its kind's size law.
+        let sizes = (0..table.classes.len()).map(|class| {
+            let class = index(class);
+            quote!(#rt::static_plan::size_class(&CLASSES[#class], &units, &state, &mut lanes))
+        });
         quote! {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -258,7 +264,7 @@ impl<'a> Emitter<'a> {
                 #[doc = "under verify inputs; `PlanError::Overflow` and"]
                 #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
                 #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
-                #[allow(clippy::too_many_lines, reason = "one `fill` line per block instance, the layers of a large model included")]
+                #[allow(clippy::too_many_lines, reason = "one line per block instance, the layers of a large model included")]
                 pub const fn new(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
@@ -266,26 +272,27 @@ impl<'a> Emitter<'a> {
                 ) -> ::core::result::Result<Self, #rt::PlanError> {
                     let units: [::core::result::Result<#rt::static_plan::Unit, #rt::SizeFault>; #u] = [#(#units),*];
                     // The alignment is checked first, as the dynamic plan does.
-                    let mask = match #rt::static_plan::align_mask(align) {
-                        ::core::result::Result::Ok(mask) => mask,
-                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-                    };
-                    let classes = match #rt::static_plan::size_classes(&CLASSES, &FIRST_ROW, &units, &inputs.state_inputs(), &TERMS) {
-                        ::core::result::Result::Ok(classes) => classes,
-                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-                    };
-                    let mut offsets = [0u64; TERM_COUNT];
-                    let ends = #rt::static_plan::lay_all(&STEPS, &classes, mask, &mut offsets);
-                    let arena = match #rt::static_plan::arena(ends, align, &classes, &CLASS_COUNT, TERM_COUNT as u64) {
+                    if let ::core::result::Result::Err(error) = #rt::static_plan::valid_align(align) {
+                        return ::core::result::Result::Err(error);
+                    }
+                    let state = inputs.state_inputs();
+                    let mut lanes = #rt::static_plan::Lanes::new(align);
+                    let classes: [#rt::static_plan::ClassSize; #c] = [#(#sizes),*];
+                    if let ::core::option::Option::Some(error) = #rt::static_plan::first_fault(&classes, &FIRST_ROW, &TERMS) {
+                        return ::core::result::Result::Err(error);
+                    }
+                    let (mut cursors, arena) = lanes.finish();
+                    let arena = match arena {
                         ::core::option::Option::Some(arena) => arena,
+                        // A sum could overflow: the exact layout names the term.
                         ::core::option::Option::None => match #rt::static_plan::replay(&classes, &STEPS, &TERMS, align) {
                             ::core::result::Result::Ok(arena) => arena,
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
                     };
-                    let mut plan = Self { #empty arena };
-                    #fills
-                    ::core::result::Result::Ok(plan)
+                    // Block instances are laid out in plan order: each group's cursor walks its
+                    // terms. Each is written in place, right after its offsets are taken.
+                    ::core::result::Result::Ok(Self { #init arena })
                 }
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
@@ -337,8 +344,8 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The plan struct's fields, its empty literal, the `fill` of every block instance and the
-    /// `regions()` entries, in the order of `Circuit::instances`: prologue, layers, epilogue,
+    /// The plan struct's fields, the fields of the literal `new` builds and the `regions()`
+    /// entries, in the order of `Circuit::instances` (plan order): prologue, layers, epilogue,
     /// draft.
     fn plan_fields(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
@@ -353,10 +360,15 @@ impl<'a> Emitter<'a> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            parts.empty.extend(quote! { #field: super::#ty::EMPTY, });
-            for block in circuit.layout.blocks_of(kind) {
-                self.nested_block(block, &format!("l{i}"), &quote!(#field), table, &mut parts);
-            }
+            let value = self.group_value(
+                circuit.layout.blocks_of(kind),
+                &format!("l{i}"),
+                &quote!(#field),
+                &quote!(super::#ty),
+                table,
+                &mut parts,
+            );
+            parts.init.extend(quote! { #field: #value, });
         }
         for name in &circuit.epilogue {
             self.top_block(name, table, &mut parts);
@@ -366,17 +378,22 @@ impl<'a> Emitter<'a> {
                 #[doc = "The draft head's blocks."]
                 pub draft: super::Draft,
             });
-            parts.empty.extend(quote! { draft: super::Draft::EMPTY, });
-            for block in &circuit.draft {
-                self.nested_block(block, "draft", &quote!(draft), table, &mut parts);
-            }
+            let value = self.group_value(
+                &circuit.draft,
+                "draft",
+                &quote!(draft),
+                &quote!(super::Draft),
+                table,
+                &mut parts,
+            );
+            parts.init.extend(quote! { draft: #value, });
         }
         // `regions()` follows the table's rows.
         parts.regions.sort_by_key(|(row, _)| *row);
         parts
     }
 
-    /// A prologue or epilogue block: a field of the plan itself.
+    /// A prologue or epilogue block: a field of the plan itself, laid out by its own `lay`.
     fn top_block(&self, name: &str, table: &Table<'_>, parts: &mut PlanParts) {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
@@ -385,42 +402,55 @@ impl<'a> Emitter<'a> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            parts.empty.extend(quote! { #field: super::#ty::EMPTY, });
-            Self::fill(block, name, &quote!(#field), table, parts);
+            let window = self.window(block, name, &quote!(#field), table, parts);
+            parts
+                .init
+                .extend(quote! { #field: super::#ty::lay(#window, &mut cursors), });
         }
     }
 
-    /// A block of a layer or of the draft: a field of that group.
-    fn nested_block(
+    /// A layer's or the draft's value in `new`: `<Group>::lay(<window per stateful block>,
+    /// &mut cursors)`, or `<Group>::EMPTY` when none of its blocks has state.
+    fn group_value(
         &self,
-        name: &str,
+        blocks: &[String],
         prefix: &str,
         group: &TokenStream,
+        ty: &TokenStream,
         table: &Table<'_>,
         parts: &mut PlanParts,
-    ) {
-        if let Some(block) = self.stateful(name) {
-            let field = ident(name);
-            Self::fill(
-                block,
-                &format!("{prefix}.{name}"),
-                &quote!(#group.#field),
-                table,
-                parts,
-            );
+    ) -> TokenStream {
+        let mut fields = Vec::new();
+        for name in blocks {
+            if let Some(block) = self.stateful(name) {
+                let field = ident(name);
+                let block_ty = block_type(name);
+                let window = self.window(
+                    block,
+                    &format!("{prefix}.{name}"),
+                    &quote!(#group.#field),
+                    table,
+                    parts,
+                );
+                fields.push(quote!(#field: super::#block_ty::lay(#window, &mut cursors)));
+            }
         }
+        quote!(#ty { #(#fields),* })
     }
 
-    /// `plan.<path>.fill(&classes, &offsets, <first class>, <first row>);`: an instance's terms
-    /// are consecutive rows, and its classes consecutive too (made by the first instance of the
-    /// block in its section). Records `(first row, self.<path>.regions())` for `regions()`.
-    fn fill(
+    /// `static_plan::window(&classes, <first class>)`: the classes of a block instance's terms,
+    /// which are consecutive rows sized by consecutive classes (made by the first instance of
+    /// the block in its section). Records `(first row, self.<path>.regions())` for
+    /// `regions()`.
+    fn window(
+        &self,
         block: &BlockTemplate,
         prefix: &str,
         path: &TokenStream,
         table: &Table<'_>,
         parts: &mut PlanParts,
-    ) {
+    ) -> TokenStream {
+        let rt = &self.runtime;
         let row = block
             .states
             .first()
@@ -432,10 +462,8 @@ impl<'a> Emitter<'a> {
             .unwrap_or_default();
         let class = table.rows.get(row).map_or(0, |(_, class)| *class);
         parts.regions.push((row, quote!(self.#path.regions())));
-        let (row, class) = (index(row), index(class));
-        parts
-            .fills
-            .extend(quote! { plan.#path.fill(&classes, &offsets, #class, #row); });
+        let class = index(class);
+        quote!(#rt::static_plan::window(&classes, #class))
     }
 
     /// `layers()` and `layer(i)`, when the circuit has layer kinds.

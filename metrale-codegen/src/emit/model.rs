@@ -207,31 +207,31 @@ impl Emitter<'_> {
             quote! { #[doc = #doc] pub #field: #rt::static_plan::regions::#group, }
         });
         // A block instance's terms are consecutive rows of its plan, sized by consecutive
-        // classes: term `j` (state by state, holding by holding) is `class + j`, `row + j`.
+        // classes: term `j` (state by state, holding by holding) is of the window's class `j`.
+        // The fields are built in that order, which is plan order, so each layout group's
+        // cursor meets its terms in plan order; the group of a term is fixed by its state.
         let mut terms = Vec::new();
-        let mut fills = Vec::new();
+        let mut lays = Vec::new();
         let mut empties = Vec::new();
         let mut j = 0usize;
         for state in &block.states {
             let field = ident(&state.local);
             let group = region_group(state.kind);
             let mut holdings = Vec::new();
-            for holding in metrale_circuit::Holding::of_kind(state.kind) {
+            for holding_kind in metrale_circuit::Holding::of_kind(state.kind) {
                 let holding =
-                    proc_macro2::Ident::new(holding.name(), proc_macro2::Span::call_site());
-                let (class, row) = if j == 0 {
-                    (quote!(class), quote!(row))
-                } else {
-                    let k = super::names::index(j);
-                    (quote!(class + #k), quote!(row + #k))
-                };
+                    proc_macro2::Ident::new(holding_kind.name(), proc_macro2::Span::call_site());
+                let class = super::names::index(j);
                 j += 1;
                 terms.push(quote!(self.#field.#holding));
-                holdings.push(quote! { #holding: classes[#class].at(offsets[#row]), });
+                let group = super::names::index(metrale_circuit::static_plan::group(
+                    state.kind,
+                    *holding_kind,
+                    state.lifetime,
+                ));
+                holdings.push(quote! { #holding: classes[#class].take(&mut cursors[#group]), });
             }
-            fills.push(
-                quote! { self.#field = #rt::static_plan::regions::#group { #(#holdings)* }; },
-            );
+            lays.push(quote! { #field: #rt::static_plan::regions::#group { #(#holdings)* }, });
             empties.push(quote! { #field: #rt::static_plan::regions::#group::EMPTY, });
         }
         let count = super::names::index(j);
@@ -247,18 +247,17 @@ impl Emitter<'_> {
                 #[doc = "Every term empty, at offset 0."]
                 pub const EMPTY: Self = Self { #(#empties)* };
 
-                #[doc = "Sets the terms from rows `row..` of a generated plan, sized by its classes"]
-                #[doc = "`class..` and placed at `offsets` (for generated plans)."]
+                #[doc = "The next instance of a generated plan, its terms sized by `classes` (one"]
+                #[doc = "per term) and each placed at its layout group's cursor (for generated"]
+                #[doc = "plans: see `metrale_circuit::static_plan::Lanes`)."]
+                #[must_use]
                 #[inline(always)]
-                #[allow(clippy::inline_always, reason = "inlined into `StatePlan::new`, the indices become constants and the bounds checks go")]
-                pub const fn fill<const C: usize, const N: usize>(
-                    &mut self,
-                    classes: &[#rt::static_plan::ClassSize; C],
-                    offsets: &[u64; N],
-                    class: usize,
-                    row: usize,
-                ) {
-                    #(#fills)*
+                #[allow(clippy::inline_always, reason = "inlined into `StatePlan::new`, the whole layout is straight-line code")]
+                pub const fn lay(
+                    classes: &[#rt::static_plan::ClassSize; #count],
+                    cursors: &mut [u64; #rt::static_plan::GROUPS],
+                ) -> Self {
+                    Self { #(#lays)* }
                 }
 
                 #[doc = "Every term's region, state by state, in plan order."]
