@@ -33,9 +33,14 @@ def main() -> None:
     generated = mean_ns("plan/generated")
     dynamic = mean_ns("plan/dynamic")
     dynamic_load = mean_ns("plan/dynamic_load")
+    copy = mean_ns("plan/copy")
     print(f"plan/generated     {human(generated)}")
+    print(f"plan/copy          {human(copy)}   (floor of any by-value `new`)")
     print(f"plan/dynamic       {human(dynamic)}")
     print(f"plan/dynamic_load  {human(dynamic_load)}")
+    print(f"generated / copy   {generated / copy:.1f}")
+    print(f"ceilings with this API: dynamic / copy {dynamic / copy:.0f}, "
+          f"dynamic_load / copy {dynamic_load / copy:.0f}")
     rows = [
         ("dynamic / generated", dynamic / generated, ">= 50", dynamic / generated >= 50),
         ("dynamic_load / generated", dynamic_load / generated, ">= 1000",

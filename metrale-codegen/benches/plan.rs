@@ -4,6 +4,8 @@
 //!   run-time inputs (the checked-in golden module, kept current by the golden test);
 //! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
 //! - `plan/dynamic_load`: load + instantiate + dynamic plan;
+//! - `plan/copy`: copying a finished generated plan by value, the floor of any `new` that
+//!   returns the plan by value;
 //! - `codegen/<circuit>`: load + emit + format of each real circuit;
 //! - `codegen/synthetic/<layers>`: the same on synthetic circuits of 128 to 1024 layers.
 //!
@@ -104,6 +106,16 @@ fn plans(c: &mut Criterion) {
                 black_box(&inputs),
                 black_box(256),
             );
+            black_box(&plan);
+        });
+    });
+    // The floor of any `new` that returns the plan by value: copying a finished plan (21 KB
+    // of regions) into a fresh one, with nothing computed.
+    let built = qwen3_5::qwen3_5_27b::StatePlan::new(&qwen3_5::qwen3_5_27b::DIMS, &inputs, 256)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    group.bench_function("copy", |b| {
+        b.iter(|| {
+            let plan = *black_box(&built);
             black_box(&plan);
         });
     });
