@@ -720,16 +720,15 @@ pub mod nemotron_h {
             h_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             conv_ring: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 10],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {
@@ -791,16 +790,15 @@ pub mod nemotron_h {
             k: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
             v: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 2],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {
@@ -832,16 +830,15 @@ pub mod nemotron_h {
         pub const EMPTY: Self = Self {
             prefix_hidden: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 1],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {

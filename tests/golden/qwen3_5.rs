@@ -1247,16 +1247,15 @@ pub mod qwen3_5 {
             carry_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             wy_table: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 13],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {
@@ -1342,16 +1341,15 @@ pub mod qwen3_5 {
             tree_mask: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
             draft_tokens: ::metrale_circuit::static_plan::regions::Cache::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 6],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {
@@ -1405,16 +1403,15 @@ pub mod qwen3_5 {
             k: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
             v: ::metrale_circuit::static_plan::regions::Blocks::EMPTY,
         };
-        /// The next instance of a generated plan, its terms sized by `classes` (one
-        /// per term) and each placed at its layout group's cursor (for generated
-        /// plans: see `metrale_circuit::static_plan::Lanes`).
-        #[must_use]
+        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// terms sized by `classes` (one per term), each placed at its layout group's
+        /// cursor (`metrale_circuit::static_plan::Lanes`).
         #[inline(always)]
         #[allow(
             clippy::inline_always,
             reason = "inlined into `StatePlan::new`, the whole layout is straight-line code"
         )]
-        pub const fn lay(
+        const fn lay(
             classes: &[::metrale_circuit::static_plan::ClassSize; 2],
             cursors: &mut [u64; ::metrale_circuit::static_plan::GROUPS],
         ) -> Self {

@@ -247,13 +247,12 @@ impl Emitter<'_> {
                 #[doc = "Every term empty, at offset 0."]
                 pub const EMPTY: Self = Self { #(#empties)* };
 
-                #[doc = "The next instance of a generated plan, its terms sized by `classes` (one"]
-                #[doc = "per term) and each placed at its layout group's cursor (for generated"]
-                #[doc = "plans: see `metrale_circuit::static_plan::Lanes`)."]
-                #[must_use]
+                #[doc = "The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
+                #[doc = "terms sized by `classes` (one per term), each placed at its layout group's"]
+                #[doc = "cursor (`metrale_circuit::static_plan::Lanes`)."]
                 #[inline(always)]
                 #[allow(clippy::inline_always, reason = "inlined into `StatePlan::new`, the whole layout is straight-line code")]
-                pub const fn lay(
+                const fn lay(
                     classes: &[#rt::static_plan::ClassSize; #count],
                     cursors: &mut [u64; #rt::static_plan::GROUPS],
                 ) -> Self {
