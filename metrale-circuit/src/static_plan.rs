@@ -276,16 +276,13 @@ pub const fn valid_align(align: u64) -> Result<(), PlanError> {
     }
 }
 
-/// One term of a generated plan in layout order: its row (plan order), its size class and its
-/// arena (0 device, 1 host).
+/// One term of a generated plan in layout order: its row (plan order) and its size class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     /// The term's row in plan order.
     pub row: usize,
     /// Its size class.
     pub class: usize,
-    /// Its arena, as an index (`Space as usize`).
-    pub space: usize,
 }
 
 /// Every term of a generated plan in layout order (see [`crate::layout::layout_order`]), for a
@@ -307,18 +304,13 @@ pub const fn steps<const N: usize, const C: usize>(
     }
     let mut order = [0; N];
     crate::layout::layout_order(&keys, &mut order);
-    let mut steps = [Step {
-        row: 0,
-        class: 0,
-        space: 0,
-    }; N];
+    let mut steps = [Step { row: 0, class: 0 }; N];
     let mut k = 0;
     while k < N {
         let row = order[k];
         steps[k] = Step {
             row,
             class: table[row].1,
-            space: keys[row].space as usize,
         };
         k += 1;
     }
