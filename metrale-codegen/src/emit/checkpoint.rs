@@ -290,8 +290,8 @@ impl<'a> Emitter<'a> {
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
                     };
-                    // Block instances are laid out in plan order: each group's cursor walks its
-                    // terms. Each is written in place, right after its offsets are taken.
+                    // The literal's fields are evaluated in plan order, so each group's cursor
+                    // meets its terms in the order the layout places them.
                     ::core::result::Result::Ok(Self { #init arena })
                 }
 
@@ -409,8 +409,9 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// A layer's or the draft's value in `new`: `<Group>::lay(<window per stateful block>,
-    /// &mut cursors)`, or `<Group>::EMPTY` when none of its blocks has state.
+    /// A layer's or the draft's value in `new`: the literal `<Group> { <block>:
+    /// <Block>Block::lay(<its window>, &mut cursors), .. }` over its stateful blocks, in order
+    /// (an empty literal when none has state).
     fn group_value(
         &self,
         blocks: &[String],
