@@ -4,8 +4,8 @@
 //!   run-time inputs (the checked-in golden module, kept current by the golden test);
 //! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
 //! - `plan/dynamic_load`: load + instantiate + dynamic plan;
-//! - `plan/copy`: copying a finished generated plan by value, the floor of any `new` that
-//!   returns the plan by value;
+//! - `plan/copy` and `plan/store`: producing the plan's 21 KB with nothing computed (a copy of
+//!   a finished plan; the same number of regions stored from one value), for scale;
 //! - `codegen/<circuit>`: load + emit + format of each real circuit;
 //! - `codegen/synthetic/<layers>`: the same on synthetic circuits of 128 to 1024 layers.
 //!
@@ -109,14 +109,28 @@ fn plans(c: &mut Criterion) {
             black_box(&plan);
         });
     });
-    // The floor of any `new` that returns the plan by value: copying a finished plan (21 KB
-    // of regions) into a fresh one, with nothing computed.
+    // What producing the plan's 21 KB costs with nothing computed: copying a finished plan
+    // into a fresh one, and storing the same number of regions from one value.
     let built = qwen3_5::qwen3_5_27b::StatePlan::new(&qwen3_5::qwen3_5_27b::DIMS, &inputs, 256)
         .unwrap_or_else(|e| panic!("{e:?}"));
     group.bench_function("copy", |b| {
         b.iter(|| {
             let plan = *black_box(&built);
             black_box(&plan);
+        });
+    });
+    group.bench_function("store", |b| {
+        b.iter(|| {
+            let region = metrale_circuit::Region {
+                offset: black_box(256),
+                ..metrale_circuit::Region::EMPTY
+            };
+            #[allow(
+                clippy::large_stack_arrays,
+                reason = "the plan's 21 KB on the stack, as `plan/generated` returns it"
+            )]
+            let regions = [region; qwen3_5::qwen3_5_27b::TERM_COUNT];
+            black_box(&regions);
         });
     });
     group.bench_function("dynamic", |b| {
