@@ -54,6 +54,8 @@ struct Table<'a> {
     )>,
     /// `(block, state)` per unit, in first-use order.
     units: Vec<(&'a BlockTemplate, &'a StateTemplate)>,
+    /// How many rows each class has.
+    counts: Vec<u64>,
 }
 
 impl<'a> Emitter<'a> {
@@ -63,6 +65,7 @@ impl<'a> Emitter<'a> {
             row_of: HashMap::new(),
             classes: Vec::new(),
             units: Vec::new(),
+            counts: Vec::new(),
         };
         for instance in self.circuit.instances(checkpoint) {
             let Some(block) = self.stateful(&instance.block) else {
@@ -92,10 +95,14 @@ impl<'a> Emitter<'a> {
                             table
                                 .classes
                                 .push((block, state, holding, instance.section, unit));
+                            table.counts.push(0);
                             table.classes.len() - 1
                         });
                     table.row_of.insert((id.clone(), holding), table.rows.len());
                     table.rows.push((id.clone(), class));
+                    if let Some(count) = table.counts.get_mut(class) {
+                        *count += 1;
+                    }
                 }
             }
         }
@@ -191,8 +198,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .enumerate()
             .map(|(class, (_, state, holding, section, unit))| {
-                let count = table.rows.iter().filter(|(_, c)| *c == class).count();
-                let count = int(count as u64);
+                let count = int(table.counts.get(class).copied().unwrap_or_default());
                 let group = index(metrale_circuit::static_plan::group(
                     state.kind,
                     *holding,
