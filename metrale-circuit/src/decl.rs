@@ -8,89 +8,44 @@
 //! - `elements` was evaluated, checked, from the checkpoint's dims when the circuit was
 //!   instantiated; a copy (`of`) has the element count of the state it copies.
 
+use crate::spelled::spelled_enum;
 use crate::{Lifetime, StateFormat, StateKind};
 
-/// Which part of the model an instance belongs to: the main model, or the draft head (whose
-/// KV sides take their blocks from `draft_kv`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Section {
-    /// Prologue, layers and epilogue.
-    Main,
-    /// The draft head (`draft = [...]`, ids `draft.<block>.<state>`).
-    Draft,
-}
-
-/// Which verify intermediate count a recurrent state keeps per verify slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum VerifySteps {
-    /// One intermediate per verified row: the per-slot counts of `h_steps`.
-    HSteps,
-    /// A fixed count per verify slot: `conv_steps`.
-    ConvSteps,
-}
-
-const VERIFY_STEPS: [(VerifySteps, &str); 2] = [
-    (VerifySteps::HSteps, "h_steps"),
-    (VerifySteps::ConvSteps, "conv_steps"),
-];
-
-impl VerifySteps {
-    /// The spelling `s` (`verify = "h_steps"`).
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        VERIFY_STEPS.iter().find(|(_, n)| *n == s).map(|(v, _)| *v)
-    }
-
-    /// The spelling.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        VERIFY_STEPS[self as usize].1
-    }
-
-    /// Every spelling, for refusals.
-    #[must_use]
-    pub fn spellings() -> Vec<&'static str> {
-        VERIFY_STEPS.iter().map(|(_, n)| *n).collect()
+spelled_enum! {
+    /// Which part of the model an instance belongs to: the main model, or the draft head (whose
+    /// KV sides take their blocks from `draft_kv`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Section {
+        /// Prologue, layers and epilogue.
+        Main = "main",
+        /// The draft head (`draft = [...]`, ids `draft.<block>.<state>`).
+        Draft = "draft",
     }
 }
 
-/// How a node touches a state of its block (`state = { h = "update" }`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StateAccess {
-    /// Reads the state (an attention node reading its KV sides).
-    Read,
-    /// Writes the state without reading it (appending KV).
-    Write,
-    /// Reads and writes it in place (a recurrence step).
-    Update,
-    /// Copies it to a verify intermediate or checkpoint.
-    Snapshot,
+spelled_enum! {
+    /// Which verify intermediate count a recurrent state keeps per verify slot.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum VerifySteps {
+        /// One intermediate per verified row: the per-slot counts of `h_steps`.
+        HSteps = "h_steps",
+        /// A fixed count per verify slot: `conv_steps`.
+        ConvSteps = "conv_steps",
+    }
 }
 
-const ACCESSES: [(StateAccess, &str); 4] = [
-    (StateAccess::Read, "read"),
-    (StateAccess::Write, "write"),
-    (StateAccess::Update, "update"),
-    (StateAccess::Snapshot, "snapshot"),
-];
-
-impl StateAccess {
-    /// The spelling `s`.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        ACCESSES.iter().find(|(_, n)| *n == s).map(|(a, _)| *a)
-    }
-
-    /// The spelling.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        ACCESSES[self as usize].1
-    }
-
-    /// Every spelling, for refusals.
-    #[must_use]
-    pub fn spellings() -> Vec<&'static str> {
-        ACCESSES.iter().map(|(_, n)| *n).collect()
+spelled_enum! {
+    /// How a node touches a state of its block (`state = { h = "update" }`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StateAccess {
+        /// Reads the state (an attention node reading its KV sides).
+        Read = "read",
+        /// Writes the state without reading it (appending KV).
+        Write = "write",
+        /// Reads and writes it in place (a recurrence step).
+        Update = "update",
+        /// Copies it to a verify intermediate or checkpoint.
+        Snapshot = "snapshot",
     }
 }
 
@@ -165,21 +120,12 @@ mod tests {
 
     #[test]
     fn spellings_round_trip() {
-        for (v, n) in VERIFY_STEPS {
-            assert_eq!(
-                v as usize,
-                VerifySteps::spellings()
-                    .iter()
-                    .position(|s| *s == n)
-                    .unwrap_or(99)
-            );
-            assert_eq!(VerifySteps::parse(n), Some(v));
-            assert_eq!(v.name(), n);
-        }
-        for (a, n) in ACCESSES {
-            assert_eq!(StateAccess::parse(n), Some(a));
-            assert_eq!(a.name(), n);
-        }
+        assert_eq!(VerifySteps::parse("h_steps"), Some(VerifySteps::HSteps));
+        assert_eq!(VerifySteps::ConvSteps.name(), "conv_steps");
+        assert_eq!(
+            StateAccess::SPELLINGS,
+            ["read", "write", "update", "snapshot"]
+        );
         assert_eq!(StateAccess::parse("updte"), None);
         assert_eq!(VerifySteps::parse("steps"), None);
     }

@@ -3,77 +3,45 @@
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
-//! - [`StateDtype`]'s spelling table is its single source of spellings and sizes.
+//! - Each dtype's spelling is written once, beside it (`spelled_enum!`); its size beside that.
 //! - A format key is a lower snake-case identifier (it becomes a field of the generated
 //!   `Formats`); `{}` and any other key are refused, never defaulted.
 
-/// The storage element of a state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StateDtype {
-    /// 32-bit float, 4 bytes.
-    F32,
-    /// 16-bit float, 2 bytes.
-    F16,
-    /// bfloat16, 2 bytes.
-    Bf16,
-    /// 8-bit float (e4m3 or e5m2: the engine decides), 1 byte.
-    Fp8,
-    /// Unsigned byte.
-    U8,
-    /// 32-bit signed integer, 4 bytes.
-    I32,
-    /// 32-bit unsigned integer, 4 bytes.
-    U32,
-    /// 64-bit unsigned integer, 8 bytes (pointers, hash-table entries).
-    U64,
+use crate::spelled::spelled_enum;
+
+spelled_enum! {
+    /// The storage element of a state.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StateDtype {
+        /// 32-bit float, 4 bytes.
+        F32 = "f32",
+        /// 16-bit float, 2 bytes.
+        F16 = "f16",
+        /// bfloat16, 2 bytes.
+        Bf16 = "bf16",
+        /// 8-bit float (e4m3 or e5m2: the engine decides), 1 byte.
+        Fp8 = "fp8",
+        /// Unsigned byte.
+        U8 = "u8",
+        /// 32-bit signed integer, 4 bytes.
+        I32 = "i32",
+        /// 32-bit unsigned integer, 4 bytes.
+        U32 = "u32",
+        /// 64-bit unsigned integer, 8 bytes (pointers, hash-table entries).
+        U64 = "u64",
+    }
 }
 
-/// Every dtype, its spelling and its size in bytes, in declaration order.
-const DTYPES: [(StateDtype, &str, u64); 8] = [
-    (StateDtype::F32, "f32", 4),
-    (StateDtype::F16, "f16", 2),
-    (StateDtype::Bf16, "bf16", 2),
-    (StateDtype::Fp8, "fp8", 1),
-    (StateDtype::U8, "u8", 1),
-    (StateDtype::I32, "i32", 4),
-    (StateDtype::U32, "u32", 4),
-    (StateDtype::U64, "u64", 8),
-];
-
 impl StateDtype {
-    /// Every dtype, in declaration order.
-    pub const ALL: [StateDtype; 8] = {
-        let mut all = [StateDtype::F32; 8];
-        let mut i = 0;
-        while i < DTYPES.len() {
-            all[i] = DTYPES[i].0;
-            i += 1;
-        }
-        all
-    };
-
-    /// The dtype spelled `s`.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        DTYPES.iter().find(|(_, n, _)| *n == s).map(|(d, _, _)| *d)
-    }
-
-    /// The spelling.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        DTYPES[self as usize].1
-    }
-
     /// Bytes per element.
     #[must_use]
     pub const fn size(self) -> u64 {
-        DTYPES[self as usize].2
-    }
-
-    /// Every spelling, for refusals.
-    #[must_use]
-    pub fn spellings() -> Vec<&'static str> {
-        DTYPES.iter().map(|(_, n, _)| *n).collect()
+        match self {
+            Self::F32 | Self::I32 | Self::U32 => 4,
+            Self::F16 | Self::Bf16 => 2,
+            Self::Fp8 | Self::U8 => 1,
+            Self::U64 => 8,
+        }
     }
 }
 
@@ -168,9 +136,8 @@ mod tests {
                 ("u64", 8)
             ]
         );
-        for (i, (dtype, _, _)) in DTYPES.iter().enumerate() {
-            assert_eq!(*dtype as usize, i);
-            assert_eq!(StateDtype::parse(dtype.name()), Some(*dtype));
+        for dtype in StateDtype::ALL {
+            assert_eq!(StateDtype::parse(dtype.name()), Some(dtype));
         }
     }
 

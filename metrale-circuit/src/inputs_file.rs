@@ -336,7 +336,7 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> 
                     "unknown dtype `{spelling}` for format key `{name}`"
                 ))
                 .label("not a dtype")
-                .expected_one_of("dtypes", spelling, &StateDtype::spellings()),
+                .expected_one_of("dtypes", spelling, StateDtype::spellings()),
             ),
         }
     }

@@ -4,96 +4,53 @@
 //! Invariants:
 //! - Every kind has one spelling ([`StateKind::parse`] of [`StateKind::name`] is the kind) and one
 //!   lifetime ([`Lifetime::of_kind`]); a spelling outside the table is refused by the loader.
-//! - Each spelling table is the single source of its enum's spellings, listed in declaration
-//!   order so that `table[variant as usize]` is the variant's row (a unit test holds this).
+//! - Each spelling is written once, beside its variant (`spelled_enum!`).
 
+use crate::spelled::spelled_enum;
 #[cfg(doc)]
 use crate::{Holding, StatePlan};
 
-/// What a state is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StateKind {
-    /// A recurrent state, one unit per sequence slot (`GatedDeltaNet` and Mamba2 `h`, their conv
-    /// windows).
-    Recurrent,
-    /// One side of a paged KV cache, one unit per token.
-    PagedKv,
-    /// A prefix-cache (Marconi) snapshot of a recurrent state (`of`), or of the last-token hidden
-    /// row, one unit per snapshot slot.
-    PrefixSnapshot,
-    /// The decode-rollback ring's copy of a recurrent state (`of`), one unit per ring slot per
-    /// sequence slot.
-    RingSnapshot,
-    /// The carried-state verify's per-slot stash of a recurrent layer, one unit per verify slot
-    /// (the dummy included).
-    CarryStash,
-    /// The carried-state verify's per-layer pointer and flag tables, one unit per carry-table row.
-    CarryTable,
-    /// A verify's per-layer WY pointer tables, one unit per verify-table row.
-    VerifyTable,
-    /// The hidden rows of accepted drafts a verify stashes for the next propose, one unit per
-    /// verify-table row.
-    AcceptStash,
-    /// Hidden rows captured for the draft head (the prompt's, for the drafter prefill; `DFlash`'s
-    /// per-step capture), one unit per captured row.
-    HiddenCapture,
-    /// Host: a sequence's prompt-lookup n-gram index, one entry per history token (sized by the
-    /// hash-table law in [`crate::caches`]).
-    PromptLookupIndex,
-    /// A token tree's attention mask, one unit per (tree node, tree node) pair of a verify slot.
-    TokenTreeMask,
-    /// A speculative step's drafted tokens and their scores, one unit per draft position of a
-    /// verify slot (tree nodes under a token tree).
-    DraftTokens,
+spelled_enum! {
+    /// What a state is.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StateKind {
+        /// A recurrent state, one unit per sequence slot (`GatedDeltaNet` and Mamba2 `h`, their conv
+        /// windows).
+        Recurrent = "recurrent",
+        /// One side of a paged KV cache, one unit per token.
+        PagedKv = "paged_kv",
+        /// A prefix-cache (Marconi) snapshot of a recurrent state (`of`), or of the last-token hidden
+        /// row, one unit per snapshot slot.
+        PrefixSnapshot = "prefix_snapshot",
+        /// The decode-rollback ring's copy of a recurrent state (`of`), one unit per ring slot per
+        /// sequence slot.
+        RingSnapshot = "ring_snapshot",
+        /// The carried-state verify's per-slot stash of a recurrent layer, one unit per verify slot
+        /// (the dummy included).
+        CarryStash = "carry_stash",
+        /// The carried-state verify's per-layer pointer and flag tables, one unit per carry-table row.
+        CarryTable = "carry_table",
+        /// A verify's per-layer WY pointer tables, one unit per verify-table row.
+        VerifyTable = "verify_table",
+        /// The hidden rows of accepted drafts a verify stashes for the next propose, one unit per
+        /// verify-table row.
+        AcceptStash = "accept_stash",
+        /// Hidden rows captured for the draft head (the prompt's, for the drafter prefill; `DFlash`'s
+        /// per-step capture), one unit per captured row.
+        HiddenCapture = "hidden_capture",
+        /// Host: a sequence's prompt-lookup n-gram index, one entry per history token (sized by the
+        /// hash-table law of the plan's sizing).
+        PromptLookupIndex = "prompt_lookup_index",
+        /// A token tree's attention mask, one unit per (tree node, tree node) pair of a verify slot.
+        TokenTreeMask = "token_tree_mask",
+        /// A speculative step's drafted tokens and their scores, one unit per draft position of a
+        /// verify slot (tree nodes under a token tree).
+        DraftTokens = "draft_tokens",
+    }
 }
 
-/// Every kind and its spelling in the circuit TOML, in declaration order.
-const KINDS: [(StateKind, &str); 12] = [
-    (StateKind::Recurrent, "recurrent"),
-    (StateKind::PagedKv, "paged_kv"),
-    (StateKind::PrefixSnapshot, "prefix_snapshot"),
-    (StateKind::RingSnapshot, "ring_snapshot"),
-    (StateKind::CarryStash, "carry_stash"),
-    (StateKind::CarryTable, "carry_table"),
-    (StateKind::VerifyTable, "verify_table"),
-    (StateKind::AcceptStash, "accept_stash"),
-    (StateKind::HiddenCapture, "hidden_capture"),
-    (StateKind::PromptLookupIndex, "prompt_lookup_index"),
-    (StateKind::TokenTreeMask, "token_tree_mask"),
-    (StateKind::DraftTokens, "draft_tokens"),
-];
-
 impl StateKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [StateKind; 12] = {
-        let mut all = [StateKind::Recurrent; 12];
-        let mut i = 0;
-        while i < KINDS.len() {
-            all[i] = KINDS[i].0;
-            i += 1;
-        }
-        all
-    };
-
-    /// The kind spelled `s` in the circuit TOML.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        KINDS.iter().find(|(_, n)| *n == s).map(|(k, _)| *k)
-    }
-
-    /// The spelling in the circuit TOML.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        KINDS[self as usize].1
-    }
-
-    /// Every spelling, for refusals.
-    #[must_use]
-    pub fn spellings() -> Vec<&'static str> {
-        KINDS.iter().map(|(_, n)| *n).collect()
-    }
-
-    /// A cache: a kind no layer node touches, sized by [`crate::caches`] from the cache inputs.
+    /// A cache: a kind no layer node touches, sized from the cache inputs.
     /// It may copy another state of its block (`of`).
     #[must_use]
     pub const fn is_cache(self) -> bool {
@@ -134,26 +91,20 @@ impl StateKind {
     }
 }
 
-/// How long a unit of state lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Lifetime {
-    /// Allocated once with the model (a KV pool; its blocks are per sequence).
-    Model,
-    /// Claimed with a sequence's slot and released with it.
-    Sequence,
-    /// Valid from a verify's snapshot to its commit or rollback.
-    Verify,
-    /// Owned by the prefix cache or the scheduler's ring, in slots of their own.
-    Snapshot,
+spelled_enum! {
+    /// How long a unit of state lives.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Lifetime {
+        /// Allocated once with the model (a KV pool; its blocks are per sequence).
+        Model = "model",
+        /// Claimed with a sequence's slot and released with it.
+        Sequence = "sequence",
+        /// Valid from a verify's snapshot to its commit or rollback.
+        Verify = "verify",
+        /// Owned by the prefix cache or the scheduler's ring, in slots of their own.
+        Snapshot = "snapshot",
+    }
 }
-
-/// Every lifetime and its spelling, in declaration order.
-const LIFETIMES: [(Lifetime, &str); 4] = [
-    (Lifetime::Model, "model"),
-    (Lifetime::Sequence, "sequence"),
-    (Lifetime::Verify, "verify"),
-    (Lifetime::Snapshot, "snapshot"),
-];
 
 impl Lifetime {
     /// The order of the lifetime groups in an arena: what lives longest comes first, so the
@@ -164,24 +115,6 @@ impl Lifetime {
         Lifetime::Snapshot,
         Lifetime::Verify,
     ];
-
-    /// The lifetime spelled `s` in the circuit TOML.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        LIFETIMES.iter().find(|(_, n)| *n == s).map(|(l, _)| *l)
-    }
-
-    /// The spelling.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        LIFETIMES[self as usize].1
-    }
-
-    /// Every spelling, for refusals.
-    #[must_use]
-    pub fn spellings() -> Vec<&'static str> {
-        LIFETIMES.iter().map(|(_, n)| *n).collect()
-    }
 
     /// The one lifetime a state of `kind` may declare: a recurrent state lives with its
     /// sequence, a KV side with the model's pool. For a recurrent state `Verify` belongs to the
@@ -207,16 +140,6 @@ impl Lifetime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kind_tables_are_in_declaration_order() {
-        for (i, (kind, _)) in KINDS.iter().enumerate() {
-            assert_eq!(*kind as usize, i, "{kind:?}");
-        }
-        for (i, (lifetime, _)) in LIFETIMES.iter().enumerate() {
-            assert_eq!(*lifetime as usize, i, "{lifetime:?}");
-        }
-    }
 
     #[test]
     fn every_kind_round_trips_through_its_spelling() {

@@ -51,14 +51,14 @@ impl Region {
 /// `true` when `align` is a nonzero power of two.
 #[must_use]
 #[inline]
-pub const fn check_align(align: u64) -> bool {
+pub(crate) const fn check_align(align: u64) -> bool {
     align.is_power_of_two()
 }
 
 /// `value` rounded up to a multiple of `align` (a power of two); `None` on overflow.
 #[must_use]
 #[inline]
-pub const fn align_up(value: u64, align: u64) -> Option<u64> {
+pub(crate) const fn align_up(value: u64, align: u64) -> Option<u64> {
     match value.checked_add(align - 1) {
         Some(v) => Some(v & !(align - 1)),
         None => None,
@@ -69,7 +69,7 @@ pub const fn align_up(value: u64, align: u64) -> Option<u64> {
 /// `None` on overflow.
 #[must_use]
 #[inline]
-pub const fn place(cursor: u64, bytes: u64, align: u64) -> Option<(u64, u64)> {
+pub(crate) const fn place(cursor: u64, bytes: u64, align: u64) -> Option<(u64, u64)> {
     let Some(offset) = align_up(cursor, align) else {
         return None;
     };
@@ -81,7 +81,7 @@ pub const fn place(cursor: u64, bytes: u64, align: u64) -> Option<(u64, u64)> {
 
 /// Where a term goes: its memory space and the lifetime group inside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LayoutKey {
+pub(crate) struct LayoutKey {
     /// The arena.
     pub space: Space,
     /// The lifetime group.
@@ -91,7 +91,7 @@ pub struct LayoutKey {
 /// Writes into `order` the indices of `keys` in layout order: device before host, lifetime
 /// groups in [`Lifetime::LAYOUT_ORDER`], plan order inside a group. `order` must be as long as
 /// `keys`; extra slots are left as they are.
-pub const fn layout_order(keys: &[LayoutKey], order: &mut [usize]) {
+pub(crate) const fn layout_order(keys: &[LayoutKey], order: &mut [usize]) {
     let mut next = 0;
     let mut space = 0;
     while space < Space::ALL.len() {
@@ -178,58 +178,100 @@ impl Arena {
     }
 }
 
-/// Gives every present term its offset, in `order` ([`layout_order`]), and returns the arena
-/// sizes. `regions[i]` arrives with its bytes, units and dtype; an absent term
-/// (`present[i] == false`) keeps offset 0 and takes no room. All three slices are as long as
-/// `keys`.
+/// The exact layout law, one term at a time: each term at the first multiple of `align` at or
+/// after the end of the previous one in its space ([`place`]), its bytes added to its
+/// (space, lifetime) total. Terms must come in [`layout_order`]. The first term that cannot be
+/// placed is kept and reported by [`Placer::finish`]; later terms are then not placed.
+///
+/// Both plans use it: the dynamic plan through [`place_all`], a generated plan to replay an
+/// overflowing layout (the fast generated layout is tested against it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placer {
+    arena: Arena,
+    cursor: [u64; 2],
+    /// The last term placed in each space: the one an arena's final rounding overflows on.
+    last: [usize; 2],
+    failed: Option<usize>,
+}
+
+impl Placer {
+    /// Nothing placed, offsets multiples of `align` (checked by the caller: [`check_align`]).
+    pub(crate) const fn new(align: u64) -> Self {
+        Self {
+            arena: Arena::new(align, 0, 0, [[0; 4]; 2]),
+            cursor: [0; 2],
+            last: [0; 2],
+            failed: None,
+        }
+    }
+
+    /// Places term `index` of `bytes` under `key`: its offset (0 once a term has failed).
+    pub(crate) const fn place(&mut self, key: LayoutKey, bytes: u64, index: usize) -> u64 {
+        if self.failed.is_some() {
+            return 0;
+        }
+        let space = key.space as usize;
+        let Some((offset, end)) = place(self.cursor[space], bytes, self.arena.align) else {
+            self.failed = Some(index);
+            return 0;
+        };
+        let held = &mut self.arena.lifetime_bytes[space][key.lifetime as usize];
+        let Some(sum) = held.checked_add(bytes) else {
+            self.failed = Some(index);
+            return 0;
+        };
+        *held = sum;
+        self.cursor[space] = end;
+        self.last[space] = index;
+        offset
+    }
+
+    /// The arena, every term placed.
+    ///
+    /// # Errors
+    /// The index of the first term that could not be placed, or of the term that ends an arena
+    /// whose final rounding overflows.
+    pub(crate) const fn finish(&self) -> Result<Arena, usize> {
+        if let Some(index) = self.failed {
+            return Err(index);
+        }
+        let mut arena = self.arena;
+        let Some(device) = align_up(self.cursor[Space::Device as usize], arena.align) else {
+            return Err(self.last[Space::Device as usize]);
+        };
+        let Some(host) = align_up(self.cursor[Space::Host as usize], arena.align) else {
+            return Err(self.last[Space::Host as usize]);
+        };
+        arena.device_bytes = device;
+        arena.host_bytes = host;
+        Ok(arena)
+    }
+}
+
+/// Gives every present term its offset, in `order` ([`layout_order`]), by the one [`Placer`],
+/// and returns the arena sizes. `regions[i]` arrives with its bytes, units and dtype; an absent
+/// term (`present[i] == false`) keeps offset 0 and takes no room. All three slices are as long
+/// as `keys`.
 ///
 /// # Errors
 /// The index of the term that could not be placed without overflow (for an arena's final
 /// rounding, the term that ends that arena).
-pub const fn place_all(
+pub(crate) fn place_all(
     keys: &[LayoutKey],
     present: &[bool],
     order: &[usize],
     align: u64,
     regions: &mut [Region],
 ) -> Result<Arena, usize> {
-    let mut arena = Arena {
-        align,
-        device_bytes: 0,
-        host_bytes: 0,
-        lifetime_bytes: [[0; 4]; 2],
-    };
-    let mut cursor = [0u64; 2];
-    let mut last = [0usize; 2];
-    let mut k = 0;
-    while k < order.len() {
-        let i = order[k];
-        k += 1;
-        if i >= keys.len() || i >= regions.len() || i >= present.len() || !present[i] {
-            continue;
+    let mut placer = Placer::new(align);
+    for &i in order {
+        if present.get(i) == Some(&true)
+            && let (Some(key), Some(region)) = (keys.get(i), regions.get_mut(i))
+        {
+            region.offset = placer.place(*key, region.bytes, i);
         }
-        let space = keys[i].space as usize;
-        let Some((offset, end)) = place(cursor[space], regions[i].bytes, align) else {
-            return Err(i);
-        };
-        regions[i].offset = offset;
-        cursor[space] = end;
-        last[space] = i;
-        let lifetime = keys[i].lifetime as usize;
-        let Some(sum) = arena.lifetime_bytes[space][lifetime].checked_add(regions[i].bytes) else {
-            return Err(i);
-        };
-        arena.lifetime_bytes[space][lifetime] = sum;
     }
-    let Some(device) = align_up(cursor[Space::Device as usize], align) else {
-        return Err(last[Space::Device as usize]);
-    };
-    let Some(host) = align_up(cursor[Space::Host as usize], align) else {
-        return Err(last[Space::Host as usize]);
-    };
-    arena.device_bytes = device;
-    arena.host_bytes = host;
-    Ok(arena)
+    placer.finish()
 }
 
 #[cfg(test)]

@@ -23,32 +23,64 @@
 //! # Ok::<(), metrale_circuit::StateError>(())
 //! ```
 //!
+//! # Two halves
+//! - The **runtime** (always built): the state model ([`StateKind`], [`Lifetime`],
+//!   [`StateDtype`], [`StateDecl`], [`StateInputs`]), the one sizing law and layout law, the
+//!   dynamic [`StatePlan`], and the types a generated plan is made of ([`Region`],
+//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], [`Arena`],
+//!   [`PlanError`]). It depends on nothing outside `core`, `alloc` and `std`.
+//! - The **loader** (feature `load`, on by default): the circuit TOML reader with rustc-like
+//!   diagnostics ([`Circuit`], [`load`], [`diag`], [`shape`]) and the inputs file
+//!   ([`InputsFile`]). An engine that only includes generated plans turns it off with
+//!   `default-features = false`.
+//!
+//! What generated code calls lives in a hidden module whose name carries the ABI version; it is
+//! not API. Generated code checks, at compile time, that it was generated for this runtime.
+//!
 //! Invariants:
 //! - Every byte count is units x elements x element size, the element count evaluated from the
-//!   circuit's dims when it is instantiated; one function ([`sizing::size_term`]) produces every
+//!   circuit's dims when it is instantiated; one function (`sizing::size_term`) produces every
 //!   term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
+//! - One function places every term (`layout::Placer`); the fast layout of generated plans is
+//!   tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
-pub mod caches;
-mod circuit;
+mod caches;
 mod decl;
-pub mod diag;
 mod dtype;
 mod error;
 mod inputs;
-mod inputs_file;
 mod kinds;
-pub mod layout;
-pub mod load;
+mod layout;
 mod plan;
-pub mod shape;
-pub mod sizing;
-pub mod static_plan;
+mod regions;
+mod sizing;
+mod spelled;
 
-pub use circuit::{
-    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
-};
+#[cfg(feature = "load")]
+mod circuit;
+#[cfg(feature = "load")]
+pub mod diag;
+#[cfg(feature = "load")]
+mod inputs_file;
+#[cfg(feature = "load")]
+pub mod load;
+#[cfg(feature = "load")]
+pub mod shape;
+
+// What generated code calls: not API, and free to change with every ABI version (the name
+// carries it). Generated code names this module and the public API only.
+#[doc(hidden)]
+#[path = "abi.rs"]
+pub mod __private_v0_1;
+
+/// The ABI generated code is written against: the ABI revision and the layout constants the
+/// generator writes into its output, folded into one number. Generated code asserts it at
+/// compile time, so code generated for another runtime fails to build and says to regenerate.
+#[doc(hidden)]
+pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
+
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
@@ -56,8 +88,17 @@ pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs,
 };
-pub use inputs_file::{InputsFile, InputsView, VerifyCounts};
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use plan::{StatePlan, StateTerm};
+pub use regions::{CacheRegions, KvRegions, RecurrentRegions, TermInfo, Unit};
 pub use sizing::{Holding, SizeFault, Space};
+
+#[cfg(feature = "load")]
+pub use circuit::{
+    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
+};
+#[cfg(feature = "load")]
+pub use inputs_file::{InputsFile, InputsView, VerifyCounts};
+#[cfg(feature = "load")]
+pub use load::LoadReport;

@@ -10,44 +10,27 @@
 //! - A term whose inputs are absent is `Ok(None)` (no term), never a zero-sized default.
 
 use crate::caches::{cache_units, lookup_index_bytes};
+use crate::spelled::spelled_enum;
 use crate::{Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
 
-/// What a term of the plan holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Holding {
-    /// The live recurrent state, one unit per sequence slot.
-    Live,
-    /// The verify intermediates of a recurrent state.
-    Steps,
-    /// The state before a verify, one unit per verify slot.
-    Checkpoint,
-    /// The KV blocks of one side of a paged KV cache.
-    Blocks,
-    /// A cache kind's units.
-    Cache,
+spelled_enum! {
+    /// What a term of the plan holds.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Holding {
+        /// The live recurrent state, one unit per sequence slot.
+        Live = "live",
+        /// The verify intermediates of a recurrent state.
+        Steps = "steps",
+        /// The state before a verify, one unit per verify slot.
+        Checkpoint = "checkpoint",
+        /// The KV blocks of one side of a paged KV cache.
+        Blocks = "blocks",
+        /// A cache kind's units.
+        Cache = "cache",
+    }
 }
 
-const HOLDINGS: [(Holding, &str); 5] = [
-    (Holding::Live, "live"),
-    (Holding::Steps, "steps"),
-    (Holding::Checkpoint, "checkpoint"),
-    (Holding::Blocks, "blocks"),
-    (Holding::Cache, "cache"),
-];
-
 impl Holding {
-    /// The spelling (`plan --json`, generated field names).
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        HOLDINGS[self as usize].1
-    }
-
-    /// The holding spelled `s`.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        HOLDINGS.iter().find(|(_, n)| *n == s).map(|(h, _)| *h)
-    }
-
     /// The holdings a state of `kind` can have, in plan order.
     #[must_use]
     pub const fn of_kind(kind: StateKind) -> &'static [Holding] {
@@ -70,19 +53,18 @@ impl Holding {
     }
 }
 
-/// The memory a term is laid out in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Space {
-    /// Accelerator memory.
-    Device,
-    /// Host memory (the prompt-lookup index).
-    Host,
+spelled_enum! {
+    /// The memory a term is laid out in.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Space {
+        /// Accelerator memory.
+        Device = "device",
+        /// Host memory (the prompt-lookup index).
+        Host = "host",
+    }
 }
 
 impl Space {
-    /// Both spaces, device first.
-    pub const ALL: [Space; 2] = [Space::Device, Space::Host];
-
     /// The space a state of `kind` lives in.
     #[must_use]
     #[inline]
@@ -91,15 +73,6 @@ impl Space {
             Space::Host
         } else {
             Space::Device
-        }
-    }
-
-    /// The spelling.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Space::Device => "device",
-            Space::Host => "host",
         }
     }
 }
@@ -423,9 +396,9 @@ mod tests {
             Holding::Live.lifetime(Lifetime::Sequence),
             Lifetime::Sequence
         );
-        for (h, n) in HOLDINGS {
-            assert_eq!(Holding::parse(n), Some(h));
-            assert_eq!(h.name(), n);
-        }
+        assert_eq!(
+            Holding::SPELLINGS,
+            ["live", "steps", "checkpoint", "blocks", "cache"]
+        );
     }
 }

@@ -88,10 +88,20 @@ pub const DEFAULT_RUNTIME_PATH: &str = "::metrale_circuit";
 
 /// How to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// The path generated code names the runtime crate by (`::metrale_circuit`, or the path of
     /// a re-export such as `::my_engine::metrale`).
     pub runtime_path: String,
+}
+
+impl Options {
+    /// These options with generated code naming the runtime crate by `path`.
+    #[must_use]
+    pub fn with_runtime_path(mut self, path: impl Into<String>) -> Self {
+        self.runtime_path = path.into();
+        self
+    }
 }
 
 impl Default for Options {

@@ -93,8 +93,8 @@ fn rerun_lines_can_be_turned_off_and_the_runtime_path_changed() {
         .expect("compiles");
     assert!(out.is_empty());
     let code = std::fs::read_to_string(out_dir.join("qwen3_5.rs")).expect("written");
-    assert!(code.contains("crate::rt::StateDtype"));
-    assert!(!code.contains("metrale_circuit::StateDtype"));
+    assert!(code.contains("use crate::rt as __rt;"));
+    assert!(!code.contains("::metrale_circuit"));
     let bad = Builder::new()
         .circuit(qwen())
         .out_dir(&out_dir)

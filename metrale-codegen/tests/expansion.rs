@@ -151,9 +151,7 @@ fn generator_errors_keep_the_fallback_and_the_tracking() {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     };
-    let options = Options {
-        runtime_path: "not a path".into(),
-    };
+    let options = Options::default().with_runtime_path("not a path");
     let got = expand(&input, &options, Span::call_site()).to_string();
     assert!(
         got.contains("pub mod qwen3_5 { :: core :: compile_error !"),

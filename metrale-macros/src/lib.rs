@@ -104,11 +104,9 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
         Ok(args) => args,
         Err(error) => return error.to_compile_error(),
     };
-    let options = args
-        .runtime
-        .map_or_else(Options::default, |runtime| Options {
-            runtime_path: runtime.value(),
-        });
+    let options = args.runtime.map_or_else(Options::default, |runtime| {
+        Options::default().with_runtime_path(runtime.value())
+    });
     let literal = args.source.literal();
     let span = literal.span();
     let text = literal.value();
@@ -181,7 +179,7 @@ mod tests {
     #[test]
     fn runtime_option_reaches_the_generator() {
         let got = expand_str(quote! { "../../circuits/qwen3_5.toml", runtime = "crate::rt" });
-        assert!(got.contains("crate :: rt :: StateDtype"));
+        assert!(got.contains("use crate :: rt as __rt ;"), "{got}");
         assert!(!got.contains(":: metrale_circuit ::"));
     }
 

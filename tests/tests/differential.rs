@@ -3,7 +3,7 @@
 //! instantiated declarations give the same terms, units, bytes, dtypes and offsets, the same
 //! arena totals, and the same error, under randomized inputs (overflowing ones included).
 
-use metrale_circuit::static_plan::TermInfo;
+use metrale_circuit::TermInfo;
 use metrale_circuit::{
     CacheInputs, CarryInputs, Circuit, DraftInputs, Holding, KvInputs, Lifetime, LookupInputs,
     PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError, StateInputs,

@@ -1,7 +1,7 @@
-//! The generated const size functions against figures worked out by hand from the Qwen3.5-27B
+//! The generated const unit functions against figures worked out by hand from the Qwen3.5-27B
 //! config (48 value heads x 128 x 128; conv: 3 rows of 16*128*2 + 48*128 channels).
 
-use metrale_circuit::{SizeFault, StateDtype};
+use metrale_circuit::{SizeFault, StateDtype, Unit};
 use metrale_tests::qwen3_5::{Dims, Formats, blocks, qwen3_5_27b};
 
 const FORMATS: Formats = Formats {
@@ -10,33 +10,61 @@ const FORMATS: Formats = Formats {
     kv_cache_dtype: StateDtype::Fp8,
 };
 
-// Evaluated at compile time: the size functions are `const fn`.
-const H: Result<u64, SizeFault> = blocks::gdn::h_elements(&qwen3_5_27b::DIMS);
-const _: () = assert!(matches!(H, Ok(786_432)));
+/// A unit of `bytes` of `dtype`, as a unit function returns it.
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "compared with unit functions' results"
+)]
+const fn unit(bytes: u64, dtype: StateDtype) -> Result<Unit, SizeFault> {
+    Ok(Unit { bytes, dtype })
+}
+
+// Evaluated at compile time: the unit functions are `const fn`.
+const H: Result<Unit, SizeFault> = blocks::gdn::h_unit(&qwen3_5_27b::DIMS, FORMATS);
+const _: () = assert!(matches!(
+    H,
+    Ok(Unit {
+        bytes: 3_145_728,
+        ..
+    })
+));
 
 #[test]
-fn elements_and_unit_bytes_by_hand() {
+fn units_by_hand() {
     let dims = qwen3_5_27b::DIMS;
-    assert_eq!(blocks::gdn::h_elements(&dims), Ok(48 * 128 * 128));
     assert_eq!(
-        blocks::gdn::conv_elements(&dims),
-        Ok(3 * (16 * 128 * 2 + 48 * 128))
+        blocks::gdn::h_unit(&dims, FORMATS),
+        unit(48 * 128 * 128 * 4, StateDtype::F32)
+    );
+    assert_eq!(
+        blocks::gdn::conv_unit(&dims, FORMATS),
+        unit(3 * (16 * 128 * 2 + 48 * 128) * 2, StateDtype::Bf16)
     );
     // A copy has the element count of the state it copies, in its own format.
     assert_eq!(
-        blocks::gdn::h_prefix_elements(&dims),
-        blocks::gdn::h_elements(&dims)
+        blocks::gdn::h_prefix_unit(&dims, FORMATS),
+        blocks::gdn::h_unit(&dims, FORMATS)
+    );
+    let bf16_h = Formats {
+        ssm_h_storage: StateDtype::Bf16,
+        ..FORMATS
+    };
+    assert_eq!(
+        blocks::gdn::h_prefix_unit(&dims, bf16_h),
+        unit(48 * 128 * 128 * 2, StateDtype::Bf16)
     );
     assert_eq!(
-        blocks::gdn::h_unit_bytes(&dims, FORMATS),
-        Ok(48 * 128 * 128 * 4)
+        blocks::attn::k_unit(&dims, FORMATS),
+        unit(4 * 256, StateDtype::Fp8)
     );
-    assert_eq!(blocks::gdn::conv_unit_bytes(&dims, FORMATS), Ok(30_720 * 2));
-    assert_eq!(blocks::attn::k_unit_bytes(&dims, FORMATS), Ok(4 * 256));
-    assert_eq!(blocks::gdn::carry_table_dtype(FORMATS), StateDtype::U64);
+    // A fixed format ignores the formats: 4 u64 pointers per row.
     assert_eq!(
-        blocks::head::prefix_hidden_unit_bytes(&dims, FORMATS),
-        Ok(5120 * 2)
+        blocks::gdn::carry_table_unit(&dims, FORMATS),
+        unit(4 * 8, StateDtype::U64)
+    );
+    assert_eq!(
+        blocks::head::prefix_hidden_unit(&dims, FORMATS),
+        unit(5120 * 2, StateDtype::Bf16)
     );
 }
 
@@ -46,22 +74,32 @@ fn overflow_is_an_error_not_a_wrap() {
         lin_v_heads: u64::MAX / 2,
         ..qwen3_5_27b::DIMS
     };
-    assert_eq!(blocks::gdn::h_elements(&huge), Err(SizeFault::Overflow));
     assert_eq!(
-        blocks::gdn::h_prefix_elements(&huge),
+        blocks::gdn::h_unit(&huge, FORMATS),
         Err(SizeFault::Overflow)
     );
-    // Elements fit, bytes do not: 2^62 elements of 4 bytes.
+    assert_eq!(
+        blocks::gdn::h_prefix_unit(&huge, FORMATS),
+        Err(SizeFault::Overflow)
+    );
+    // Elements fit (2^62), bytes do not: 2^62 elements of 4 bytes; of 1 byte they fit.
     let wide = Dims {
         lin_v_heads: 1 << 48,
         lin_k_dim: 1 << 7,
         lin_v_dim: 1 << 7,
         ..qwen3_5_27b::DIMS
     };
-    assert_eq!(blocks::gdn::h_elements(&wide), Ok(1 << 62));
     assert_eq!(
-        blocks::gdn::h_unit_bytes(&wide, FORMATS),
+        blocks::gdn::h_unit(&wide, FORMATS),
         Err(SizeFault::Overflow)
+    );
+    let fp8_h = Formats {
+        ssm_h_storage: StateDtype::Fp8,
+        ..FORMATS
+    };
+    assert_eq!(
+        blocks::gdn::h_unit(&wide, fp8_h),
+        unit(1 << 62, StateDtype::Fp8)
     );
     // A plan built from such dims names the first state that cannot be sized.
     let inputs = metrale_tests::qwen3_5::Inputs {

@@ -238,7 +238,7 @@ fn kind(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateKind> {
             v.span(),
             Diagnostic::error(format!("unknown state kind `{s}`"))
                 .label("not a state kind")
-                .expected_one_of("state kinds", s, &StateKind::spellings()),
+                .expected_one_of("state kinds", s, StateKind::spellings()),
         );
     }
     kind
@@ -257,7 +257,7 @@ fn lifetime(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<
             v.span(),
             Diagnostic::error(format!("unknown lifetime `{s}`"))
                 .label("not a lifetime")
-                .expected_one_of("lifetimes", s, &Lifetime::spellings()),
+                .expected_one_of("lifetimes", s, Lifetime::spellings()),
         );
         return None;
     };
@@ -301,7 +301,7 @@ fn format(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateFormat> {
         Err(FormatError::UnknownDtype(found)) => {
             Diagnostic::error(format!("unknown format `{found}`"))
                 .label("not a dtype")
-                .expected_one_of("dtypes", &found, &StateDtype::spellings())
+                .expected_one_of("dtypes", &found, StateDtype::spellings())
                 .help("or `{key}` for a format the engine chooses, e.g. `{kv_cache_dtype}`")
         }
     };
@@ -374,7 +374,7 @@ fn verify(
             v.span(),
             Diagnostic::error(format!("unknown verify steps `{s}`"))
                 .label("not verify steps")
-                .expected_one_of("verify steps", s, &VerifySteps::spellings()),
+                .expected_one_of("verify steps", s, VerifySteps::spellings()),
         );
     }
     steps

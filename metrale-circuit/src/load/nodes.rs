@@ -130,7 +130,7 @@ fn touches_of(
                 v.span(),
                 Diagnostic::error(format!("unknown state access `{s}`"))
                     .label("not an access")
-                    .expected_one_of("accesses", s, &StateAccess::spellings()),
+                    .expected_one_of("accesses", s, StateAccess::spellings()),
             );
             continue;
         };

@@ -25,7 +25,7 @@ use quote::{format_ident, quote};
 
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
-use super::names::{ident, index, int};
+use super::names::{camel_case, ident, index, int};
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
 #[derive(Default)]
@@ -44,7 +44,8 @@ struct Table<'a> {
     rows: Vec<(String, usize)>,
     /// Row of each `(state id, holding)`.
     row_of: HashMap<(String, Holding), usize>,
-    /// `(block, state, holding, section, unit)` per class, in first-use order.
+    /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
+    /// the circuit's `units()`.
     classes: Vec<(
         &'a BlockTemplate,
         &'a StateTemplate,
@@ -52,8 +53,6 @@ struct Table<'a> {
         Section,
         usize,
     )>,
-    /// `(block, state)` per unit, in first-use order.
-    units: Vec<(&'a BlockTemplate, &'a StateTemplate)>,
     /// How many rows each class has.
     counts: Vec<u64>,
 }
@@ -64,7 +63,6 @@ impl<'a> Emitter<'a> {
             rows: Vec::new(),
             row_of: HashMap::new(),
             classes: Vec::new(),
-            units: Vec::new(),
             counts: Vec::new(),
         };
         for instance in self.circuit.instances(checkpoint) {
@@ -75,14 +73,7 @@ impl<'a> Emitter<'a> {
                 let same = |b: &BlockTemplate, s: &StateTemplate| {
                     b.name == block.name && s.local == state.local
                 };
-                let unit = table
-                    .units
-                    .iter()
-                    .position(|(b, s)| same(b, s))
-                    .unwrap_or_else(|| {
-                        table.units.push((block, state));
-                        table.units.len() - 1
-                    });
+                let unit = self.unit_index(block, state);
                 let id = format!("{}.{}", instance.prefix, state.local);
                 for &holding in Holding::of_kind(state.kind) {
                     let class = table
@@ -111,7 +102,6 @@ impl<'a> Emitter<'a> {
 
     /// `pub mod <checkpoint> { ... }`.
     pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
-        let rt = &self.runtime;
         let name = ident(&checkpoint.name);
         let table = self.table(checkpoint);
         let n = index(table.rows.len());
@@ -133,7 +123,7 @@ impl<'a> Emitter<'a> {
             let value = int(*value);
             quote!(#field: #value)
         });
-        let classes = self.class_literals(&table);
+        let classes = Self::class_literals(&table);
         let rows = table.rows.iter().map(|(id, class)| {
             let class = index(*class);
             quote!((#id, #class))
@@ -149,6 +139,8 @@ impl<'a> Emitter<'a> {
         quote! {
             #[doc = #doc]
             pub mod #name {
+                use super::{__abi, __rt};
+
                 #[doc = "The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
 
@@ -160,21 +152,21 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "Every size class: terms of one state of one block template, holding one"]
                 #[doc = "thing in one section, sized once per plan."]
-                const CLASSES: [#rt::static_plan::SizeClass; #c] = [#(#classes),*];
+                const CLASSES: [__abi::SizeClass; #c] = [#(#classes),*];
 
                 #[doc = "Every term's state id and size class, in plan order."]
                 const TABLE: [(&str, usize); TERM_COUNT] = [#(#rows),*];
 
                 #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
-                pub const TERMS: [#rt::static_plan::TermInfo; TERM_COUNT] =
-                    #rt::static_plan::terms(&TABLE, &CLASSES);
+                pub const TERMS: [__rt::TermInfo; TERM_COUNT] =
+                    __abi::terms(&TABLE, &CLASSES);
 
                 #[doc = "The first row of every size class: its faults are reported there."]
-                const FIRST_ROW: [usize; #c] = #rt::static_plan::first_rows(&TABLE);
+                const FIRST_ROW: [usize; #c] = __abi::first_rows(&TABLE);
 
                 #[doc = "Every term in layout order, with its size class and arena (for the exact"]
                 #[doc = "replay of a layout that could overflow)."]
-                const STEPS: [#rt::static_plan::Step; TERM_COUNT] = #rt::static_plan::steps(&TABLE, &CLASSES);
+                const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
 
                 #[doc = #plan_doc]
                 #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -182,7 +174,7 @@ impl<'a> Emitter<'a> {
                 pub struct StatePlan {
                     #fields
                     #[doc = "The arena sizes and per-lifetime totals."]
-                    arena: #rt::Arena,
+                    arena: __rt::Arena,
                 }
 
                 #plan_impl
@@ -191,40 +183,36 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `SizeClass` literal of every class.
-    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
-        let rt = &self.runtime;
+    fn class_literals(table: &Table<'_>) -> Vec<TokenStream> {
         table
             .classes
             .iter()
             .enumerate()
             .map(|(class, (_, state, holding, section, unit))| {
                 let count = int(table.counts.get(class).copied().unwrap_or_default());
-                let group = index(metrale_circuit::static_plan::group(
+                let group = index(metrale_circuit::__private_v0_1::group(
                     state.kind,
                     *holding,
                     state.lifetime,
                 ));
-                let kind = format_ident!("{}", camel(state.kind.name()));
-                let holding = format_ident!("{}", camel(holding.name()));
-                let section = match section {
-                    Section::Main => quote!(Main),
-                    Section::Draft => quote!(Draft),
-                };
+                let kind = format_ident!("{}", camel_case(state.kind.name()));
+                let holding = format_ident!("{}", camel_case(holding.name()));
+                let section = format_ident!("{}", camel_case(section.name()));
                 let verify = if let Some(steps) = state.verify {
-                    let steps = format_ident!("{}", camel(steps.name()));
-                    quote!(::core::option::Option::Some(#rt::VerifySteps::#steps))
+                    let steps = format_ident!("{}", camel_case(steps.name()));
+                    quote!(::core::option::Option::Some(__rt::VerifySteps::#steps))
                 } else {
                     quote!(::core::option::Option::None)
                 };
-                let lifetime = format_ident!("{}", camel(state.lifetime.name()));
+                let lifetime = format_ident!("{}", camel_case(state.lifetime.name()));
                 let unit = index(*unit);
                 quote! {
-                    #rt::static_plan::SizeClass {
-                        kind: #rt::StateKind::#kind,
-                        holding: #rt::Holding::#holding,
-                        section: #rt::Section::#section,
+                    __abi::SizeClass {
+                        kind: __rt::StateKind::#kind,
+                        holding: __rt::Holding::#holding,
+                        section: __rt::Section::#section,
                         verify: #verify,
-                        lifetime: #rt::Lifetime::#lifetime,
+                        lifetime: __rt::Lifetime::#lifetime,
                         unit: #unit,
                         count: #count,
                         group: #group,
@@ -243,19 +231,13 @@ impl<'a> Emitter<'a> {
     ) -> TokenStream {
         let init = &parts.init;
         let regions = parts.regions.iter().map(|(_, path)| path);
-        let rt = &self.runtime;
-        let u = index(table.units.len());
-        let units = table.units.iter().map(|(block, state)| {
-            let module = ident(&block.name);
-            let unit_fn = format_ident!("{}_unit", ident(&state.local));
-            quote!(super::blocks::#module::#unit_fn(dims, inputs.formats))
-        });
+        let errors = Self::plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
         let c = index(table.classes.len());
         // One call per class with a constant index: each folds to its kind's size law.
         let sizes = (0..table.classes.len()).map(|class| {
             let class = index(class);
-            quote!(#rt::static_plan::size_class(&CLASSES[#class], &units, &state, &mut lanes))
+            quote!(__abi::size_class(&CLASSES[#class], &units, &state, &mut lanes))
         });
         quote! {
             impl StatePlan {
@@ -265,33 +247,28 @@ impl<'a> Emitter<'a> {
                 #[doc = "(no verify, no KV, no cache group) is an empty region at offset 0."]
                 #[doc = ""]
                 #[doc = "# Errors"]
-                #[doc = "`PlanError::BadAlign` when `align` is not a nonzero power of two;"]
-                #[doc = "`PlanError::MissingVerify` for a recurrent state without `verify`"]
-                #[doc = "under verify inputs; `PlanError::Overflow` and"]
-                #[doc = "`PlanError::DivisionByZero` naming the first state that cannot be sized."]
-                #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's plan takes `&Dims`, however few dims it has")]
-                #[allow(clippy::too_many_lines, reason = "one line per block instance, the layers of a large model included")]
+                #(#[doc = #errors])*
                 pub const fn new(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
                     align: u64,
-                ) -> ::core::result::Result<Self, #rt::PlanError> {
-                    let units: [::core::result::Result<#rt::static_plan::Unit, #rt::SizeFault>; #u] = [#(#units),*];
+                ) -> ::core::result::Result<Self, __rt::PlanError> {
+                    let units = super::units(dims, inputs.formats);
                     // The alignment is checked first, as the dynamic plan does.
-                    if let ::core::result::Result::Err(error) = #rt::static_plan::valid_align(align) {
+                    if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
                         return ::core::result::Result::Err(error);
                     }
                     let state = inputs.state_inputs();
-                    let mut lanes = #rt::static_plan::Lanes::new(align);
-                    let classes: [#rt::static_plan::ClassSize; #c] = [#(#sizes),*];
-                    if let ::core::option::Option::Some(error) = #rt::static_plan::first_fault(&classes, &FIRST_ROW, &TERMS) {
+                    let mut lanes = __abi::Lanes::new(align);
+                    let classes: [__abi::ClassSize; #c] = [#(#sizes),*];
+                    if let ::core::option::Option::Some(error) = __abi::first_fault(&classes, &FIRST_ROW, &TERMS) {
                         return ::core::result::Result::Err(error);
                     }
                     let (mut cursors, arena) = lanes.finish();
                     let arena = match arena {
                         ::core::option::Option::Some(arena) => arena,
                         // A sum could overflow: the exact layout names the term.
-                        ::core::option::Option::None => match #rt::static_plan::replay(&classes, &STEPS, &TERMS, align) {
+                        ::core::option::Option::None => match __abi::replay(&classes, &STEPS, &TERMS, align) {
                             ::core::result::Result::Ok(arena) => arena,
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
@@ -303,19 +280,17 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
                 #[must_use]
-                #[allow(clippy::too_many_lines, reason = "one line per block instance, the layers of a large model included")]
-                #[allow(clippy::large_stack_arrays, reason = "every region by value, so an engine can iterate them beside `TERMS`")]
-                pub const fn regions(&self) -> [#rt::Region; TERM_COUNT] {
-                    let mut all = [#rt::Region::EMPTY; TERM_COUNT];
+                pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
+                    let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                     let at = 0;
-                    #(let at = #rt::static_plan::put(&mut all, at, #regions);)*
+                    #(let at = __abi::put(&mut all, at, #regions);)*
                     let _ = at;
                     all
                 }
 
                 #[doc = "The arena sizes and per-lifetime totals."]
                 #[must_use]
-                pub const fn arena(&self) -> &#rt::Arena {
+                pub const fn arena(&self) -> &__rt::Arena {
                     &self.arena
                 }
 
@@ -335,13 +310,13 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "The bytes the terms of `space` with `lifetime` hold, padding excluded."]
                 #[must_use]
-                pub const fn lifetime_bytes(&self, space: #rt::Space, lifetime: #rt::Lifetime) -> u64 {
+                pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
                     self.arena.lifetime_bytes(space, lifetime)
                 }
 
                 #[doc = "The bytes the terms of `space` hold, padding excluded."]
                 #[must_use]
-                pub const fn term_bytes(&self, space: #rt::Space) -> u64 {
+                pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                     self.arena.term_bytes(space)
                 }
 
@@ -408,7 +383,7 @@ impl<'a> Emitter<'a> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let window = self.window(block, name, &quote!(#field), table, parts);
+            let window = Self::window(block, name, &quote!(#field), table, parts);
             parts
                 .init
                 .extend(quote! { #field: super::#ty::lay(#window, &mut cursors), });
@@ -432,7 +407,7 @@ impl<'a> Emitter<'a> {
             if let Some(block) = self.stateful(name) {
                 let field = ident(name);
                 let block_ty = block_type(name);
-                let window = self.window(
+                let window = Self::window(
                     block,
                     &format!("{prefix}.{name}"),
                     &quote!(#group.#field),
@@ -450,14 +425,12 @@ impl<'a> Emitter<'a> {
     /// the block in its section). Records `(first row, self.<path>.regions())` for
     /// `regions()`.
     fn window(
-        &self,
         block: &BlockTemplate,
         prefix: &str,
         path: &TokenStream,
         table: &Table<'_>,
         parts: &mut PlanParts,
     ) -> TokenStream {
-        let rt = &self.runtime;
         let row = block
             .states
             .first()
@@ -470,7 +443,7 @@ impl<'a> Emitter<'a> {
         let class = table.rows.get(row).map_or(0, |(_, class)| *class);
         parts.regions.push((row, quote!(self.#path.regions())));
         let class = index(class);
-        quote!(#rt::static_plan::window(&classes, #class))
+        quote!(__abi::window(&classes, #class))
     }
 
     /// `layers()` and `layer(i)`, when the circuit has layer kinds.
@@ -478,10 +451,19 @@ impl<'a> Emitter<'a> {
         if self.circuit.layout.blocks.is_empty() {
             return TokenStream::new();
         }
-        let layers = checkpoint.layer_kinds.iter().enumerate().map(|(i, kind)| {
-            let field = format_ident!("l{i}");
-            let variant = layer_variant(kind);
-            quote!(super::Layer::#variant(&self.#field))
+        let layers: Vec<TokenStream> = checkpoint
+            .layer_kinds
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| {
+                let field = format_ident!("l{i}");
+                let variant = layer_variant(kind);
+                quote!(super::Layer::#variant(&self.#field))
+            })
+            .collect();
+        let arms = layers.iter().enumerate().map(|(i, layer)| {
+            let i = index(i);
+            quote!(#i => ::core::option::Option::Some(#layer),)
         });
         quote! {
             #[doc = "Every layer, in order, typed by its kind, for loops over layers."]
@@ -493,28 +475,41 @@ impl<'a> Emitter<'a> {
             #[doc = "Layer `index`, or `None` past the last one."]
             #[must_use]
             pub const fn layer(&self, index: usize) -> ::core::option::Option<super::Layer<'_>> {
-                if index < LAYERS {
-                    ::core::option::Option::Some(self.layers()[index])
-                } else {
-                    ::core::option::Option::None
+                match index {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
                 }
             }
         }
     }
-}
 
-/// `snake_case` as `CamelCase` (the runtime enums' variant names).
-fn camel(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase())
-                .into_iter()
-                .chain(chars)
-                .collect::<String>()
-        })
-        .collect()
+    /// The `# Errors` lines of a checkpoint's `new`: the faults its states can produce.
+    fn plan_errors_doc(table: &Table<'_>) -> Vec<&'static str> {
+        let divides = table.classes.iter().any(|(block, state, ..)| {
+            block
+                .shape_of(state)
+                .is_some_and(super::sizes::divides_by_a_dim)
+        });
+        let mut lines = vec![
+            "`PlanError::BadAlign` when `align` is not a nonzero power of two;",
+            "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`",
+        ];
+        if divides {
+            lines[1] = "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`;";
+            lines.push(
+                "`PlanError::DivisionByZero` naming the first state that divides by a zero dim.",
+            );
+        } else {
+            lines[1] = "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`.";
+        }
+        lines
+    }
+
+    /// The index of `state` of `block` in the circuit's `units()`: states of the stateful
+    /// blocks, block by block in definition order.
+    pub(super) fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
+        self.unit_states()
+            .position(|(b, s)| b.name == block.name && s.local == state.local)
+            .unwrap_or_default()
+    }
 }

@@ -6,7 +6,7 @@
 //! - `Formats` has one field per format key the circuit names, so a plan cannot be built
 //!   without every key: the dynamic plan's `MissingFormat` becomes a compile error.
 //! - A block's struct has one field per state, typed by what the state's terms hold
-//!   (`regions::Recurrent`, `regions::Blocks`, `regions::Cache`); blocks without state have no
+//!   (`RecurrentRegions`, `KvRegions`, `CacheRegions`); blocks without state have no
 //!   struct and no field.
 
 use metrale_circuit::{BlockTemplate, StateKind, StateTemplate};
@@ -19,7 +19,6 @@ use super::names::{ident, type_name};
 impl Emitter<'_> {
     /// `Dims`, `Formats`, `Inputs`.
     pub(super) fn inputs_types(&self) -> TokenStream {
-        let rt = &self.runtime;
         let circuit = self.circuit;
         let dims_doc = format!(
             "The dims of `{}`: one per name its shapes read (`{}`).",
@@ -44,7 +43,7 @@ impl Emitter<'_> {
                 .map(|(b, s)| format!("`{}.{}`", b.name, s.local))
                 .collect();
             let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
-            quote! { #[doc = #doc] pub #field: #rt::StateDtype, }
+            quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
         });
         let pairs = keys.iter().map(|key| {
             let field = ident(key);
@@ -69,7 +68,7 @@ impl Emitter<'_> {
                 #[doc = "Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
                 #[doc = "takes them."]
                 #[must_use]
-                pub const fn pairs(self) -> [(&'static str, #rt::StateDtype); #key_count] {
+                pub const fn pairs(self) -> [(&'static str, __rt::StateDtype); #key_count] {
                     [#(#pairs),*]
                 }
             }
@@ -84,21 +83,21 @@ impl Emitter<'_> {
                 pub slots: u64,
                 #[doc = "The verify pools of a speculative serve; `None` when the engine does"]
                 #[doc = "not verify."]
-                pub verify: ::core::option::Option<#rt::VerifyInputs<'a>>,
+                pub verify: ::core::option::Option<__rt::VerifyInputs<'a>>,
                 #[doc = "The main model's paged KV cache; `None` leaves its KV sides empty."]
-                pub kv: ::core::option::Option<#rt::KvInputs>,
+                pub kv: ::core::option::Option<__rt::KvInputs>,
                 #[doc = "The draft head's paged KV cache; `None` leaves its KV sides empty."]
-                pub draft_kv: ::core::option::Option<#rt::KvInputs>,
+                pub draft_kv: ::core::option::Option<__rt::KvInputs>,
                 #[doc = "The cache inputs."]
-                pub caches: #rt::CacheInputs,
+                pub caches: __rt::CacheInputs,
             }
 
             impl<'a> Inputs<'a> {
                 #[doc = "The same inputs as the dynamic plan takes them, without the format"]
                 #[doc = "list (a generated plan reads `formats` directly)."]
                 #[must_use]
-                pub const fn state_inputs(&self) -> #rt::StateInputs<'a> {
-                    #rt::StateInputs {
+                pub const fn state_inputs(&self) -> __rt::StateInputs<'a> {
+                    __rt::StateInputs {
                         formats: &[],
                         slots: self.slots,
                         verify: self.verify,
@@ -113,7 +112,7 @@ impl Emitter<'_> {
 
     /// The block structs, layer structs, the `Layer` enum and the `Draft` struct.
     pub(super) fn region_types(&self) -> TokenStream {
-        let blocks = self.stateful_blocks().map(|block| self.block_struct(block));
+        let blocks = self.stateful_blocks().map(Self::block_struct);
         let layers = self.circuit.layout.blocks.iter().map(|(kind, blocks)| {
             let ty = layer_type(kind);
             let fields = self.block_fields(blocks);
@@ -122,31 +121,19 @@ impl Emitter<'_> {
                 "The regions of one `{kind}` layer: its blocks {} (a block without state has no field).",
                 listed.join(", ")
             );
-            let empty = self.block_empties(blocks);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct #ty { #fields }
-
-                impl #ty {
-                    #[doc = "Every term empty, at offset 0."]
-                    pub const EMPTY: Self = Self { #empty };
-                }
             }
         });
         let layer_enum = self.layer_enum();
         let draft = if self.has_draft() {
             let fields = self.block_fields(&self.circuit.draft);
-            let empty = self.block_empties(&self.circuit.draft);
             quote! {
                 #[doc = "The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct Draft { #fields }
-
-                impl Draft {
-                    #[doc = "Every term empty, at offset 0."]
-                    pub const EMPTY: Self = Self { #empty };
-                }
             }
         } else {
             TokenStream::new()
@@ -175,11 +162,6 @@ impl Emitter<'_> {
         })
     }
 
-    /// `<block>: <Block>Block::EMPTY,` for each stateful block of `blocks`.
-    fn block_empties(&self, blocks: &[String]) -> TokenStream {
-        self.per_stateful_block(blocks, |field, ty, _| quote! { #field: #ty::EMPTY, })
-    }
-
     /// `item(field, type, name)` for each block of `blocks` that declares state, in order.
     fn per_stateful_block(
         &self,
@@ -193,8 +175,7 @@ impl Emitter<'_> {
             .collect()
     }
 
-    fn block_struct(&self, block: &BlockTemplate) -> TokenStream {
-        let rt = &self.runtime;
+    fn block_struct(block: &BlockTemplate) -> TokenStream {
         let ty = block_type(&block.name);
         let doc = format!(
             "The regions of one `{}` block instance (`{}`).",
@@ -204,7 +185,7 @@ impl Emitter<'_> {
             let field = ident(&state.local);
             let group = region_group(state.kind);
             let doc = state_doc(block, state);
-            quote! { #[doc = #doc] pub #field: #rt::static_plan::regions::#group, }
+            quote! { #[doc = #doc] pub #field: __rt::#group, }
         });
         // A block instance's terms are consecutive rows of its plan, sized by consecutive
         // classes: term `j` (state by state, holding by holding) is of the window's class `j`.
@@ -212,7 +193,6 @@ impl Emitter<'_> {
         // cursor meets its terms in plan order; the group of a term is fixed by its state.
         let mut terms = Vec::new();
         let mut lays = Vec::new();
-        let mut empties = Vec::new();
         let mut j = 0usize;
         for state in &block.states {
             let field = ident(&state.local);
@@ -224,15 +204,14 @@ impl Emitter<'_> {
                 let class = super::names::index(j);
                 j += 1;
                 terms.push(quote!(self.#field.#holding));
-                let group = super::names::index(metrale_circuit::static_plan::group(
+                let group = super::names::index(metrale_circuit::__private_v0_1::group(
                     state.kind,
                     *holding_kind,
                     state.lifetime,
                 ));
                 holdings.push(quote! { #holding: classes[#class].take(&mut cursors[#group]), });
             }
-            lays.push(quote! { #field: #rt::static_plan::regions::#group { #(#holdings)* }, });
-            empties.push(quote! { #field: #rt::static_plan::regions::#group::EMPTY, });
+            lays.push(quote! { #field: __rt::#group { #(#holdings)* }, });
         }
         let count = super::names::index(j);
         quote! {
@@ -242,26 +221,22 @@ impl Emitter<'_> {
 
             impl #ty {
                 #[doc = "How many terms one instance has."]
-                pub const TERMS: usize = #count;
-
-                #[doc = "Every term empty, at offset 0."]
-                pub const EMPTY: Self = Self { #(#empties)* };
+                pub const TERM_COUNT: usize = #count;
 
                 #[doc = "The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
                 #[doc = "terms sized by `classes` (one per term), each placed at its layout group's"]
-                #[doc = "cursor (`metrale_circuit::static_plan::Lanes`)."]
+                #[doc = "cursor."]
                 #[inline(always)]
-                #[allow(clippy::inline_always, reason = "inlined into `StatePlan::new`, the whole layout is straight-line code")]
                 const fn lay(
-                    classes: &[#rt::static_plan::ClassSize; #count],
-                    cursors: &mut [u64; #rt::static_plan::GROUPS],
+                    classes: &[__abi::ClassSize; #count],
+                    cursors: &mut [u64; __abi::GROUPS],
                 ) -> Self {
                     Self { #(#lays)* }
                 }
 
                 #[doc = "Every term's region, state by state, in plan order."]
                 #[must_use]
-                pub const fn regions(&self) -> [#rt::Region; #count] {
+                pub const fn regions(&self) -> [__rt::Region; #count] {
                     [#(#terms),*]
                 }
             }
@@ -301,14 +276,12 @@ pub(super) fn layer_variant(kind: &str) -> proc_macro2::Ident {
     type_name(kind, "").unwrap_or_else(|| ident(kind))
 }
 
-/// The `static_plan::regions` group a state's field has.
+/// The field group a state's field has (`RecurrentRegions`, ...), as the runtime names it.
 pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
-    let name = match kind {
-        StateKind::Recurrent => "Recurrent",
-        StateKind::PagedKv => "Blocks",
-        _ => "Cache",
-    };
-    proc_macro2::Ident::new(name, proc_macro2::Span::call_site())
+    proc_macro2::Ident::new(
+        metrale_circuit::__private_v0_1::field_group(kind),
+        proc_macro2::Span::call_site(),
+    )
 }
 
 /// The doc of a state's field: where it was declared, what it is, what a unit is.

@@ -22,11 +22,11 @@ pub fn ident(name: &str) -> Ident {
     }
 }
 
-/// `snake_case` + `suffix` as `CamelCase`: `gdn` + `Block` -> `GdnBlock`,
-/// `linear_attention` + `Layer` -> `LinearAttentionLayer`. `None` when the result is not an
-/// identifier.
-pub fn type_name(snake: &str, suffix: &str) -> Option<Ident> {
-    let mut camel = String::new();
+/// `snake_case` as `CamelCase`: `linear_attention` -> `LinearAttention`, `bf16` -> `Bf16`. The
+/// one case conversion: type names, layer variants and the runtime enums' variants
+/// (`paged_kv` -> `PagedKv`) all come from it.
+pub fn camel_case(snake: &str) -> String {
+    let mut camel = String::with_capacity(snake.len());
     for part in snake.split('_') {
         let mut chars = part.chars();
         if let Some(first) = chars.next() {
@@ -34,8 +34,14 @@ pub fn type_name(snake: &str, suffix: &str) -> Option<Ident> {
             camel.push_str(chars.as_str());
         }
     }
-    camel.push_str(suffix);
-    syn::parse_str::<Ident>(&camel).ok()
+    camel
+}
+
+/// `snake_case` + `suffix` as `CamelCase`: `gdn` + `Block` -> `GdnBlock`,
+/// `linear_attention` + `Layer` -> `LinearAttentionLayer`. `None` when the result is not an
+/// identifier (the loader refuses such names, so a loaded circuit never gives one).
+pub fn type_name(snake: &str, suffix: &str) -> Option<Ident> {
+    syn::parse_str::<Ident>(&(camel_case(snake) + suffix)).ok()
 }
 
 /// An unsuffixed integer literal, with `_` every three digits from five digits on (clippy's
@@ -79,6 +85,8 @@ mod tests {
             Some("Qwen3AttentionBlock")
         );
         assert_eq!(name("full-attention", "Layer"), None);
+        assert_eq!(camel_case("prompt_lookup_index"), "PromptLookupIndex");
+        assert_eq!(camel_case("bf16"), "Bf16");
         assert_eq!(name("2x", "Layer"), None);
     }
 

@@ -1,12 +1,13 @@
-//! The `blocks` module of a generated circuit: for every state of every block template, the
-//! checked `const fn`s giving its elements per unit (from `Dims`), its element type (from
-//! `Formats`), and its unit and unit bytes.
+//! The `blocks` module of a generated circuit: for every state of every block template, one
+//! checked `const fn <state>_unit(&Dims, Formats)` giving one unit's bytes and element type.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
-//! - A size function computes exactly what `Shape::eval` computes, with the checked helpers of
-//!   `static_plan` (overflow and division by zero are `Err`, never a wrap or a panic).
-//! - A copy (`of`) calls the copied state's elements function, so the two cannot disagree.
+//! - A unit function computes exactly what `Shape::eval` computes, with the ABI's checked
+//!   helpers (overflow and division by zero are `Err`, never a wrap or a panic), then the
+//!   bytes by the runtime's `Unit::of`.
+//! - A copy (`of`) evaluates the copied state's shape, the one shape both units come from.
+//! - Its `# Errors` names only the faults its shape can produce.
 
 use metrale_circuit::shape::{Divisor, Factor, Shape};
 use metrale_circuit::{BlockTemplate, StateFormat, StateTemplate};
@@ -14,191 +15,154 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{ident, int};
+use super::names::{camel_case, ident, int};
 
 impl Emitter<'_> {
     /// `pub mod blocks { pub mod <block> { ... } }` for every block with state.
     pub(super) fn blocks_module(&self) -> TokenStream {
-        let blocks = self.stateful_blocks().map(|block| self.block_sizes(block));
+        let blocks = self.stateful_blocks().map(Self::block_sizes);
         quote! {
-            #[doc = "The size functions of every state of every block template: elements per"]
-            #[doc = "unit from `Dims`, element type from `Formats`, unit bytes from both."]
+            #[doc = "One unit of every state of every block template: its bytes and element"]
+            #[doc = "type, from `Dims` and `Formats`."]
             pub mod blocks {
                 #(#blocks)*
             }
         }
     }
 
-    fn block_sizes(&self, block: &BlockTemplate) -> TokenStream {
+    /// `const fn units(&Dims, Formats)`: every state's unit, in [`Emitter::unit_states`] order,
+    /// computed once per plan and shared by every checkpoint's `new`.
+    pub(super) fn units_fn(&self) -> TokenStream {
+        let units: Vec<TokenStream> = self
+            .unit_states()
+            .map(|(block, state)| {
+                let module = ident(&block.name);
+                let unit_fn = format_ident!("{}_unit", ident(&state.local));
+                quote!(blocks::#module::#unit_fn(dims, formats))
+            })
+            .collect();
+        let count = super::names::index(units.len());
+        quote! {
+            #[doc = "Every state's unit, block by block: what a plan's size classes index."]
+            #[inline(always)]
+            const fn units(dims: &Dims, formats: Formats) -> [::core::result::Result<__rt::Unit, __rt::SizeFault>; #count] {
+                [#(#units),*]
+            }
+        }
+    }
+
+    /// Every state of every stateful block, block by block in definition order.
+    pub(super) fn unit_states(
+        &self,
+    ) -> impl Iterator<Item = (&BlockTemplate, &StateTemplate)> + '_ {
+        self.stateful_blocks()
+            .flat_map(|block| block.states.iter().map(move |state| (block, state)))
+    }
+
+    fn block_sizes(block: &BlockTemplate) -> TokenStream {
         let name = ident(&block.name);
         let doc = format!(
-            "The size functions of the states of block `{}` (`{}`).",
+            "The units of the states of block `{}` (`{}`).",
             block.name, block.origin
         );
         let mut helpers = Helpers::default();
         let states: Vec<TokenStream> = block
             .states
             .iter()
-            .map(|state| self.state_sizes(block, state, &mut helpers))
+            .map(|state| Self::state_unit(block, state, &mut helpers))
             .collect();
-        let uses = helpers.uses(&self.runtime);
+        let uses = helpers.uses();
         quote! {
             #[doc = #doc]
             pub mod #name {
+                use super::super::__rt;
                 #uses
                 #(#states)*
             }
         }
     }
 
-    fn state_sizes(
-        &self,
+    /// `pub const fn <state>_unit(..)`.
+    fn state_unit(
         block: &BlockTemplate,
         state: &StateTemplate,
         helpers: &mut Helpers,
     ) -> TokenStream {
-        let rt = &self.runtime;
         let local = &state.local;
-        let elements_fn = format_ident!("{}_elements", ident(local));
-        let dtype_fn = format_ident!("{}_dtype", ident(local));
         let unit_fn = format_ident!("{}_unit", ident(local));
-        let unit_bytes_fn = format_ident!("{}_unit_bytes", ident(local));
-        let what = format!(
-            "`{}.{local}` (`{}`): a `{}` state living `{}`, {}.",
+        let shape = block.shape_of(state);
+        let (dims_param, elements) = match shape {
+            Some(shape) if !shape.dims().is_empty() => (quote!(dims), helpers.shape(shape)),
+            Some(shape) => (quote!(_dims), helpers.shape(shape)),
+            None => (quote!(_dims), helpers.value(0)),
+        };
+        let (formats_param, dtype) = match &state.format {
+            StateFormat::Fixed(dtype) => {
+                let variant = format_ident!("{}", camel_case(dtype.name()));
+                (quote!(_formats), quote!(__rt::StateDtype::#variant))
+            }
+            StateFormat::Keyed(key) => {
+                let field = ident(key);
+                (quote!(formats), quote!(formats.#field))
+            }
+        };
+        let shape_doc = match (&state.shape, &state.of) {
+            (Some(shape), _) => format!("Shape `{shape}`"),
+            (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name),
+            (None, None) => "No shape".to_owned(),
+        };
+        let doc = format!(
+            "One unit of `{}.{local}` (`{}`), its bytes and element type: a `{}` state living `{}`, {}. {shape_doc}, element type `{}`.",
             block.name,
             state.origin,
             state.kind.name(),
             state.lifetime.name(),
-            state.kind.unit()
+            state.kind.unit(),
+            state.format,
         );
-
-        let (elements_doc, dims_param, body) = match (&state.shape, &state.of) {
-            (Some(shape), _) => {
-                let uses_dims = !shape.dims().is_empty();
-                let param = if uses_dims {
-                    quote!(dims)
-                } else {
-                    quote!(_dims)
-                };
-                (
-                    format!("Elements per unit of {what} Shape: `{shape}`."),
-                    param,
-                    helpers.shape(shape),
-                )
-            }
-            (None, Some(of)) => {
-                let source = format_ident!("{}_elements", ident(of));
-                (
-                    format!(
-                        "Elements per unit of {what} A copy of `{}.{of}`: its elements.",
-                        block.name
-                    ),
-                    quote!(dims),
-                    quote!(#source(dims)),
-                )
-            }
-            (None, None) => (format!("Elements per unit of {what}"), quote!(_dims), {
-                helpers.used.insert("value");
-                quote!(value(0))
-            }),
-        };
-
-        let (dtype_doc, formats_param, dtype) = self.dtype_parts(block, state);
-        let unit_doc = format!(
-            "One unit of `{}.{local}`: its bytes and element type.",
-            block.name
-        );
-        let unit_bytes_doc = format!("Bytes per unit of `{}.{local}`.", block.name);
-        let errors = errors_doc();
+        let errors = errors_doc(shape);
         quote! {
-            #[doc = #elements_doc]
-            #errors
-            #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's size functions take `&Dims`, however few dims it has")]
-            pub const fn #elements_fn(#dims_param: &super::super::Dims) -> ::core::result::Result<u64, #rt::SizeFault> {
-                #body
+            #[doc = #doc]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #(#[doc = #errors])*
+            pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+                __rt::Unit::of(#elements, #dtype)
             }
+        }
+    }
+}
 
-            #[doc = #dtype_doc]
-            #[must_use]
-            pub const fn #dtype_fn(#formats_param: super::super::Formats) -> #rt::StateDtype {
-                #dtype
-            }
+/// The `# Errors` lines of a unit function: the faults its shape can produce (its bytes can
+/// always overflow: a format key's dtype is only known at run time).
+fn errors_doc(shape: Option<&Shape>) -> Vec<&'static str> {
+    if shape.is_some_and(divides_by_a_dim) {
+        vec![
+            "`SizeFault::Overflow` when the elements or the bytes overflow `u64`;",
+            "`SizeFault::DivisionByZero` when a divisor dim is zero.",
+        ]
+    } else {
+        vec!["`SizeFault::Overflow` when the elements or the bytes overflow `u64`."]
+    }
+}
 
-            #[doc = #unit_doc]
-            #errors
-            #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's size functions take `&Dims`, however few dims it has")]
-            pub const fn #unit_fn(dims: &super::super::Dims, formats: super::super::Formats) -> ::core::result::Result<#rt::static_plan::Unit, #rt::SizeFault> {
-                #rt::static_plan::Unit::of(#elements_fn(dims), #dtype_fn(formats))
-            }
-
-            #[doc = #unit_bytes_doc]
-            #errors
-            #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's size functions take `&Dims`, however few dims it has")]
-            pub const fn #unit_bytes_fn(dims: &super::super::Dims, formats: super::super::Formats) -> ::core::result::Result<u64, #rt::SizeFault> {
-                match #unit_fn(dims, formats) {
-                    ::core::result::Result::Ok(unit) => ::core::result::Result::Ok(unit.bytes),
-                    ::core::result::Result::Err(fault) => ::core::result::Result::Err(fault),
+/// Whether any factor of `shape` divides by a dim (a literal divisor is never zero: the loader
+/// refuses `/0`).
+pub(super) fn divides_by_a_dim(shape: &Shape) -> bool {
+    shape
+        .axes
+        .iter()
+        .flat_map(|axis| &axis.terms)
+        .flat_map(|term| &term.factors)
+        .any(|factor| {
+            matches!(
+                factor,
+                Factor::CeilDiv {
+                    by: Divisor::Dim(_),
+                    ..
                 }
-            }
-        }
-    }
-
-    /// The element type function's doc, parameter name and body.
-    fn dtype_parts(
-        &self,
-        block: &BlockTemplate,
-        state: &StateTemplate,
-    ) -> (String, TokenStream, TokenStream) {
-        let rt = &self.runtime;
-        let local = &state.local;
-        match &state.format {
-            StateFormat::Fixed(dtype) => {
-                let variant = dtype_variant(dtype.name());
-                (
-                    format!(
-                        "The element type of `{}.{local}`: `{}`, fixed by the circuit.",
-                        block.name,
-                        dtype.name()
-                    ),
-                    quote!(_formats),
-                    quote!(#rt::StateDtype::#variant),
-                )
-            }
-            StateFormat::Keyed(key) => {
-                let field = ident(key);
-                (
-                    format!(
-                        "The element type of `{}.{local}`: the `{{{key}}}` the inputs give.",
-                        block.name
-                    ),
-                    quote!(formats),
-                    quote!(formats.#field),
-                )
-            }
-        }
-    }
-}
-
-/// The `# Errors` section of a size function.
-fn errors_doc() -> TokenStream {
-    quote! {
-        #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`SizeFault::Overflow` when a product or sum overflows `u64`;"]
-        #[doc = "`SizeFault::DivisionByZero` when a divisor dim is zero."]
-    }
-}
-
-/// The `StateDtype` variant spelled `name` (`bf16` -> `Bf16`).
-fn dtype_variant(name: &str) -> proc_macro2::Ident {
-    let mut chars = name.chars();
-    let camel: String = chars
-        .next()
-        .map(|c| c.to_ascii_uppercase())
-        .into_iter()
-        .chain(chars)
-        .collect();
-    format_ident!("{camel}")
+            )
+        })
 }
 
 /// Which checked helpers a block's size functions call, so the module imports exactly those.
@@ -230,13 +194,16 @@ impl Helpers {
         self.fold(axes, true)
     }
 
+    /// `value(n)`.
+    fn value(&mut self, n: u64) -> TokenStream {
+        self.used.insert("value");
+        let n = int(n);
+        quote!(value(#n))
+    }
+
     fn factor(&mut self, factor: &Factor) -> TokenStream {
         match factor {
-            Factor::Lit(n) => {
-                self.used.insert("value");
-                let n = int(*n);
-                quote!(value(#n))
-            }
+            Factor::Lit(n) => self.value(*n),
             Factor::Dim(dim) => {
                 self.used.insert("value");
                 let d = ident(&dim.name);
@@ -264,12 +231,7 @@ impl Helpers {
     fn fold(&mut self, items: Vec<TokenStream>, product: bool) -> TokenStream {
         let mut items = items.into_iter();
         let Some(first) = items.next() else {
-            self.used.insert("value");
-            return if product {
-                quote!(value(1))
-            } else {
-                quote!(value(0))
-            };
+            return self.value(u64::from(product));
         };
         items.fold(first, |acc, next| {
             if product {
@@ -282,7 +244,8 @@ impl Helpers {
         })
     }
 
-    fn uses(&self, rt: &TokenStream) -> TokenStream {
+    /// `use super::super::__abi::{..};` of the helpers used.
+    fn uses(&self) -> TokenStream {
         let names: Vec<proc_macro2::Ident> = self
             .used
             .iter()
@@ -291,7 +254,7 @@ impl Helpers {
         if names.is_empty() {
             TokenStream::new()
         } else {
-            quote!(use #rt::static_plan::{#(#names),*};)
+            quote!(use super::super::__abi::{#(#names),*};)
         }
     }
 }

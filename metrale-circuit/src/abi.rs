@@ -1,70 +1,31 @@
-//! Support for the plans `metrale-codegen` generates: the static description of a plan's terms
-//! ([`TermInfo`], [`SizeClass`]), the region groups a generated plan's fields hold, the checked
-//! `const fn` arithmetic generated size functions are written in, and the steps a generated
-//! `StatePlan::new` takes: [`size_class`] once per size class (summing the layout in
-//! [`Lanes`]), [`first_fault`], [`Lanes::finish`], then [`ClassSize::take`] once per term; the
-//! exact [`replay`] (a [`Placer`]) only when a sum could overflow.
+//! What the plans `metrale-codegen` generates call: the static description of a plan's size
+//! classes ([`SizeClass`], [`terms`], [`steps`], [`first_rows`]), the checked `const fn`
+//! arithmetic unit functions are written in ([`value`], [`mul`], [`add`], [`ceil_div`]), and the
+//! steps a generated `StatePlan::new` takes: [`valid_align`], [`size_class`] once per size class
+//! (summing the layout in [`Lanes`]), [`first_fault`], [`Lanes::finish`], then
+//! [`ClassSize::take`] once per term; the exact [`replay`] only when a sum could overflow.
 //!
-//! Owner: metrale-circuit. Generated code calls this module; engines read its types.
+//! Owner: metrale-circuit. This is `__private_v0_1`: hidden, not API, read by generated code
+//! only; what engines read of a plan is public at the crate root. Generated code asserts
+//! [`ABI`] at compile time.
 //! Invariants:
-//! - Sizes come from [`size_term`] and offsets from [`place`]'s rounding, in the order
-//!   [`place_all`] uses: a generated plan and the dynamic plan of the same circuit and inputs
-//!   agree term for term, and on the first error.
+//! - Sizes come from the one sizing law (`sizing::size_term`) and offsets from the one layout
+//!   law (`layout::Placer`), in layout order: a generated plan and the dynamic plan of the same
+//!   circuit and inputs agree term for term, and on the first error.
 //! - Every layout sum a generated plan adds without a check was checked by [`Lanes`] first.
 //! - Everything here is a `const fn` without allocation.
+#![allow(
+    rustdoc::private_intra_doc_links,
+    reason = "a hidden module, read in the source: its docs link the private laws it calls"
+)]
 
-#[cfg(doc)]
-use crate::layout::place_all;
-use crate::layout::{Arena, LayoutKey, align_up, check_align, place};
-use crate::sizing::{TermSpec, size_term, unit_bytes};
+use crate::layout::{Arena, LayoutKey, Placer, check_align};
+pub use crate::regions::field_group;
+use crate::sizing::{TermSpec, size_term};
 use crate::{
     Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateDtype, StateInputs,
-    StateKind, VerifySteps,
+    StateKind, TermInfo, Unit, VerifySteps,
 };
-
-/// One term of a generated plan, known at compile time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TermInfo {
-    /// The state's id (`l0.gdn.h`).
-    pub state: &'static str,
-    /// The state's kind.
-    pub kind: StateKind,
-    /// What the term holds.
-    pub holding: Holding,
-    /// How long its units live.
-    pub lifetime: Lifetime,
-    /// The arena it sits in.
-    pub space: Space,
-}
-
-impl TermInfo {
-    /// The term of `state` holding `holding`, its lifetime and space derived from its kind and
-    /// `declared` lifetime by the same rules as the dynamic plan.
-    #[must_use]
-    pub const fn new(
-        state: &'static str,
-        kind: StateKind,
-        holding: Holding,
-        declared: Lifetime,
-    ) -> Self {
-        Self {
-            state,
-            kind,
-            holding,
-            lifetime: holding.lifetime(declared),
-            space: Space::of_kind(kind),
-        }
-    }
-
-    /// Where the layout puts it.
-    #[must_use]
-    pub const fn layout_key(&self) -> LayoutKey {
-        LayoutKey {
-            space: self.space,
-            lifetime: self.lifetime,
-        }
-    }
-}
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
 /// section, holding one thing. A generated plan sizes each class once.
@@ -127,89 +88,6 @@ pub const fn first_rows<const N: usize, const C: usize>(
         }
     }
     first
-}
-
-/// One unit of a state: its bytes and its element type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unit {
-    /// `elements x dtype size`.
-    pub bytes: u64,
-    /// The element type.
-    pub dtype: StateDtype,
-}
-
-impl Unit {
-    /// The unit of `elements` elements of `dtype`.
-    ///
-    /// # Errors
-    /// The elements' own fault, or [`SizeFault::Overflow`] when the bytes overflow.
-    #[inline]
-    pub const fn of(
-        elements: Result<u64, SizeFault>,
-        dtype: StateDtype,
-    ) -> Result<Unit, SizeFault> {
-        match elements {
-            Ok(elements) => match unit_bytes(elements, dtype) {
-                Ok(bytes) => Ok(Unit { bytes, dtype }),
-                Err(fault) => Err(fault),
-            },
-            Err(fault) => Err(fault),
-        }
-    }
-}
-
-/// The field groups of a generated plan, one per kind of state, so that every term is a plain
-/// field path (`plan.l0.gdn.h.live`, `plan.l3.attn.k.blocks`, `plan.head.lookup.cache`).
-pub mod regions {
-    use crate::Region;
-
-    /// A recurrent state that keeps verify intermediates.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Recurrent {
-        /// The live state, one unit per sequence slot.
-        pub live: Region,
-        /// The verify intermediates; empty without verify inputs.
-        pub steps: Region,
-        /// The state before a verify, one unit per verify slot; empty without verify inputs.
-        pub checkpoint: Region,
-    }
-
-    impl Recurrent {
-        /// Every term empty, at offset 0.
-        pub const EMPTY: Self = Self {
-            live: Region::EMPTY,
-            steps: Region::EMPTY,
-            checkpoint: Region::EMPTY,
-        };
-    }
-
-    /// One side of a paged KV cache.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Blocks {
-        /// Its blocks, one unit per token; empty without the section's KV inputs.
-        pub blocks: Region,
-    }
-
-    impl Blocks {
-        /// Every term empty, at offset 0.
-        pub const EMPTY: Self = Self {
-            blocks: Region::EMPTY,
-        };
-    }
-
-    /// A cache.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Cache {
-        /// Its units; empty when its cache inputs are absent.
-        pub cache: Region,
-    }
-
-    impl Cache {
-        /// Every term empty, at offset 0.
-        pub const EMPTY: Self = Self {
-            cache: Region::EMPTY,
-        };
-    }
 }
 
 /// `Ok(value)`: a literal or dim read by a generated size function.
@@ -285,7 +163,7 @@ pub struct Step {
     pub class: usize,
 }
 
-/// Every term of a generated plan in layout order (see [`crate::layout::layout_order`]), for a
+/// Every term of a generated plan in layout order (the layout order), for a
 /// `const` item: the order [`replay`] places them in.
 #[must_use]
 pub const fn steps<const N: usize, const C: usize>(
@@ -333,8 +211,9 @@ pub const fn put<const K: usize, const N: usize>(
     at + K
 }
 
-/// The slow, exact layout of a generated plan, term by term in `steps` with a [`Placer`]: run
-/// only when a sum of [`Lanes`] overflowed, to report the term [`place_all`] reports.
+/// The slow, exact layout of a generated plan, term by term in `steps` with the layout's one
+/// [`Placer`]: run only when a sum of [`Lanes`] overflowed, to report the term the dynamic plan
+/// reports. `align` was checked by [`valid_align`].
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
@@ -344,16 +223,25 @@ pub const fn replay<const N: usize, const C: usize>(
     terms: &[TermInfo; N],
     align: u64,
 ) -> Result<Arena, PlanError> {
-    let mut placer = match Placer::new(align) {
-        Ok(placer) => placer,
-        Err(error) => return Err(error),
-    };
+    let mut placer = Placer::new(align);
     let mut k = 0;
     while k < N {
-        placer.place(&classes[steps[k].class], steps[k].row);
+        let class = &classes[steps[k].class];
+        if class.present {
+            let key = LayoutKey {
+                space: class.space,
+                lifetime: class.lifetime,
+            };
+            let _ = placer.place(key, class.region.bytes, steps[k].row);
+        }
         k += 1;
     }
-    placer.finish(terms)
+    match placer.finish() {
+        Ok(arena) => Ok(arena),
+        Err(row) => Err(PlanError::Overflow {
+            state: state_of(terms, row),
+        }),
+    }
 }
 
 /// One size class, sized under the plan inputs: the region each of its terms has (at offset
@@ -429,6 +317,35 @@ pub const fn window<const K: usize, const C: usize>(
     }
 }
 
+/// Bumped whenever what generated code calls changes its shape or meaning.
+const REVISION: u64 = 1;
+
+/// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
+/// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
+/// `__GENERATED_ABI`, which generated code asserts equals the one it was generated against.
+pub const ABI: u64 = {
+    const fn fold(hash: u64, value: u64) -> u64 {
+        (hash ^ value).wrapping_mul(0x0100_0000_01b3)
+    }
+    let mut hash = fold(0xcbf2_9ce4_8422_2325, REVISION);
+    hash = fold(hash, GROUPS as u64);
+    let mut k = 0;
+    while k < StateKind::ALL.len() {
+        let kind = StateKind::ALL[k];
+        let holdings = Holding::of_kind(kind);
+        let mut h = 0;
+        while h < holdings.len() {
+            hash = fold(
+                hash,
+                group(kind, holdings[h], Lifetime::of_kind(kind)) as u64,
+            );
+            h += 1;
+        }
+        k += 1;
+    }
+    hash
+};
+
 /// The layout group of the terms of a state of `kind` holding `holding`, declared with
 /// `lifetime`: its rank among the groups of [`GROUPS`]. The generator writes it into each
 /// block's `lay` and each [`SizeClass`].
@@ -451,7 +368,7 @@ pub const fn group(kind: StateKind, holding: Holding, lifetime: Lifetime) -> usi
 /// The layout of a generated plan, summed class by class as [`size_class`] sizes them.
 ///
 /// Every offset is a multiple of `align`, so the dynamic layout's rounding of the cursor
-/// before each term ([`place`]) is the same as rounding each term's bytes after it: a term's
+/// before each term is the same as rounding each term's bytes after it: a term's
 /// offset is its group's start plus the strides (bytes rounded up to `align`) of the terms
 /// before it in its group, in plan order, and a group's room is the sum over its classes of
 /// `stride x count`. Those sums are checked here, once per class, so placing a term
@@ -625,84 +542,6 @@ pub const fn first_fault<const C: usize>(
     match first {
         Some((row, fault)) => Some(PlanError::of_fault(fault, state_of(terms, row))),
         None => None,
-    }
-}
-
-/// Lays out a generated plan one term at a time, in layout order, by [`place`]: the same steps
-/// [`place_all`] takes for the dynamic plan. A failure is kept (the first one, by row) and
-/// reported by [`Placer::finish`], so each term costs one call and no branch out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placer {
-    align: u64,
-    cursor: [u64; 2],
-    last: [usize; 2],
-    failed: Option<usize>,
-    lifetime_bytes: [[u64; 4]; 2],
-}
-
-impl Placer {
-    /// A placer for offsets that are multiples of `align`.
-    ///
-    /// # Errors
-    /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two.
-    pub const fn new(align: u64) -> Result<Self, PlanError> {
-        if !check_align(align) {
-            return Err(PlanError::BadAlign { align });
-        }
-        Ok(Self {
-            align,
-            cursor: [0; 2],
-            last: [0; 2],
-            failed: None,
-            lifetime_bytes: [[0; 4]; 2],
-        })
-    }
-
-    /// Places the term at `row` (plan order) of `class`: its offset, or 0 for an absent term,
-    /// which takes no room.
-    #[inline]
-    pub const fn place(&mut self, class: &ClassSize, row: usize) -> u64 {
-        if !class.present || self.failed.is_some() {
-            return 0;
-        }
-        let space = class.space as usize;
-        let Some((offset, end)) = place(self.cursor[space], class.region.bytes, self.align) else {
-            self.failed = Some(row);
-            return 0;
-        };
-        let lifetime = class.lifetime as usize;
-        let Some(sum) = self.lifetime_bytes[space][lifetime].checked_add(class.region.bytes) else {
-            self.failed = Some(row);
-            return 0;
-        };
-        self.lifetime_bytes[space][lifetime] = sum;
-        self.cursor[space] = end;
-        self.last[space] = row;
-        offset
-    }
-
-    /// The arena, every term placed.
-    ///
-    /// # Errors
-    /// [`PlanError::Overflow`] naming the first term that could not be placed, or the term that
-    /// ends an arena whose final rounding overflows.
-    pub const fn finish(&self, terms: &[TermInfo]) -> Result<Arena, PlanError> {
-        if let Some(row) = self.failed {
-            return Err(PlanError::Overflow {
-                state: state_of(terms, row),
-            });
-        }
-        let Some(device) = align_up(self.cursor[Space::Device as usize], self.align) else {
-            return Err(PlanError::Overflow {
-                state: state_of(terms, self.last[Space::Device as usize]),
-            });
-        };
-        let Some(host) = align_up(self.cursor[Space::Host as usize], self.align) else {
-            return Err(PlanError::Overflow {
-                state: state_of(terms, self.last[Space::Host as usize]),
-            });
-        };
-        Ok(Arena::new(self.align, device, host, self.lifetime_bytes))
     }
 }
 
