@@ -1,9 +1,11 @@
-//! The `metrale-codegen` command line: `check` circuits, `plan` their state, `gen` their code (see
-//! [`cli::USAGE`]).
+//! The `metrale-codegen` command line: `check` circuits, `plan` their state, `gen` their code
+//! (see `metrale-codegen --help`, or [`cli::Cli`]).
 //!
-//! This file only does I/O: it collects the arguments, hands them to [`cli::run`] (which
-//! returns what to print and the exit status as values) and writes the result. Exit status: 0
-//! ok, 1 bad input (a circuit, an inputs file, a checkpoint, a plan error), 2 usage.
+//! This file only does I/O: it hands the arguments, as the OS gave them, to [`cli::run`]
+//! (which parses them with clap and returns what to print and the exit status as values) and
+//! writes the result. Exit status: 0 ok (and `--help`, `--version`), 1 bad input (a circuit,
+//! an inputs file, a checkpoint, a plan error), 2 usage (clap's errors, a non-UTF-8 argument
+//! among them).
 
 mod cli;
 
@@ -11,17 +13,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let outcome = match std::env::args_os()
-        .skip(1)
-        .map(std::ffi::OsString::into_string)
-        .collect::<Result<Vec<String>, _>>()
-    {
-        Ok(args) => cli::run(&args),
-        Err(arg) => cli::Outcome::usage(&format!(
-            "argument `{}` is not valid UTF-8",
-            arg.to_string_lossy()
-        )),
-    };
+    let outcome = cli::run(std::env::args_os().skip(1));
     // A closed pipe (`| head`) is not an error of ours: write what we can, never panic.
     let _ = std::io::stdout()
         .lock()

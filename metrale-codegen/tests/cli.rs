@@ -1,5 +1,6 @@
 //! The `metrale-codegen` binary, run from the workspace root: `plan` figures checked by hand
-//! under the default and a small inputs file, the exit codes, and located errors.
+//! under the default and a small inputs file, the exit codes (clap's usage errors exit 2,
+//! `--help` and `--version` exit 0 on stdout), and located errors.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -274,9 +275,24 @@ fn align_must_be_a_power_of_two() {
         "{}",
         out.stderr
     );
+    // Not a number at all: a usage error (clap's), naming the value and the option.
     let out = run(&["plan", CIRCUIT, "--align", "abc"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("found `abc`"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: invalid value 'abc' for '--align <N>'"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty());
+    // Zero is a number but no power of two: bad input, like 100.
+    let out = run(&["plan", CIRCUIT, "--align", "0"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`--align 0` is not a power of two"),
+        "{}",
+        out.stderr
+    );
     let plan = plan_json(&["--align", "4096"]);
     assert_eq!(plan["align"], 4096);
     assert!(
@@ -288,53 +304,206 @@ fn align_must_be_a_power_of_two() {
     );
 }
 
+/// A usage error: exit 2, nothing on stdout, clap's message and the usage on stderr.
+fn usage_error(args: &[&str]) -> String {
+    let out = run(args);
+    assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+    assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    assert!(
+        out.stderr.starts_with("error: "),
+        "{args:?}: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("Usage: "), "{args:?}: {}", out.stderr);
+    out.stderr
+}
+
 #[test]
 fn usage_errors_exit_2_with_the_usage() {
     for args in [
-        &["plan", CIRCUIT, "--jsn"][..],
-        &["plan"],
-        &["plan", CIRCUIT, "other.toml"],
-        &["plan", CIRCUIT, "--checkpoint"],
-        &["frobnicate"],
-        &[],
-        &["check"],
+        &["plan", CIRCUIT, "other.toml"][..],
+        &["gen", CIRCUIT, CIRCUIT],
+        &["plan", CIRCUIT, "--json=1"],
+        &["plan", CIRCUIT, "-x"],
     ] {
-        let out = run(args);
-        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
-        assert!(out.stderr.contains("Usage:"), "{args:?}: {}", out.stderr);
-        assert!(out.stdout.is_empty());
+        usage_error(args);
     }
-    let out = run(&["plan", CIRCUIT, "--jsn"]);
+    // No command at all: the help, but on stderr and with exit 2.
+    let out = run(&[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty());
     assert!(
-        out.stderr
-            .starts_with("error: unknown flag `--jsn`; did you mean `--json`?"),
+        out.stderr.contains("Usage: metrale-codegen <COMMAND>"),
         "{}",
         out.stderr
     );
-    let out = run(&["plna"]);
+    // A value-taking option at the end with no value.
+    let out = run(&["plan", CIRCUIT, "--checkpoint"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("did you mean `plan`?"),
+        out.stderr
+            .contains("a value is required for '--checkpoint <NAME>'"),
         "{}",
         out.stderr
     );
 }
 
 #[test]
-fn help_goes_to_stdout() {
-    for args in [
-        &["help"][..],
-        &["--help"],
-        &["-h"],
-        &["plan", "--help"],
-        &["check", "-h"],
+fn an_unknown_flag_is_named_with_the_nearest_one() {
+    let stderr = usage_error(&["plan", CIRCUIT, "--jsn"]);
+    assert!(
+        stderr.starts_with("error: unexpected argument '--jsn' found"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tip: a similar argument exists: '--json'"),
+        "{stderr}"
+    );
+    let stderr = usage_error(&["gen", CIRCUIT, "--runtime-pth", "::rt"]);
+    assert!(stderr.contains("'--runtime-pth'"), "{stderr}");
+    assert!(stderr.contains("'--runtime-path'"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_command_exits_2() {
+    let stderr = usage_error(&["frobnicate"]);
+    assert!(
+        stderr.starts_with("error: unrecognized subcommand 'frobnicate'"),
+        "{stderr}"
+    );
+    let stderr = usage_error(&["plna"]);
+    assert!(
+        stderr.contains("tip: a similar subcommand exists: 'plan'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_circuit_file_argument_exits_2() {
+    for (args, usage) in [
+        (&["plan"][..], "Usage: metrale-codegen plan <circuit.toml>"),
+        (&["gen"], "Usage: metrale-codegen gen <circuit.toml>"),
+        (&["check"], "Usage: metrale-codegen check <circuit.toml>..."),
     ] {
+        let stderr = usage_error(args);
+        assert!(
+            stderr.starts_with("error: the following required arguments were not provided:"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(usage), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn an_option_given_twice_exits_2() {
+    for (args, option) in [
+        (
+            &[
+                "plan",
+                CIRCUIT,
+                "--checkpoint",
+                "tiny",
+                "--checkpoint",
+                "tiny",
+            ][..],
+            "'--checkpoint <NAME>'",
+        ),
+        (
+            &["plan", CIRCUIT, "--align", "64", "--align=64"],
+            "'--align <N>'",
+        ),
+        (&["plan", CIRCUIT, "--json", "--json"], "'--json'"),
+        (&["gen", CIRCUIT, "-o", "a.rs", "-o", "b.rs"], "'-o <FILE>'"),
+    ] {
+        let stderr = usage_error(args);
+        assert!(
+            stderr.starts_with(&format!(
+                "error: the argument {option} cannot be used multiple times"
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn help_goes_to_stdout() {
+    for args in [&["help"][..], &["--help"], &["-h"]] {
         let out = run(args);
-        assert_eq!(out.code, 0, "{args:?}");
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.is_empty(), "{args:?}: {}", out.stderr);
+        for needle in [
+            "Usage: metrale-codegen <COMMAND>",
+            "check",
+            "plan",
+            "gen",
+            "Exit status",
+        ] {
+            assert!(
+                out.stdout.contains(needle),
+                "{args:?}: no `{needle}` in\n{}",
+                out.stdout
+            );
+        }
+    }
+    for args in [&["check", "-h"][..], &["help", "check"]] {
+        let out = run(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
         assert!(
             out.stdout
-                .contains("Usage:\n  metrale-codegen check <circuit.toml>...")
+                .contains("Usage: metrale-codegen check <circuit.toml>..."),
+            "{args:?}: {}",
+            out.stdout
         );
-        assert!(out.stderr.is_empty());
+    }
+}
+
+#[test]
+fn plan_help_names_its_options() {
+    // `-h` anywhere on the line asks for help, even after a circuit file.
+    for args in [&["plan", "--help"][..], &["plan", CIRCUIT, "-h"]] {
+        let out = run(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.is_empty(), "{args:?}: {}", out.stderr);
+        for needle in [
+            "Usage: metrale-codegen plan [OPTIONS] <circuit.toml>",
+            "--checkpoint <NAME>",
+            "--inputs <FILE>",
+            "--align <N>",
+            "[default: 256]",
+            "--json",
+        ] {
+            assert!(
+                out.stdout.contains(needle),
+                "{args:?}: no `{needle}` in\n{}",
+                out.stdout
+            );
+        }
+    }
+    let out = run(&["gen", "--help"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for needle in [
+        "-o <FILE>",
+        "--runtime-path <PATH>",
+        "[default: ::metrale_circuit]",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "no `{needle}` in\n{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn version_prints_the_name_and_version() {
+    for flag in ["--version", "-V"] {
+        let out = run(&[flag]);
+        assert_eq!(out.code, 0, "{flag}: {}", out.stderr);
+        assert_eq!(
+            out.stdout,
+            format!("metrale-codegen {}\n", env!("CARGO_PKG_VERSION"))
+        );
+        assert!(out.stderr.is_empty(), "{flag}: {}", out.stderr);
     }
 }
 
@@ -473,10 +642,9 @@ fn gen_writes_a_file_and_takes_a_runtime_path() {
     let bad = run(&["gen", CIRCUIT, "--runtime-path", "not a path"]);
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.contains("is not a Rust path"), "{}", bad.stderr);
-    let usage = run(&["gen"]);
-    assert_eq!(usage.code, 2);
-    let two = run(&["gen", CIRCUIT, CIRCUIT]);
-    assert_eq!(two.code, 2);
+    let out = run(&["gen", CIRCUIT, "-o=", "--runtime-path=::my_engine::rt"]);
+    assert_eq!(out.code, 1, "an empty -o is no file: {}", out.stderr);
+    assert!(out.stderr.contains("cannot write ``"), "{}", out.stderr);
 }
 
 #[test]

@@ -1,35 +1,32 @@
 //! `metrale-codegen check <circuit.toml>...`: loads every circuit named and reports every error
 //! of every file together.
 //!
-//! Invariants: every file is checked even after a bad one; stdout gets `ok: <path>` for each
-//! circuit that loads, in argument order; stderr gets all diagnostics (one "aborting" line at
-//! the end); the status is 1 when any file failed.
+//! Invariants: at least one file is named (clap refuses none, exit 2); every file is checked
+//! even after a bad one; stdout gets `ok: <path>` for each circuit that loads, in argument
+//! order; stderr gets all diagnostics (one "aborting" line at the end); the status is 1 when
+//! any file failed.
 
+use clap::Args;
 use metrale_circuit::Circuit;
 use metrale_circuit::diag::Diagnostics;
 
 use super::Outcome;
-use super::args::{self, Spec};
 
-/// `check` takes no flags.
-const SPEC: Spec = Spec {
-    options: &[],
-    switches: &[],
-};
+/// Load each circuit and report every error of every file.
+///
+/// Every file is checked, even after a bad one, and all the diagnostics are printed together
+/// on stderr. Prints `ok: <path>` on stdout for each circuit that loads, in argument order.
+/// Exits 1 when any file failed.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The circuit files to check.
+    #[arg(value_name = "circuit.toml", required = true)]
+    pub circuits: Vec<String>,
+}
 
-/// Runs `check` on its arguments.
-pub fn run(args: &[String]) -> Outcome {
-    let parsed = match args::parse(args, &SPEC) {
-        Ok(parsed) => parsed,
-        Err(message) => return Outcome::usage(&message),
-    };
-    if parsed.help {
-        return Outcome::help();
-    }
-    if parsed.positional.is_empty() {
-        return Outcome::usage("`check` needs at least one circuit file");
-    }
-    check(&parsed.positional)
+/// Runs `check`.
+pub fn run(args: &CheckArgs) -> Outcome {
+    check(&args.circuits)
 }
 
 /// Loads each circuit of `paths`: `ok: <path>` lines for the good ones, every diagnostic of the

@@ -1,53 +1,59 @@
-//! The commands of the `metrale-codegen` binary, as functions from arguments to an [`Outcome`]
-//! (what to print on stdout and stderr, and the exit status), so they can be tested without a
-//! process.
+//! The commands of the `metrale-codegen` binary: the command line as clap derive types
+//! ([`Cli`], [`Command`], each command's arguments in its own module), and [`run`], a function
+//! from arguments to an [`Outcome`] (what to print on stdout and stderr, and the exit status),
+//! so the commands can be tested without a process.
 //!
 //! Invariants:
 //! - Nothing here panics or exits: every error becomes an [`Outcome`]; `main` does the I/O.
-//! - Usage errors (an unknown command or flag, a missing or malformed argument) exit 2 and
-//!   print [`USAGE`] on stderr; bad input (a circuit, an inputs file, a checkpoint, a plan
-//!   error) exits 1 with rustc-like diagnostics on stderr; `help` prints [`USAGE`] on stdout.
-//! - A command is one arm of [`dispatch`] and one module with a `run(&[String]) -> Outcome`.
+//! - Usage errors (an unknown command or flag, a missing, malformed or repeated argument) are
+//!   clap's: its message, a "did you mean" tip where one is near, and the usage, on stderr,
+//!   exit 2. `--help`, `-h` and `help [COMMAND]` print the help on stdout and exit 0, and so
+//!   does `--version`. Bad input (a circuit, an inputs file, a checkpoint, a plan error)
+//!   exits 1 with rustc-like diagnostics on stderr.
+//! - Every option is taken at most once: clap's default for a single-valued argument, with
+//!   `args_override_self` left off, refuses a repeat.
+//! - The usage line is always spelled `metrale-codegen`, whatever the binary was started as.
+//! - A command is one variant of [`Command`] and one module with its arguments' struct and a
+//!   `run(&Args) -> Outcome`.
 
-mod args;
 mod check;
 mod generate;
 mod plan;
 mod table;
 
-use metrale_circuit::diag::{Diagnostics, did_you_mean};
+use std::ffi::OsString;
 
-/// The usage text (`metrale-codegen help`).
-pub const USAGE: &str = "\
-metrale-codegen: check metrale circuits and size the state they keep
+use clap::{Parser, Subcommand};
+use metrale_circuit::diag::Diagnostics;
 
-Usage:
-  metrale-codegen check <circuit.toml>...
-  metrale-codegen plan <circuit.toml> [--checkpoint NAME] [--inputs FILE] [--align N] [--json]
-  metrale-codegen gen <circuit.toml> [-o FILE] [--runtime-path PATH]
-  metrale-codegen help
+/// The program name, in the usage and `--version`.
+const NAME: &str = "metrale-codegen";
 
-Commands:
-  check   Load each circuit and report every error of every file. Prints `ok: <path>` for
-          each circuit that loads.
-  plan    Size every state of one checkpoint of a circuit under the plan inputs and lay it
-          out: a table of terms with totals per space and per lifetime.
-  gen     Print the circuit's generated Rust module (the one the build.rs API writes), or
-          write it to FILE with -o (only when its bytes change). --runtime-path names the
-          runtime crate in the output (default ::metrale_circuit).
-  help    Print this text (also -h, --help).
+/// Check metrale circuits, size the state they keep, and generate their typed plans.
+///
+/// Every command reads circuit files (TOML, see docs/circuit-schema.md). Run
+/// `metrale-codegen <COMMAND> --help` for the arguments of a command.
+#[derive(Debug, Parser)]
+#[command(
+    name = NAME,
+    version,
+    after_help = "Exit status: 0 ok, 1 bad input (circuit, inputs file, checkpoint, plan), \
+                  2 usage error."
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
 
-Options of plan:
-  --checkpoint NAME  the checkpoint to size (default: the circuit's first)
-  --inputs FILE      the plan inputs file (default: the built-in circuits/inputs/default.toml)
-  --align N          the alignment of every region in bytes, a power of two (default: 256)
-  --json             print the plan as JSON (exact byte counts) instead of a table
-
-Exit status: 0 ok, 1 bad input (circuit, inputs file, checkpoint, plan), 2 usage error.
-";
-
-/// The commands, for "did you mean".
-const COMMANDS: &[&str] = &["check", "plan", "gen", "help"];
+/// The commands. Their help is the doc of each one's arguments' struct: a doc comment on a
+/// variant would replace it, so the variants have none.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Check(check::CheckArgs),
+    Plan(plan::PlanArgs),
+    Gen(generate::GenArgs),
+}
 
 /// How the process ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,41 +107,186 @@ impl Outcome {
         }
     }
 
-    /// A usage error: the message and the usage text on stderr, exit 2.
-    pub fn usage(message: &str) -> Self {
-        Self {
-            status: Status::Usage,
-            stdout: String::new(),
-            stderr: format!("error: {message}\n\n{USAGE}"),
+    /// What clap says instead of parsing: help or the version on stdout (exit 0), or a usage
+    /// error on stderr (exit 2).
+    pub fn clap(error: &clap::Error) -> Self {
+        let text = error.render().to_string();
+        if error.use_stderr() {
+            Self {
+                status: Status::Usage,
+                stdout: String::new(),
+                stderr: text,
+            }
+        } else {
+            Self::ok(text)
         }
-    }
-
-    /// The usage text on stdout, exit 0.
-    pub fn help() -> Self {
-        Self::ok(USAGE.to_owned())
     }
 }
 
 /// Runs the command line `args` (without the program name).
-pub fn run(args: &[String]) -> Outcome {
-    let Some((command, rest)) = args.split_first() else {
-        return Outcome::usage("no command given");
-    };
-    dispatch(command, rest).unwrap_or_else(|| {
-        Outcome::usage(&match did_you_mean(command, COMMANDS) {
-            Some(near) => format!("unknown command `{command}`; did you mean `{near}`?"),
-            None => format!("unknown command `{command}`"),
-        })
-    })
+pub fn run<I, T>(args: I) -> Outcome
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let command_line =
+        std::iter::once(OsString::from(NAME)).chain(args.into_iter().map(Into::into));
+    match Cli::try_parse_from(command_line) {
+        Ok(cli) => dispatch(&cli.command),
+        Err(error) => Outcome::clap(&error),
+    }
 }
 
-/// Runs `command` on its arguments; `None` for an unknown command.
-fn dispatch(command: &str, args: &[String]) -> Option<Outcome> {
-    Some(match command {
-        "help" | "-h" | "--help" => Outcome::help(),
-        "check" => check::run(args),
-        "plan" => plan::run(args),
-        "gen" => generate::run(args),
-        _ => return None,
-    })
+/// Runs one parsed command.
+fn dispatch(command: &Command) -> Outcome {
+    match command {
+        Command::Check(args) => check::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Gen(args) => generate::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+    use clap::error::ErrorKind;
+    use metrale_circuit::DEFAULT_ALIGN;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once(NAME).chain(args.iter().copied())).map(|c| c.command)
+    }
+
+    fn plan(args: &[&str]) -> plan::PlanArgs {
+        match parse(args) {
+            Ok(Command::Plan(plan)) => plan,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    /// The kind of usage error `args` is; it must be one (exit 2, on stderr).
+    fn refused(args: &[&str]) -> ErrorKind {
+        let error = parse(args).expect_err("a usage error");
+        assert_eq!(error.exit_code(), 2, "{args:?}: {error}");
+        assert!(error.use_stderr(), "{args:?}");
+        error.kind()
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_switches_and_positionals() {
+        let defaults = plan(&["plan", "c.toml"]);
+        assert_eq!(defaults.circuit, "c.toml");
+        assert_eq!(defaults.checkpoint, None);
+        assert_eq!(defaults.inputs, None);
+        assert_eq!(defaults.align, DEFAULT_ALIGN);
+        assert!(!defaults.json);
+
+        let given = plan(&[
+            "plan",
+            "--align",
+            "64",
+            "c.toml",
+            "--json",
+            "--checkpoint=tiny",
+            "--inputs",
+            "-",
+        ]);
+        assert_eq!(given.circuit, "c.toml");
+        assert_eq!(given.align, 64);
+        assert_eq!(given.checkpoint.as_deref(), Some("tiny"));
+        assert_eq!(given.inputs.as_deref(), Some("-"));
+        assert!(given.json);
+
+        // `--` ends the options; a lone `-` is a positional.
+        match parse(&["check", "a.toml", "--", "--x", "-"]) {
+            Ok(Command::Check(check)) => assert_eq!(check.circuits, ["a.toml", "--x", "-"]),
+            other => panic!("{other:?}"),
+        }
+        match parse(&["gen", "c.toml", "-o=out.rs", "--runtime-path", "::rt"]) {
+            Ok(Command::Gen(generate)) => {
+                assert_eq!(generate.output.as_deref(), Some("out.rs"));
+                assert_eq!(generate.runtime_path, "::rt");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refusals() {
+        let c = "c.toml";
+        assert_eq!(
+            refused(&[]),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
+        assert_eq!(refused(&["plna"]), ErrorKind::InvalidSubcommand);
+        assert_eq!(
+            refused(&["plan", c, "--algin", "4"]),
+            ErrorKind::UnknownArgument
+        );
+        assert_eq!(refused(&["plan", c, "-x"]), ErrorKind::UnknownArgument);
+        assert_eq!(refused(&["plan", c, "--align"]), ErrorKind::InvalidValue);
+        assert_eq!(
+            refused(&["plan", c, "--align", "abc"]),
+            ErrorKind::ValueValidation
+        );
+        assert_eq!(refused(&["plan", c, "--json=1"]), ErrorKind::TooManyValues);
+        assert_eq!(
+            refused(&["plan", c, "--json", "--json"]),
+            ErrorKind::ArgumentConflict
+        );
+        let twice = ["plan", c, "--align", "1", "--align=2"];
+        assert_eq!(refused(&twice), ErrorKind::ArgumentConflict);
+        let twice = ["gen", c, "-o", "a.rs", "-o", "b.rs"];
+        assert_eq!(refused(&twice), ErrorKind::ArgumentConflict);
+        assert_eq!(refused(&["plan"]), ErrorKind::MissingRequiredArgument);
+        assert_eq!(refused(&["plan", c, "d.toml"]), ErrorKind::UnknownArgument);
+        assert_eq!(refused(&["check"]), ErrorKind::MissingRequiredArgument);
+        assert_eq!(refused(&["gen"]), ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn help_and_version_go_to_stdout_with_exit_0() {
+        for args in [
+            &["--help"][..],
+            &["-h"],
+            &["help"],
+            &["help", "plan"],
+            &["plan", "-h"],
+        ] {
+            let out = run(args.iter().copied());
+            assert_eq!(out.status, Status::Ok, "{args:?}: {}", out.stderr);
+            assert!(
+                out.stdout.contains("Usage: metrale-codegen"),
+                "{args:?}: {}",
+                out.stdout
+            );
+            assert!(out.stderr.is_empty(), "{args:?}");
+        }
+        let out = run(["--version"]);
+        assert_eq!(out.status, Status::Ok);
+        assert_eq!(
+            out.stdout,
+            format!("{NAME} {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+
+    #[test]
+    fn a_usage_error_goes_to_stderr_with_exit_2() {
+        let out = run(["plan", "c.toml", "--jsn"]);
+        assert_eq!(out.status, Status::Usage);
+        assert_eq!(out.status.code(), 2);
+        assert!(out.stdout.is_empty());
+        assert!(
+            out.stderr.starts_with("error: unexpected argument '--jsn'"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("'--json'"), "{}", out.stderr);
+    }
 }

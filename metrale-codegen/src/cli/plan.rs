@@ -5,16 +5,16 @@
 //! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
 //!   `circuits/inputs/default.toml` (embedded, one source of truth); without `--checkpoint`,
 //!   the circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
-//! - A malformed `--align` value is a usage error; a non-power-of-two one is bad input. Errors
-//!   of the align, the circuit and the inputs file are reported together; every format key the
-//!   inputs lack is reported, each once.
+//! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
+//!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
+//!   together; every format key the inputs lack is reported, each once.
 
+use clap::Args;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
     Circuit, DEFAULT_ALIGN, InputsFile, StateDecl, StateError, StateFormat, StatePlan,
 };
 
-use super::args::{self, Spec};
 use super::{Outcome, table};
 
 /// The default plan inputs: the text of `circuits/inputs/default.toml`.
@@ -23,25 +23,40 @@ pub const DEFAULT_INPUTS: &str = include_str!("../../../circuits/inputs/default.
 /// How the default inputs are named in errors and in the table's header.
 pub const DEFAULT_INPUTS_NAME: &str = "built-in default inputs (circuits/inputs/default.toml)";
 
-/// The flags of `plan`.
-const SPEC: Spec = Spec {
-    options: &["--checkpoint", "--inputs", "--align"],
-    switches: &["--json"],
-};
-
-/// What `plan` was asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Size every state of one checkpoint of a circuit and lay it out.
+///
+/// Instantiates the checkpoint's states, sizes each under the plan inputs (slots, KV blocks,
+/// formats, ...) and lays the terms out in their arenas, every region aligned. Prints a table
+/// of terms per space with totals per space and per lifetime, or with --json the plan as JSON
+/// with exact byte counts. Exits 1 on a bad circuit, inputs file or checkpoint, or when the
+/// inputs lack a format key the states need.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct PlanArgs {
-    /// The circuit file, as given.
+    /// The circuit file.
+    #[arg(value_name = "circuit.toml")]
     pub circuit: String,
-    /// `--checkpoint`; `None`: the circuit's first.
+    /// The checkpoint to size [default: the circuit's first].
+    #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
-    /// `--inputs`; `None`: [`DEFAULT_INPUTS`].
+    /// The plan inputs file [default: the built-in circuits/inputs/default.toml].
+    #[arg(long, value_name = "FILE")]
     pub inputs: Option<String>,
-    /// `--align` (not yet checked to be a power of two).
+    /// The alignment of every region in bytes, a power of two.
+    ///
+    /// A value that is not a number is a usage error; a number that is not a power of two is
+    /// reported with the circuit's and the inputs' errors (exit 1).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN, value_parser = align)]
     pub align: u64,
-    /// `--json`.
+    /// Print the plan as JSON (exact byte counts) instead of a table.
+    #[arg(long)]
     pub json: bool,
+}
+
+/// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
+/// [`plan`], as bad input).
+fn align(text: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .map_err(|_| "expected a number of bytes, a power of two such as 256".to_owned())
 }
 
 /// A plan made, with what it was made from.
@@ -57,50 +72,13 @@ pub struct Report {
     pub plan: StatePlan,
 }
 
-/// Runs `plan` on its arguments.
-pub fn run(args: &[String]) -> Outcome {
-    match plan_args(args) {
-        Err(message) => Outcome::usage(&message),
-        Ok(None) => Outcome::help(),
-        Ok(Some(args)) => match plan(&args) {
-            Ok(report) if args.json => Outcome::ok(table::json(&report)),
-            Ok(report) => Outcome::ok(table::table(&report)),
-            Err(diagnostics) => Outcome::bad_input(&diagnostics),
-        },
+/// Runs `plan`.
+pub fn run(args: &PlanArgs) -> Outcome {
+    match plan(args) {
+        Ok(report) if args.json => Outcome::ok(table::json(&report)),
+        Ok(report) => Outcome::ok(table::table(&report)),
+        Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
-}
-
-/// Reads the command line of `plan`; `Ok(None)` when help was asked for.
-///
-/// # Errors
-/// A usage message: a bad flag, no or several circuit files, an `--align` that is not a number.
-pub fn plan_args(args: &[String]) -> Result<Option<PlanArgs>, String> {
-    let parsed = args::parse(args, &SPEC)?;
-    if parsed.help {
-        return Ok(None);
-    }
-    let circuit = match parsed.positional.as_slice() {
-        [] => return Err("`plan` needs a circuit file".to_owned()),
-        [circuit] => circuit.clone(),
-        [_, extra, ..] => {
-            return Err(format!(
-                "`plan` takes one circuit file; unexpected argument `{extra}`"
-            ));
-        }
-    };
-    let align = match parsed.option("--align") {
-        None => DEFAULT_ALIGN,
-        Some(text) => text.parse::<u64>().map_err(|_| {
-            format!("`--align` takes a number of bytes (a power of two), found `{text}`")
-        })?,
-    };
-    Ok(Some(PlanArgs {
-        circuit,
-        checkpoint: parsed.option("--checkpoint").map(str::to_owned),
-        inputs: parsed.option("--inputs").map(str::to_owned),
-        align,
-        json: parsed.switch("--json"),
-    }))
 }
 
 /// Loads the circuit and the inputs, instantiates the checkpoint and makes its plan.

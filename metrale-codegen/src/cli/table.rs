@@ -1,5 +1,5 @@
 //! How a plan is printed: a table of terms per space with totals per space and per lifetime
-//! ([`table`]), or JSON with exact byte counts ([`json`]); and [`human_bytes`].
+//! ([`table`]), or JSON with exact byte counts ([`json()`]); and [`human_bytes`].
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
