@@ -213,7 +213,7 @@ impl Circuit {
     /// The circuit file's path, as given.
     #[must_use]
     pub fn path(&self) -> &str {
-        self.files.first().map_or("", |f| f.name.as_str())
+        self.files.first().map_or("", Source::name)
     }
 
     /// The block template named `name`.

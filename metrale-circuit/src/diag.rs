@@ -20,33 +20,53 @@
 use std::fmt;
 use std::ops::Range;
 
-/// A source file as the user named it (path as given, never made absolute) and its text.
+/// A source file as the user named it (path as given, never made absolute), its text, and the
+/// table of where its lines start: the one line table every location is computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
-    /// The path as the user gave it.
-    pub name: String,
-    /// The whole text of the file.
-    pub text: String,
+    name: String,
+    text: String,
+    /// The byte offset where each line starts (0 first), ascending.
+    line_starts: Vec<usize>,
 }
 
 impl Source {
     /// A source named `name` (kept as given) holding `text`.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         Self {
             name: name.into(),
-            text: text.into(),
+            text,
+            line_starts,
         }
     }
 
+    /// The path as the user gave it.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The whole text of the file.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// 1-based line and 1-based column (column counted in chars) of a byte offset (clamped to
-    /// the text, snapped back to a char boundary).
+    /// the text, snapped back to a char boundary), from the line table (a binary search).
     #[must_use]
     pub fn line_col(&self, byte: usize) -> (usize, usize) {
         let byte = floor_boundary(&self.text, byte);
-        let before = self.text.get(..byte).unwrap_or("");
-        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= byte)
+            .max(1);
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let column = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
         (line, column)
     }
 
@@ -483,6 +503,20 @@ mod tests {
         let src = Source::new("a.toml", "aéb");
         assert_eq!(src.line_col(2), (1, 2));
         assert_eq!(src.line_col(3), (1, 3));
+    }
+
+    #[test]
+    fn line_table_agrees_with_a_scan_of_the_text() {
+        let text = "a\té = \"ü€𝄞\"\r\n\r\n\tx\n𝄞\n";
+        let src = Source::new("t.toml", text);
+        for byte in 0..text.len() + 3 {
+            let at = floor_boundary(text, byte);
+            let before = &text[..at];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before[start..].chars().count() + 1;
+            assert_eq!(src.line_col(byte), (line, column), "byte {byte}");
+        }
     }
 
     #[test]

@@ -52,8 +52,7 @@ use std::path::Path;
 use toml::de::DeTable;
 
 use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
-use crate::load::Sink;
-use crate::load::toml::{Table, Value, Walk, field};
+use crate::walk::{Sink, Table, Value, Walk, field};
 use crate::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
     StateInputs, TreeInputs, VerifyInputs, is_snake_identifier,

@@ -68,6 +68,8 @@ mod inputs_file;
 pub mod load;
 #[cfg(feature = "load")]
 pub mod shape;
+#[cfg(feature = "load")]
+mod walk;
 
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.

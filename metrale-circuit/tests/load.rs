@@ -50,7 +50,13 @@ fn edit(from: &str, to: &str) -> String {
 
 /// The errors of `text` (named `c.toml`); it must not load.
 fn errors(text: &str) -> Vec<Diagnostic> {
-    match Circuit::from_source("c.toml", text, None) {
+    match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text,
+        dir: None,
+    })
+    .circuit
+    {
         Ok(_) => panic!("expected errors, the circuit loaded:\n{text}"),
         Err(diagnostics) => diagnostics.0,
     }
@@ -101,7 +107,7 @@ fn qwen3_5_loads() {
     assert_eq!(c.files.len(), 2);
     assert!(
         c.files[1]
-            .name
+            .name()
             .ends_with("circuits/blocks/qwen3_attention.toml")
     );
     assert_eq!(c.read.len(), 2);
@@ -199,9 +205,14 @@ fn qwen3_5_instantiates() {
 
 #[test]
 fn load_as_names_files_as_given() {
-    let c = Circuit::load_as(Path::new(QWEN), "circuits/qwen3_5.toml").unwrap();
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: Path::new(QWEN),
+        name: "circuits/qwen3_5.toml",
+    })
+    .circuit
+    .unwrap();
     assert_eq!(c.path(), "circuits/qwen3_5.toml");
-    assert_eq!(c.files[1].name, "circuits/blocks/qwen3_attention.toml");
+    assert_eq!(c.files[1].name(), "circuits/blocks/qwen3_attention.toml");
     assert_eq!(c.blocks[0].origin.path, "circuits/qwen3_5.toml");
     assert_eq!(
         c.block("attn").unwrap().origin.path,
@@ -214,9 +225,15 @@ fn load_as_names_files_as_given() {
 fn from_source_reads_includes_from_dir() {
     let text = std::fs::read_to_string(QWEN).unwrap();
     let dir = Path::new(QWEN).parent().unwrap();
-    let c = Circuit::from_source("q.toml", &text, Some(dir)).unwrap();
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "q.toml",
+        text: &text,
+        dir: Some(dir),
+    })
+    .circuit
+    .unwrap();
     assert_eq!(c.path(), "q.toml");
-    assert_eq!(c.files[1].name, "blocks/qwen3_attention.toml");
+    assert_eq!(c.files[1].name(), "blocks/qwen3_attention.toml");
     // The circuit itself was not read from disk.
     assert_eq!(c.read.len(), 1);
     assert!(c.read[0].ends_with("blocks/qwen3_attention.toml"));
@@ -224,7 +241,13 @@ fn from_source_reads_includes_from_dir() {
 
 #[test]
 fn base_circuit_is_valid() {
-    let c = Circuit::from_source("c.toml", &with_state(STATE), None).unwrap();
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text: &with_state(STATE),
+        dir: None,
+    })
+    .circuit
+    .unwrap();
     assert_eq!(c.blocks[0].states[0].origin.line, 12);
     assert_eq!(c.instantiate("c").unwrap()[0].id, "l0.b.s");
 }
@@ -570,7 +593,13 @@ fn accepted_block_and_node_keys() {
          state = {{ s = \"update\" }}\n",
         with_state(STATE)
     );
-    Circuit::from_source("c.toml", &text, None).unwrap_or_else(|e| panic!("{e}"));
+    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text: &text,
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -705,7 +734,13 @@ fn with_copy(kind: &str, rest: &str) -> String {
 #[test]
 fn copy_is_valid() {
     let text = with_copy("ring_snapshot", "of = \"s\"\n");
-    let c = Circuit::from_source("c.toml", &text, None).unwrap_or_else(|e| panic!("{e}"));
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text: &text,
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
     let decls = c.instantiate("c").unwrap();
     assert_eq!(decls[1].of.as_deref(), Some("l0.b.s"));
     assert_eq!(decls[1].elements, 2);
@@ -1017,11 +1052,13 @@ fn list_layout(layer_kinds: &str) -> String {
 
 #[test]
 fn list_layout_loads() {
-    let c = Circuit::from_source(
-        "c.toml",
-        &list_layout("[\"full_attention\", \"full_attention\"]"),
-        None,
-    )
+    let text = list_layout("[\"full_attention\", \"full_attention\"]");
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text: &text,
+        dir: None,
+    })
+    .circuit
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.layout.rule, LayoutRule::List);
     assert_eq!(c.instantiate("c").unwrap().len(), 2);
@@ -1268,7 +1305,13 @@ fn cache_touched_by_a_node() {
 #[test]
 fn block_without_nodes_declares_state_only() {
     // A KV side nobody writes or reads is fine when the block has no nodes at all.
-    Circuit::from_source("c.toml", &with_state(KV), None).unwrap_or_else(|e| panic!("{e}"));
+    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text: &with_state(KV),
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1321,9 +1364,14 @@ fn lib_b() -> String {
 #[test]
 fn library_blocks_are_loaded() {
     let dir = library_dir("ok", &[("lib", &lib_b())]);
-    let c = Circuit::from_source("circ/c.toml", &including("[\"lib\"]"), Some(&dir))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.files[1].name, "circ/blocks/lib.toml");
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"lib\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.files[1].name(), "circ/blocks/lib.toml");
     assert_eq!(c.read, [dir.join("blocks").join("lib.toml")]);
     assert_eq!(c.block("b").unwrap().origin.path, "circ/blocks/lib.toml");
     assert_eq!(c.block("b").unwrap().states[0].origin.line, 1);
@@ -1333,7 +1381,13 @@ fn library_blocks_are_loaded() {
 fn errors_in_a_library_are_located_there() {
     let lib = lib_b().replacen("recurrent", "recurent", 1);
     let dir = library_dir("located", &[("lib", &lib)]);
-    let d = match Circuit::from_source("circ/c.toml", &including("[\"lib\"]"), Some(&dir)) {
+    let d = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"lib\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0.into_iter().next().unwrap(),
     };
@@ -1348,7 +1402,13 @@ fn errors_in_a_library_are_located_there() {
 #[test]
 fn missing_library() {
     let dir = library_dir("missing", &[]);
-    let errors = match Circuit::from_source("circ/c.toml", &including("[\"nope\"]"), Some(&dir)) {
+    let errors = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"nope\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0,
     };
@@ -1380,7 +1440,13 @@ fn include_cycle() {
     let a = format!("include = [\"b2\"]\n{}", lib_b());
     let b2 = "include = [\"a\"]\n";
     let dir = library_dir("cycle", &[("a", &a), ("b2", b2)]);
-    let errors = match Circuit::from_source("circ/c.toml", &including("[\"a\"]"), Some(&dir)) {
+    let errors = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"a\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0,
     };
@@ -1403,9 +1469,18 @@ fn include_cycle() {
 fn diamond_include_reads_once() {
     let a = "include = [\"shared\"]\n";
     let dir = library_dir("diamond", &[("a", a), ("shared", &lib_b())]);
-    let c = Circuit::from_source("circ/c.toml", &including("[\"a\", \"shared\"]"), Some(&dir))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<&str> = c.files.iter().map(|f| f.name.as_str()).collect();
+    let c = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"a\", \"shared\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = c
+        .files
+        .iter()
+        .map(metrale_circuit::diag::Source::name)
+        .collect();
     assert_eq!(
         names,
         [
@@ -1421,7 +1496,13 @@ fn diamond_include_reads_once() {
 fn block_defined_twice() {
     let dir = library_dir("twice", &[("lib", &lib_b())]);
     let text = with_state(STATE).replacen("schema = 1\n", "schema = 1\ninclude = [\"lib\"]\n", 1);
-    let errors = match Circuit::from_source("circ/c.toml", &text, Some(&dir)) {
+    let errors = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &text,
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0,
     };
@@ -1440,7 +1521,13 @@ fn block_defined_twice() {
 fn library_holds_only_include_and_block() {
     let lib = format!("arch = \"x\"\n{}", lib_b());
     let dir = library_dir("keys", &[("lib", &lib)]);
-    let errors = match Circuit::from_source("circ/c.toml", &including("[\"lib\"]"), Some(&dir)) {
+    let errors = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &including("[\"lib\"]"),
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0,
     };
@@ -1477,7 +1564,13 @@ fn errors_of_the_circuit_come_before_errors_of_its_libraries() {
     let lib = lib_b().replacen("f32", "f31", 1);
     let dir = library_dir("order", &[("lib", &lib)]);
     let text = including("[\"lib\"]").replacen("period = 1", "period = 0", 1);
-    let errors = match Circuit::from_source("circ/c.toml", &text, Some(&dir)) {
+    let errors = match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "circ/c.toml",
+        text: &text,
+        dir: Some(&dir),
+    })
+    .circuit
+    {
         Ok(_) => panic!("loaded"),
         Err(e) => e.0,
     };
@@ -1528,7 +1621,14 @@ fn mutated_circuits_never_panic() {
     assert!(mutants.len() > 400, "{}", mutants.len());
     let mut failed = 0;
     for mutant in &mutants {
-        if Circuit::from_source("q.toml", mutant, Some(dir)).is_err() {
+        if metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+            name: "q.toml",
+            text: mutant,
+            dir: Some(dir),
+        })
+        .circuit
+        .is_err()
+        {
             failed += 1;
         }
     }
@@ -1560,11 +1660,121 @@ fn hostile_texts_never_panic() {
         "[checkpoint.c]\nlayers = 0x7fffffff",
     ];
     for text in texts {
-        let _ = Circuit::from_source("h.toml", text, Some(Path::new("/nonexistent")));
+        let _ = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+            name: "h.toml",
+            text,
+            dir: Some(Path::new("/nonexistent")),
+        })
+        .circuit;
         let circuit = with_state(STATE);
         for (i, _) in circuit.char_indices().step_by(3) {
             let spliced = format!("{}{text}{}", &circuit[..i], &circuit[i..]);
-            let _ = Circuit::from_source("h.toml", &spliced, Some(Path::new("/nonexistent")));
+            let _ = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+                name: "h.toml",
+                text: &spliced,
+                dir: Some(Path::new("/nonexistent")),
+            })
+            .circuit;
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The names the generated code needs (the loader's `names` stage).
+// ---------------------------------------------------------------------------------------------
+
+/// [`BASE`] with its state, plus a stateful prologue block `name` (line 4).
+fn with_prologue(name: &str) -> String {
+    with_state(STATE).replacen(
+        "dims = [\"d\"]\n",
+        &format!("dims = [\"d\"]\nprologue = [\"{name}\"]\n"),
+        1,
+    ) + &format!("[[block.{name}.state]]\n{STATE}")
+}
+
+#[test]
+fn a_prologue_block_may_not_take_a_plan_field() {
+    for name in ["arena", "draft", "l0", "l12"] {
+        let d = only(&with_prologue(name));
+        check(
+            &d,
+            &format!("block `{name}` cannot be a field of the generated plan: the name is taken"),
+            "c.toml:4:13",
+            &[
+                "the plan's fields are `l<i>` for layers, `draft`, `arena`, and the prologue and epilogue blocks: rename the block",
+            ],
+        );
+    }
+    // A block without state has no field, and `lm_head` is not a layer's field.
+    let stateless = with_state(STATE).replacen(
+        "dims = [\"d\"]\n",
+        "dims = [\"d\"]\nprologue = [\"arena\"]\n[block.arena]\nstream_in = \"x\"\n",
+        1,
+    );
+    assert!(Circuit::load(write_temp("stateless.toml", &stateless)).is_ok());
+    assert!(Circuit::load(write_temp("lm_head.toml", &with_prologue("lm_head"))).is_ok());
+}
+
+#[test]
+fn a_checkpoint_may_not_take_a_module_name() {
+    for name in ["blocks", "units"] {
+        let d = only(&edit("[checkpoint.c]", &format!("[checkpoint.{name}]")));
+        check(
+            &d,
+            &format!(
+                "checkpoint `{name}` cannot be a module of the generated code: the name is taken"
+            ),
+            "c.toml:9:13",
+            &[
+                "the generated module holds `blocks` (the unit functions) and `units`: rename the checkpoint",
+            ],
+        );
+    }
+}
+
+#[test]
+fn two_names_may_not_become_one_type() {
+    // `a_1` and `a1` both become `A1Block`.
+    let text = edit(
+        "full_attention = [\"b\"]",
+        "full_attention = [\"b\", \"a_1\", \"a1\"]",
+    ) + &format!("[[block.a_1.state]]\n{STATE}[[block.a1.state]]\n{STATE}");
+    let d = only(&text);
+    check(
+        &d,
+        "`a1` and `a_1` both become the type `A1Block`",
+        "c.toml:24:9",
+        &["rename one of them"],
+    );
+    assert_eq!(d.notes, ["`a_1` is at c.toml:18:9"]);
+}
+
+#[test]
+fn a_layer_kind_must_name_a_type() {
+    let text = list_layout("[\"full-attention\"]").replacen(
+        "full_attention = [\"b\"]",
+        "full-attention = [\"b\"]",
+        1,
+    );
+    let d = only(&text);
+    check(
+        &d,
+        "`full-attention` cannot name a Rust type (`Full-attentionLayer` is generated from it)",
+        "c.toml:7:1",
+        &["use lowercase letters, digits and `_`, starting with a letter"],
+    );
+    let d = only(&list_layout("[\"self\"]").replacen("full_attention = [", "self = [", 1));
+    assert_eq!(
+        d.message,
+        "`self` cannot name a Rust type (`SelfLayer` is generated from it)"
+    );
+}
+
+/// Writes `text` to a fresh file named `name` in the target's temp folder.
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("metrale-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("written");
+    path
 }

@@ -1,9 +1,7 @@
-//! `Circuit::load_as_report` / `Circuit::from_source_report`: the files a load read, also when
+//! `load::load`'s report: the files a load read, also when
 //! the circuit has errors (what a compiler front end tracks for rebuilds).
 
 use std::path::{Path, PathBuf};
-
-use metrale_circuit::Circuit;
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
 
@@ -56,7 +54,10 @@ shape = "d"
 
 #[test]
 fn report_of_a_valid_circuit_matches_the_circuit() {
-    let report = Circuit::load_as_report(Path::new(QWEN), "circuits/qwen3_5.toml");
+    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: Path::new(QWEN),
+        name: "circuits/qwen3_5.toml",
+    });
     let circuit = report.circuit.unwrap();
     assert_eq!(report.read, circuit.read);
     assert_eq!(report.files, circuit.files);
@@ -68,11 +69,18 @@ fn errors_in_a_library_still_report_both_files() {
     let dir = TempDir::new("lib-error");
     let root = dir.write("c.toml", CIRCUIT);
     let lib = dir.write("blocks/lib.toml", &LIB.replace("carry_stash", "carry_stsh"));
-    let report = Circuit::load_as_report(&root, "c.toml");
+    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: &root,
+        name: "c.toml",
+    });
     let errors = report.circuit.unwrap_err();
     assert_eq!(errors.len(), 1, "{errors}");
     assert_eq!(report.read, [root, lib]);
-    let names: Vec<&str> = report.files.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<&str> = report
+        .files
+        .iter()
+        .map(metrale_circuit::diag::Source::name)
+        .collect();
     assert_eq!(names, ["c.toml", "blocks/lib.toml"]);
 }
 
@@ -81,15 +89,22 @@ fn an_error_in_the_circuit_still_reports_its_libraries() {
     let dir = TempDir::new("root-error");
     let lib = dir.write("blocks/lib.toml", LIB);
     let text = CIRCUIT.replace("period = 1", "period = 0");
-    let report = Circuit::from_source_report("<inline>", &text, Some(&dir.0));
+    let report = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "<inline>",
+        text: &text,
+        dir: Some(&dir.0),
+    });
     assert!(report.circuit.is_err());
     assert_eq!(report.read, [lib], "a circuit given as text is not read");
-    assert_eq!(report.files[0].text, text);
+    assert_eq!(report.files[0].text(), text);
 }
 
 #[test]
 fn a_missing_file_reads_nothing() {
-    let report = Circuit::load_as_report(Path::new("no/such.toml"), "no/such.toml");
+    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: Path::new("no/such.toml"),
+        name: "no/such.toml",
+    });
     assert!(report.circuit.is_err());
     assert!(report.read.is_empty());
     assert!(report.files.is_empty());
@@ -99,7 +114,10 @@ fn a_missing_file_reads_nothing() {
 fn a_missing_library_reports_the_circuit() {
     let dir = TempDir::new("missing-lib");
     let root = dir.write("c.toml", CIRCUIT);
-    let report = Circuit::load_as_report(&root, "c.toml");
+    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: &root,
+        name: "c.toml",
+    });
     assert!(report.circuit.is_err());
     assert_eq!(report.read, [root]);
 }

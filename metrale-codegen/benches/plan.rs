@@ -226,8 +226,13 @@ fn codegen(c: &mut Criterion) {
         let text = synthetic(layers);
         group.bench_with_input(BenchmarkId::new("synthetic", layers), &text, |b, text| {
             b.iter(|| {
-                let loaded = Circuit::from_source("synthetic.toml", black_box(text), None)
-                    .unwrap_or_else(|e| panic!("{e}"));
+                let loaded = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+                    name: "synthetic.toml",
+                    text: black_box(text),
+                    dir: None,
+                })
+                .circuit
+                .unwrap_or_else(|e| panic!("{e}"));
                 generate(&loaded, &options).unwrap_or_else(|e| panic!("{e}"))
             });
         });

@@ -17,40 +17,15 @@
 //!   empty `pub mod <arch> {}`: the user's paths into the module then resolve, and the user
 //!   sees the circuit's errors only, not a cascade of "unresolved import" / "cannot find type".
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use metrale_circuit::Circuit;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::load::LoadReport;
+use metrale_circuit::load::{Input, LoadReport, load};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use toml::de::{DeTable, DeValue};
 
 use crate::{Options, tokens};
-
-/// Where a front end's circuit comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CircuitInput<'a> {
-    /// A circuit file, read from `path` (absolute, for a macro) and named `name` (the path as
-    /// the user wrote it) in diagnostics and in the generated docs; its libraries are read
-    /// beside `path` and named beside `name`.
-    File {
-        /// Where to read it.
-        path: &'a Path,
-        /// How to name it.
-        name: &'a str,
-    },
-    /// A circuit given as text, named `name` (e.g. `<inline>`); its libraries are read from
-    /// `dir/blocks/`.
-    Text {
-        /// How to name it.
-        name: &'a str,
-        /// The circuit.
-        text: &'a str,
-        /// The folder holding its `blocks/` (absolute, for a macro).
-        dir: &'a Path,
-    },
-}
 
 /// One circuit's expansion, before it becomes tokens.
 #[derive(Debug, Clone)]
@@ -67,17 +42,12 @@ pub struct Expansion {
 impl Expansion {
     /// Loads the circuit and generates its module.
     #[must_use]
-    pub fn new(input: &CircuitInput<'_>, options: &Options) -> Self {
+    pub fn new(input: Input<'_>, options: &Options) -> Self {
         let LoadReport {
             circuit,
             read,
             files,
-        } = match *input {
-            CircuitInput::File { path, name } => Circuit::load_as_report(path, name),
-            CircuitInput::Text { name, text, dir } => {
-                Circuit::from_source_report(name, text, Some(dir))
-            }
-        };
+        } = load(input);
         match circuit {
             Ok(circuit) => Self {
                 module: tokens(&circuit, options),
@@ -86,7 +56,7 @@ impl Expansion {
             },
             Err(diagnostics) => Self {
                 module: Err(diagnostics),
-                arch: files.first().and_then(|root| arch_of(&root.text)),
+                arch: files.first().and_then(|root| arch_of(root.text())),
                 read,
             },
         }
@@ -121,7 +91,7 @@ impl Expansion {
 /// The macro's whole expansion of `input`: [`Expansion::new`] then
 /// [`Expansion::into_tokens`] at `span`.
 #[must_use]
-pub fn expand(input: &CircuitInput<'_>, options: &Options, span: Span) -> TokenStream {
+pub fn expand(input: Input<'_>, options: &Options, span: Span) -> TokenStream {
     Expansion::new(input, options).into_tokens(span)
 }
 

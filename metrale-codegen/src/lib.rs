@@ -80,7 +80,8 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
-pub use expansion::{CircuitInput, Expansion, arch_of, compile_error, compile_errors, expand};
+pub use expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
+pub use metrale_circuit::load::Input;
 pub use render::{header, render};
 
 /// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.
@@ -115,8 +116,8 @@ impl Default for Options {
 /// The module of `circuit`, as tokens.
 ///
 /// # Errors
-/// A diagnostic when the runtime path is not a Rust path, or when names of the circuit would
-/// collide in the generated code.
+/// A diagnostic when the runtime path is not a Rust path (nothing of a loaded circuit can fail:
+/// the loader checked every name the generated code spells).
 pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagnostics> {
     let runtime: syn::Path = syn::parse_str(&options.runtime_path).map_err(|_| {
         Diagnostic::error(format!(
@@ -125,7 +126,7 @@ pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagn
         ))
         .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
     })?;
-    emit::Emitter::new(circuit, runtime.to_token_stream()).module()
+    Ok(emit::Emitter::new(circuit, runtime.to_token_stream()).module())
 }
 
 /// The formatted module of `circuit`, header included.

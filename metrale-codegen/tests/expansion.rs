@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::Circuit;
-use metrale_codegen::{CircuitInput, Expansion, Options, expand, tokens};
+use metrale_codegen::{Expansion, Input, Options, expand, tokens};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
@@ -64,16 +63,21 @@ const LIB: &str =
 
 #[test]
 fn file_expansion_is_the_module_then_tracking() {
-    let input = CircuitInput::File {
+    let input = Input::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     };
-    let got = expand(&input, &Options::default(), Span::call_site());
-    let circuit = Circuit::load_as(Path::new(QWEN), "circuits/qwen3_5.toml").unwrap();
+    let got = expand(input, &Options::default(), Span::call_site());
+    let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: Path::new(QWEN),
+        name: "circuits/qwen3_5.toml",
+    })
+    .circuit
+    .unwrap();
     let module = tokens(&circuit, &Options::default()).unwrap();
     let tracked = tracking(&[Path::new(QWEN), &library()]);
     assert_eq!(got.to_string(), quote! { #module #tracked }.to_string());
-    let expansion = Expansion::new(&input, &Options::default());
+    let expansion = Expansion::new(input, &Options::default());
     assert_eq!(expansion.read, circuit.read);
     assert_eq!(expansion.arch.as_deref(), Some("qwen3_5"));
 }
@@ -83,12 +87,12 @@ fn text_expansion_reads_includes_from_dir() {
     let dir = TempDir::new("text");
     let lib = dir.0.join("blocks/lib.toml");
     std::fs::write(&lib, LIB).unwrap();
-    let input = CircuitInput::Text {
+    let input = Input::Text {
         name: "<inline>",
         text: MINI,
-        dir: &dir.0,
+        dir: Some(&dir.0),
     };
-    let got = expand(&input, &Options::default(), Span::call_site()).to_string();
+    let got = expand(input, &Options::default(), Span::call_site()).to_string();
     assert!(got.starts_with("# [doc = "), "{got}");
     assert!(got.contains("pub mod mini"));
     assert!(got.ends_with(&tracking(&[&lib]).to_string()), "{got}");
@@ -101,11 +105,11 @@ fn errors_become_compile_errors_in_the_fallback_module() {
     std::fs::write(&lib, LIB.replace("carry_stash", "carry_stsh")).unwrap();
     let root = dir.0.join("mini.toml");
     std::fs::write(&root, MINI).unwrap();
-    let input = CircuitInput::File {
+    let input = Input::File {
         path: &root,
         name: "mini.toml",
     };
-    let expansion = Expansion::new(&input, &Options::default());
+    let expansion = Expansion::new(input, &Options::default());
     let diagnostics = expansion.module.clone().unwrap_err();
     assert_eq!(diagnostics.len(), 1);
     let message = diagnostics.0[0]
@@ -127,19 +131,19 @@ fn errors_become_compile_errors_in_the_fallback_module() {
 
 #[test]
 fn without_a_readable_arch_the_errors_stand_alone() {
-    let input = CircuitInput::Text {
+    let input = Input::Text {
         name: "<inline>",
         text: "schema = 1\narch = \"type\"\n",
-        dir: Path::new(""),
+        dir: Some(Path::new("")),
     };
-    let got = expand(&input, &Options::default(), Span::call_site()).to_string();
+    let got = expand(input, &Options::default(), Span::call_site()).to_string();
     assert!(got.starts_with(":: core :: compile_error !"), "{got}");
     assert!(!got.contains("pub mod"), "{got}");
-    let missing = CircuitInput::File {
+    let missing = Input::File {
         path: Path::new("no/such.toml"),
         name: "no/such.toml",
     };
-    let got = expand(&missing, &Options::default(), Span::call_site()).to_string();
+    let got = expand(missing, &Options::default(), Span::call_site()).to_string();
     assert_eq!(got.matches("compile_error").count(), 1, "{got}");
     assert!(got.contains("cannot read circuit `no/such.toml`"), "{got}");
     assert!(!got.contains("include_str"), "{got}");
@@ -147,12 +151,12 @@ fn without_a_readable_arch_the_errors_stand_alone() {
 
 #[test]
 fn generator_errors_keep_the_fallback_and_the_tracking() {
-    let input = CircuitInput::File {
+    let input = Input::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     };
     let options = Options::default().with_runtime_path("not a path");
-    let got = expand(&input, &options, Span::call_site()).to_string();
+    let got = expand(input, &options, Span::call_site()).to_string();
     assert!(
         got.contains("pub mod qwen3_5 { :: core :: compile_error !"),
         "{got}"

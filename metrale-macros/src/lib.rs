@@ -82,7 +82,7 @@ mod resolve;
 
 use std::path::{Path, PathBuf};
 
-use metrale_codegen::{CircuitInput, Options};
+use metrale_codegen::{Input, Options};
 use proc_macro2::TokenStream;
 
 use crate::args::{Args, Source};
@@ -113,22 +113,22 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
     match &args.source {
         Source::Path(_) => match resolve::resolve(&text, calling_file, cwd) {
             Ok(path) => {
-                let input = CircuitInput::File {
+                let input = Input::File {
                     path: &path,
                     name: &text,
                 };
-                metrale_codegen::expand(&input, &options, span)
+                metrale_codegen::expand(input, &options, span)
             }
             Err(message) => syn::Error::new(span, message).to_compile_error(),
         },
         Source::Inline(_) => {
             let dir: PathBuf = resolve::base_dir(calling_file, cwd).unwrap_or_default();
-            let input = CircuitInput::Text {
+            let input = Input::Text {
                 name: INLINE_NAME,
                 text: &text,
-                dir: &dir,
+                dir: Some(&dir),
             };
-            metrale_codegen::expand(&input, &options, span)
+            metrale_codegen::expand(input, &options, span)
         }
     }
 }
@@ -140,7 +140,6 @@ const INLINE_NAME: &str = "<inline>";
 mod tests {
     use super::*;
 
-    use metrale_circuit::Circuit;
     use quote::quote;
 
     /// This crate's `src/lib.rs`, as cargo names it to rustc (relative to the workspace).
@@ -158,7 +157,12 @@ mod tests {
     fn path_form_is_the_codegen_module_plus_tracking() {
         let got = expand_str(quote! { "../../circuits/qwen3_5.toml" });
         let path = workspace().join("metrale-macros/src/../../circuits/qwen3_5.toml");
-        let circuit = Circuit::load_as(&path, "../../circuits/qwen3_5.toml").unwrap();
+        let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+            path: &path,
+            name: "../../circuits/qwen3_5.toml",
+        })
+        .circuit
+        .unwrap();
         let module = metrale_codegen::tokens(&circuit, &Options::default()).unwrap();
         let [root, library] = [
             path.to_str().unwrap(),

@@ -194,7 +194,12 @@ fn dynamic(
 
 fn load(circuit: &str) -> Circuit {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    Circuit::load_as(&root.join(circuit), circuit).unwrap_or_else(|e| panic!("{e}"))
+    metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        path: &root.join(circuit),
+        name: circuit,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// One proptest per checkpoint: `$module` is the generated checkpoint module, `$formats` the

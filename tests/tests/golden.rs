@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::Circuit;
+use metrale_circuit::load::{Input, load};
 use metrale_codegen::{Options, generate};
 
 fn root() -> PathBuf {
@@ -14,8 +14,13 @@ fn root() -> PathBuf {
 
 /// The module of `circuit` (a path relative to the workspace root), named as given.
 fn generated(circuit: &str) -> (String, String) {
-    let loaded = Circuit::load_as(&root().join(circuit), circuit)
-        .unwrap_or_else(|e| panic!("{circuit} loads:\n{e}"));
+    let path = root().join(circuit);
+    let loaded = load(Input::File {
+        path: &path,
+        name: circuit,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{circuit} loads:\n{e}"));
     let code = generate(&loaded, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     (loaded.arch, code)
 }

@@ -4,110 +4,28 @@
 //! `format`, `shape`, `verify`, `of`), the rules between the states of one block (unique ids,
 //! `of` naming a sibling with a shape), the check that every dim a shape reads is declared
 //! ([`check_dims`], run once the circuit's dims are known), and the conversion of a valid
-//! [`RawBlock`] into a [`BlockTemplate`]. Node tables are handed to [`super::nodes`].
+//! Node tables are handed to [`super::nodes`].
 //!
 //! Invariants:
-//! - A [`RawState`] keeps every field that was valid, so the checks between states and the node
+//! - A `RawState` keeps every field that was valid, so the checks between states and the node
 //!   rules still run when another field of the same state was refused.
 //! - A shape error (syntax or unknown dim) points inside the shape string when the string maps
 //!   one to one onto the file, and at the whole value otherwise ([`StrAt`]).
 //! - Blocks are listed in the order they first appear in the file (a block may be split over
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
-use super::toml::{StrAt, Table, Text, Value, Walk, field, first_offset};
-use super::validate::origin;
-use super::{Loc, Sink, nodes};
+use super::nodes;
+use super::raw::{RawBlock, RawState, ShapeValue};
 use crate::diag::Diagnostic;
 use crate::shape::Shape;
-use crate::{
-    BlockTemplate, FormatError, Lifetime, StateDtype, StateFormat, StateKind, StateTemplate,
-    VerifySteps,
-};
+use crate::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
+use crate::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// The keys of a block table.
 const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
 
 /// The keys of a state table.
 const STATE_KEYS: &[&str] = &["id", "kind", "lifetime", "format", "shape", "verify", "of"];
-
-/// One block as written.
-#[derive(Debug)]
-pub(super) struct RawBlock {
-    /// Its name, at its key.
-    pub name: Text,
-    /// Where it first appears (its origin).
-    pub first: Loc,
-    /// Its states, in file order.
-    pub states: Vec<RawState>,
-}
-
-/// A parsed shape and where its string is.
-#[derive(Debug)]
-pub(super) struct ShapeValue {
-    /// The parsed shape.
-    pub shape: Shape,
-    /// Its string value in the file.
-    pub at: StrAt,
-}
-
-/// One state table as written: every field that was valid.
-#[derive(Debug)]
-pub(super) struct RawState {
-    /// The `[[block.<name>.state]]` header.
-    pub header: Loc,
-    /// `id`.
-    pub id: Option<Text>,
-    /// `kind`.
-    pub kind: Option<StateKind>,
-    /// The kind's lifetime, when `kind` is valid and `lifetime` (if given) agrees.
-    pub lifetime: Option<Lifetime>,
-    /// `format`.
-    pub format: Option<StateFormat>,
-    /// `shape`, parsed.
-    pub shape: Option<ShapeValue>,
-    /// Whether a `shape` key is written (valid or not).
-    pub has_shape_key: bool,
-    /// `verify`.
-    pub verify: Option<VerifySteps>,
-    /// `of`.
-    pub of: Option<Text>,
-}
-
-impl RawState {
-    /// The local id, if valid.
-    pub fn local(&self) -> Option<&str> {
-        self.id.as_ref().map(|t| t.text.as_str())
-    }
-
-    /// The IR state, when every field is valid.
-    fn template(&self, sink: &Sink) -> Option<StateTemplate> {
-        Some(StateTemplate {
-            local: self.id.as_ref()?.text.clone(),
-            kind: self.kind?,
-            lifetime: self.lifetime?,
-            format: self.format.clone()?,
-            shape: self.shape.as_ref().map(|s| s.shape.clone()),
-            verify: self.verify,
-            of: self.of.as_ref().map(|t| t.text.clone()),
-            origin: origin(sink, &self.header),
-        })
-    }
-}
-
-impl RawBlock {
-    /// The IR block, when every state is valid.
-    pub fn template(&self, sink: &Sink) -> Option<BlockTemplate> {
-        Some(BlockTemplate {
-            name: self.name.text.clone(),
-            origin: origin(sink, &self.first),
-            states: self
-                .states
-                .iter()
-                .map(|s| s.template(sink))
-                .collect::<Option<Vec<_>>>()?,
-        })
-    }
-}
 
 /// Walks the `block` table: every block, in the order it first appears.
 pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {

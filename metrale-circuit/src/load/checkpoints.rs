@@ -10,71 +10,18 @@
 //! - At least one checkpoint is required; the first one written is the default one.
 //! - A checkpoint has at most [`MAX_LAYERS`] layers, so the layer kinds built for it stay small
 //!   whatever the file says.
-//! - [`RawCheckpoint::dims`] is `Some` only when every declared dim is given exactly once with
+//! - `RawCheckpoint::dims` is `Some` only when every declared dim is given exactly once with
 //!   a valid value; only such checkpoints evaluate shapes, and only shapes whose dims are all
 //!   declared are evaluated (the others were already reported).
 
-use super::blocks::RawBlock;
-use super::toml::{Table, Text, Walk, field};
-use super::validate::{FULL, LINEAR, RawLayout, origin};
-use super::{Loc, Sink};
+use super::raw::{FULL, LINEAR, MAX_LAYERS, Produced, RawBlock, RawCheckpoint, RawLayout};
+use crate::LayoutRule;
 use crate::diag::Diagnostic;
 use crate::shape::EvalError;
-use crate::{Checkpoint, LayoutRule};
+use crate::walk::{Loc, Sink, Table, Text, Walk, field};
 
 /// The keys of a checkpoint table.
 const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "dims"];
-
-/// The most layers a checkpoint may have.
-pub(super) const MAX_LAYERS: u64 = 1 << 16;
-
-/// One checkpoint as written.
-#[derive(Debug)]
-pub(super) struct RawCheckpoint {
-    /// Its name, at its key.
-    pub name: Text,
-    /// Its table (the `[checkpoint.<name>]` header).
-    pub header: Loc,
-    /// `hf`.
-    pub hf: Option<String>,
-    /// Each layer's kind, when valid.
-    pub layer_kinds: Option<Vec<String>>,
-    /// Every declared dim's value in declaration order, when all are given and valid.
-    pub dims: Option<Vec<(String, u64)>>,
-}
-
-impl RawCheckpoint {
-    /// The IR checkpoint, when every part is valid.
-    pub fn checkpoint(&self, sink: &Sink) -> Option<Checkpoint> {
-        Some(Checkpoint {
-            name: self.name.text.clone(),
-            hf: self.hf.clone(),
-            layer_kinds: self.layer_kinds.clone()?,
-            dims: self.dims.clone()?,
-            origin: origin(sink, &self.header),
-        })
-    }
-
-    /// The value of dim `name`.
-    fn dim(&self, name: &str) -> Option<u64> {
-        self.dims
-            .as_ref()?
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| *v)
-    }
-}
-
-/// A layer kind a checkpoint produces, at its first layer.
-#[derive(Debug)]
-pub(super) struct Produced {
-    /// The layer kind.
-    pub kind: String,
-    /// The checkpoint.
-    pub checkpoint: String,
-    /// The first layer of that kind.
-    pub layer: usize,
-}
 
 /// Walks the `checkpoint` table against the declared `dims` (the valid names, and the refused
 /// ones a checkpoint may give without a new error) and the `layout`. Returns the checkpoints

@@ -18,12 +18,11 @@
 //! - "Too many" is reported once, at the second touch, with a note naming the first node;
 //!   "never" is reported at the state's `id` value.
 
-use ::toml::de::DeValue;
+use toml::de::DeValue;
 
-use super::Loc;
-use super::blocks::RawState;
-use super::toml::{Text, Value, Walk, field};
+use super::raw::RawState;
 use crate::diag::Diagnostic;
+use crate::walk::{Loc, Text, Value, Walk, field};
 use crate::{StateAccess, StateKind};
 
 /// The keys of a node table.

@@ -19,24 +19,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ::toml::de::DeTable;
+use toml::de::DeTable;
 
-use super::toml::{Text, Walk};
-use super::validate::{self, FileSyntax};
-use super::{Root, Sink};
+use super::raw::{FileSyntax, Loaded};
+use super::top;
 use crate::diag::{Diagnostic, Source};
 use crate::is_snake_identifier;
-
-/// Every file read, walked.
-#[derive(Debug, Default)]
-pub(super) struct Loaded {
-    /// What each file that parsed declares, in the order read (the circuit first).
-    pub files: Vec<FileSyntax>,
-    /// The real path of every file read from disk, in the order read.
-    pub read: Vec<PathBuf>,
-    /// Every file was read and parsed without TOML syntax errors.
-    pub complete: bool,
-}
+use crate::walk::{Sink, Text, Walk};
 
 /// The state of reading one circuit and its libraries.
 struct Reader<'s> {
@@ -55,12 +44,69 @@ struct Reader<'s> {
     chain: Vec<(Option<String>, String)>,
 }
 
+/// Where a circuit comes from: the one input every front end (CLI, `Builder`, macro) hands
+/// the loader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input<'a> {
+    /// The circuit file at `path`, named `name` in diagnostics and in `Circuit::files` (the
+    /// macro reads an absolute path and names it as the user wrote it); includes are read from
+    /// beside `path` and named beside `name`.
+    File {
+        /// Where to read it.
+        path: &'a Path,
+        /// How to name it.
+        name: &'a str,
+    },
+    /// A circuit given as `text`, named `name`; includes are read from `dir` (`None`: the
+    /// folder of `name`). Nothing of the circuit itself is read from disk.
+    Text {
+        /// How to name it.
+        name: &'a str,
+        /// Its text.
+        text: &'a str,
+        /// The folder holding its `blocks/`.
+        dir: Option<&'a Path>,
+    },
+}
+
+impl<'a> Input<'a> {
+    /// The circuit file at `path`, named as given.
+    #[must_use]
+    pub fn file(path: &'a Path) -> Self {
+        Self::File {
+            path,
+            name: path.to_str().unwrap_or_default(),
+        }
+    }
+
+    /// Its display name.
+    #[must_use]
+    pub fn name(&self) -> &'a str {
+        match *self {
+            Self::File { name, .. } | Self::Text { name, .. } => name,
+        }
+    }
+
+    /// The folder its includes' `blocks/` is in.
+    fn dir(&self) -> PathBuf {
+        let beside = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
+        match *self {
+            Self::File { path, .. } => beside(path),
+            Self::Text { dir: Some(dir), .. } => dir.to_path_buf(),
+            Self::Text {
+                name, dir: None, ..
+            } => beside(Path::new(name)),
+        }
+    }
+}
+
 /// Reads and walks the circuit and every library it includes.
-pub(super) fn read_all(sink: &mut Sink, root: &Root<'_>) -> Loaded {
+pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
+    let name = input.name();
     let mut reader = Reader {
         sink,
-        dir: root.dir.clone(),
-        root_name: root.name.to_owned(),
+        dir: input.dir(),
+        root_name: name.to_owned(),
         loaded: Loaded {
             complete: true,
             ..Loaded::default()
@@ -68,37 +114,33 @@ pub(super) fn read_all(sink: &mut Sink, root: &Root<'_>) -> Loaded {
         seen: Vec::new(),
         chain: Vec::new(),
     };
-    let text = match root.text {
-        Some(text) => text.to_owned(),
-        None => match fs::read_to_string(root.path) {
+    let text = match input {
+        Input::Text { text, .. } => text.to_owned(),
+        Input::File { path, .. } => match fs::read_to_string(path) {
             Ok(text) => {
-                reader.loaded.read.push(root.path.to_path_buf());
+                reader.loaded.read.push(path.to_path_buf());
                 text
             }
             Err(e) => {
                 reader.sink.report_unlocated(
                     0,
                     0,
-                    Diagnostic::error(format!(
-                        "cannot read circuit `{}`: {}",
-                        root.name,
-                        io_message(&e)
-                    ))
-                    .in_file(root.name),
+                    Diagnostic::error(format!("cannot read circuit `{name}`: {}", io_message(&e)))
+                        .in_file(name),
                 );
                 reader.loaded.complete = false;
                 return reader.loaded;
             }
         },
     };
-    let file = reader.sink.add_file(Source::new(root.name, text.clone()));
+    let file = reader.sink.add_file(Source::new(name, text.clone()));
     let Some(syntax) = parse_and_walk(reader.sink, file, &text, false) else {
         reader.loaded.complete = false;
         return reader.loaded;
     };
     let includes = syntax.includes.clone();
     reader.loaded.files.push(syntax);
-    reader.chain.push((None, root.name.to_owned()));
+    reader.chain.push((None, name.to_owned()));
     for include in &includes {
         reader.include(include);
     }
@@ -211,9 +253,9 @@ fn parse_and_walk(sink: &mut Sink, file: usize, text: &str, library: bool) -> Op
     }
     let mut walk = Walk { sink, file };
     Some(if library {
-        validate::walk_library(&mut walk, tree.get_ref())
+        top::walk_library(&mut walk, tree.get_ref())
     } else {
-        validate::walk_circuit(&mut walk, tree.get_ref())
+        top::walk_circuit(&mut walk, tree.get_ref())
     })
 }
 

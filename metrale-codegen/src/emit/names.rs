@@ -6,8 +6,8 @@
 //! Invariants:
 //! - The loader has checked that arch, dim, block, state and checkpoint names are snake-case
 //!   identifiers and not keywords, so [`ident`] never sees anything else from a valid circuit;
-//!   layer-kind names are only keys, so [`type_name`] accepts any text and the emitter checks
-//!   the result.
+//!   layer-kind names are checked by the loader's `names` stage to make type names, with the
+//!   one [`camel_case`] both use.
 //! - Fixed type names (`Dims`, `Formats`, `Inputs`, `Layer`, `Draft`, `StatePlan`) cannot
 //!   collide with a derived one: derived names end in `Block` or `Layer`.
 
@@ -22,20 +22,7 @@ pub fn ident(name: &str) -> Ident {
     }
 }
 
-/// `snake_case` as `CamelCase`: `linear_attention` -> `LinearAttention`, `bf16` -> `Bf16`. The
-/// one case conversion: type names, layer variants and the runtime enums' variants
-/// (`paged_kv` -> `PagedKv`) all come from it.
-pub fn camel_case(snake: &str) -> String {
-    let mut camel = String::with_capacity(snake.len());
-    for part in snake.split('_') {
-        let mut chars = part.chars();
-        if let Some(first) = chars.next() {
-            camel.extend(first.to_uppercase());
-            camel.push_str(chars.as_str());
-        }
-    }
-    camel
-}
+pub use metrale_circuit::load::camel_case;
 
 /// `snake_case` + `suffix` as `CamelCase`: `gdn` + `Block` -> `GdnBlock`,
 /// `linear_attention` + `Layer` -> `LinearAttentionLayer`. `None` when the result is not an
@@ -85,8 +72,6 @@ mod tests {
             Some("Qwen3AttentionBlock")
         );
         assert_eq!(name("full-attention", "Layer"), None);
-        assert_eq!(camel_case("prompt_lookup_index"), "PromptLookupIndex");
-        assert_eq!(camel_case("bf16"), "Bf16");
         assert_eq!(name("2x", "Layer"), None);
     }
 

@@ -1,24 +1,131 @@
-//! Walking one parsed TOML file: the spanned-tree helpers every other loader stage uses.
-//!
-//! This module owns [`Walk`] (the file being walked and the sink its errors go to), the typed
+//! Walking spanned TOML: the error [`Sink`] every stage of the loader and the inputs file
+//! reports to, [`Loc`] (a span of one file), and [`Walk`] (one file being walked) with the typed
 //! accessors over `toml`'s spanned tree (`string`, `u64`, `table`, `array`, `strings`), the
 //! unknown-key check, the identifier rule for names that become Rust identifiers, and the
 //! mapping of a byte offset inside a string value back into the file ([`StrAt`]).
 //!
+//! Owner: metrale-circuit (feature `load`). It depends only on `diag`: the circuit loader
+//! (`load`) and the inputs file both build on it.
 //! Invariants:
 //! - Nothing here panics on any input: every lookup is by key or iterator, integers are parsed
 //!   with checked conversions, and spans are handed to [`crate::diag`], which clamps them.
 //! - Each accessor reports at most one error per value it refuses, located at that value, and
 //!   returns `None` (or skips the item) so the caller can go on and collect every error.
+//! - Errors come out in a deterministic order: file order, then byte position; errors at the
+//!   same position keep the order found.
 
 use std::ops::Range;
 
-use ::toml::Spanned;
-use ::toml::de::{DeTable, DeValue};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
-use super::{Loc, Sink};
-use crate::diag::Diagnostic;
+use crate::Origin;
+use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::is_snake_identifier;
+
+/// A span of one of the files read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Loc {
+    /// The file's index in [`Sink::files`].
+    pub file: usize,
+    /// Byte range in that file.
+    pub span: Range<usize>,
+}
+
+/// Every file read and every error found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Sink {
+    /// The files, in the order read.
+    pub files: Vec<Source>,
+    /// The errors with their sort key (file index, byte offset).
+    found: Vec<(usize, usize, Diagnostic)>,
+}
+
+impl Sink {
+    /// Adds a file; returns its index.
+    pub(crate) fn add_file(&mut self, source: Source) -> usize {
+        self.files.push(source);
+        self.files.len() - 1
+    }
+
+    /// Locates `diagnostic` at `loc` and records it.
+    pub fn report(&mut self, loc: &Loc, diagnostic: Diagnostic) {
+        let diagnostic = match self.files.get(loc.file) {
+            Some(source) => diagnostic.at(source, loc.span.clone()),
+            None => diagnostic,
+        };
+        self.found.push((loc.file, loc.span.start, diagnostic));
+    }
+
+    /// Records `diagnostic` as it is (a file that cannot be read), sorted with file `file`'s
+    /// errors at byte `offset`.
+    pub(crate) fn report_unlocated(&mut self, file: usize, offset: usize, diagnostic: Diagnostic) {
+        self.found.push((file, offset, diagnostic));
+    }
+
+    /// Reports each TOML syntax error of file `file` ("invalid TOML: ..."), located when the
+    /// parser gave a span, else naming the file.
+    pub(crate) fn report_toml_errors(&mut self, file: usize, errors: Vec<toml::de::Error>) {
+        for error in errors {
+            let diagnostic =
+                Diagnostic::error(format!("invalid TOML: {}", error.message())).label("here");
+            if let Some(span) = error.span() {
+                self.report(&Loc { file, span }, diagnostic);
+            } else {
+                let name = self.name(file).to_owned();
+                self.report_unlocated(file, 0, diagnostic.in_file(name));
+            }
+        }
+    }
+
+    /// `path:line:col` of `loc`'s start.
+    pub fn place(&self, loc: &Loc) -> String {
+        match self.files.get(loc.file) {
+            Some(source) => {
+                let (line, column) = self.line_col(loc);
+                format!("{}:{line}:{column}", source.name())
+            }
+            None => "?".to_owned(),
+        }
+    }
+
+    /// The 1-based line of `loc`'s start.
+    pub fn line(&self, loc: &Loc) -> usize {
+        self.line_col(loc).0
+    }
+
+    /// 1-based line and column (in chars) of `loc`'s start, from its file's line table.
+    fn line_col(&self, loc: &Loc) -> (usize, usize) {
+        self.files
+            .get(loc.file)
+            .map_or((1, 1), |source| source.line_col(loc.span.start))
+    }
+
+    /// Where `loc` was declared, for the validated circuit: the file's display name and the
+    /// 1-based line.
+    pub fn origin(&self, loc: &Loc) -> Origin {
+        Origin {
+            path: self.name(loc.file).to_owned(),
+            line: self.line(loc),
+        }
+    }
+
+    /// The display name of file `file`.
+    pub fn name(&self, file: usize) -> &str {
+        self.files.get(file).map_or("", Source::name)
+    }
+
+    /// How many errors were found so far.
+    pub fn count(&self) -> usize {
+        self.found.len()
+    }
+
+    /// The errors, sorted by file then position (stable).
+    pub(crate) fn into_diagnostics(mut self) -> Diagnostics {
+        self.found.sort_by_key(|(file, offset, _)| (*file, *offset));
+        self.found.into_iter().map(|(_, _, d)| d).collect()
+    }
+}
 
 /// A table of the spanned tree.
 pub(crate) type Table<'i> = DeTable<'i>;
@@ -114,7 +221,7 @@ impl Walk<'_> {
             .sink
             .files
             .get(self.file)
-            .and_then(|f| f.text.get(span.clone()))
+            .and_then(|f| f.text().get(span.clone()))
             .unwrap_or("");
         let one_to_one = !raw.starts_with("\"\"\"")
             && !raw.starts_with("'''")

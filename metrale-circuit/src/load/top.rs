@@ -1,30 +1,21 @@
-//! The top level of a circuit file and of a block library, the `[layout]`, and the checks that
-//! need every file (the resolution stage that assembles the [`Circuit`]).
+//! The top level of a circuit file and of a block library, and the `[layout]`.
 //!
 //! This module owns: the top-level keys (`schema`, `arch`, `dims`, `include`, the block lists,
 //! `[layout]`, and the dispatch of `[block.*]` and `[checkpoint.*]` to their stages); the
 //! layout rules (interval `period`, the `[layout.blocks]` lists, every produced layer kind
-//! having blocks); the lists' duplicate and instance-prefix rules; and [`resolve`]: a block
-//! defined twice across files, undefined block names, undeclared dims in shapes, the shape
-//! evaluation, and the final assembly.
+//! having blocks); the lists' duplicate and instance-prefix rules.
 //!
 //! Invariants:
 //! - A required key that is missing is reported at the table that lacks it (the file start,
 //!   line 1 column 1, for the top level).
-//! - Checks that need every file run only when every file was read and parsed
-//!   ([`super::read::Loaded::complete`]), so a library with a syntax error does not also cause
-//!   "unknown block" errors.
-//! - [`resolve`] returns a [`Circuit`] only when no error was found in any stage.
 
 use std::ops::Range;
 
-use super::Sink;
-use super::blocks::{self, RawBlock};
-use super::checkpoints::{self, Produced, RawCheckpoint};
-use super::read::Loaded;
-use super::toml::{Table, Text, Value, Walk, field};
+use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
+use super::{blocks, checkpoints};
+use crate::LayoutRule;
 use crate::diag::Diagnostic;
-use crate::{Circuit, Layout, LayoutRule, Origin};
+use crate::walk::{Table, Text, Value, Walk, field};
 
 /// The top-level keys of a circuit file.
 const CIRCUIT_KEYS: &[&str] = &[
@@ -52,63 +43,14 @@ const LAYOUT_KEYS: &[&str] = &["kind", "period", "blocks"];
 /// The layout kinds.
 const LAYOUT_KINDS: &[&str] = &["interval", "list"];
 
-/// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
-pub(super) const LINEAR: &str = "linear_attention";
-/// The layer kind of an interval layout's layer `i` when `(i + 1) % period == 0`.
-pub(super) const FULL: &str = "full_attention";
 /// The layer kinds an interval layout produces.
 const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
 
 /// The schema version this loader reads.
 const SCHEMA: u64 = 1;
 
-/// What one file declares.
-#[derive(Debug)]
-pub(super) struct FileSyntax {
-    /// Its `include` names (valid strings, duplicates dropped).
-    pub includes: Vec<Text>,
-    /// Its block templates, in the order they first appear.
-    pub blocks: Vec<RawBlock>,
-    /// The circuit-only parts; `None` for a library.
-    pub top: Option<Top>,
-}
-
-/// The circuit-only parts of a circuit file.
-#[derive(Debug, Default)]
-pub(super) struct Top {
-    /// `arch`, when valid.
-    pub arch: Option<String>,
-    /// `description`.
-    pub description: Option<String>,
-    /// `dims`: the valid names, each once; `None` when missing or not an array.
-    pub dims: Option<Vec<Text>>,
-    /// The `dims` entries refused (reported): checkpoints may give them without a new error.
-    pub refused_dims: Vec<String>,
-    /// `prologue`.
-    pub prologue: Vec<Text>,
-    /// `epilogue`.
-    pub epilogue: Vec<Text>,
-    /// `draft`.
-    pub draft: Vec<Text>,
-    /// `[layout]`, when present and a table.
-    pub layout: Option<RawLayout>,
-    /// The checkpoints, in file order.
-    pub checkpoints: Vec<RawCheckpoint>,
-}
-
-/// `[layout]` as written.
-#[derive(Debug)]
-pub(super) struct RawLayout {
-    /// The rule, when `kind` (and `period` for an interval) are valid.
-    pub rule: Option<LayoutRule>,
-    /// `[layout.blocks]`: layer kind, its blocks.
-    pub blocks: Vec<(Text, Vec<Text>)>,
-    /// Where a missing layer kind is reported: `[layout.blocks]`, else `[layout]`.
-    pub blocks_at: Range<usize>,
-}
-
 /// Walks the top level of the circuit file.
-pub(super) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
+pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     w.check_keys(root, CIRCUIT_KEYS, "the circuit");
     let mut top = Top::default();
     schema(w, root);
@@ -148,7 +90,7 @@ pub(super) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
 }
 
 /// Walks the top level of a block library.
-pub(super) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
+pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     for (key, _) in root {
         let name: &str = key.get_ref();
         if !LIBRARY_KEYS.contains(&name) {
@@ -476,132 +418,5 @@ fn layer_kinds_have_blocks(w: &mut Walk<'_>, layout: &RawLayout, produced: &[Pro
                     "add `{kind} = [\"<block>\", ...]` to `[layout.blocks]`"
                 )),
         );
-    }
-}
-
-/// The checks that need every file, then the assembly of the circuit.
-pub(super) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
-    let Loaded {
-        files,
-        read,
-        complete,
-    } = loaded;
-    let blocks = unique_blocks(sink, files.iter().flat_map(|f| &f.blocks));
-    let top = files.first().and_then(|f| f.top.as_ref());
-    let dims: Option<Vec<String>> = top
-        .and_then(|t| t.dims.as_ref())
-        .map(|d| d.iter().map(|t| t.text.clone()).collect());
-    if let Some(dims) = &dims {
-        for block in &blocks {
-            blocks::check_dims(sink, block, dims);
-        }
-    }
-    let top = top?;
-    if complete {
-        defined_blocks(sink, top, &blocks);
-    }
-    if let Some(dims) = &dims {
-        checkpoints::evaluate(sink, &blocks, &top.checkpoints, dims);
-    }
-    if sink.count() > 0 {
-        return None;
-    }
-    assemble(sink, top, &blocks, read, dims?)
-}
-
-/// Every block once: a block defined again (in another file) is reported at the second
-/// definition, with a note at the first, and dropped.
-fn unique_blocks<'b>(
-    sink: &mut Sink,
-    all: impl Iterator<Item = &'b RawBlock>,
-) -> Vec<&'b RawBlock> {
-    let mut out: Vec<&RawBlock> = Vec::new();
-    for block in all {
-        if let Some(first) = out.iter().find(|b| b.name.text == block.name.text) {
-            let place = sink.place(&first.name.loc);
-            sink.report(
-                &block.name.loc,
-                Diagnostic::error(format!("block `{}` is defined twice", block.name.text))
-                    .label("defined again")
-                    .note(format!("first defined at {place}")),
-            );
-        } else {
-            out.push(block);
-        }
-    }
-    out
-}
-
-/// Every block named by the prologue, the epilogue, the draft and the layout is defined.
-fn defined_blocks(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
-    let defined: Vec<&str> = blocks.iter().map(|b| b.name.text.as_str()).collect();
-    let layout_names = top
-        .layout
-        .iter()
-        .flat_map(|l| l.blocks.iter().flat_map(|(_, names)| names));
-    let named = top
-        .prologue
-        .iter()
-        .chain(&top.epilogue)
-        .chain(&top.draft)
-        .chain(layout_names);
-    for name in named {
-        if !defined.contains(&name.text.as_str()) {
-            sink.report(
-                &name.loc,
-                Diagnostic::error(format!("unknown block `{}`", name.text))
-                    .label("no such block")
-                    .expected_one_of("blocks", &name.text, &defined),
-            );
-        }
-    }
-}
-
-/// Builds the circuit (called only when no error was found).
-fn assemble(
-    sink: &Sink,
-    top: &Top,
-    blocks: &[&RawBlock],
-    read: Vec<std::path::PathBuf>,
-    dims: Vec<String>,
-) -> Option<Circuit> {
-    let layout = top.layout.as_ref()?;
-    let names = |list: &[Text]| list.iter().map(|t| t.text.clone()).collect::<Vec<_>>();
-    let mut templates = Vec::with_capacity(blocks.len());
-    for block in blocks {
-        templates.push(block.template(sink)?);
-    }
-    let checkpoints = top
-        .checkpoints
-        .iter()
-        .map(|c| c.checkpoint(sink))
-        .collect::<Option<Vec<_>>>()?;
-    Some(Circuit {
-        files: sink.files.clone(),
-        read,
-        arch: top.arch.clone()?,
-        description: top.description.clone(),
-        dims,
-        prologue: names(&top.prologue),
-        epilogue: names(&top.epilogue),
-        draft: names(&top.draft),
-        layout: Layout {
-            rule: layout.rule.clone()?,
-            blocks: layout
-                .blocks
-                .iter()
-                .map(|(kind, list)| (kind.text.clone(), names(list)))
-                .collect(),
-        },
-        blocks: templates,
-        checkpoints,
-    })
-}
-
-/// The origin of `loc` for the IR: the file's display name and the 1-based line.
-pub(super) fn origin(sink: &Sink, loc: &super::Loc) -> Origin {
-    Origin {
-        path: sink.name(loc.file).to_owned(),
-        line: sink.line(loc),
     }
 }

@@ -1,0 +1,210 @@
+//! The loader's raw model: what each file says, as written, with the span of every name.
+//! Every stage after reading walks files into these types ([`FileSyntax`] and its parts) and
+//! [`super::resolve`] turns them into the validated [`crate::Circuit`].
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - A raw item keeps every part that was valid (the others are `None`, already reported), so
+//!   the checks between items still run when one part of an item was refused.
+//! - Conversion into the validated model (`template`, `checkpoint`) succeeds only when every
+//!   part is valid; it is called only when the whole load found no error.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use crate::shape::Shape;
+use crate::walk::{Loc, Sink, StrAt, Text};
+use crate::{
+    BlockTemplate, Checkpoint, LayoutRule, Lifetime, StateFormat, StateKind, StateTemplate,
+    VerifySteps,
+};
+
+/// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
+pub(crate) const LINEAR: &str = "linear_attention";
+/// The layer kind of an interval layout's layer `i` when `(i + 1) % period == 0`.
+pub(crate) const FULL: &str = "full_attention";
+/// What one file declares.
+#[derive(Debug)]
+pub(crate) struct FileSyntax {
+    /// Its `include` names (valid strings, duplicates dropped).
+    pub includes: Vec<Text>,
+    /// Its block templates, in the order they first appear.
+    pub blocks: Vec<RawBlock>,
+    /// The circuit-only parts; `None` for a library.
+    pub top: Option<Top>,
+}
+
+/// The circuit-only parts of a circuit file.
+#[derive(Debug, Default)]
+pub(crate) struct Top {
+    /// `arch`, when valid.
+    pub arch: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `dims`: the valid names, each once; `None` when missing or not an array.
+    pub dims: Option<Vec<Text>>,
+    /// The `dims` entries refused (reported): checkpoints may give them without a new error.
+    pub refused_dims: Vec<String>,
+    /// `prologue`.
+    pub prologue: Vec<Text>,
+    /// `epilogue`.
+    pub epilogue: Vec<Text>,
+    /// `draft`.
+    pub draft: Vec<Text>,
+    /// `[layout]`, when present and a table.
+    pub layout: Option<RawLayout>,
+    /// The checkpoints, in file order.
+    pub checkpoints: Vec<RawCheckpoint>,
+}
+
+/// `[layout]` as written.
+#[derive(Debug)]
+pub(crate) struct RawLayout {
+    /// The rule, when `kind` (and `period` for an interval) are valid.
+    pub rule: Option<LayoutRule>,
+    /// `[layout.blocks]`: layer kind, its blocks.
+    pub blocks: Vec<(Text, Vec<Text>)>,
+    /// Where a missing layer kind is reported: `[layout.blocks]`, else `[layout]`.
+    pub blocks_at: Range<usize>,
+}
+
+/// Every file read, walked.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    /// What each file that parsed declares, in the order read (the circuit first).
+    pub files: Vec<FileSyntax>,
+    /// The real path of every file read from disk, in the order read.
+    pub read: Vec<PathBuf>,
+    /// Every file was read and parsed without TOML syntax errors.
+    pub complete: bool,
+}
+
+/// One block as written.
+#[derive(Debug)]
+pub(crate) struct RawBlock {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Where it first appears (its origin).
+    pub first: Loc,
+    /// Its states, in file order.
+    pub states: Vec<RawState>,
+}
+
+/// A parsed shape and where its string is.
+#[derive(Debug)]
+pub(crate) struct ShapeValue {
+    /// The parsed shape.
+    pub shape: Shape,
+    /// Its string value in the file.
+    pub at: StrAt,
+}
+
+/// One state table as written: every field that was valid.
+#[derive(Debug)]
+pub(crate) struct RawState {
+    /// The `[[block.<name>.state]]` header.
+    pub header: Loc,
+    /// `id`.
+    pub id: Option<Text>,
+    /// `kind`.
+    pub kind: Option<StateKind>,
+    /// The kind's lifetime, when `kind` is valid and `lifetime` (if given) agrees.
+    pub lifetime: Option<Lifetime>,
+    /// `format`.
+    pub format: Option<StateFormat>,
+    /// `shape`, parsed.
+    pub shape: Option<ShapeValue>,
+    /// Whether a `shape` key is written (valid or not).
+    pub has_shape_key: bool,
+    /// `verify`.
+    pub verify: Option<VerifySteps>,
+    /// `of`.
+    pub of: Option<Text>,
+}
+
+impl RawState {
+    /// The local id, if valid.
+    pub fn local(&self) -> Option<&str> {
+        self.id.as_ref().map(|t| t.text.as_str())
+    }
+
+    /// The IR state, when every field is valid.
+    pub fn template(&self, sink: &Sink) -> Option<StateTemplate> {
+        Some(StateTemplate {
+            local: self.id.as_ref()?.text.clone(),
+            kind: self.kind?,
+            lifetime: self.lifetime?,
+            format: self.format.clone()?,
+            shape: self.shape.as_ref().map(|s| s.shape.clone()),
+            verify: self.verify,
+            of: self.of.as_ref().map(|t| t.text.clone()),
+            origin: sink.origin(&self.header),
+        })
+    }
+}
+
+impl RawBlock {
+    /// The IR block, when every state is valid.
+    pub fn template(&self, sink: &Sink) -> Option<BlockTemplate> {
+        Some(BlockTemplate {
+            name: self.name.text.clone(),
+            origin: sink.origin(&self.first),
+            states: self
+                .states
+                .iter()
+                .map(|s| s.template(sink))
+                .collect::<Option<Vec<_>>>()?,
+        })
+    }
+}
+
+/// The most layers a checkpoint may have.
+pub(crate) const MAX_LAYERS: u64 = 1 << 16;
+
+/// One checkpoint as written.
+#[derive(Debug)]
+pub(crate) struct RawCheckpoint {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Its table (the `[checkpoint.<name>]` header).
+    pub header: Loc,
+    /// `hf`.
+    pub hf: Option<String>,
+    /// Each layer's kind, when valid.
+    pub layer_kinds: Option<Vec<String>>,
+    /// Every declared dim's value in declaration order, when all are given and valid.
+    pub dims: Option<Vec<(String, u64)>>,
+}
+
+impl RawCheckpoint {
+    /// The IR checkpoint, when every part is valid.
+    pub fn checkpoint(&self, sink: &Sink) -> Option<Checkpoint> {
+        Some(Checkpoint {
+            name: self.name.text.clone(),
+            hf: self.hf.clone(),
+            layer_kinds: self.layer_kinds.clone()?,
+            dims: self.dims.clone()?,
+            origin: sink.origin(&self.header),
+        })
+    }
+
+    /// The value of dim `name`.
+    pub fn dim(&self, name: &str) -> Option<u64> {
+        self.dims
+            .as_ref()?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// A layer kind a checkpoint produces, at its first layer.
+#[derive(Debug)]
+pub(crate) struct Produced {
+    /// The layer kind.
+    pub kind: String,
+    /// The checkpoint.
+    pub checkpoint: String,
+    /// The first layer of that kind.
+    pub layer: usize,
+}

@@ -1,0 +1,136 @@
+//! Resolution: the checks that need every file (a block defined twice across files, names of
+//! undefined blocks, undeclared dims in shapes, the names the generated code needs, every shape
+//! evaluated under every checkpoint), then the assembly of the validated [`Circuit`].
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - Checks that need every file run only when every file was read and parsed
+//!   ([`Loaded::complete`]), so a library with a syntax error does not also cause "unknown
+//!   block" errors.
+//! - [`resolve`] returns a [`Circuit`] only when no error was found in any stage.
+
+use super::raw::{Loaded, RawBlock, Top};
+use super::{blocks, checkpoints, names};
+use crate::diag::Diagnostic;
+use crate::walk::{Sink, Text};
+use crate::{Circuit, Layout};
+
+/// The checks that need every file, then the assembly of the circuit.
+pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
+    let Loaded {
+        files,
+        read,
+        complete,
+    } = loaded;
+    let blocks = unique_blocks(sink, files.iter().flat_map(|f| &f.blocks));
+    let top = files.first().and_then(|f| f.top.as_ref());
+    let dims: Option<Vec<String>> = top
+        .and_then(|t| t.dims.as_ref())
+        .map(|d| d.iter().map(|t| t.text.clone()).collect());
+    if let Some(dims) = &dims {
+        for block in &blocks {
+            blocks::check_dims(sink, block, dims);
+        }
+    }
+    let top = top?;
+    if complete {
+        defined_blocks(sink, top, &blocks);
+    }
+    names::check(sink, top, &blocks);
+    if let Some(dims) = &dims {
+        checkpoints::evaluate(sink, &blocks, &top.checkpoints, dims);
+    }
+    if sink.count() > 0 {
+        return None;
+    }
+    assemble(sink, top, &blocks, read, dims?)
+}
+
+/// Every block once: a block defined again (in another file) is reported at the second
+/// definition, with a note at the first, and dropped.
+fn unique_blocks<'b>(
+    sink: &mut Sink,
+    all: impl Iterator<Item = &'b RawBlock>,
+) -> Vec<&'b RawBlock> {
+    let mut out: Vec<&RawBlock> = Vec::new();
+    for block in all {
+        if let Some(first) = out.iter().find(|b| b.name.text == block.name.text) {
+            let place = sink.place(&first.name.loc);
+            sink.report(
+                &block.name.loc,
+                Diagnostic::error(format!("block `{}` is defined twice", block.name.text))
+                    .label("defined again")
+                    .note(format!("first defined at {place}")),
+            );
+        } else {
+            out.push(block);
+        }
+    }
+    out
+}
+
+/// Every block named by the prologue, the epilogue, the draft and the layout is defined.
+fn defined_blocks(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
+    let defined: Vec<&str> = blocks.iter().map(|b| b.name.text.as_str()).collect();
+    let layout_names = top
+        .layout
+        .iter()
+        .flat_map(|l| l.blocks.iter().flat_map(|(_, names)| names));
+    let named = top
+        .prologue
+        .iter()
+        .chain(&top.epilogue)
+        .chain(&top.draft)
+        .chain(layout_names);
+    for name in named {
+        if !defined.contains(&name.text.as_str()) {
+            sink.report(
+                &name.loc,
+                Diagnostic::error(format!("unknown block `{}`", name.text))
+                    .label("no such block")
+                    .expected_one_of("blocks", &name.text, &defined),
+            );
+        }
+    }
+}
+
+/// Builds the circuit (called only when no error was found).
+fn assemble(
+    sink: &Sink,
+    top: &Top,
+    blocks: &[&RawBlock],
+    read: Vec<std::path::PathBuf>,
+    dims: Vec<String>,
+) -> Option<Circuit> {
+    let layout = top.layout.as_ref()?;
+    let names = |list: &[Text]| list.iter().map(|t| t.text.clone()).collect::<Vec<_>>();
+    let mut templates = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        templates.push(block.template(sink)?);
+    }
+    let checkpoints = top
+        .checkpoints
+        .iter()
+        .map(|c| c.checkpoint(sink))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Circuit {
+        files: sink.files.clone(),
+        read,
+        arch: top.arch.clone()?,
+        description: top.description.clone(),
+        dims,
+        prologue: names(&top.prologue),
+        epilogue: names(&top.epilogue),
+        draft: names(&top.draft),
+        layout: Layout {
+            rule: layout.rule.clone()?,
+            blocks: layout
+                .blocks
+                .iter()
+                .map(|(kind, list)| (kind.text.clone(), names(list)))
+                .collect(),
+        },
+        blocks: templates,
+        checkpoints,
+    })
+}
