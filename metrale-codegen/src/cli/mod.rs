@@ -19,7 +19,7 @@
 mod check;
 mod generate;
 mod plan;
-mod table;
+mod report;
 
 use std::ffi::OsString;
 

@@ -15,7 +15,8 @@ use metrale_circuit::{
     Circuit, DEFAULT_ALIGN, InputsFile, StateDecl, StateError, StateFormat, StatePlan,
 };
 
-use super::{Outcome, table};
+use super::Outcome;
+use super::report::{self, Report};
 
 /// The default plan inputs: the text of `circuits/inputs/default.toml`.
 pub const DEFAULT_INPUTS: &str = include_str!("../../../circuits/inputs/default.toml");
@@ -59,24 +60,11 @@ fn align(text: &str) -> Result<u64, String> {
         .map_err(|_| "expected a number of bytes, a power of two such as 256".to_owned())
 }
 
-/// A plan made, with what it was made from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The circuit file, as given.
-    pub circuit: String,
-    /// The checkpoint sized.
-    pub checkpoint: String,
-    /// The inputs file, as given, or [`DEFAULT_INPUTS_NAME`].
-    pub inputs: String,
-    /// The plan.
-    pub plan: StatePlan,
-}
-
 /// Runs `plan`.
 pub fn run(args: &PlanArgs) -> Outcome {
     match plan(args) {
-        Ok(report) if args.json => Outcome::ok(table::json(&report)),
-        Ok(report) => Outcome::ok(table::table(&report)),
+        Ok(report) if args.json => Outcome::ok(report::json(&report)),
+        Ok(report) => Outcome::ok(report::table(&report)),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
 }

@@ -1,5 +1,6 @@
-//! How a plan is printed: a table of terms per space with totals per space and per lifetime
-//! ([`table`]), or JSON with exact byte counts ([`json()`]); and [`human_bytes`].
+//! What `plan` made ([`Report`]) and how it is printed: a table of terms per space with totals
+//! per space and per lifetime ([`table`]), or JSON with exact byte counts ([`json()`]); and
+//! [`human_bytes`].
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
@@ -9,10 +10,21 @@
 
 use std::fmt::Write as _;
 
-use metrale_circuit::{Lifetime, Space, StateTerm};
+use metrale_circuit::{Lifetime, Space, StatePlan, StateTerm};
 use serde_json::json;
 
-use super::plan::Report;
+/// A plan made, with what it was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The circuit file, as given.
+    pub circuit: String,
+    /// The checkpoint sized.
+    pub checkpoint: String,
+    /// The inputs file, as given, or the name of the built-in default inputs.
+    pub inputs: String,
+    /// The plan.
+    pub plan: StatePlan,
+}
 
 /// The column headings of the table.
 const HEADINGS: [&str; 8] = [
