@@ -1,4 +1,6 @@
 //! The validated circuit ([`Circuit`]): what the loader produces and every front end reads.
+//! Its parts have private fields and accessors: only the loader builds them, so a `Circuit`
+//! exists only valid.
 //! Block templates with their state templates and shapes, the layout, the checkpoints, and the
 //! instantiation of a checkpoint into [`StateDecl`]s.
 //!
@@ -37,29 +39,29 @@ impl std::fmt::Display for Origin {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Circuit {
     /// Every file read, the circuit first, then its includes in the order read.
-    pub files: Vec<Source>,
+    pub(crate) files: Vec<Source>,
     /// The real path of every file read from disk (the circuit, unless it was given as text,
     /// then its includes), in the order read: for build scripts' `rerun-if-changed` and the
     /// macro's `include_str!`.
-    pub read: Vec<PathBuf>,
+    pub(crate) read: Vec<PathBuf>,
     /// The architecture (the generated module's name).
-    pub arch: String,
+    pub(crate) arch: String,
     /// Free text.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// The dim names shapes may read, in declaration order.
-    pub dims: Vec<String>,
+    pub(crate) dims: Vec<String>,
     /// Blocks before the layers.
-    pub prologue: Vec<String>,
+    pub(crate) prologue: Vec<String>,
     /// Blocks after the layers.
-    pub epilogue: Vec<String>,
+    pub(crate) epilogue: Vec<String>,
     /// Blocks of the draft head.
-    pub draft: Vec<String>,
+    pub(crate) draft: Vec<String>,
     /// Which blocks each layer has.
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// Every block template, in definition order.
-    pub blocks: Vec<BlockTemplate>,
+    pub(crate) blocks: Vec<BlockTemplate>,
     /// Every checkpoint, in file order; the first is the default.
-    pub checkpoints: Vec<Checkpoint>,
+    pub(crate) checkpoints: Vec<Checkpoint>,
 }
 
 /// How layers get their layer kind.
@@ -78,12 +80,24 @@ pub enum LayoutRule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     /// How a layer's kind is decided.
-    pub rule: LayoutRule,
+    pub(crate) rule: LayoutRule,
     /// Layer kind -> its blocks, in file order.
-    pub blocks: Vec<(String, Vec<String>)>,
+    pub(crate) blocks: Vec<(String, Vec<String>)>,
 }
 
 impl Layout {
+    /// How a layer's kind is decided.
+    #[must_use]
+    pub fn rule(&self) -> &LayoutRule {
+        &self.rule
+    }
+
+    /// Layer kind -> its blocks, in file order.
+    #[must_use]
+    pub fn blocks(&self) -> &[(String, Vec<String>)] {
+        &self.blocks
+    }
+
     /// The blocks of a layer of `layer_kind`.
     #[must_use]
     pub fn blocks_of(&self, layer_kind: &str) -> &[String] {
@@ -98,14 +112,32 @@ impl Layout {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockTemplate {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Where it was defined.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Its states, in file order.
-    pub states: Vec<StateTemplate>,
+    pub(crate) states: Vec<StateTemplate>,
 }
 
 impl BlockTemplate {
+    /// Its name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where it was defined.
+    #[must_use]
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Its states, in file order.
+    #[must_use]
+    pub fn states(&self) -> &[StateTemplate] {
+        &self.states
+    }
+
     /// The state whose local id is `local`.
     #[must_use]
     pub fn state(&self, local: &str) -> Option<&StateTemplate> {
@@ -127,39 +159,119 @@ impl BlockTemplate {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateTemplate {
     /// Its id inside the block.
-    pub local: String,
+    pub(crate) local: String,
     /// What it is.
-    pub kind: StateKind,
+    pub(crate) kind: StateKind,
     /// How long a unit lives (the kind's one lifetime).
-    pub lifetime: Lifetime,
+    pub(crate) lifetime: Lifetime,
     /// Its storage format.
-    pub format: StateFormat,
+    pub(crate) format: StateFormat,
     /// What one unit holds; `None` for a copy (`of`).
-    pub shape: Option<Shape>,
+    pub(crate) shape: Option<Shape>,
     /// The verify intermediates it keeps (recurrent states only).
-    pub verify: Option<VerifySteps>,
+    pub(crate) verify: Option<VerifySteps>,
     /// For a copy, the local id of the sibling state it copies.
-    pub of: Option<String>,
+    pub(crate) of: Option<String>,
     /// Where it was declared.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
+}
+
+impl StateTemplate {
+    /// Its id inside the block.
+    #[must_use]
+    pub fn local(&self) -> &str {
+        &self.local
+    }
+
+    /// What it is.
+    #[must_use]
+    pub fn kind(&self) -> StateKind {
+        self.kind
+    }
+
+    /// How long a unit lives (the kind's one lifetime).
+    #[must_use]
+    pub fn lifetime(&self) -> Lifetime {
+        self.lifetime
+    }
+
+    /// Its storage format.
+    #[must_use]
+    pub fn format(&self) -> &StateFormat {
+        &self.format
+    }
+
+    /// What one unit holds; `None` for a copy (`of`).
+    #[must_use]
+    pub fn shape(&self) -> Option<&Shape> {
+        self.shape.as_ref()
+    }
+
+    /// The verify intermediates it keeps (recurrent states only).
+    #[must_use]
+    pub fn verify(&self) -> Option<VerifySteps> {
+        self.verify
+    }
+
+    /// For a copy, the local id of the sibling state it copies.
+    #[must_use]
+    pub fn of(&self) -> Option<&str> {
+        self.of.as_deref()
+    }
+
+    /// Where it was declared.
+    #[must_use]
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
 }
 
 /// One checkpoint (`[checkpoint.<name>]`): a set of weights of the architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkpoint {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// The source checkpoint (`Qwen/Qwen3.5-27B`).
-    pub hf: Option<String>,
+    pub(crate) hf: Option<String>,
     /// Each layer's kind, one per layer.
-    pub layer_kinds: Vec<String>,
+    pub(crate) layer_kinds: Vec<String>,
     /// Every declared dim's value, in the circuit's `dims` order.
-    pub dims: Vec<(String, u64)>,
+    pub(crate) dims: Vec<(String, u64)>,
     /// Where it was defined.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 impl Checkpoint {
+    /// Its name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The source checkpoint (`Qwen/Qwen3.5-27B`).
+    #[must_use]
+    pub fn hf(&self) -> Option<&str> {
+        self.hf.as_deref()
+    }
+
+    /// Each layer's kind, one per layer.
+    #[must_use]
+    pub fn layer_kinds(&self) -> &[String] {
+        &self.layer_kinds
+    }
+
+    /// Every declared dim's value, in the circuit's `dims` order.
+    #[must_use]
+    pub fn dims(&self) -> &[(String, u64)] {
+        &self.dims
+    }
+
+    /// Where it was defined.
+    #[must_use]
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
     /// The value of dim `name`.
     #[must_use]
     pub fn dim(&self, name: &str) -> Option<u64> {
@@ -181,6 +293,72 @@ pub struct Instance {
 }
 
 impl Circuit {
+    /// Every file read, the circuit first, then its includes in the order read.
+    #[must_use]
+    pub fn files(&self) -> &[Source] {
+        &self.files
+    }
+
+    /// The real path of every file read from disk (the circuit, unless it was given as text, then its includes), in the order read: for `rerun-if-changed` and `include_str!` tracking.
+    #[must_use]
+    pub fn read(&self) -> &[PathBuf] {
+        &self.read
+    }
+
+    /// The architecture: the generated module's name.
+    #[must_use]
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Free text.
+    #[must_use]
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The dim names shapes may read, in declaration order.
+    #[must_use]
+    pub fn dims(&self) -> &[String] {
+        &self.dims
+    }
+
+    /// Blocks before the layers.
+    #[must_use]
+    pub fn prologue(&self) -> &[String] {
+        &self.prologue
+    }
+
+    /// Blocks after the layers.
+    #[must_use]
+    pub fn epilogue(&self) -> &[String] {
+        &self.epilogue
+    }
+
+    /// Blocks of the draft head.
+    #[must_use]
+    pub fn draft(&self) -> &[String] {
+        &self.draft
+    }
+
+    /// Which blocks each layer has.
+    #[must_use]
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Every block template, in definition order.
+    #[must_use]
+    pub fn blocks(&self) -> &[BlockTemplate] {
+        &self.blocks
+    }
+
+    /// Every checkpoint, in file order; the first is the default.
+    #[must_use]
+    pub fn checkpoints(&self) -> &[Checkpoint] {
+        &self.checkpoints
+    }
+
     /// The checkpoint named `name`.
     #[must_use]
     pub fn checkpoint(&self, name: &str) -> Option<&Checkpoint> {

@@ -102,19 +102,19 @@ fn check(d: &Diagnostic, message: &str, at: &str, helps: &[&str]) {
 #[test]
 fn qwen3_5_loads() {
     let c = Circuit::load(QWEN).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.arch, "qwen3_5");
+    assert_eq!(c.arch(), "qwen3_5");
     assert_eq!(c.path(), QWEN);
-    assert_eq!(c.files.len(), 2);
+    assert_eq!(c.files().len(), 2);
     assert!(
-        c.files[1]
+        c.files()[1]
             .name()
             .ends_with("circuits/blocks/qwen3_attention.toml")
     );
-    assert_eq!(c.read.len(), 2);
-    assert_eq!(c.read[0], PathBuf::from(QWEN));
-    assert!(c.read[1].ends_with("blocks/qwen3_attention.toml"));
+    assert_eq!(c.read().len(), 2);
+    assert_eq!(c.read()[0], PathBuf::from(QWEN));
+    assert!(c.read()[1].ends_with("blocks/qwen3_attention.toml"));
     assert_eq!(
-        c.dims,
+        c.dims(),
         [
             "hidden",
             "q_heads",
@@ -128,34 +128,42 @@ fn qwen3_5_loads() {
             "conv_window"
         ]
     );
-    let blocks: Vec<&str> = c.blocks.iter().map(|b| b.name.as_str()).collect();
+    let blocks: Vec<&str> = c
+        .blocks()
+        .iter()
+        .map(metrale_circuit::BlockTemplate::name)
+        .collect();
     assert_eq!(
         blocks,
         ["embed", "gdn", "head", "mtp_in", "mtp_out", "attn", "ffn"]
     );
     assert_eq!(
-        (c.prologue.as_slice(), c.epilogue.as_slice()),
+        (c.prologue(), c.epilogue()),
         (&["embed".to_owned()][..], &["head".to_owned()][..])
     );
-    assert_eq!(c.draft, ["mtp_in", "attn", "ffn", "mtp_out"]);
-    assert_eq!(c.layout.rule, LayoutRule::Interval { period: 4 });
-    assert_eq!(c.layout.blocks_of("full_attention"), ["attn", "ffn"]);
-    assert_eq!(c.layout.blocks_of("linear_attention"), ["gdn", "ffn"]);
-    let checkpoints: Vec<&str> = c.checkpoints.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(c.draft(), ["mtp_in", "attn", "ffn", "mtp_out"]);
+    assert_eq!(*c.layout().rule(), LayoutRule::Interval { period: 4 });
+    assert_eq!(c.layout().blocks_of("full_attention"), ["attn", "ffn"]);
+    assert_eq!(c.layout().blocks_of("linear_attention"), ["gdn", "ffn"]);
+    let checkpoints: Vec<&str> = c
+        .checkpoints()
+        .iter()
+        .map(metrale_circuit::Checkpoint::name)
+        .collect();
     assert_eq!(checkpoints, ["qwen3_5_27b", "tiny"]);
     let default = c.default_checkpoint().unwrap();
-    assert_eq!(default.hf.as_deref(), Some("Qwen/Qwen3.5-27B"));
-    assert_eq!(default.layer_kinds.len(), 64);
-    assert_eq!(default.layer_kinds[3], "full_attention");
-    assert_eq!(default.layer_kinds[4], "linear_attention");
+    assert_eq!(default.hf(), Some("Qwen/Qwen3.5-27B"));
+    assert_eq!(default.layer_kinds().len(), 64);
+    assert_eq!(default.layer_kinds()[3], "full_attention");
+    assert_eq!(default.layer_kinds()[4], "linear_attention");
     assert_eq!(default.dim("hidden"), Some(5120));
     let gdn = c.block("gdn").unwrap();
-    assert_eq!(gdn.states.len(), 9);
-    assert_eq!(gdn.origin.line, 74);
+    assert_eq!(gdn.states().len(), 9);
+    assert_eq!(gdn.origin().line, 74);
     let h = gdn.state("h").unwrap();
-    assert_eq!(h.kind, StateKind::Recurrent);
-    assert_eq!(h.origin.line, 74);
-    assert_eq!(gdn.state("h_prefix").unwrap().of.as_deref(), Some("h"));
+    assert_eq!(h.kind(), StateKind::Recurrent);
+    assert_eq!(h.origin().line, 74);
+    assert_eq!(gdn.state("h_prefix").unwrap().of(), Some("h"));
     // First use: gdn's `h` (ssm_h_storage), gdn's `conv`, then the library's attention KV.
     assert_eq!(
         c.format_keys(),
@@ -212,13 +220,13 @@ fn load_as_names_files_as_given() {
     .circuit
     .unwrap();
     assert_eq!(c.path(), "circuits/qwen3_5.toml");
-    assert_eq!(c.files[1].name(), "circuits/blocks/qwen3_attention.toml");
-    assert_eq!(c.blocks[0].origin.path, "circuits/qwen3_5.toml");
+    assert_eq!(c.files()[1].name(), "circuits/blocks/qwen3_attention.toml");
+    assert_eq!(c.blocks()[0].origin().path, "circuits/qwen3_5.toml");
     assert_eq!(
-        c.block("attn").unwrap().origin.path,
+        c.block("attn").unwrap().origin().path,
         "circuits/blocks/qwen3_attention.toml"
     );
-    assert_eq!(c.read[0], PathBuf::from(QWEN));
+    assert_eq!(c.read()[0], PathBuf::from(QWEN));
 }
 
 #[test]
@@ -233,10 +241,10 @@ fn from_source_reads_includes_from_dir() {
     .circuit
     .unwrap();
     assert_eq!(c.path(), "q.toml");
-    assert_eq!(c.files[1].name(), "blocks/qwen3_attention.toml");
+    assert_eq!(c.files()[1].name(), "blocks/qwen3_attention.toml");
     // The circuit itself was not read from disk.
-    assert_eq!(c.read.len(), 1);
-    assert!(c.read[0].ends_with("blocks/qwen3_attention.toml"));
+    assert_eq!(c.read().len(), 1);
+    assert!(c.read()[0].ends_with("blocks/qwen3_attention.toml"));
 }
 
 #[test]
@@ -248,7 +256,7 @@ fn base_circuit_is_valid() {
     })
     .circuit
     .unwrap();
-    assert_eq!(c.blocks[0].states[0].origin.line, 12);
+    assert_eq!(c.blocks()[0].states()[0].origin().line, 12);
     assert_eq!(c.instantiate("c").unwrap()[0].id, "l0.b.s");
 }
 
@@ -1060,7 +1068,7 @@ fn list_layout_loads() {
     })
     .circuit
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.layout.rule, LayoutRule::List);
+    assert_eq!(*c.layout().rule(), LayoutRule::List);
     assert_eq!(c.instantiate("c").unwrap().len(), 2);
 }
 
@@ -1371,10 +1379,10 @@ fn library_blocks_are_loaded() {
     })
     .circuit
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.files[1].name(), "circ/blocks/lib.toml");
-    assert_eq!(c.read, [dir.join("blocks").join("lib.toml")]);
-    assert_eq!(c.block("b").unwrap().origin.path, "circ/blocks/lib.toml");
-    assert_eq!(c.block("b").unwrap().states[0].origin.line, 1);
+    assert_eq!(c.files()[1].name(), "circ/blocks/lib.toml");
+    assert_eq!(c.read(), [dir.join("blocks").join("lib.toml")]);
+    assert_eq!(c.block("b").unwrap().origin().path, "circ/blocks/lib.toml");
+    assert_eq!(c.block("b").unwrap().states()[0].origin().line, 1);
 }
 
 #[test]
@@ -1477,7 +1485,7 @@ fn diamond_include_reads_once() {
     .circuit
     .unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = c
-        .files
+        .files()
         .iter()
         .map(metrale_circuit::diag::Source::name)
         .collect();
@@ -1489,7 +1497,7 @@ fn diamond_include_reads_once() {
             "circ/blocks/shared.toml"
         ]
     );
-    assert_eq!(c.blocks.len(), 1);
+    assert_eq!(c.blocks().len(), 1);
 }
 
 #[test]

@@ -59,8 +59,8 @@ fn report_of_a_valid_circuit_matches_the_circuit() {
         name: "circuits/qwen3_5.toml",
     });
     let circuit = report.circuit.unwrap();
-    assert_eq!(report.read, circuit.read);
-    assert_eq!(report.files, circuit.files);
+    assert_eq!(report.read, circuit.read());
+    assert_eq!(report.files, circuit.files());
     assert_eq!(report.read.len(), 2);
 }
 

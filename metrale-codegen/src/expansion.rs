@@ -51,7 +51,7 @@ impl Expansion {
         match circuit {
             Ok(circuit) => Self {
                 module: tokens(&circuit, options),
-                arch: Some(circuit.arch),
+                arch: Some(circuit.arch().to_owned()),
                 read,
             },
             Err(diagnostics) => Self {

@@ -156,7 +156,7 @@ pub fn generate_file(path: &Path, options: &Options) -> Result<Generated, Diagno
     let circuit = Circuit::load(path)?;
     Ok(Generated {
         code: generate(&circuit, options)?,
-        arch: circuit.arch.clone(),
-        read: circuit.read.clone(),
+        arch: circuit.arch().to_owned(),
+        read: circuit.read().to_vec(),
     })
 }

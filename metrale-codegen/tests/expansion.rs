@@ -78,7 +78,7 @@ fn file_expansion_is_the_module_then_tracking() {
     let tracked = tracking(&[Path::new(QWEN), &library()]);
     assert_eq!(got.to_string(), quote! { #module #tracked }.to_string());
     let expansion = Expansion::new(input, &Options::default());
-    assert_eq!(expansion.read, circuit.read);
+    assert_eq!(expansion.read, circuit.read());
     assert_eq!(expansion.arch.as_deref(), Some("qwen3_5"));
 }
 

@@ -22,7 +22,7 @@ fn generated(circuit: &str) -> (String, String) {
     .circuit
     .unwrap_or_else(|e| panic!("{circuit} loads:\n{e}"));
     let code = generate(&loaded, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
-    (loaded.arch, code)
+    (loaded.arch().to_owned(), code)
 }
 
 #[test]

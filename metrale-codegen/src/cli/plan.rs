@@ -101,15 +101,15 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
         return Err(diagnostics);
     }
     let checkpoint = match &args.checkpoint {
-        Some(name) => circuit.checkpoint_or_error(name)?.name.clone(),
+        Some(name) => circuit.checkpoint_or_error(name)?.name().to_owned(),
         None => circuit
             .default_checkpoint()
             .ok_or_else(|| {
                 Diagnostic::error(format!("circuit `{}` has no checkpoint", args.circuit))
                     .in_file(&args.circuit)
             })?
-            .name
-            .clone(),
+            .name()
+            .to_owned(),
     };
     let decls = circuit.instantiate(&checkpoint)?;
     missing_formats(&decls, &inputs, args.inputs.as_deref()).into_result(())?;

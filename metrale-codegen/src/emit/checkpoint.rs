@@ -69,13 +69,13 @@ impl<'a> Emitter<'a> {
             let Some(block) = self.stateful(&instance.block) else {
                 continue;
             };
-            for state in &block.states {
+            for state in block.states() {
                 let same = |b: &BlockTemplate, s: &StateTemplate| {
-                    b.name == block.name && s.local == state.local
+                    b.name() == block.name() && s.local() == state.local()
                 };
                 let unit = self.unit_index(block, state);
-                let id = format!("{}.{}", instance.prefix, state.local);
-                for &holding in Holding::of_kind(state.kind) {
+                let id = format!("{}.{}", instance.prefix, state.local());
+                for &holding in Holding::of_kind(state.kind()) {
                     let class = table
                         .classes
                         .iter()
@@ -102,23 +102,23 @@ impl<'a> Emitter<'a> {
 
     /// `pub mod <checkpoint> { ... }`.
     pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
-        let name = ident(&checkpoint.name);
+        let name = ident(checkpoint.name());
         let table = self.table(checkpoint);
         let n = index(table.rows.len());
         let c = index(table.classes.len());
-        let layers = index(checkpoint.layer_kinds.len());
+        let layers = index(checkpoint.layer_kinds().len());
 
         let source = checkpoint
-            .hf
+            .hf()
             .as_ref()
             .map_or_else(String::new, |hf| format!(" of `{hf}`"));
         let doc = format!(
             "Checkpoint `{}`{source} (`{}`): {} layers.",
-            checkpoint.name,
-            checkpoint.origin,
-            checkpoint.layer_kinds.len()
+            checkpoint.name(),
+            checkpoint.origin(),
+            checkpoint.layer_kinds().len()
         );
-        let dims = checkpoint.dims.iter().map(|(dim, value)| {
+        let dims = checkpoint.dims().iter().map(|(dim, value)| {
             let field = ident(dim);
             let value = int(*value);
             quote!(#field: #value)
@@ -133,7 +133,7 @@ impl<'a> Emitter<'a> {
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
         let plan_doc = format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
-            checkpoint.name
+            checkpoint.name()
         );
 
         quote! {
@@ -191,20 +191,20 @@ impl<'a> Emitter<'a> {
             .map(|(class, (_, state, holding, section, unit))| {
                 let count = int(table.counts.get(class).copied().unwrap_or_default());
                 let group = index(metrale_circuit::__private_v0_1::group(
-                    state.kind,
+                    state.kind(),
                     *holding,
-                    state.lifetime,
+                    state.lifetime(),
                 ));
-                let kind = format_ident!("{}", camel_case(state.kind.name()));
+                let kind = format_ident!("{}", camel_case(state.kind().name()));
                 let holding = format_ident!("{}", camel_case(holding.name()));
                 let section = format_ident!("{}", camel_case(section.name()));
-                let verify = if let Some(steps) = state.verify {
+                let verify = if let Some(steps) = state.verify() {
                     let steps = format_ident!("{}", camel_case(steps.name()));
                     quote!(::core::option::Option::Some(__rt::VerifySteps::#steps))
                 } else {
                     quote!(::core::option::Option::None)
                 };
-                let lifetime = format_ident!("{}", camel_case(state.lifetime.name()));
+                let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
                 let unit = index(*unit);
                 quote! {
                     __abi::SizeClass {
@@ -331,10 +331,10 @@ impl<'a> Emitter<'a> {
     fn plan_fields(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
         let mut parts = PlanParts::default();
-        for name in &circuit.prologue {
+        for name in circuit.prologue() {
             self.top_block(name, table, &mut parts);
         }
-        for (i, kind) in checkpoint.layer_kinds.iter().enumerate() {
+        for (i, kind) in checkpoint.layer_kinds().iter().enumerate() {
             let field = format_ident!("l{i}");
             let ty = layer_type(kind);
             let doc = format!("Layer {i}, of kind `{kind}`.");
@@ -342,7 +342,7 @@ impl<'a> Emitter<'a> {
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
             let value = self.group_value(
-                circuit.layout.blocks_of(kind),
+                circuit.layout().blocks_of(kind),
                 &format!("l{i}"),
                 &quote!(#field),
                 &quote!(super::#ty),
@@ -351,7 +351,7 @@ impl<'a> Emitter<'a> {
             );
             parts.init.extend(quote! { #field: #value, });
         }
-        for name in &circuit.epilogue {
+        for name in circuit.epilogue() {
             self.top_block(name, table, &mut parts);
         }
         if self.has_draft() {
@@ -360,7 +360,7 @@ impl<'a> Emitter<'a> {
                 pub draft: super::Draft,
             });
             let value = self.group_value(
-                &circuit.draft,
+                circuit.draft(),
                 "draft",
                 &quote!(draft),
                 &quote!(super::Draft),
@@ -432,11 +432,11 @@ impl<'a> Emitter<'a> {
         parts: &mut PlanParts,
     ) -> TokenStream {
         let row = block
-            .states
+            .states()
             .first()
             .and_then(|state| {
-                let holding = Holding::of_kind(state.kind).first().copied()?;
-                let id = format!("{prefix}.{}", state.local);
+                let holding = Holding::of_kind(state.kind()).first().copied()?;
+                let id = format!("{prefix}.{}", state.local());
                 table.row_of.get(&(id, holding)).copied()
             })
             .unwrap_or_default();
@@ -448,11 +448,11 @@ impl<'a> Emitter<'a> {
 
     /// `layers()` and `layer(i)`, when the circuit has layer kinds.
     fn layers_fn(&self, checkpoint: &Checkpoint) -> TokenStream {
-        if self.circuit.layout.blocks.is_empty() {
+        if self.circuit.layout().blocks().is_empty() {
             return TokenStream::new();
         }
         let layers: Vec<TokenStream> = checkpoint
-            .layer_kinds
+            .layer_kinds()
             .iter()
             .enumerate()
             .map(|(i, kind)| {
@@ -509,7 +509,7 @@ impl<'a> Emitter<'a> {
     /// blocks, block by block in definition order.
     pub(super) fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
         self.unit_states()
-            .position(|(b, s)| b.name == block.name && s.local == state.local)
+            .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
             .unwrap_or_default()
     }
 }

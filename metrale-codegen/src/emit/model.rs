@@ -22,10 +22,10 @@ impl Emitter<'_> {
         let circuit = self.circuit;
         let dims_doc = format!(
             "The dims of `{}`: one per name its shapes read (`{}`).",
-            circuit.arch,
+            circuit.arch(),
             circuit.path()
         );
-        let dims = circuit.dims.iter().map(|dim| {
+        let dims = circuit.dims().iter().map(|dim| {
             let field = ident(dim);
             let doc = format!("`{dim}`.");
             quote! { #[doc = #doc] pub #field: u64, }
@@ -36,11 +36,11 @@ impl Emitter<'_> {
         let format_fields = keys.iter().map(|key| {
             let field = ident(key);
             let users: Vec<String> = circuit
-                .blocks
+                .blocks()
                 .iter()
-                .flat_map(|b| b.states.iter().map(move |s| (b, s)))
-                .filter(|(_, s)| s.format.key() == Some(*key))
-                .map(|(b, s)| format!("`{}.{}`", b.name, s.local))
+                .flat_map(|b| b.states().iter().map(move |s| (b, s)))
+                .filter(|(_, s)| s.format().key() == Some(*key))
+                .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
                 .collect();
             let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
             quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
@@ -113,7 +113,7 @@ impl Emitter<'_> {
     /// The block structs, layer structs, the `Layer` enum and the `Draft` struct.
     pub(super) fn region_types(&self) -> TokenStream {
         let blocks = self.stateful_blocks().map(Self::block_struct);
-        let layers = self.circuit.layout.blocks.iter().map(|(kind, blocks)| {
+        let layers = self.circuit.layout().blocks().iter().map(|(kind, blocks)| {
             let ty = layer_type(kind);
             let fields = self.block_fields(blocks);
             let listed: Vec<String> = blocks.iter().map(|b| format!("`{b}`")).collect();
@@ -129,7 +129,7 @@ impl Emitter<'_> {
         });
         let layer_enum = self.layer_enum();
         let draft = if self.has_draft() {
-            let fields = self.block_fields(&self.circuit.draft);
+            let fields = self.block_fields(self.circuit.draft());
             quote! {
                 #[doc = "The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +149,7 @@ impl Emitter<'_> {
     /// Whether the draft head has any state (and so the plan a `draft` field).
     pub(super) fn has_draft(&self) -> bool {
         self.circuit
-            .draft
+            .draft()
             .iter()
             .any(|name| self.stateful(name).is_some())
     }
@@ -171,19 +171,26 @@ impl Emitter<'_> {
         blocks
             .iter()
             .filter_map(|name| self.stateful(name))
-            .map(|block| item(&ident(&block.name), &block_type(&block.name), &block.name))
+            .map(|block| {
+                item(
+                    &ident(block.name()),
+                    &block_type(block.name()),
+                    block.name(),
+                )
+            })
             .collect()
     }
 
     fn block_struct(block: &BlockTemplate) -> TokenStream {
-        let ty = block_type(&block.name);
+        let ty = block_type(block.name());
         let doc = format!(
             "The regions of one `{}` block instance (`{}`).",
-            block.name, block.origin
+            block.name(),
+            block.origin()
         );
-        let fields = block.states.iter().map(|state| {
-            let field = ident(&state.local);
-            let group = region_group(state.kind);
+        let fields = block.states().iter().map(|state| {
+            let field = ident(state.local());
+            let group = region_group(state.kind());
             let doc = state_doc(block, state);
             quote! { #[doc = #doc] pub #field: __rt::#group, }
         });
@@ -194,20 +201,20 @@ impl Emitter<'_> {
         let mut terms = Vec::new();
         let mut lays = Vec::new();
         let mut j = 0usize;
-        for state in &block.states {
-            let field = ident(&state.local);
-            let group = region_group(state.kind);
+        for state in block.states() {
+            let field = ident(state.local());
+            let group = region_group(state.kind());
             let mut holdings = Vec::new();
-            for holding_kind in metrale_circuit::Holding::of_kind(state.kind) {
+            for holding_kind in metrale_circuit::Holding::of_kind(state.kind()) {
                 let holding =
                     proc_macro2::Ident::new(holding_kind.name(), proc_macro2::Span::call_site());
                 let class = super::names::index(j);
                 j += 1;
                 terms.push(quote!(self.#field.#holding));
                 let group = super::names::index(metrale_circuit::__private_v0_1::group(
-                    state.kind,
+                    state.kind(),
                     *holding_kind,
-                    state.lifetime,
+                    state.lifetime(),
                 ));
                 holdings.push(quote! { #holding: classes[#class].take(&mut cursors[#group]), });
             }
@@ -244,10 +251,10 @@ impl Emitter<'_> {
     }
 
     fn layer_enum(&self) -> TokenStream {
-        if self.circuit.layout.blocks.is_empty() {
+        if self.circuit.layout().blocks().is_empty() {
             return TokenStream::new();
         }
-        let variants = self.circuit.layout.blocks.iter().map(|(kind, _)| {
+        let variants = self.circuit.layout().blocks().iter().map(|(kind, _)| {
             let variant = layer_variant(kind);
             let ty = layer_type(kind);
             let doc = format!("A layer of kind `{kind}`.");
@@ -286,19 +293,19 @@ pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
 
 /// The doc of a state's field: where it was declared, what it is, what a unit is.
 fn state_doc(block: &BlockTemplate, state: &StateTemplate) -> String {
-    let shape = match (&state.shape, &state.of) {
+    let shape = match (&state.shape(), &state.of()) {
         (Some(shape), _) => format!("shape `{shape}`"),
         (None, Some(of)) => format!("a copy of `{of}`"),
         (None, None) => "no shape".to_owned(),
     };
     format!(
         "`{}.{}` (`{}`): `{}`, lifetime `{}`, format `{}`, {shape}; {}.",
-        block.name,
-        state.local,
-        state.origin,
-        state.kind.name(),
-        state.lifetime.name(),
-        state.format,
-        state.kind.unit()
+        block.name(),
+        state.local(),
+        state.origin(),
+        state.kind().name(),
+        state.lifetime().name(),
+        state.format(),
+        state.kind().unit()
     )
 }

@@ -36,8 +36,8 @@ impl Emitter<'_> {
         let units: Vec<TokenStream> = self
             .unit_states()
             .map(|(block, state)| {
-                let module = ident(&block.name);
-                let unit_fn = format_ident!("{}_unit", ident(&state.local));
+                let module = ident(block.name());
+                let unit_fn = format_ident!("{}_unit", ident(state.local()));
                 quote!(blocks::#module::#unit_fn(dims, formats))
             })
             .collect();
@@ -56,18 +56,19 @@ impl Emitter<'_> {
         &self,
     ) -> impl Iterator<Item = (&BlockTemplate, &StateTemplate)> + '_ {
         self.stateful_blocks()
-            .flat_map(|block| block.states.iter().map(move |state| (block, state)))
+            .flat_map(|block| block.states().iter().map(move |state| (block, state)))
     }
 
     fn block_sizes(block: &BlockTemplate) -> TokenStream {
-        let name = ident(&block.name);
+        let name = ident(block.name());
         let doc = format!(
             "The units of the states of block `{}` (`{}`).",
-            block.name, block.origin
+            block.name(),
+            block.origin()
         );
         let mut helpers = Helpers::default();
         let states: Vec<TokenStream> = block
-            .states
+            .states()
             .iter()
             .map(|state| Self::state_unit(block, state, &mut helpers))
             .collect();
@@ -88,7 +89,7 @@ impl Emitter<'_> {
         state: &StateTemplate,
         helpers: &mut Helpers,
     ) -> TokenStream {
-        let local = &state.local;
+        let local = &state.local();
         let unit_fn = format_ident!("{}_unit", ident(local));
         let shape = block.shape_of(state);
         let (dims_param, elements) = match shape {
@@ -96,7 +97,7 @@ impl Emitter<'_> {
             Some(shape) => (quote!(_dims), helpers.shape(shape)),
             None => (quote!(_dims), helpers.value(0)),
         };
-        let (formats_param, dtype) = match &state.format {
+        let (formats_param, dtype) = match &state.format() {
             StateFormat::Fixed(dtype) => {
                 let variant = format_ident!("{}", camel_case(dtype.name()));
                 (quote!(_formats), quote!(__rt::StateDtype::#variant))
@@ -106,19 +107,19 @@ impl Emitter<'_> {
                 (quote!(formats), quote!(formats.#field))
             }
         };
-        let shape_doc = match (&state.shape, &state.of) {
+        let shape_doc = match (&state.shape(), &state.of()) {
             (Some(shape), _) => format!("Shape `{shape}`"),
-            (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name),
+            (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name()),
             (None, None) => "No shape".to_owned(),
         };
         let doc = format!(
             "One unit of `{}.{local}` (`{}`), its bytes and element type: a `{}` state living `{}`, {}. {shape_doc}, element type `{}`.",
-            block.name,
-            state.origin,
-            state.kind.name(),
-            state.lifetime.name(),
-            state.kind.unit(),
-            state.format,
+            block.name(),
+            state.origin(),
+            state.kind().name(),
+            state.lifetime().name(),
+            state.kind().unit(),
+            state.format(),
         );
         let errors = errors_doc(shape);
         quote! {
