@@ -87,12 +87,14 @@ pub struct LoadReport {
 
 impl Circuit {
     /// Reads the circuit at `path` (named in diagnostics as given) and its includes: [`load`]
-    /// of [`Input::file`], for callers that need only the circuit.
+    /// of the file named as given, for callers that need only the circuit.
     ///
     /// # Errors
     /// Every problem of every file read, in file order then position: a file that cannot be
     /// read, malformed TOML, and every rule of `docs/circuit-schema.md`.
     pub fn load(path: impl AsRef<Path>) -> Result<Circuit, Diagnostics> {
-        load(Input::file(path.as_ref())).circuit
+        let path = path.as_ref();
+        let name = path.to_string_lossy();
+        load(Input::File { path, name: &name }).circuit
     }
 }

@@ -70,15 +70,6 @@ pub enum Input<'a> {
 }
 
 impl<'a> Input<'a> {
-    /// The circuit file at `path`, named as given.
-    #[must_use]
-    pub fn file(path: &'a Path) -> Self {
-        Self::File {
-            path,
-            name: path.to_str().unwrap_or_default(),
-        }
-    }
-
     /// Its display name.
     #[must_use]
     pub fn name(&self) -> &'a str {
