@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the ratios BENCHMARKS.md states, from the estimates criterion wrote in one run of
-`cargo bench -p metrale-codegen --bench plan` (target/criterion/<group>/<id>/new/estimates.json).
+`cargo bench -p metrale-tests --bench plan` (target/criterion/<group>/<id>/new/estimates.json).
 
 Exits 1 when an estimate is missing; prints each target and whether the run met it."""
 

@@ -11,14 +11,16 @@
 //!
 //! # Tutorial: a typed state plan from `build.rs`
 //!
-//! 1. Depend on the runtime crate, and on this one for the build script:
+//! 1. Depend on the runtime crate, and on this one for the build script. The crates are not
+//!    published yet: depend on a checkout of the repository by `path` (or on the repository
+//!    with `git = "<its URL>"` in place of `path`; cargo finds each crate by its name):
 //!
 //!    ```toml
 //!    [dependencies]
-//!    metrale-circuit = "0.1"
+//!    metrale-circuit = { path = "../metrale/metrale-circuit" }
 //!
 //!    [build-dependencies]
-//!    metrale-codegen = "0.1"
+//!    metrale-codegen = { path = "../metrale/metrale-codegen" }
 //!    ```
 //!
 //! 2. Write `build.rs`:

@@ -5,12 +5,14 @@
 //!
 //! # Tutorial
 //!
-//! 1. Depend on the runtime crate the generated code names, and on this crate:
+//! 1. Depend on the runtime crate the generated code names, and on this crate. The crates are
+//!    not published yet: depend on a checkout of the repository by `path` (or on the repository
+//!    with `git = "<its URL>"` in place of `path`; cargo finds each crate by its name):
 //!
 //!    ```toml
 //!    [dependencies]
-//!    metrale-circuit = "0.1"
-//!    metrale-macros = "0.1"
+//!    metrale-circuit = { path = "../metrale/metrale-circuit" }
+//!    metrale-macros = { path = "../metrale/metrale-macros" }
 //!    ```
 //!
 //! 2. Call the macro inside a module (it expands to items: `pub mod <arch> { ... }`, named by

@@ -10,14 +10,14 @@ pub const CIRCUITS: [&str; 2] = ["circuits/nemotron_h.toml", "circuits/qwen3_5.t
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 
-/// A serve's KV pool, as in `circuits/inputs/default.toml`: 2048 blocks of 16 tokens.
+/// A serve's KV pool, as in `metrale-codegen/inputs/default.toml`: 2048 blocks of 16 tokens.
 pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
     blocks: 2048,
     block_size: 16,
 });
 
-/// Every cache of a speculative, prefix-cached serve, as in `circuits/inputs/default.toml`, so
-/// the suites exercise a plan with every term present.
+/// Every cache of a speculative, prefix-cached serve, as in
+/// `metrale-codegen/inputs/default.toml`, so the suites exercise a plan with every term present.
 pub const SERVE_CACHES: metrale_circuit::CacheInputs = metrale_circuit::CacheInputs {
     prefix_snapshot_slots: 16,
     ring: Some(metrale_circuit::RingInputs {

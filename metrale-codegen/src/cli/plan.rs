@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
-//!   `circuits/inputs/default.toml` (embedded, one source of truth); without `--checkpoint`,
+//!   `metrale-codegen/inputs/default.toml` (embedded from inside this crate, so the published
+//!   package builds; the one copy of the defaults); without `--checkpoint`,
 //!   the circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
@@ -18,11 +19,12 @@ use metrale_circuit::{
 use super::Outcome;
 use super::report::{self, Report};
 
-/// The default plan inputs: the text of `circuits/inputs/default.toml`.
-pub const DEFAULT_INPUTS: &str = include_str!("../../../circuits/inputs/default.toml");
+/// The default plan inputs: the text of `metrale-codegen/inputs/default.toml`.
+pub const DEFAULT_INPUTS: &str = include_str!("../../inputs/default.toml");
 
 /// How the default inputs are named in errors and in the table's header.
-pub const DEFAULT_INPUTS_NAME: &str = "built-in default inputs (circuits/inputs/default.toml)";
+pub const DEFAULT_INPUTS_NAME: &str =
+    "built-in default inputs (metrale-codegen/inputs/default.toml)";
 
 /// Size every state of one checkpoint of a circuit and lay it out.
 ///
@@ -39,7 +41,7 @@ pub struct PlanArgs {
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
-    /// The plan inputs file [default: the built-in circuits/inputs/default.toml].
+    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml].
     #[arg(long, value_name = "FILE")]
     pub inputs: Option<String>,
     /// The alignment of every region in bytes, a power of two.

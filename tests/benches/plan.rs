@@ -1,7 +1,9 @@
-//! Speed of plans and of code generation (`cargo bench -p metrale-codegen --bench plan`).
+//! Speed of plans and of code generation (`cargo bench -p metrale-tests --bench plan`).
 //!
 //! - `plan/generated`: the generated `StatePlan::new` of Qwen3.5-27B with every cache, from
-//!   run-time inputs (the checked-in golden module, kept current by the golden test);
+//!   run-time inputs (the module this crate's `build.rs` generates through
+//!   `metrale_codegen::Builder`, as a user's crate does; the golden test keeps the checked-in
+//!   golden equal to it);
 //! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
 //! - `plan/dynamic_load`: load + instantiate + dynamic plan;
 //! - `plan/copy` and `plan/store`: producing the plan's 21 KB with nothing computed (a copy of
@@ -10,6 +12,10 @@
 //! - `codegen/synthetic/<layers>`: the same on synthetic circuits of 128 to 1024 layers.
 //!
 //! `scripts/bench_ratios.py` prints the ratios the targets are stated in (BENCHMARKS.md).
+//!
+//! The bench lives in this unpublished crate, not in metrale-codegen, because it compiles a
+//! generated module: here that module comes from this crate's own build output, so nothing
+//! outside the crate is `include!`d; the circuits are read at run time from the workspace.
 
 #![allow(
     missing_docs,
@@ -21,47 +27,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use metrale_circuit::{
-    CacheInputs, CarryInputs, Circuit, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
-    StateInputs, StatePlan, TreeInputs, VerifyInputs,
-};
+use metrale_circuit::{Circuit, StateDtype, StateInputs, StatePlan, VerifyInputs};
 use metrale_codegen::{Options, generate};
-
-include!("../../tests/golden/qwen3_5.rs");
+// Every cache and the KV pool of a speculative, prefix-cached serve (the CLI's default inputs).
+use metrale_tests::{SERVE_CACHES as CACHES, SERVE_KV as KV, qwen3_5};
 
 const H_STEPS: [u64; 9] = [4; 9];
-
-/// Every cache of a speculative, prefix-cached serve (the CLI's default inputs).
-const CACHES: CacheInputs = CacheInputs {
-    prefix_snapshot_slots: 16,
-    ring: Some(RingInputs {
-        ring_slots: 4,
-        seq_slots: 9,
-    }),
-    carry: Some(CarryInputs {
-        slots: 9,
-        table_rows: 9,
-    }),
-    verify_table_rows: 36,
-    capture_rows: 4096,
-    lookup: Some(LookupInputs {
-        sequences: 8,
-        history_tokens: 8192,
-    }),
-    tree: Some(TreeInputs {
-        slots: 9,
-        nodes: 16,
-    }),
-    drafts: Some(DraftInputs {
-        slots: 9,
-        positions: 4,
-    }),
-};
-
-const KV: Option<KvInputs> = Some(KvInputs {
-    blocks: 2048,
-    block_size: 16,
-});
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
