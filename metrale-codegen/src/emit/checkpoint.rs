@@ -9,12 +9,12 @@
 //!   consecutive classes, so its `lay` takes a window of the classes and `regions` maps row
 //!   `first + j` to its `j`-th term.
 //! - Terms that size alike (one state of one block template, one holding, one section) share a
-//!   size class, sized once per plan by one inlined `static_plan::size_class` call each; each
+//!   size class, sized once per plan by one inlined `__private_v0_1::size_class` call each; each
 //!   state's unit is computed once.
 //! - `new` builds the plan as one struct literal whose fields are written in plan order, so
-//!   each layout group's cursor (`static_plan::Lanes`) meets its terms in the order the
+//!   each layout group's cursor (`__private_v0_1::Lanes`) meets its terms in the order the
 //!   runtime's `layout_order` places them: one add per term. Only sizes so large that a sum
-//!   could overflow fall back to the exact term-by-term replay (`static_plan::replay` over
+//!   could overflow fall back to the exact term-by-term replay (`__private_v0_1::replay` over
 //!   `STEPS`), which names the term as the dynamic plan does.
 
 use std::collections::HashMap;
@@ -420,7 +420,7 @@ impl<'a> Emitter<'a> {
         quote!(#ty { #(#fields),* })
     }
 
-    /// `static_plan::window(&classes, <first class>)`: the classes of a block instance's terms,
+    /// `__private_v0_1::window(&classes, <first class>)`: the classes of a block instance's terms,
     /// which are consecutive rows sized by consecutive classes (made by the first instance of
     /// the block in its section). Records `(first row, self.<path>.regions())` for
     /// `regions()`.
