@@ -18,7 +18,7 @@
 )]
 #[allow(
     clippy::inline_always,
-    reason = "the units and every block instance's `lay` are inlined into `StatePlan::new`"
+    reason = "the units are inlined into `StatePlan::new`, where size classes fold them"
 )]
 #[allow(
     clippy::too_many_lines,
@@ -323,8 +323,9 @@ pub mod nemotron_h {
         pub const TERM_COUNT: usize = 10;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
@@ -384,8 +385,9 @@ pub mod nemotron_h {
         pub const TERM_COUNT: usize = 2;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
@@ -416,8 +418,9 @@ pub mod nemotron_h {
         pub const TERM_COUNT: usize = 1;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
@@ -1243,36 +1246,22 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
-                let at = 0;
-                let at = __abi::put(&mut all, at, self.l0.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l2.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l4.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l6.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l7.attn.regions());
-                let at = __abi::put(&mut all, at, self.l9.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l11.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l13.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l15.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l17.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l18.attn.regions());
-                let at = __abi::put(&mut all, at, self.l20.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l22.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l24.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l26.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l28.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l29.attn.regions());
-                let at = __abi::put(&mut all, at, self.l31.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l33.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l35.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l37.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l39.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l40.attn.regions());
-                let at = __abi::put(&mut all, at, self.l42.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l44.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l46.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l48.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l50.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.head.regions());
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::Mamba(layer) => {
+                            at = __abi::put(&mut all, at, layer.mamba2.regions());
+                        }
+                        super::Layer::Attention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                        super::Layer::Mlp(_) => {}
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
             }
@@ -1730,11 +1719,22 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
-                let at = 0;
-                let at = __abi::put(&mut all, at, self.l0.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.l2.attn.regions());
-                let at = __abi::put(&mut all, at, self.l4.mamba2.regions());
-                let at = __abi::put(&mut all, at, self.head.regions());
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::Mamba(layer) => {
+                            at = __abi::put(&mut all, at, layer.mamba2.regions());
+                        }
+                        super::Layer::Attention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                        super::Layer::Mlp(_) => {}
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
             }

@@ -18,7 +18,7 @@
 )]
 #[allow(
     clippy::inline_always,
-    reason = "the units and every block instance's `lay` are inlined into `StatePlan::new`"
+    reason = "the units are inlined into `StatePlan::new`, where size classes fold them"
 )]
 #[allow(
     clippy::too_many_lines,
@@ -423,8 +423,9 @@ pub mod qwen3_5 {
         pub const TERM_COUNT: usize = 13;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 13],
             cursors: &mut [u64; __abi::GROUPS],
@@ -504,8 +505,9 @@ pub mod qwen3_5 {
         pub const TERM_COUNT: usize = 6;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 6],
             cursors: &mut [u64; __abi::GROUPS],
@@ -557,8 +559,9 @@ pub mod qwen3_5 {
         pub const TERM_COUNT: usize = 2;
         /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor.
-        #[inline(always)]
+        /// cursor. Not inlined: `new` stays one call per block instance, so its
+        /// size, and the time to compile it, grow linearly with the layers.
+        #[inline(never)]
         const fn lay(
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
@@ -2137,73 +2140,22 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
-                let at = 0;
-                let at = __abi::put(&mut all, at, self.l0.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l1.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l2.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l3.attn.regions());
-                let at = __abi::put(&mut all, at, self.l4.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l5.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l6.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l7.attn.regions());
-                let at = __abi::put(&mut all, at, self.l8.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l9.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l10.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l11.attn.regions());
-                let at = __abi::put(&mut all, at, self.l12.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l13.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l14.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l15.attn.regions());
-                let at = __abi::put(&mut all, at, self.l16.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l17.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l18.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l19.attn.regions());
-                let at = __abi::put(&mut all, at, self.l20.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l21.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l22.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l23.attn.regions());
-                let at = __abi::put(&mut all, at, self.l24.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l25.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l26.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l27.attn.regions());
-                let at = __abi::put(&mut all, at, self.l28.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l29.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l30.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l31.attn.regions());
-                let at = __abi::put(&mut all, at, self.l32.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l33.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l34.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l35.attn.regions());
-                let at = __abi::put(&mut all, at, self.l36.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l37.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l38.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l39.attn.regions());
-                let at = __abi::put(&mut all, at, self.l40.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l41.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l42.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l43.attn.regions());
-                let at = __abi::put(&mut all, at, self.l44.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l45.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l46.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l47.attn.regions());
-                let at = __abi::put(&mut all, at, self.l48.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l49.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l50.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l51.attn.regions());
-                let at = __abi::put(&mut all, at, self.l52.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l53.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l54.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l55.attn.regions());
-                let at = __abi::put(&mut all, at, self.l56.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l57.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l58.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l59.attn.regions());
-                let at = __abi::put(&mut all, at, self.l60.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l61.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l62.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l63.attn.regions());
-                let at = __abi::put(&mut all, at, self.head.regions());
-                let at = __abi::put(&mut all, at, self.draft.attn.regions());
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::LinearAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.gdn.regions());
+                        }
+                        super::Layer::FullAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
+                at = __abi::put(&mut all, at, self.draft.attn.regions());
                 let _ = at;
                 all
             }
@@ -3151,17 +3103,22 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
-                let at = 0;
-                let at = __abi::put(&mut all, at, self.l0.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l1.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l2.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l3.attn.regions());
-                let at = __abi::put(&mut all, at, self.l4.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l5.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l6.gdn.regions());
-                let at = __abi::put(&mut all, at, self.l7.attn.regions());
-                let at = __abi::put(&mut all, at, self.head.regions());
-                let at = __abi::put(&mut all, at, self.draft.attn.regions());
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::LinearAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.gdn.regions());
+                        }
+                        super::Layer::FullAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
+                at = __abi::put(&mut all, at, self.draft.attn.regions());
                 let _ = at;
                 all
             }

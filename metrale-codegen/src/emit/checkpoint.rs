@@ -16,6 +16,9 @@
 //!   runtime's `layout_order` places them: one add per term. Only sizes so large that a sum
 //!   could overflow fall back to the exact term-by-term replay (`__private_v0_1::replay` over
 //!   `STEPS`), which names the term as the dynamic plan does.
+//! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
+//!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
+//!   than the model (`scripts/compile_scale.py` measures it).
 
 use std::collections::HashMap;
 
@@ -34,8 +37,6 @@ struct PlanParts {
     fields: TokenStream,
     /// The fields of the literal `new` builds, in plan order.
     init: TokenStream,
-    /// `(first row, self.<path>.regions())` per block instance.
-    regions: Vec<(usize, TokenStream)>,
 }
 
 /// The static table of one checkpoint's plan.
@@ -230,7 +231,7 @@ impl<'a> Emitter<'a> {
         parts: &PlanParts,
     ) -> TokenStream {
         let init = &parts.init;
-        let regions = parts.regions.iter().map(|(_, path)| path);
+        let regions = self.regions_body();
         let errors = Self::plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
         let c = index(table.classes.len());
@@ -281,11 +282,7 @@ impl<'a> Emitter<'a> {
                 #[doc = "Every term's region, in the order of `TERMS`."]
                 #[must_use]
                 pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
-                    let mut all = [__rt::Region::EMPTY; TERM_COUNT];
-                    let at = 0;
-                    #(let at = __abi::put(&mut all, at, #regions);)*
-                    let _ = at;
-                    all
+                    #regions
                 }
 
                 #[doc = "The arena sizes and per-lifetime totals."]
@@ -325,8 +322,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The plan struct's fields, the fields of the literal `new` builds and the `regions()`
-    /// entries, in the order of `Circuit::instances` (plan order): prologue, layers, epilogue,
+    /// The plan struct's fields and the fields of the literal `new` builds, in the order of `Circuit::instances` (plan order): prologue, layers, epilogue,
     /// draft.
     fn plan_fields(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
@@ -344,10 +340,8 @@ impl<'a> Emitter<'a> {
             let value = self.group_value(
                 circuit.layout().blocks_of(kind),
                 &format!("l{i}"),
-                &quote!(#field),
                 &quote!(super::#ty),
                 table,
-                &mut parts,
             );
             parts.init.extend(quote! { #field: #value, });
         }
@@ -359,18 +353,9 @@ impl<'a> Emitter<'a> {
                 #[doc = "The draft head's blocks."]
                 pub draft: super::Draft,
             });
-            let value = self.group_value(
-                circuit.draft(),
-                "draft",
-                &quote!(draft),
-                &quote!(super::Draft),
-                table,
-                &mut parts,
-            );
+            let value = self.group_value(circuit.draft(), "draft", &quote!(super::Draft), table);
             parts.init.extend(quote! { draft: #value, });
         }
-        // `regions()` follows the table's rows.
-        parts.regions.sort_by_key(|(row, _)| *row);
         parts
     }
 
@@ -383,7 +368,7 @@ impl<'a> Emitter<'a> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let window = Self::window(block, name, &quote!(#field), table, parts);
+            let window = Self::window(block, name, table);
             parts
                 .init
                 .extend(quote! { #field: super::#ty::lay(#window, &mut cursors), });
@@ -397,23 +382,15 @@ impl<'a> Emitter<'a> {
         &self,
         blocks: &[String],
         prefix: &str,
-        group: &TokenStream,
         ty: &TokenStream,
         table: &Table<'_>,
-        parts: &mut PlanParts,
     ) -> TokenStream {
         let mut fields = Vec::new();
         for name in blocks {
             if let Some(block) = self.stateful(name) {
                 let field = ident(name);
                 let block_ty = block_type(name);
-                let window = Self::window(
-                    block,
-                    &format!("{prefix}.{name}"),
-                    &quote!(#group.#field),
-                    table,
-                    parts,
-                );
+                let window = Self::window(block, &format!("{prefix}.{name}"), table);
                 fields.push(quote!(#field: super::#block_ty::lay(#window, &mut cursors)));
             }
         }
@@ -422,15 +399,8 @@ impl<'a> Emitter<'a> {
 
     /// `__private_v0_1::window(&classes, <first class>)`: the classes of a block instance's terms,
     /// which are consecutive rows sized by consecutive classes (made by the first instance of
-    /// the block in its section). Records `(first row, self.<path>.regions())` for
-    /// `regions()`.
-    fn window(
-        block: &BlockTemplate,
-        prefix: &str,
-        path: &TokenStream,
-        table: &Table<'_>,
-        parts: &mut PlanParts,
-    ) -> TokenStream {
+    /// the block in its section).
+    fn window(block: &BlockTemplate, prefix: &str, table: &Table<'_>) -> TokenStream {
         let row = block
             .states()
             .first()
@@ -441,9 +411,77 @@ impl<'a> Emitter<'a> {
             })
             .unwrap_or_default();
         let class = table.rows.get(row).map_or(0, |(_, class)| *class);
-        parts.regions.push((row, quote!(self.#path.regions())));
         let class = index(class);
         quote!(__abi::window(&classes, #class))
+    }
+
+    /// The body of `regions()`: each block instance's regions put after the previous one's, in
+    /// plan order: the prologue, a loop over `layers()` (one `match` arm per layer kind, so the
+    /// function stays the same size whatever the layer count), the epilogue, the draft.
+    fn regions_body(&self) -> TokenStream {
+        let circuit = self.circuit;
+        let put = |path: TokenStream| quote!(at = __abi::put(&mut all, at, #path.regions()););
+        let top = |names: &[String]| -> TokenStream {
+            names
+                .iter()
+                .filter(|name| self.stateful(name).is_some())
+                .map(|name| {
+                    let field = ident(name);
+                    put(quote!(self.#field))
+                })
+                .collect()
+        };
+        let prologue = top(circuit.prologue());
+        let epilogue = top(circuit.epilogue());
+        let draft: TokenStream = circuit
+            .draft()
+            .iter()
+            .filter(|name| self.stateful(name).is_some())
+            .map(|name| {
+                let field = ident(name);
+                put(quote!(self.draft.#field))
+            })
+            .collect();
+        let layers = if circuit.layout().blocks().is_empty() {
+            TokenStream::new()
+        } else {
+            let arms = circuit.layout().blocks().iter().map(|(kind, blocks)| {
+                let variant = layer_variant(kind);
+                let puts: Vec<TokenStream> = blocks
+                    .iter()
+                    .filter(|name| self.stateful(name).is_some())
+                    .map(|name| {
+                        let field = ident(name);
+                        put(quote!(layer.#field))
+                    })
+                    .collect();
+                if puts.is_empty() {
+                    quote!(super::Layer::#variant(_) => {})
+                } else {
+                    quote!(super::Layer::#variant(layer) => { #(#puts)* })
+                }
+            });
+            quote! {
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        #(#arms)*
+                    }
+                    i += 1;
+                }
+            }
+        };
+        if prologue.is_empty() && layers.is_empty() && epilogue.is_empty() && draft.is_empty() {
+            return quote!([__rt::Region::EMPTY; TERM_COUNT]);
+        }
+        quote! {
+            let mut all = [__rt::Region::EMPTY; TERM_COUNT];
+            let mut at = 0;
+            #prologue #layers #epilogue #draft
+            let _ = at;
+            all
+        }
     }
 
     /// `layers()` and `layer(i)`, when the circuit has layer kinds.

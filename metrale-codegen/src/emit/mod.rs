@@ -83,7 +83,7 @@ impl<'a> Emitter<'a> {
             #(#[doc = #doc])*
             #[allow(dead_code, reason = "an engine reads the parts of the plan it needs; the rest stays its API")]
             #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's unit functions and plans take `&Dims`, however few dims it has")]
-            #[allow(clippy::inline_always, reason = "the units and every block instance's `lay` are inlined into `StatePlan::new`")]
+            #[allow(clippy::inline_always, reason = "the units are inlined into `StatePlan::new`, where size classes fold them")]
             #[allow(clippy::too_many_lines, reason = "`new` and `regions()` have a line per block instance, the layers of a large model included")]
             #[allow(clippy::large_stack_arrays, reason = "`regions()` returns every region by value, to iterate beside `TERMS`")]
             pub mod #arch {

@@ -232,8 +232,9 @@ impl Emitter<'_> {
 
                 #[doc = "The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
                 #[doc = "terms sized by `classes` (one per term), each placed at its layout group's"]
-                #[doc = "cursor."]
-                #[inline(always)]
+                #[doc = "cursor. Not inlined: `new` stays one call per block instance, so its"]
+                #[doc = "size, and the time to compile it, grow linearly with the layers."]
+                #[inline(never)]
                 const fn lay(
                     classes: &[__abi::ClassSize; #count],
                     cursors: &mut [u64; __abi::GROUPS],
