@@ -528,24 +528,24 @@ impl<'a> Emitter<'a> {
                 .shape_of(state)
                 .is_some_and(super::sizes::divides_by_a_dim)
         });
-        let mut lines = vec![
-            "`PlanError::BadAlign` when `align` is not a nonzero power of two;",
-            "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`",
-        ];
+        let align = "`PlanError::BadAlign` when `align` is not a nonzero power of two;";
         if divides {
-            lines[1] = "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`;";
-            lines.push(
+            vec![
+                align,
+                "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`;",
                 "`PlanError::DivisionByZero` naming the first state that divides by a zero dim.",
-            );
+            ]
         } else {
-            lines[1] = "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`.";
+            vec![
+                align,
+                "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`.",
+            ]
         }
-        lines
     }
 
     /// The index of `state` of `block` in the circuit's `units()`: states of the stateful
     /// blocks, block by block in definition order.
-    pub(super) fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
+    fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
         self.unit_states()
             .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
             .unwrap_or_default()
