@@ -1,6 +1,7 @@
 //! What the plans `metrale-codegen` generates call: the static description of a plan's size
 //! classes ([`SizeClass`], [`terms`], [`steps`], [`first_rows`]), the checked `const fn`
-//! arithmetic unit functions are written in ([`value`], [`mul`], [`add`], [`ceil_div`]), and the
+//! arithmetic unit functions are written in ([`value`], [`mul`], [`add`], [`sub`],
+//! [`ceil_div`]), and the
 //! steps a generated `StatePlan::new` takes: [`valid_align`], [`size_class`] once per size class
 //! (summing the layout in [`Lanes`]), [`first_fault`], [`Lanes::finish`], then
 //! [`ClassSize::take`] once per term; the exact [`replay`] only when a sum could overflow.
@@ -124,6 +125,21 @@ pub const fn add(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result
         (Ok(a), Ok(b)) => match a.checked_add(b) {
             Some(sum) => Ok(sum),
             None => Err(SizeFault::Overflow),
+        },
+        (Err(fault), _) | (_, Err(fault)) => Err(fault),
+    }
+}
+
+/// The checked difference of two sizes (a shape's `-`).
+///
+/// # Errors
+/// Either operand's fault, or [`SizeFault::Negative`] when `b` is larger than `a`.
+#[inline]
+pub const fn sub(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result<u64, SizeFault> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => match a.checked_sub(b) {
+            Some(difference) => Ok(difference),
+            None => Err(SizeFault::Negative),
         },
         (Err(fault), _) | (_, Err(fault)) => Err(fault),
     }
@@ -568,6 +584,13 @@ mod tests {
             Err(SizeFault::DivisionByZero)
         );
         assert_eq!(ceil_div(5121, 128), Ok(41));
+        assert_eq!(sub(value(4), value(1)), Ok(3));
+        assert_eq!(sub(value(4), value(4)), Ok(0));
+        assert_eq!(sub(value(1), value(2)), Err(SizeFault::Negative));
+        assert_eq!(
+            sub(Err(SizeFault::Overflow), value(2)),
+            Err(SizeFault::Overflow)
+        );
         assert_eq!(
             mul(value(0), Err(SizeFault::Overflow)),
             Err(SizeFault::Overflow)

@@ -33,6 +33,11 @@ pub enum StateError {
         /// The state.
         state: String,
     },
+    /// The state's shape subtracts below zero.
+    Negative {
+        /// The state.
+        state: String,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -49,6 +54,7 @@ impl StateError {
             crate::SizeFault::Overflow => StateError::Overflow { state },
             crate::SizeFault::MissingVerify => StateError::MissingVerify { state },
             crate::SizeFault::DivisionByZero => StateError::DivisionByZero { state },
+            crate::SizeFault::Negative => StateError::Negative { state },
         }
     }
 }
@@ -69,6 +75,12 @@ impl fmt::Display for StateError {
                 write!(
                     f,
                     "the shape of state `{state}` divides by a dim that is zero"
+                )
+            }
+            Self::Negative { state } => {
+                write!(
+                    f,
+                    "the shape of state `{state}` is below zero under these dims"
                 )
             }
             Self::BadAlign { align } => {
@@ -98,6 +110,11 @@ pub enum PlanError {
         /// The state.
         state: &'static str,
     },
+    /// The state's shape subtracts below zero.
+    Negative {
+        /// The state.
+        state: &'static str,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -113,6 +130,7 @@ impl PlanError {
             crate::SizeFault::Overflow => PlanError::Overflow { state },
             crate::SizeFault::MissingVerify => PlanError::MissingVerify { state },
             crate::SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
+            crate::SizeFault::Negative => PlanError::Negative { state },
         }
     }
 }
@@ -127,6 +145,9 @@ impl From<PlanError> for StateError {
                 state: state.to_owned(),
             },
             PlanError::DivisionByZero { state } => StateError::DivisionByZero {
+                state: state.to_owned(),
+            },
+            PlanError::Negative { state } => StateError::Negative {
                 state: state.to_owned(),
             },
             PlanError::BadAlign { align } => StateError::BadAlign { align },

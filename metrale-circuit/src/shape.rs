@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! shape   := axis ("x" axis)*
-//! axis    := term ("+" term)*
+//! axis    := term (("+" | "-") term)*      (`-` needs `schema = 2`)
 //! term    := factor ("*" factor)*
 //! factor  := LIT | NAME | NAME "/" LIT | NAME "/" NAME      (the division rounds up)
 //! LIT     := [0-9]+   (> 0, fits u64, no `_`)
@@ -39,14 +39,15 @@
 //!   span lies within the text or is the single position just past its end.
 //! - `Display` is canonical: `Shape::parse` of it gives back the same tree (offsets aside), and
 //!   the canonical form of the canonical form is itself.
-//! - [`Shape::eval`] is exact: it reports [`EvalError::Overflow`] only when the true value does
-//!   not fit in `u64` (a zero factor or a zero axis makes the whole zero, however large the rest).
+//! - [`Shape::eval`] is a left-to-right checked fold: an intermediate that overflows `u64` is
+//!   [`EvalError::Overflow`], a running sum that would go below zero [`EvalError::Negative`],
+//!   exactly as the generated unit functions compute.
 
 use std::fmt;
 
 /// The grammar in one line, the help of most syntax errors.
-const GRAMMAR_HELP: &str = "a shape is axes joined by ` x `; an axis is terms joined by `+`, \
-     factors by `*`; a factor is a literal > 0, a dim name, or `name/lit`, `name/name`";
+const GRAMMAR_HELP: &str = "a shape is axes joined by ` x `; an axis is terms joined by `+` or \
+     `-`, factors by `*`; a factor is a literal > 0, a dim name, or `name/lit`, `name/name`";
 
 /// The spelling rule of a dim name, for help lines.
 const NAME_RULE: &str = "dim names match `[a-z][a-z0-9_]*`";
@@ -67,9 +68,12 @@ pub struct Axis {
     pub terms: Vec<Product>,
 }
 
-/// One term of an axis: the product of its factors.
+/// One term of an axis: the product of its factors, added to the terms before it or
+/// subtracted from them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Product {
+    /// Subtracted (`- term`) rather than added; never the first term of an axis.
+    pub subtract: bool,
     /// The factors, multiplied; a parsed product has at least one.
     pub factors: Vec<Factor>,
 }
@@ -158,6 +162,8 @@ pub enum EvalError {
     DivisionByZero(DimRef),
     /// The value does not fit in `u64`.
     Overflow,
+    /// A subtraction would take an axis below zero.
+    Negative,
 }
 
 impl fmt::Display for EvalError {
@@ -175,6 +181,7 @@ impl fmt::Display for EvalError {
                 write!(f, "division by zero: dim `{}` is 0", dim.name)
             }
             EvalError::Overflow => f.write_str("overflows u64"),
+            EvalError::Negative => f.write_str("is below zero"),
         }
     }
 }
@@ -192,6 +199,15 @@ impl Shape {
     /// of a literal, a chained division, or a division by the literal 0.
     pub fn parse(text: &str) -> Result<Shape, ShapeSyntaxError> {
         Parser::new(text).shape()
+    }
+
+    /// Whether any term is subtracted (`-`, which needs `schema = 2`).
+    #[must_use]
+    pub fn subtracts(&self) -> bool {
+        self.axes
+            .iter()
+            .flat_map(|axis| &axis.terms)
+            .any(|term| term.subtract)
     }
 
     /// Every dim the shape reads, in text order (duplicates kept).
@@ -229,7 +245,8 @@ impl Shape {
     ///
     /// [`EvalError::UnknownDim`] for a name `dim` returns `None` for,
     /// [`EvalError::DivisionByZero`] for a divisor dim that is 0, and [`EvalError::Overflow`]
-    /// when the value does not fit in `u64`.
+    /// when the value does not fit in `u64`, [`EvalError::Negative`] when a subtraction would
+    /// take an axis below zero.
     pub fn eval(&self, dim: impl Fn(&str) -> Option<u64>) -> Result<u64, EvalError> {
         // A plain left-to-right checked fold, stopping at the first fault: the generated size
         // functions fold the same way, so both report the same fault for the same dims.
@@ -243,7 +260,11 @@ impl Shape {
                         .checked_mul(factor_value(factor, &dim)?)
                         .ok_or(EvalError::Overflow)?;
                 }
-                sum = sum.checked_add(product).ok_or(EvalError::Overflow)?;
+                sum = if term.subtract {
+                    sum.checked_sub(product).ok_or(EvalError::Negative)?
+                } else {
+                    sum.checked_add(product).ok_or(EvalError::Overflow)?
+                };
             }
             shape = shape.checked_mul(sum).ok_or(EvalError::Overflow)?;
         }
@@ -287,9 +308,15 @@ impl fmt::Display for Shape {
 }
 
 impl fmt::Display for Axis {
-    /// The terms joined by ` + `.
+    /// The terms joined by ` + ` or ` - `.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        join(f, &self.terms, " + ")
+        for (i, term) in self.terms.iter().enumerate() {
+            if i > 0 {
+                f.write_str(if term.subtract { " - " } else { " + " })?;
+            }
+            write!(f, "{term}")?;
+        }
+        Ok(())
     }
 }
 
@@ -355,6 +382,8 @@ enum Tok<'a> {
     Sep,
     /// `+`.
     Plus,
+    /// `-`.
+    Minus,
     /// `*`.
     Star,
     /// `/`.
@@ -386,7 +415,9 @@ impl Token<'_> {
             Tok::Sep => "the axis separator `x`".to_owned(),
             Tok::Lit(_) => format!("the literal `{}`", self.text),
             Tok::Other(c) => format!("`{}`", c.escape_debug()),
-            Tok::Name(_) | Tok::Plus | Tok::Star | Tok::Slash => format!("`{}`", self.text),
+            Tok::Name(_) | Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash => {
+                format!("`{}`", self.text)
+            }
         }
     }
 }
@@ -427,6 +458,7 @@ impl<'a> Lexer<'a> {
         let is_run = |c: char| c.is_ascii_alphanumeric() || c == '_';
         let tok = match c {
             '+' => Tok::Plus,
+            '-' => Tok::Minus,
             '*' => Tok::Star,
             '/' => Tok::Slash,
             c if is_run(c) => {
@@ -517,7 +549,6 @@ fn classify<'a>(token: &Token<'a>) -> Result<Tok<'a>, ShapeSyntaxError> {
 fn char_reason(c: char) -> Option<&'static str> {
     match c {
         '(' | ')' | '[' | ']' | '{' | '}' => Some("shapes have no parentheses"),
-        '-' => Some("shapes have no minus"),
         '.' => Some("literals are whole numbers"),
         ',' => Some("axes are joined by ` x `, not `,`"),
         '×' => Some("the axis separator is the letter `x`"),
@@ -537,13 +568,6 @@ fn char_help(c: char) -> String {
 /// The error for `found` where a factor (`what` names it) should start.
 fn expected_operand(what: &str, found: &Token<'_>) -> ShapeSyntaxError {
     let help = match found.tok {
-        Tok::Other('-') => {
-            return ShapeSyntaxError::at(
-                found,
-                "unexpected character `-`: shapes have no minus",
-                Some(GRAMMAR_HELP.to_owned()),
-            );
-        }
         Tok::Sep => "`x` separates axes and cannot be a dim name".to_owned(),
         Tok::Other(c) => char_help(c),
         _ => GRAMMAR_HELP.to_owned(),
@@ -557,6 +581,7 @@ fn dangling(op: &Token<'_>) -> ShapeSyntaxError {
     let message = match op.tok {
         Tok::Sep => "`x` must be followed by an axis",
         Tok::Plus => "`+` must be followed by a term",
+        Tok::Minus => "`-` must be followed by a term",
         Tok::Slash => "`/` must be followed by a divisor: a literal > 0 or a dim name",
         _ => "`*` must be followed by a factor",
     };
@@ -584,30 +609,35 @@ impl<'a> Parser<'a> {
         let mut axes = Vec::new();
         let mut terms = Vec::new();
         let mut factors = Vec::new();
+        let mut subtract = false;
         let mut previous_op: Option<Token<'a>> = None;
         loop {
             let first = self.lexer.next_token()?;
             let (factor, op) = self.factor(&first, previous_op.as_ref())?;
             match op.tok {
                 Tok::Star => factors.push(factor),
-                Tok::Plus => {
+                Tok::Plus | Tok::Minus => {
                     factors.push(factor);
                     terms.push(Product {
+                        subtract,
                         factors: std::mem::take(&mut factors),
                     });
+                    subtract = op.tok == Tok::Minus;
                 }
                 Tok::Sep => {
                     factors.push(factor);
                     terms.push(Product {
+                        subtract,
                         factors: std::mem::take(&mut factors),
                     });
+                    subtract = false;
                     axes.push(Axis {
                         terms: std::mem::take(&mut terms),
                     });
                 }
                 Tok::End => {
                     factors.push(factor);
-                    terms.push(Product { factors });
+                    terms.push(Product { subtract, factors });
                     axes.push(Axis { terms });
                     return Ok(Shape {
                         text: self.text.to_owned(),
@@ -639,21 +669,14 @@ impl<'a> Parser<'a> {
                         ),
                     });
                 }
-                Tok::Other('-') => {
-                    return Err(ShapeSyntaxError::at(
-                        &op,
-                        "unexpected character `-`: shapes have no minus",
-                        Some(GRAMMAR_HELP.to_owned()),
-                    ));
-                }
                 Tok::Other(c) => {
                     let message = match char_reason(c) {
                         Some(reason) => {
                             format!("unexpected character `{}`: {reason}", c.escape_debug())
                         }
                         None => format!(
-                            "unexpected character `{}`: expected `x`, `+`, `*` or the end of \
-                             the shape",
+                            "unexpected character `{}`: expected `x`, `+`, `-`, `*` or the end \
+                             of the shape",
                             c.escape_debug()
                         ),
                     };
@@ -667,7 +690,7 @@ impl<'a> Parser<'a> {
                     return Err(ShapeSyntaxError::at(
                         &op,
                         format!(
-                            "expected `x`, `+`, `*` or the end of the shape, found {}",
+                            "expected `x`, `+`, `-`, `*` or the end of the shape, found {}",
                             op.describe()
                         ),
                         Some(format!("separate axes with ` x `; {GRAMMAR_HELP}")),
@@ -758,7 +781,10 @@ mod tests {
     }
 
     fn product(factors: Vec<Factor>) -> Product {
-        Product { factors }
+        Product {
+            subtract: false,
+            factors,
+        }
     }
 
     fn axis(terms: Vec<Product>) -> Axis {
@@ -792,6 +818,7 @@ mod tests {
                     .terms
                     .iter()
                     .map(|t| Product {
+                        subtract: t.subtract,
                         factors: t
                             .factors
                             .iter()
@@ -952,6 +979,35 @@ mod tests {
     }
 
     #[test]
+    fn subtracts_left_to_right() {
+        assert_eq!(eval("conv_kernel - 1", &[("conv_kernel", 4)]), Ok(3));
+        assert_eq!(eval("a*b - c", &[("a", 6), ("b", 7), ("c", 2)]), Ok(40));
+        assert_eq!(
+            eval("a - b + c x 2", &[("a", 5), ("b", 5), ("c", 1)]),
+            Ok(2)
+        );
+        assert_eq!(eval("a - a", &[("a", 9)]), Ok(0));
+        // A running sum below zero is an error, even when a later term would lift it again.
+        assert_eq!(
+            eval("a - b + c", &[("a", 1), ("b", 2), ("c", 5)]),
+            Err(EvalError::Negative)
+        );
+        assert_eq!(eval("k - 1", &[("k", 0)]), Err(EvalError::Negative));
+        let shape = Shape::parse("a*b-c+d - 1").expect("parses");
+        assert_eq!(shape.to_string(), "a * b - c + d - 1");
+        assert!(shape.subtracts());
+        assert!(!Shape::parse("a + b").expect("parses").subtracts());
+        assert_eq!(
+            shape.axes[0]
+                .terms
+                .iter()
+                .map(|t| t.subtract)
+                .collect::<Vec<_>>(),
+            [false, true, false, true]
+        );
+    }
+
+    #[test]
     fn division_by_a_zero_dim() {
         assert_eq!(
             eval("a/b", &[("a", 10), ("b", 0)]),
@@ -1031,7 +1087,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_locate_the_offending_token() {
-        let cases: [(&str, usize, usize, &str); 21] = [
+        let cases: [(&str, usize, usize, &str); 22] = [
             ("", 0, 1, "empty shape"),
             ("   ", 0, 3, "empty shape"),
             ("a x", 2, 1, "`x` must be followed by an axis"),
@@ -1061,11 +1117,12 @@ mod tests {
                 1,
                 "expected a dim name or an integer literal, found `(`",
             ),
+            ("a - ", 2, 1, "`-` must be followed by a term"),
             (
-                "a - b",
-                2,
+                "- a",
+                0,
                 1,
-                "unexpected character `-`: shapes have no minus",
+                "expected a dim name or an integer literal, found `-`",
             ),
             ("0", 0, 1, "integer literal must be > 0"),
             ("a/0", 2, 1, "division by zero"),
@@ -1105,7 +1162,7 @@ mod tests {
                 "a b",
                 2,
                 1,
-                "expected `x`, `+`, `*` or the end of the shape, found `b`",
+                "expected `x`, `+`, `-`, `*` or the end of the shape, found `b`",
             ),
             (
                 "a(b)",
@@ -1210,7 +1267,7 @@ mod tests {
         // A control character is escaped in the message.
         assert_eq!(
             error("a\u{0}").2,
-            "unexpected character `\\0`: expected `x`, `+`, `*` or the end of the shape"
+            "unexpected character `\\0`: expected `x`, `+`, `-`, `*` or the end of the shape"
         );
     }
 

@@ -87,6 +87,9 @@ pub enum SizeFault {
     /// A shape divided by a dim that is zero (only dims given at run time can be; the loader
     /// refuses a checkpoint whose dims divide by zero).
     DivisionByZero,
+    /// A shape's subtraction went below zero (only dims given at run time can make it; the
+    /// loader refuses a checkpoint under which a shape is below zero).
+    Negative,
 }
 
 /// One term's size.

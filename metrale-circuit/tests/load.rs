@@ -313,19 +313,61 @@ fn missing_schema_points_at_file_start() {
         &d,
         "missing `schema`",
         "c.toml:1:1",
-        &["add `schema = 1` at the top of the circuit"],
+        &["add `schema = 1` (or `schema = 2`) at the top of the circuit"],
     );
 }
 
 #[test]
 fn unsupported_schema() {
-    let d = only(&edit("schema = 1", "schema = 2"));
+    let d = only(&edit("schema = 1", "schema = 3"));
     check(
         &d,
-        "unsupported schema `2`",
+        "unsupported schema `3`",
         "c.toml:1:10",
-        &["this loader reads `schema = 1`"],
+        &["this loader reads `schema = 1` and `schema = 2`"],
     );
+    // Schema 2 reads every schema-1 circuit as it is.
+    let schema_2 = edit("schema = 1", "schema = 2");
+    assert!(Circuit::load(write_temp("schema_2.toml", &schema_2)).is_ok());
+}
+
+#[test]
+fn schema_2_shapes_subtract() {
+    // Line 16 is `shape = "d - 1"`; with `d = 2` every unit holds one element.
+    let text = edit("schema = 1", "schema = 2").replacen("shape = \"d\"", "shape = \"d - 1\"", 1);
+    let c = Circuit::load(write_temp("subtracts.toml", &text)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.instantiate("c").unwrap()[0].elements, 1);
+    assert_eq!(
+        c.blocks()[0].states()[0].shape().map(ToString::to_string),
+        Some("d - 1".to_owned())
+    );
+}
+
+#[test]
+fn subtraction_needs_schema_2() {
+    let d = only(&edit("shape = \"d\"", "shape = \"d - 1\""));
+    check(
+        &d,
+        "`-` in a shape needs `schema = 2`",
+        "c.toml:16:9",
+        &[
+            "write `schema = 2` at the top of the circuit (a schema-1 shape only adds and multiplies)",
+        ],
+    );
+}
+
+#[test]
+fn a_shape_below_zero_names_checkpoint_state_and_expression() {
+    // `d - 3` with `d = 2` is below zero under checkpoint `c`.
+    let text = edit("schema = 1", "schema = 2").replacen("shape = \"d\"", "shape = \"d - 3\"", 1);
+    let d = only(&text);
+    check(
+        &d,
+        "shape of state `s` in block `b` is below zero: `d - 3`",
+        "c.toml:16:9",
+        &[],
+    );
+    assert_eq!(d.notes, ["under checkpoint `c`, defined at c.toml:9:1"]);
 }
 
 #[test]
@@ -904,8 +946,8 @@ fn shape_syntax_error_points_inside_the_string() {
         "invalid shape: expected a dim name or an integer literal, found `+`",
         "c.toml:16:14",
         &[
-            "a shape is axes joined by ` x `; an axis is terms joined by `+`, factors by `*`; \
-           a factor is a literal > 0, a dim name, or `name/lit`, `name/name`",
+            "a shape is axes joined by ` x `; an axis is terms joined by `+` or `-`, factors by \
+           `*`; a factor is a literal > 0, a dim name, or `name/lit`, `name/name`",
         ],
     );
     assert!(

@@ -279,16 +279,22 @@ pub(super) fn evaluate(
                         "divides by zero",
                     ),
                     EvalError::Overflow => (shape.at.loc.clone(), "overflows u64"),
+                    EvalError::Negative => (shape.at.loc.clone(), "below zero"),
+                };
+                let message = match error {
+                    EvalError::Negative => format!(
+                        "shape of state `{id}` in block `{}` is below zero: `{}`",
+                        block.name.text, shape.shape
+                    ),
+                    _ => format!(
+                        "shape of state `{id}` in block `{}` cannot be evaluated: {error}",
+                        block.name.text
+                    ),
                 };
                 let place = sink.place(&checkpoint.header);
                 sink.report(
                     &loc,
-                    Diagnostic::error(format!(
-                        "shape of state `{id}` in block `{}` cannot be evaluated: {error}",
-                        block.name.text
-                    ))
-                    .label(label)
-                    .note(format!(
+                    Diagnostic::error(message).label(label).note(format!(
                         "under checkpoint `{}`, defined at {place}",
                         checkpoint.name.text
                     )),

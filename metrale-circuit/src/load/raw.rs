@@ -37,6 +37,8 @@ pub(crate) struct FileSyntax {
 /// The circuit-only parts of a circuit file.
 #[derive(Debug, Default)]
 pub(crate) struct Top {
+    /// `schema`, when valid (1 or 2).
+    pub schema: Option<u64>,
     /// `arch`, when valid.
     pub arch: Option<String>,
     /// `description`.

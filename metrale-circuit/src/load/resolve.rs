@@ -37,6 +37,9 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         defined_blocks(sink, top, &blocks);
     }
     names::check(sink, top, &blocks);
+    if top.schema == Some(1) {
+        schema_1_shapes(sink, &blocks);
+    }
     if let Some(dims) = &dims {
         checkpoints::evaluate(sink, &blocks, &top.checkpoints, dims);
     }
@@ -44,6 +47,24 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         return None;
     }
     assemble(sink, top, &blocks, read, dims?)
+}
+
+/// A schema-1 circuit's shapes (its libraries' included) do not subtract: `-` is schema 2.
+fn schema_1_shapes(sink: &mut Sink, blocks: &[&RawBlock]) {
+    for shape in blocks
+        .iter()
+        .flat_map(|b| &b.states)
+        .filter_map(|s| s.shape.as_ref())
+    {
+        if shape.shape.subtracts() {
+            sink.report(
+                &shape.at.loc,
+                Diagnostic::error("`-` in a shape needs `schema = 2`")
+                    .label("subtracts")
+                    .help("write `schema = 2` at the top of the circuit (a schema-1 shape only adds and multiplies)"),
+            );
+        }
+    }
 }
 
 /// Every block once: a block defined again (in another file) is reported at the second

@@ -46,15 +46,18 @@ const LAYOUT_KINDS: &[&str] = &["interval", "list"];
 /// The layer kinds an interval layout produces.
 const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
 
-/// The schema version this loader reads.
-const SCHEMA: u64 = 1;
+/// The schema versions this loader reads: 1, and 2, which adds keys and syntax to it (a
+/// schema-1 file keeps loading exactly as before).
+const SCHEMAS: [u64; 2] = [1, 2];
 
 /// Walks the top level of the circuit file.
 pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     w.check_keys(root, CIRCUIT_KEYS, "the circuit");
-    let mut top = Top::default();
-    schema(w, root);
-    top.arch = arch(w, root);
+    let mut top = Top {
+        schema: schema(w, root),
+        arch: arch(w, root),
+        ..Top::default()
+    };
     if let Some((_, v)) = field(root, "description") {
         top.description = w.string("description", v).map(str::to_owned);
     }
@@ -110,27 +113,28 @@ pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     }
 }
 
-/// `schema = 1`.
-fn schema(w: &mut Walk<'_>, root: &Table<'_>) {
+/// `schema = 1` or `schema = 2`: the version, when valid.
+fn schema(w: &mut Walk<'_>, root: &Table<'_>) -> Option<u64> {
     let Some((_, v)) = field(root, "schema") else {
         w.report(
             0..0,
             Diagnostic::error("missing `schema`")
                 .label("the circuit starts here")
-                .help(format!("add `schema = {SCHEMA}` at the top of the circuit")),
+                .help("add `schema = 1` (or `schema = 2`) at the top of the circuit"),
         );
-        return;
+        return None;
     };
-    if let Some(n) = w.u64("schema", v)
-        && n != SCHEMA
-    {
-        w.report(
-            v.span(),
-            Diagnostic::error(format!("unsupported schema `{n}`"))
-                .label("unsupported")
-                .help(format!("this loader reads `schema = {SCHEMA}`")),
-        );
+    let n = w.u64("schema", v)?;
+    if SCHEMAS.contains(&n) {
+        return Some(n);
     }
+    w.report(
+        v.span(),
+        Diagnostic::error(format!("unsupported schema `{n}`"))
+            .label("unsupported")
+            .help("this loader reads `schema = 1` and `schema = 2`"),
+    );
+    None
 }
 
 /// `arch`: required, a Rust identifier.

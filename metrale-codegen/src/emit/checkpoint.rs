@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 
+use metrale_circuit::shape::Shape;
 use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -522,25 +523,26 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `# Errors` lines of a checkpoint's `new`: the faults its states can produce.
-    fn plan_errors_doc(table: &Table<'_>) -> Vec<&'static str> {
-        let divides = table.classes.iter().any(|(block, state, ..)| {
-            block
-                .shape_of(state)
-                .is_some_and(super::sizes::divides_by_a_dim)
-        });
-        let align = "`PlanError::BadAlign` when `align` is not a nonzero power of two;";
-        if divides {
-            vec![
-                align,
-                "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`;",
-                "`PlanError::DivisionByZero` naming the first state that divides by a zero dim.",
-            ]
-        } else {
-            vec![
-                align,
-                "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`.",
-            ]
+    fn plan_errors_doc(table: &Table<'_>) -> Vec<String> {
+        let shapes = || {
+            table
+                .classes
+                .iter()
+                .filter_map(|(block, state, ..)| block.shape_of(state))
+        };
+        let mut lines = vec![
+            "`PlanError::BadAlign` when `align` is not a nonzero power of two",
+            "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`",
+        ];
+        if shapes().any(super::sizes::divides_by_a_dim) {
+            lines.push(
+                "`PlanError::DivisionByZero` naming the first state that divides by a zero dim",
+            );
         }
+        if shapes().any(Shape::subtracts) {
+            lines.push("`PlanError::Negative` naming the first state whose shape goes below zero");
+        }
+        super::sizes::end_each(lines)
     }
 
     /// The index of `state` of `block` in the circuit's `units()`: states of the stateful

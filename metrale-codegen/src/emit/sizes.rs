@@ -136,15 +136,25 @@ impl Emitter<'_> {
 
 /// The `# Errors` lines of a unit function: the faults its shape can produce (its bytes can
 /// always overflow: a format key's dtype is only known at run time).
-fn errors_doc(shape: Option<&Shape>) -> Vec<&'static str> {
+fn errors_doc(shape: Option<&Shape>) -> Vec<String> {
+    let mut lines = vec!["`SizeFault::Overflow` when the elements or the bytes overflow `u64`"];
     if shape.is_some_and(divides_by_a_dim) {
-        vec![
-            "`SizeFault::Overflow` when the elements or the bytes overflow `u64`;",
-            "`SizeFault::DivisionByZero` when a divisor dim is zero.",
-        ]
-    } else {
-        vec!["`SizeFault::Overflow` when the elements or the bytes overflow `u64`."]
+        lines.push("`SizeFault::DivisionByZero` when a divisor dim is zero");
     }
+    if shape.is_some_and(Shape::subtracts) {
+        lines.push("`SizeFault::Negative` when a subtraction goes below zero");
+    }
+    end_each(lines)
+}
+
+/// `;` after each line but the last, `.` after the last.
+pub(super) fn end_each(lines: Vec<&'static str>) -> Vec<String> {
+    let last = lines.len().saturating_sub(1);
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| format!("{line}{}", if i == last { "." } else { ";" }))
+        .collect()
 }
 
 /// Whether any factor of `shape` divides by a dim (a literal divisor is never zero: the loader
@@ -180,16 +190,24 @@ impl Helpers {
             .axes
             .iter()
             .map(|axis| {
-                let terms: Vec<TokenStream> = axis
-                    .terms
-                    .iter()
-                    .map(|term| {
-                        let factors: Vec<TokenStream> =
-                            term.factors.iter().map(|f| self.factor(f)).collect();
-                        self.fold(factors, true)
-                    })
-                    .collect();
-                self.fold(terms, false)
+                let mut sum: Option<TokenStream> = None;
+                for term in &axis.terms {
+                    let factors: Vec<TokenStream> =
+                        term.factors.iter().map(|f| self.factor(f)).collect();
+                    let product = self.fold(factors, true);
+                    sum = Some(match sum {
+                        None => product,
+                        Some(acc) if term.subtract => {
+                            self.used.insert("sub");
+                            quote!(sub(#acc, #product))
+                        }
+                        Some(acc) => {
+                            self.used.insert("add");
+                            quote!(add(#acc, #product))
+                        }
+                    });
+                }
+                sum.unwrap_or_else(|| self.value(0))
             })
             .collect();
         self.fold(axes, true)
@@ -228,20 +246,15 @@ impl Helpers {
         }
     }
 
-    /// `mul(mul(a, b), c)` (or `add`), left to right as `Shape::eval` folds.
+    /// `mul(mul(a, b), c)`, left to right as `Shape::eval` folds; an empty product is 1.
     fn fold(&mut self, items: Vec<TokenStream>, product: bool) -> TokenStream {
         let mut items = items.into_iter();
         let Some(first) = items.next() else {
             return self.value(u64::from(product));
         };
         items.fold(first, |acc, next| {
-            if product {
-                self.used.insert("mul");
-                quote!(mul(#acc, #next))
-            } else {
-                self.used.insert("add");
-                quote!(add(#acc, #next))
-            }
+            self.used.insert("mul");
+            quote!(mul(#acc, #next))
         })
     }
 
