@@ -145,16 +145,20 @@ pub const fn sub(a: Result<u64, SizeFault>, b: Result<u64, SizeFault>) -> Result
     }
 }
 
-/// `a / b` rounded up (a shape's `name/lit` or `name/name`).
+/// `a / b` rounded up (a shape's `name/lit` or `name/name`; either side may be a derived dim,
+/// itself a `Result`).
 ///
 /// # Errors
-/// [`SizeFault::DivisionByZero`] when `b` is zero.
+/// Either operand's fault, or [`SizeFault::DivisionByZero`] when `b` is zero.
 #[inline]
-pub const fn ceil_div(a: u64, b: u64) -> Result<u64, SizeFault> {
-    if b == 0 {
-        Err(SizeFault::DivisionByZero)
-    } else {
-        Ok(a.div_ceil(b))
+pub const fn ceil_div(
+    a: Result<u64, SizeFault>,
+    b: Result<u64, SizeFault>,
+) -> Result<u64, SizeFault> {
+    match (a, b) {
+        (Ok(_), Ok(0)) => Err(SizeFault::DivisionByZero),
+        (Ok(a), Ok(b)) => Ok(a.div_ceil(b)),
+        (Err(fault), _) | (_, Err(fault)) => Err(fault),
     }
 }
 
@@ -333,8 +337,9 @@ pub const fn window<const K: usize, const C: usize>(
     }
 }
 
-/// Bumped whenever what generated code calls changes its shape or meaning.
-const REVISION: u64 = 1;
+/// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
+/// `Result`s, for derived dims).
+const REVISION: u64 = 2;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
@@ -580,10 +585,14 @@ mod tests {
         assert_eq!(mul(value(u64::MAX), value(2)), Err(SizeFault::Overflow));
         assert_eq!(add(value(u64::MAX), value(1)), Err(SizeFault::Overflow));
         assert_eq!(
-            add(ceil_div(5120, 0), value(1)),
+            add(ceil_div(value(5120), value(0)), value(1)),
             Err(SizeFault::DivisionByZero)
         );
-        assert_eq!(ceil_div(5121, 128), Ok(41));
+        assert_eq!(ceil_div(value(5121), value(128)), Ok(41));
+        assert_eq!(
+            ceil_div(Err(SizeFault::Negative), value(0)),
+            Err(SizeFault::Negative)
+        );
         assert_eq!(sub(value(4), value(1)), Ok(3));
         assert_eq!(sub(value(4), value(4)), Ok(0));
         assert_eq!(sub(value(1), value(2)), Err(SizeFault::Negative));

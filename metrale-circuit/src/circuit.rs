@@ -48,8 +48,11 @@ pub struct Circuit {
     pub(crate) arch: String,
     /// Free text.
     pub(crate) description: Option<String>,
-    /// The dim names shapes may read, in declaration order.
+    /// The dim names a checkpoint gives, in declaration order.
     pub(crate) dims: Vec<String>,
+    /// The derived dims (`[derive]`, schema 2): each one's name and expression, every one after
+    /// the derived dims it reads.
+    pub(crate) derived: Vec<(String, Shape)>,
     /// Blocks before the layers.
     pub(crate) prologue: Vec<String>,
     /// Blocks after the layers.
@@ -237,6 +240,8 @@ pub struct Checkpoint {
     pub(crate) layer_kinds: Vec<String>,
     /// Every declared dim's value, in the circuit's `dims` order.
     pub(crate) dims: Vec<(String, u64)>,
+    /// Every derived dim's value under this checkpoint, in the circuit's `derived` order.
+    pub(crate) derived: Vec<(String, u64)>,
     /// Where it was defined.
     pub(crate) origin: Origin,
 }
@@ -272,10 +277,20 @@ impl Checkpoint {
         &self.origin
     }
 
-    /// The value of dim `name`.
+    /// The value of dim `name`, given or derived.
     #[must_use]
     pub fn dim(&self, name: &str) -> Option<u64> {
-        self.dims.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.dims
+            .iter()
+            .chain(&self.derived)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// Every derived dim's value under this checkpoint, in the circuit's `derived` order.
+    #[must_use]
+    pub fn derived(&self) -> &[(String, u64)] {
+        &self.derived
     }
 }
 
@@ -317,10 +332,17 @@ impl Circuit {
         self.description.as_deref()
     }
 
-    /// The dim names shapes may read, in declaration order.
+    /// The dim names a checkpoint gives, in declaration order.
     #[must_use]
     pub fn dims(&self) -> &[String] {
         &self.dims
+    }
+
+    /// The derived dims (`[derive]`): each one's name and expression, every one after the
+    /// derived dims it reads (so they can be computed in this order).
+    #[must_use]
+    pub fn derived(&self) -> &[(String, Shape)] {
+        &self.derived
     }
 
     /// Blocks before the layers.

@@ -125,9 +125,12 @@ fn qwen3_5_loads() {
             "lin_v_heads",
             "lin_v_dim",
             "conv_kernel",
-            "conv_window"
         ]
     );
+    assert_eq!(c.derived().len(), 1);
+    assert_eq!(c.derived()[0].0, "conv_window");
+    assert_eq!(c.derived()[0].1.to_string(), "conv_kernel - 1");
+    assert_eq!(c.checkpoints()[0].dim("conv_window"), Some(3));
     let blocks: Vec<&str> = c
         .blocks()
         .iter()
@@ -159,10 +162,10 @@ fn qwen3_5_loads() {
     assert_eq!(default.dim("hidden"), Some(5120));
     let gdn = c.block("gdn").unwrap();
     assert_eq!(gdn.states().len(), 9);
-    assert_eq!(gdn.origin().line, 74);
+    assert_eq!(gdn.origin().line, 76);
     let h = gdn.state("h").unwrap();
     assert_eq!(h.kind(), StateKind::Recurrent);
-    assert_eq!(h.origin().line, 74);
+    assert_eq!(h.origin().line, 76);
     assert_eq!(gdn.state("h_prefix").unwrap().of(), Some("h"));
     // First use: gdn's `h` (ssm_h_storage), gdn's `conv`, then the library's attention KV.
     assert_eq!(
@@ -1827,4 +1830,121 @@ fn write_temp(name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("written");
     path
+}
+
+// ---------------------------------------------------------------------------------------------
+// `[derive]` (schema 2): dims computed from other dims.
+// ---------------------------------------------------------------------------------------------
+
+/// [`BASE`] (schema 2) with `[derive]` holding `entries` from line 5, and its state's shape
+/// `shape`.
+fn with_derive(entries: &str, shape: &str) -> String {
+    edit("schema = 1", "schema = 2")
+        .replacen(
+            "dims = [\"d\"]\n",
+            &format!("dims = [\"d\"]\n[derive]\n{entries}"),
+            1,
+        )
+        .replacen("shape = \"d\"", &format!("shape = \"{shape}\""), 1)
+}
+
+#[test]
+fn derived_dims_are_read_by_shapes_and_by_each_other() {
+    // d = 2: w = 1, v = 2 (v is written first and reads w: the order is computed).
+    let text = with_derive("v = \"w * 2\"\nw = \"d - 1\"\n", "v x w");
+    let c = Circuit::load(write_temp("derive.toml", &text)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.dims(), ["d"]);
+    let order: Vec<&str> = c.derived().iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(order, ["w", "v"]);
+    let checkpoint = c.checkpoint("c").unwrap();
+    assert_eq!(checkpoint.derived(), [("w".to_owned(), 1), ("v".to_owned(), 2)]);
+    assert_eq!(checkpoint.dims(), [("d".to_owned(), 2)]);
+    assert_eq!(c.instantiate("c").unwrap()[0].elements, 2);
+}
+
+#[test]
+fn derive_needs_schema_2() {
+    let text = with_derive("w = \"d - 1\"\n", "d").replacen("schema = 2", "schema = 1", 1);
+    let d = only(&text);
+    check(
+        &d,
+        "`[derive]` needs `schema = 2`",
+        "c.toml:4:2",
+        &["write `schema = 2` at the top of the circuit"],
+    );
+}
+
+#[test]
+fn a_derived_dim_is_not_also_declared() {
+    let d = only(&with_derive("d = \"2\"\n", "d"));
+    check(
+        &d,
+        "dim `d` is both declared and derived",
+        "c.toml:5:1",
+        &["remove it from `dims`: a derived dim is computed, never given"],
+    );
+    assert_eq!(d.notes, ["declared in `dims` at c.toml:3:9"]);
+}
+
+#[test]
+fn a_checkpoint_does_not_give_a_derived_dim() {
+    let text = with_derive("w = \"d - 1\"\n", "w").replacen(
+        "dims = { d = 2 }",
+        "dims = { d = 2, w = 1 }",
+        1,
+    );
+    let d = only(&text);
+    check(
+        &d,
+        "dim `w` is derived: checkpoint `c` does not give it",
+        "c.toml:13:17",
+        &["remove `w` here: it is computed from the other dims"],
+    );
+}
+
+#[test]
+fn a_derived_expression_reads_known_dims() {
+    let d = only(&with_derive("w = \"q - 1\"\n", "d"));
+    check(
+        &d,
+        "unknown dim `q`",
+        "c.toml:5:6",
+        &["valid dims: `d`, `w`"],
+    );
+    let d = only(&with_derive("w = \"d -\"\n", "d"));
+    assert_eq!(d.message, "invalid expression: `-` must be followed by a term");
+    assert_eq!(place(&d), "c.toml:5:8");
+    let d = only(&with_derive("w = \"d x 2\"\n", "d"));
+    check(
+        &d,
+        "derived dim `w` has more than one axis",
+        "c.toml:5:5",
+        &["a derived dim is one number: terms joined by `+` or `-`, factors by `*`"],
+    );
+}
+
+#[test]
+fn a_derive_cycle_is_located_with_its_chain() {
+    let d = only(&with_derive("a = \"b + 1\"\nb = \"a + 1\"\n", "d"));
+    check(
+        &d,
+        "derived dim `a` depends on itself",
+        "c.toml:5:1",
+        &["a derived dim must be computable from declared dims"],
+    );
+    assert_eq!(d.notes, ["the cycle: a -> b -> a"]);
+    let d = only(&with_derive("a = \"a\"\n", "d"));
+    assert_eq!(d.notes, ["the cycle: a -> a"]);
+}
+
+#[test]
+fn a_derived_dim_below_zero_names_the_checkpoint() {
+    let d = only(&with_derive("w = \"d - 3\"\n", "w"));
+    check(
+        &d,
+        "derived dim `w` cannot be evaluated: `d - 3` is below zero",
+        "c.toml:5:5",
+        &[],
+    );
+    assert_eq!(d.notes, ["under checkpoint `c`, defined at c.toml:11:1"]);
 }

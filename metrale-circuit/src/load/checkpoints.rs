@@ -30,6 +30,7 @@ pub(super) fn walk(
     w: &mut Walk<'_>,
     root: &Table<'_>,
     dims: Option<(&[Text], &[String])>,
+    derived: &[&str],
     layout: Option<&RawLayout>,
 ) -> (Vec<RawCheckpoint>, Vec<Produced>) {
     let empty = Table::new();
@@ -52,6 +53,7 @@ pub(super) fn walk(
     let declared: Option<Declared<'_>> = dims.map(|(valid, refused)| Declared {
         names: valid.iter().map(|t| t.text.as_str()).collect(),
         refused,
+        derived,
     });
     let mut checkpoints = Vec::with_capacity(table.len());
     let mut produced = Vec::new();
@@ -185,6 +187,8 @@ struct Declared<'a> {
     names: Vec<&'a str>,
     /// The refused entries (already reported): ignored when a checkpoint gives them.
     refused: &'a [String],
+    /// The derived dims (`[derive]`): a checkpoint never gives them.
+    derived: &'a [&'a str],
 }
 
 /// `dims = { ... }`: every declared dim, and no other. `declared` is `None` when the circuit's
@@ -209,11 +213,23 @@ fn checkpoint_dims(
     let Declared {
         names: declared,
         refused,
+        derived,
     } = declared?;
     let mut given: Vec<(&str, Option<u64>)> = Vec::with_capacity(table.len());
     for (key, value) in table {
         let name: &str = key.get_ref();
         if refused.iter().any(|r| r == name) {
+            continue;
+        }
+        if derived.contains(&name) {
+            w.report(
+                key.span(),
+                Diagnostic::error(format!("dim `{name}` is derived: {what} does not give it"))
+                    .label("derived in `[derive]`")
+                    .help(format!(
+                        "remove `{name}` here: it is computed from the other dims"
+                    )),
+            );
             continue;
         }
         if !declared.contains(&name) {
@@ -256,6 +272,7 @@ pub(super) fn evaluate(
     blocks: &[&RawBlock],
     checkpoints: &[RawCheckpoint],
     dims: &[String],
+    derived: &[Option<super::derive::Values>],
 ) {
     for block in blocks {
         for state in &block.states {
@@ -266,8 +283,16 @@ pub(super) fn evaluate(
                 continue;
             }
             let id = state.local().unwrap_or("?");
-            for checkpoint in checkpoints.iter().filter(|c| c.dims.is_some()) {
-                let Err(error) = shape.shape.eval(|name| checkpoint.dim(name)) else {
+            for (checkpoint, derived) in checkpoints.iter().zip(derived) {
+                let (Some(_), Some(derived)) = (&checkpoint.dims, derived) else {
+                    continue;
+                };
+                let lookup = |name: &str| {
+                    checkpoint
+                        .dim(name)
+                        .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+                };
+                let Err(error) = shape.shape.eval(lookup) else {
                     continue;
                 };
                 let (loc, label) = match &error {

@@ -26,6 +26,7 @@
 
 mod blocks;
 mod checkpoints;
+mod derive;
 mod names;
 mod nodes;
 mod raw;

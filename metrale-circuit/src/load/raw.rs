@@ -53,6 +53,8 @@ pub(crate) struct Top {
     pub epilogue: Vec<Text>,
     /// `draft`.
     pub draft: Vec<Text>,
+    /// `[derive]`: the derived dims (schema 2), in file order.
+    pub derived: Vec<RawDerived>,
     /// `[layout]`, when present and a table.
     pub layout: Option<RawLayout>,
     /// The checkpoints, in file order.
@@ -90,6 +92,15 @@ pub(crate) struct RawBlock {
     pub first: Loc,
     /// Its states, in file order.
     pub states: Vec<RawState>,
+}
+
+/// One derived dim as written (`[derive]`): its name and its one-axis expression.
+#[derive(Debug)]
+pub(crate) struct RawDerived {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Its expression.
+    pub expr: ShapeValue,
 }
 
 /// A parsed shape and where its string is.
@@ -179,13 +190,15 @@ pub(crate) struct RawCheckpoint {
 }
 
 impl RawCheckpoint {
-    /// The IR checkpoint, when every part is valid.
-    pub fn checkpoint(&self, sink: &Sink) -> Option<Checkpoint> {
+    /// The IR checkpoint, with the values of the derived dims under it, when every part is
+    /// valid.
+    pub fn checkpoint(&self, sink: &Sink, derived: Vec<(String, u64)>) -> Option<Checkpoint> {
         Some(Checkpoint {
             name: self.name.text.clone(),
             hf: self.hf.clone(),
             layer_kinds: self.layer_kinds.clone()?,
             dims: self.dims.clone()?,
+            derived,
             origin: sink.origin(&self.header),
         })
     }

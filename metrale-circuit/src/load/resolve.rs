@@ -10,7 +10,7 @@
 //! - [`resolve`] returns a [`Circuit`] only when no error was found in any stage.
 
 use super::raw::{Loaded, RawBlock, Top};
-use super::{blocks, checkpoints, names};
+use super::{blocks, checkpoints, derive, names};
 use crate::diag::Diagnostic;
 use crate::walk::{Sink, Text};
 use crate::{Circuit, Layout};
@@ -27,9 +27,17 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     let dims: Option<Vec<String>> = top
         .and_then(|t| t.dims.as_ref())
         .map(|d| d.iter().map(|t| t.text.clone()).collect());
-    if let Some(dims) = &dims {
+    let derived = top.map_or(&[][..], |t| t.derived.as_slice());
+    // What shapes may read: the declared dims and the derived ones.
+    let readable: Option<Vec<String>> = dims.as_ref().map(|dims| {
+        dims.iter()
+            .cloned()
+            .chain(derived.iter().map(|d| d.name.text.clone()))
+            .collect()
+    });
+    if let Some(readable) = &readable {
         for block in &blocks {
-            blocks::check_dims(sink, block, dims);
+            blocks::check_dims(sink, block, readable);
         }
     }
     let top = top?;
@@ -40,13 +48,25 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
     }
-    if let Some(dims) = &dims {
-        checkpoints::evaluate(sink, &blocks, &top.checkpoints, dims);
+    let order = dims
+        .as_ref()
+        .and_then(|dims| derive::order(sink, derived, dims));
+    let values: Vec<Option<derive::Values>> = top
+        .checkpoints
+        .iter()
+        .map(|checkpoint| {
+            checkpoint.dims.as_ref()?;
+            derive::values(sink, derived, order.as_ref()?, checkpoint)
+        })
+        .collect();
+    if let Some(readable) = &readable {
+        checkpoints::evaluate(sink, &blocks, &top.checkpoints, readable, &values);
     }
     if sink.count() > 0 {
         return None;
     }
-    assemble(sink, top, &blocks, read, dims?)
+    let order = order?;
+    assemble(sink, top, &blocks, read, dims?, &order, values)
 }
 
 /// A schema-1 circuit's shapes (its libraries' included) do not subtract: `-` is schema 2.
@@ -122,6 +142,8 @@ fn assemble(
     blocks: &[&RawBlock],
     read: Vec<std::path::PathBuf>,
     dims: Vec<String>,
+    order: &[usize],
+    values: Vec<Option<derive::Values>>,
 ) -> Option<Circuit> {
     let layout = top.layout.as_ref()?;
     let names = |list: &[Text]| list.iter().map(|t| t.text.clone()).collect::<Vec<_>>();
@@ -132,14 +154,21 @@ fn assemble(
     let checkpoints = top
         .checkpoints
         .iter()
-        .map(|c| c.checkpoint(sink))
+        .zip(values)
+        .map(|(c, derived)| c.checkpoint(sink, derived?))
         .collect::<Option<Vec<_>>>()?;
+    let derived = order
+        .iter()
+        .filter_map(|&i| top.derived.get(i))
+        .map(|d| (d.name.text.clone(), d.expr.shape.clone()))
+        .collect();
     Some(Circuit {
         files: sink.files.clone(),
         read,
         arch: top.arch.clone()?,
         description: top.description.clone(),
         dims,
+        derived,
         prologue: names(&top.prologue),
         epilogue: names(&top.epilogue),
         draft: names(&top.draft),

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
-use super::{blocks, checkpoints};
+use super::{blocks, checkpoints, derive};
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
 use crate::walk::{Table, Text, Value, Walk, field};
@@ -30,6 +30,7 @@ const CIRCUIT_KEYS: &[&str] = &[
     "epilogue",
     "draft",
     "layout",
+    "derive",
     "block",
     "checkpoint",
 ];
@@ -75,11 +76,13 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     top.draft = block_list(w, root, "draft");
     main_prefixes(w, &top.prologue, &top.epilogue);
     let layout = layout(w, root);
+    top.derived = derive::walk(w, root, top.schema, top.dims.as_deref());
+    let derived: Vec<&str> = top.derived.iter().map(|d| d.name.text.as_str()).collect();
     let declared = top
         .dims
         .as_deref()
         .map(|valid| (valid, top.refused_dims.as_slice()));
-    let (checkpoints, produced) = checkpoints::walk(w, root, declared, layout.as_ref());
+    let (checkpoints, produced) = checkpoints::walk(w, root, declared, &derived, layout.as_ref());
     if let Some(layout) = &layout {
         layer_kinds_have_blocks(w, layout, &produced);
     }

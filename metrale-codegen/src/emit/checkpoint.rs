@@ -22,7 +22,6 @@
 
 use std::collections::HashMap;
 
-use metrale_circuit::shape::Shape;
 use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -233,7 +232,7 @@ impl<'a> Emitter<'a> {
     ) -> TokenStream {
         let init = &parts.init;
         let regions = self.regions_body();
-        let errors = Self::plan_errors_doc(table);
+        let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
         let c = index(table.classes.len());
         // One call per class with a constant index: each folds to its kind's size law.
@@ -523,26 +522,21 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `# Errors` lines of a checkpoint's `new`: the faults its states can produce.
-    fn plan_errors_doc(table: &Table<'_>) -> Vec<String> {
-        let shapes = || {
-            table
-                .classes
-                .iter()
-                .filter_map(|(block, state, ..)| block.shape_of(state))
-        };
-        let mut lines = vec![
-            "`PlanError::BadAlign` when `align` is not a nonzero power of two",
-            "`PlanError::Overflow` naming the first state whose size or offset overflows `u64`",
-        ];
-        if shapes().any(super::sizes::divides_by_a_dim) {
-            lines.push(
-                "`PlanError::DivisionByZero` naming the first state that divides by a zero dim",
-            );
+    fn plan_errors_doc(&self, table: &Table<'_>) -> Vec<String> {
+        let mut faults = super::sizes::Faults::default();
+        for (block, state, ..) in &table.classes {
+            let of = self.faults(block.shape_of(state));
+            faults.divides |= of.divides;
+            faults.subtracts |= of.subtracts;
         }
-        if shapes().any(Shape::subtracts) {
-            lines.push("`PlanError::Negative` naming the first state whose shape goes below zero");
-        }
-        super::sizes::end_each(lines)
+        let mut lines =
+            vec!["`PlanError::BadAlign` when `align` is not a nonzero power of two;".to_owned()];
+        lines.extend(
+            super::sizes::errors_doc("PlanError", faults)
+                .into_iter()
+                .map(|line| line.replacen(" when", ", naming the first such state, when", 1)),
+        );
+        lines
     }
 
     /// The index of `state` of `block` in the circuit's `units()`: states of the stateful

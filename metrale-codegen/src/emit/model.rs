@@ -31,6 +31,7 @@ impl Emitter<'_> {
             quote! { #[doc = #doc] pub #field: u64, }
         });
 
+        let derived = self.derived_fns();
         let keys = circuit.format_keys();
         let key_count = keys.len();
         let format_fields = keys.iter().map(|key| {
@@ -56,6 +57,8 @@ impl Emitter<'_> {
             pub struct Dims {
                 #(#dims)*
             }
+
+            #derived
 
             #[doc = "The element type of every format key the circuit names (`{key}`): a plan"]
             #[doc = "cannot be built without all of them."]

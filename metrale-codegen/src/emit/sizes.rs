@@ -20,7 +20,7 @@ use super::names::{camel_case, ident, int};
 impl Emitter<'_> {
     /// `pub mod blocks { pub mod <block> { ... } }` for every block with state.
     pub(super) fn blocks_module(&self) -> TokenStream {
-        let blocks = self.stateful_blocks().map(Self::block_sizes);
+        let blocks = self.stateful_blocks().map(|block| self.block_sizes(block));
         quote! {
             #[doc = "One unit of every state of every block template: its bytes and element"]
             #[doc = "type, from `Dims` and `Formats`."]
@@ -51,6 +51,75 @@ impl Emitter<'_> {
         }
     }
 
+    /// Expression writing over `base` (`dims` or `self`), knowing the circuit's derived dims.
+    fn helpers(&self, base: TokenStream) -> Helpers {
+        Helpers {
+            used: std::collections::BTreeSet::new(),
+            derived: self
+                .circuit
+                .derived()
+                .iter()
+                .map(|(name, _)| name.clone())
+                .collect(),
+            base,
+        }
+    }
+
+    /// What `shape` can fail with besides overflow, through the derived dims it reads too.
+    pub(super) fn faults(&self, shape: Option<&Shape>) -> Faults {
+        let Some(shape) = shape else {
+            return Faults::default();
+        };
+        let mut faults = Faults {
+            divides: divides_by_a_dim(shape),
+            subtracts: shape.subtracts(),
+        };
+        // The loader refused cycles, so this recursion ends.
+        for dim in shape.dims() {
+            if let Some((_, expr)) = self.circuit.derived().iter().find(|(n, _)| *n == dim.name) {
+                let inner = self.faults(Some(expr));
+                faults.divides |= inner.divides;
+                faults.subtracts |= inner.subtracts;
+            }
+        }
+        faults
+    }
+
+    /// `impl Dims { pub const fn <derived>(&self) -> Result<u64, SizeFault> }`, one per derived
+    /// dim (none when the circuit derives none).
+    pub(super) fn derived_fns(&self) -> TokenStream {
+        let derived = self.circuit.derived();
+        if derived.is_empty() {
+            return TokenStream::new();
+        }
+        let fns = derived.iter().map(|(name, expr)| {
+            let mut helpers = self.helpers(quote!(self));
+            let body = helpers.shape(expr);
+            let uses = helpers.uses_from(&quote!(__abi));
+            let f = ident(name);
+            let doc = format!(
+                "The derived dim `{name}`: `{expr}` (`[derive]` of `{}`).",
+                self.circuit.path()
+            );
+            let errors = errors_doc("SizeFault", self.faults(Some(expr)));
+            quote! {
+                #[doc = #doc]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #(#[doc = #errors])*
+                pub const fn #f(&self) -> ::core::result::Result<u64, __rt::SizeFault> {
+                    #uses
+                    #body
+                }
+            }
+        });
+        quote! {
+            impl Dims {
+                #(#fns)*
+            }
+        }
+    }
+
     /// Every state of every stateful block, block by block in definition order.
     pub(super) fn unit_states(
         &self,
@@ -59,20 +128,20 @@ impl Emitter<'_> {
             .flat_map(|block| block.states().iter().map(move |state| (block, state)))
     }
 
-    fn block_sizes(block: &BlockTemplate) -> TokenStream {
+    fn block_sizes(&self, block: &BlockTemplate) -> TokenStream {
         let name = ident(block.name());
         let doc = format!(
             "The units of the states of block `{}` (`{}`).",
             block.name(),
             block.origin()
         );
-        let mut helpers = Helpers::default();
+        let mut helpers = self.helpers(quote!(dims));
         let states: Vec<TokenStream> = block
             .states()
             .iter()
-            .map(|state| Self::state_unit(block, state, &mut helpers))
+            .map(|state| self.state_unit(block, state, &mut helpers))
             .collect();
-        let uses = helpers.uses();
+        let uses = helpers.uses_from(&quote!(super::super::__abi));
         quote! {
             #[doc = #doc]
             pub mod #name {
@@ -85,6 +154,7 @@ impl Emitter<'_> {
 
     /// `pub const fn <state>_unit(..)`.
     fn state_unit(
+        &self,
         block: &BlockTemplate,
         state: &StateTemplate,
         helpers: &mut Helpers,
@@ -121,7 +191,7 @@ impl Emitter<'_> {
             state.kind().unit(),
             state.format(),
         );
-        let errors = errors_doc(shape);
+        let errors = errors_doc("SizeFault", self.faults(shape));
         quote! {
             #[doc = #doc]
             #[doc = ""]
@@ -134,22 +204,31 @@ impl Emitter<'_> {
     }
 }
 
-/// The `# Errors` lines of a unit function: the faults its shape can produce (its bytes can
-/// always overflow: a format key's dtype is only known at run time).
-fn errors_doc(shape: Option<&Shape>) -> Vec<String> {
-    let mut lines = vec!["`SizeFault::Overflow` when the elements or the bytes overflow `u64`"];
-    if shape.is_some_and(divides_by_a_dim) {
-        lines.push("`SizeFault::DivisionByZero` when a divisor dim is zero");
-    }
-    if shape.is_some_and(Shape::subtracts) {
-        lines.push("`SizeFault::Negative` when a subtraction goes below zero");
-    }
-    end_each(lines)
+/// The faults an expression can produce besides overflow, its derived dims' included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Faults {
+    /// It divides by a dim (which may be zero).
+    pub divides: bool,
+    /// It subtracts (and may go below zero).
+    pub subtracts: bool,
 }
 
-/// `;` after each line but the last, `.` after the last.
-pub(super) fn end_each(lines: Vec<&'static str>) -> Vec<String> {
-    let last = lines.len().saturating_sub(1);
+/// The `# Errors` lines of a function computing an expression with these `faults`, in
+/// `error` (`SizeFault` or `PlanError`) terms; every one can overflow (a unit's bytes too: a
+/// format key's dtype is only known at run time).
+pub(super) fn errors_doc(error: &str, faults: Faults) -> Vec<String> {
+    let mut lines = vec![format!("`{error}::Overflow` when a size overflows `u64`")];
+    if faults.divides {
+        lines.push(format!(
+            "`{error}::DivisionByZero` when a divisor dim is zero"
+        ));
+    }
+    if faults.subtracts {
+        lines.push(format!(
+            "`{error}::Negative` when a subtraction goes below zero"
+        ));
+    }
+    let last = lines.len() - 1;
     lines
         .into_iter()
         .enumerate()
@@ -176,11 +255,15 @@ pub(super) fn divides_by_a_dim(shape: &Shape) -> bool {
         })
 }
 
-/// Which checked helpers a block's size functions call, so the module imports exactly those.
-#[derive(Default)]
-struct Helpers {
-    /// The helpers' names (`add`, `ceil_div`, `mul`, `value`), sorted.
+/// Writes expressions in the ABI's checked helpers, recording which ones it called so the
+/// module imports exactly those.
+pub(super) struct Helpers {
+    /// The helpers' names (`add`, `ceil_div`, `mul`, `sub`, `value`), sorted.
     used: std::collections::BTreeSet<&'static str>,
+    /// The derived dims: read as `<base>.<name>()`, a `Result`; the others as `<base>.<name>`.
+    derived: Vec<String>,
+    /// What the dims are read from: `dims` in unit functions, `self` in `Dims`' own methods.
+    base: TokenStream,
 }
 
 impl Helpers {
@@ -213,6 +296,18 @@ impl Helpers {
         self.fold(axes, true)
     }
 
+    /// The value of the dim `dim`, as a `Result`.
+    fn read(&mut self, dim: &str) -> TokenStream {
+        let base = &self.base;
+        let d = ident(dim);
+        if self.derived.iter().any(|name| name == dim) {
+            quote!(#base.#d())
+        } else {
+            self.used.insert("value");
+            quote!(value(#base.#d))
+        }
+    }
+
     /// `value(n)`.
     fn value(&mut self, n: u64) -> TokenStream {
         self.used.insert("value");
@@ -223,25 +318,15 @@ impl Helpers {
     fn factor(&mut self, factor: &Factor) -> TokenStream {
         match factor {
             Factor::Lit(n) => self.value(*n),
-            Factor::Dim(dim) => {
-                self.used.insert("value");
-                let d = ident(&dim.name);
-                quote!(value(dims.#d))
-            }
+            Factor::Dim(dim) => self.read(&dim.name),
             Factor::CeilDiv { dim, by } => {
                 self.used.insert("ceil_div");
-                let d = ident(&dim.name);
+                let d = self.read(&dim.name);
                 let by = match by {
-                    Divisor::Lit(n) => {
-                        let n = int(*n);
-                        quote!(#n)
-                    }
-                    Divisor::Dim(e) => {
-                        let e = ident(&e.name);
-                        quote!(dims.#e)
-                    }
+                    Divisor::Lit(n) => self.value(*n),
+                    Divisor::Dim(e) => self.read(&e.name),
                 };
-                quote!(ceil_div(dims.#d, #by))
+                quote!(ceil_div(#d, #by))
             }
         }
     }
@@ -258,8 +343,9 @@ impl Helpers {
         })
     }
 
-    /// `use super::super::__abi::{..};` of the helpers used.
-    fn uses(&self) -> TokenStream {
+    /// `use <path>::{..};` of the helpers used (`path` names the ABI module from where the
+    /// expressions stand).
+    fn uses_from(&self, path: &TokenStream) -> TokenStream {
         let names: Vec<proc_macro2::Ident> = self
             .used
             .iter()
@@ -268,7 +354,7 @@ impl Helpers {
         if names.is_empty() {
             TokenStream::new()
         } else {
-            quote!(use super::super::__abi::{#(#names),*};)
+            quote!(use #path::{#(#names),*};)
         }
     }
 }
