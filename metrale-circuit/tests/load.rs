@@ -1857,7 +1857,10 @@ fn derived_dims_are_read_by_shapes_and_by_each_other() {
     let order: Vec<&str> = c.derived().iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(order, ["w", "v"]);
     let checkpoint = c.checkpoint("c").unwrap();
-    assert_eq!(checkpoint.derived(), [("w".to_owned(), 1), ("v".to_owned(), 2)]);
+    assert_eq!(
+        checkpoint.derived(),
+        [("w".to_owned(), 1), ("v".to_owned(), 2)]
+    );
     assert_eq!(checkpoint.dims(), [("d".to_owned(), 2)]);
     assert_eq!(c.instantiate("c").unwrap()[0].elements, 2);
 }
@@ -1912,7 +1915,10 @@ fn a_derived_expression_reads_known_dims() {
         &["valid dims: `d`, `w`"],
     );
     let d = only(&with_derive("w = \"d -\"\n", "d"));
-    assert_eq!(d.message, "invalid expression: `-` must be followed by a term");
+    assert_eq!(
+        d.message,
+        "invalid expression: `-` must be followed by a term"
+    );
     assert_eq!(place(&d), "c.toml:5:8");
     let d = only(&with_derive("w = \"d x 2\"\n", "d"));
     check(
