@@ -77,6 +77,16 @@ pub enum LayoutRule {
     },
     /// Each checkpoint lists its layers' kinds.
     List,
+    /// Schema 2: a string of one character per layer, each standing for a layer kind. A
+    /// checkpoint gives `layers` and its own `pattern` (exactly `layers` characters), or takes
+    /// the layout's `pattern`, repeated to cover its layers.
+    Pattern {
+        /// `[layout.symbols]` in file order: a character, the layer kind it stands for.
+        symbols: Vec<(char, String)>,
+        /// The layout's `pattern` (non-empty, every character a symbol), when given: what a
+        /// checkpoint without its own pattern repeats.
+        pattern: Option<String>,
+    },
 }
 
 /// Which blocks each layer has.

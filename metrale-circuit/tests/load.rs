@@ -499,7 +499,7 @@ fn unknown_layout_kind() {
         "unknown layout kind `intervall`",
         "c.toml:5:8",
         &[
-            "valid layout kinds: `interval`, `list`",
+            "valid layout kinds: `interval`, `list`, `pattern`",
             "did you mean `interval`?",
         ],
     );
@@ -1953,4 +1953,264 @@ fn a_derived_dim_below_zero_names_the_checkpoint() {
         &[],
     );
     assert_eq!(d.notes, ["under checkpoint `c`, defined at c.toml:11:1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pattern layouts (schema 2): one character per layer, each a layer kind.
+// ---------------------------------------------------------------------------------------------
+
+/// A schema-2 pattern circuit: line 6 is `layout` (one line of `[layout]`, may be empty),
+/// `[layout.symbols]` maps `M` and `-` (lines 7 to 9), `[layout.blocks]` gives both kinds
+/// block `b` (lines 10 to 12), `[checkpoint.c]` is line 13 and `checkpoint` (its keys besides
+/// `dims`, one or more lines) starts at line 14.
+fn pattern_circuit(layout: &str, checkpoint: &str) -> String {
+    format!(
+        r#"schema = 2
+arch = "t"
+dims = ["d"]
+[layout]
+kind = "pattern"
+{layout}
+[layout.symbols]
+M = "mamba"
+"-" = "mlp"
+[layout.blocks]
+mamba = ["b"]
+mlp = ["b"]
+[checkpoint.c]
+{checkpoint}
+dims = {{ d = 2 }}
+[[block.b.state]]
+{STATE}"#
+    )
+}
+
+/// Loads `text` (named `c.toml`); it must load.
+fn loads(text: &str) -> Circuit {
+    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "c.toml",
+        text,
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn pattern_layout_loads_repeated_and_overridden() {
+    let text = format!(
+        "{}[checkpoint.e]\nlayers = 3\npattern = \"--M\"\ndims = {{ d = 2 }}\n",
+        pattern_circuit("pattern = \"M-\"", "layers = 5")
+    );
+    let c = loads(&text);
+    assert_eq!(
+        *c.layout().rule(),
+        LayoutRule::Pattern {
+            symbols: vec![('M', "mamba".to_owned()), ('-', "mlp".to_owned())],
+            pattern: Some("M-".to_owned()),
+        }
+    );
+    // The layout's pattern, repeated: M-M-M.
+    assert_eq!(
+        c.checkpoint("c").unwrap().layer_kinds(),
+        ["mamba", "mlp", "mamba", "mlp", "mamba"]
+    );
+    // The checkpoint's own pattern overrides it.
+    assert_eq!(
+        c.checkpoint("e").unwrap().layer_kinds(),
+        ["mlp", "mlp", "mamba"]
+    );
+    assert_eq!(c.instantiate("c").unwrap().len(), 5);
+    // Without a layout pattern, each checkpoint gives its own.
+    let c = loads(&pattern_circuit("", "layers = 2\npattern = \"-M\""));
+    assert_eq!(c.checkpoint("c").unwrap().layer_kinds(), ["mlp", "mamba"]);
+}
+
+#[test]
+fn unknown_pattern_character() {
+    // In the layout's pattern: located at the first `X` (column 12 is the string's first char).
+    let d = only(&pattern_circuit("pattern = \"M-X-X\"", "layers = 1"));
+    check(
+        &d,
+        "unknown pattern character `X`",
+        "c.toml:6:14",
+        &["valid pattern characters: `M`, `-`"],
+    );
+    assert_eq!(d.notes, ["`X` occurs 2 times in this pattern"]);
+    // In a checkpoint's own pattern (line 15).
+    let d = only(&pattern_circuit("", "layers = 3\npattern = \"M-*\""));
+    check(
+        &d,
+        "unknown pattern character `*`",
+        "c.toml:15:14",
+        &["valid pattern characters: `M`, `-`"],
+    );
+    assert!(d.notes.is_empty());
+}
+
+#[test]
+fn a_checkpoint_pattern_has_one_character_per_layer() {
+    let d = only(&pattern_circuit(
+        "pattern = \"M\"",
+        "layers = 3\npattern = \"M-\"",
+    ));
+    check(
+        &d,
+        "`pattern` of checkpoint `c` has 2 characters, expected 3",
+        "c.toml:15:11",
+        &["a checkpoint's own `pattern` gives one character per layer: `layers = 3`"],
+    );
+}
+
+#[test]
+fn a_pattern_layer_kind_needs_blocks() {
+    let text = pattern_circuit("pattern = \"M-\"", "layers = 2").replacen("mlp = [\"b\"]\n", "", 1);
+    let d = only(&text);
+    check(
+        &d,
+        "layer kind `mlp` has no blocks",
+        "c.toml:10:1",
+        &["add `mlp = [\"<block>\", ...]` to `[layout.blocks]`"],
+    );
+    assert_eq!(d.notes, ["layer 1 of checkpoint `c` is `mlp`"]);
+}
+
+#[test]
+fn a_pattern_checkpoint_needs_a_pattern() {
+    let d = only(&pattern_circuit("", "layers = 2"));
+    check(
+        &d,
+        "checkpoint `c` has no pattern",
+        "c.toml:13:1",
+        &[
+            "give this checkpoint `pattern = \"...\"`, one character per layer, or `[layout]` a `pattern` that repeats to cover the layers",
+        ],
+    );
+}
+
+#[test]
+fn a_symbol_is_one_character_naming_a_layer_kind() {
+    let text = pattern_circuit("", "layers = 1\npattern = \"M\"").replacen("M = ", "MM = ", 1);
+    let d = only(&text);
+    check(
+        &d,
+        "symbol `MM` is not one character",
+        "c.toml:8:1",
+        &[
+            "each key of `[layout.symbols]` is the one character that stands for its layer kind in a pattern",
+        ],
+    );
+    let text = pattern_circuit("", "layers = 1\npattern = \"M\"").replacen(
+        "M = \"mamba\"",
+        "M = \"Mamba\"",
+        1,
+    );
+    let d = only(&text);
+    check(
+        &d,
+        "invalid layer kind `Mamba`: not lower snake case",
+        "c.toml:8:5",
+        &["the layer kind becomes a Rust identifier: use `[a-z][a-z0-9_]*`"],
+    );
+    let text = pattern_circuit("", "layers = 1").replacen(
+        "[layout.symbols]\nM = \"mamba\"\n\"-\" = \"mlp\"\n",
+        "",
+        1,
+    );
+    let d = only(&text);
+    check(
+        &d,
+        "missing `[layout.symbols]` in a pattern `[layout]`",
+        "c.toml:4:1",
+        &[
+            "add `[layout.symbols]` mapping each pattern character to its layer kind, e.g. `M = \"mamba\"`",
+        ],
+    );
+}
+
+#[test]
+fn pattern_keys_belong_to_pattern_layouts() {
+    let d = only(&pattern_circuit(
+        "period = 2",
+        "layers = 1\npattern = \"M\"",
+    ));
+    check(
+        &d,
+        "`period` is only for `kind = \"interval\"` layouts",
+        "c.toml:6:1",
+        &["a pattern layout gives `[layout.symbols]` and a `pattern`"],
+    );
+    let d = only(&pattern_circuit(
+        "pattern = \"M\"",
+        "layer_kinds = [\"mamba\"]\nlayers = 1",
+    ));
+    check(
+        &d,
+        "`layer_kinds` is only for `kind = \"list\"` layouts",
+        "c.toml:14:1",
+        &[
+            "a pattern layout's checkpoint gives `layers = <count>` and optionally `pattern = \"...\"`",
+        ],
+    );
+    let d = only(&edit("schema = 1", "schema = 2").replacen(
+        "period = 1\n",
+        "period = 1\npattern = \"M\"\n",
+        1,
+    ));
+    check(
+        &d,
+        "`pattern` is only for `kind = \"pattern\"` layouts",
+        "c.toml:7:1",
+        &["a pattern layout gives `[layout.symbols]` and a `pattern`"],
+    );
+    let d = only(&edit("schema = 1", "schema = 2").replacen(
+        "layers = 1\n",
+        "layers = 1\npattern = \"M\"\n",
+        1,
+    ));
+    check(
+        &d,
+        "`pattern` is only for `kind = \"pattern\"` layouts",
+        "c.toml:11:1",
+        &["a pattern layout gives `[layout.symbols]`; its checkpoints give `pattern`"],
+    );
+}
+
+#[test]
+fn pattern_layouts_need_schema_2() {
+    // `kind = "pattern"`: only the kind is refused, the layout is not read further.
+    let text =
+        pattern_circuit("pattern = \"M\"", "layers = 1").replacen("schema = 2", "schema = 1", 1);
+    let d = only(&text);
+    check(
+        &d,
+        "`kind = \"pattern\"` needs `schema = 2`",
+        "c.toml:5:8",
+        &["write `schema = 2` at the top of the circuit"],
+    );
+    // The pattern keys in a schema-1 interval layout ([`BASE`]) and its checkpoint.
+    let d = only(&edit("period = 1\n", "period = 1\npattern = \"M\"\n"));
+    check(
+        &d,
+        "`pattern` in `[layout]` needs `schema = 2`",
+        "c.toml:7:1",
+        &["write `schema = 2` at the top of the circuit"],
+    );
+    let d = only(&edit(
+        "[layout.blocks]\n",
+        "[layout.symbols]\nM = \"mamba\"\n[layout.blocks]\n",
+    ));
+    check(
+        &d,
+        "`symbols` in `[layout]` needs `schema = 2`",
+        "c.toml:7:9",
+        &["write `schema = 2` at the top of the circuit"],
+    );
+    let d = only(&edit("layers = 1\n", "layers = 1\npattern = \"M\"\n"));
+    check(
+        &d,
+        "`pattern` in checkpoint `c` needs `schema = 2`",
+        "c.toml:11:1",
+        &["write `schema = 2` at the top of the circuit"],
+    );
 }

@@ -88,7 +88,7 @@ fn check_and_gen_agree_on_the_names_rules() {
     let renamed = [
         (
             "[checkpoint.",
-            "[checkpoint.units]\nlayer_kinds = [\"mlp\"]\n[checkpoint.",
+            "[checkpoint.units]\nlayers = 1\npattern = \"-\"\n[checkpoint.",
             "checkpoint `units` cannot be a module of the generated code",
         ),
         (

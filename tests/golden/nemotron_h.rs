@@ -118,11 +118,11 @@ pub mod nemotron_h {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:70`).
+        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:77`).
         pub mod mamba2 {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:70`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:77`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -138,7 +138,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:83`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:90`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -160,7 +160,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:93`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:100`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -176,7 +176,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:100`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:107`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -198,7 +198,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:108`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:115`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -214,7 +214,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:115`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:122`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -237,11 +237,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:161`).
+        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:168`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/nemotron_h.toml:161`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/nemotron_h.toml:168`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -254,7 +254,7 @@ pub mod nemotron_h {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/nemotron_h.toml:168`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/nemotron_h.toml:175`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -268,11 +268,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/nemotron_h.toml:237`).
+        /// The units of the states of block `head` (`circuits/nemotron_h.toml:244`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:237`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:244`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -302,20 +302,20 @@ pub mod nemotron_h {
             blocks::head::prefix_hidden_unit(dims, formats),
         ]
     }
-    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:70`).
+    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:77`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba2Block {
-        /// `mamba2.h` (`circuits/nemotron_h.toml:70`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
+        /// `mamba2.h` (`circuits/nemotron_h.toml:77`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba2.conv` (`circuits/nemotron_h.toml:83`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
+        /// `mamba2.conv` (`circuits/nemotron_h.toml:90`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:93`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:100`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:100`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:107`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:108`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:115`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:115`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:122`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba2Block {
@@ -372,12 +372,12 @@ pub mod nemotron_h {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:161`).
+    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:168`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/nemotron_h.toml:161`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/nemotron_h.toml:168`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/nemotron_h.toml:168`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/nemotron_h.toml:175`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -407,10 +407,10 @@ pub mod nemotron_h {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:237`).
+    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:244`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:237`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:244`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -462,7 +462,7 @@ pub mod nemotron_h {
         /// A layer of kind `mlp`.
         Mlp(&'a MlpLayer),
     }
-    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:270`): 52 layers.
+    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:277`): 52 layers.
     pub mod nemotron_h_8b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1424,7 +1424,7 @@ pub mod nemotron_h {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:292`): 6 layers.
+    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:285`): 6 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.

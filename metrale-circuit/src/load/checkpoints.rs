@@ -1,7 +1,8 @@
 //! `[checkpoint.<name>]` tables, and the evaluation of every shape under every checkpoint.
 //!
-//! This module owns the checkpoint keys (`hf`, `layers` for interval layouts, `layer_kinds`
-//! for list layouts, `dims`), the layer kinds each checkpoint produces, the rule that a
+//! This module owns the checkpoint keys (`hf`, `layers` for interval and pattern layouts,
+//! `layer_kinds` for list layouts, `pattern` for pattern layouts, `dims`), the layer kinds each
+//! checkpoint produces (a pattern read character by character: [`pattern_kinds`]), the rule that a
 //! checkpoint gives every declared dim and no other, and [`evaluate`]: every state's shape of
 //! every block under every checkpoint, so an overflow or a division by zero is a load error
 //! rather than a failure of [`crate::Circuit::instantiate`].
@@ -18,17 +19,22 @@ use super::raw::{FULL, LINEAR, MAX_LAYERS, Produced, RawBlock, RawCheckpoint, Ra
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
 use crate::shape::EvalError;
-use crate::walk::{Loc, Sink, Table, Text, Walk, field};
+use crate::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
 /// The keys of a checkpoint table.
-const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "dims"];
+const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
 
-/// Walks the `checkpoint` table against the declared `dims` (the valid names, and the refused
-/// ones a checkpoint may give without a new error) and the `layout`. Returns the checkpoints
-/// and every layer kind they produce.
+/// The help of a pattern layout's checkpoint keys.
+const PATTERN_HELP: &str =
+    "a pattern layout's checkpoint gives `layers = <count>` and optionally `pattern = \"...\"`";
+
+/// Walks the `checkpoint` table against the `schema`, the declared `dims` (the valid names, and
+/// the refused ones a checkpoint may give without a new error) and the `layout`. Returns the
+/// checkpoints and every layer kind they produce.
 pub(super) fn walk(
     w: &mut Walk<'_>,
     root: &Table<'_>,
+    schema: Option<u64>,
     dims: Option<(&[Text], &[String])>,
     derived: &[&str],
     layout: Option<&RawLayout>,
@@ -67,7 +73,7 @@ pub(super) fn walk(
         w.check_keys(t, CHECKPOINT_KEYS, &what);
         let hf = field(t, "hf").and_then(|(_, hf)| w.string("hf", hf).map(str::to_owned));
         let header = w.loc(v.span());
-        let layer_kinds = layer_kinds(w, t, &header, &what, layout);
+        let layer_kinds = layer_kinds(w, t, &header, &what, schema, layout);
         for (layer, kind) in layer_kinds.iter().flatten().enumerate() {
             if !produced.iter().any(|p: &Produced| p.kind == *kind) {
                 produced.push(Produced {
@@ -88,16 +94,34 @@ pub(super) fn walk(
     (checkpoints, produced)
 }
 
-/// `layers` (interval layouts) or `layer_kinds` (list layouts): each layer's kind.
+/// `layers` (interval layouts), `layer_kinds` (list layouts) or `layers` and `pattern`
+/// (pattern layouts): each layer's kind.
 fn layer_kinds(
     w: &mut Walk<'_>,
     t: &Table<'_>,
     header: &Loc,
     what: &str,
+    schema: Option<u64>,
     layout: Option<&RawLayout>,
 ) -> Option<Vec<String>> {
     let layout = layout?;
-    match layout.rule.as_ref()? {
+    let rule = layout.rule.as_ref()?;
+    if let (Some((key, _)), false) = (
+        field(t, "pattern"),
+        matches!(rule, LayoutRule::Pattern { .. }),
+    ) {
+        let d = if schema == Some(1) {
+            Diagnostic::error(format!("`pattern` in {what} needs `schema = 2`"))
+                .label("a schema-2 key")
+                .help("write `schema = 2` at the top of the circuit")
+        } else {
+            Diagnostic::error("`pattern` is only for `kind = \"pattern\"` layouts")
+                .label("not for this layout")
+                .help("a pattern layout gives `[layout.symbols]`; its checkpoints give `pattern`")
+        };
+        w.report(key, d);
+    }
+    match rule {
         LayoutRule::Interval { period } => {
             if let Some((key, _)) = field(t, "layer_kinds") {
                 w.report(
@@ -107,29 +131,152 @@ fn layer_kinds(
                         .help("an interval layout's checkpoint gives `layers = <count>`"),
                 );
             }
-            let Some((_, v)) = field(t, "layers") else {
-                w.report(
-                    header.span.clone(),
-                    Diagnostic::error(format!("missing `layers` in {what}"))
-                        .label("this table has no `layers`")
-                        .help("an interval layout's checkpoint gives `layers = <count>`"),
-                );
-                return None;
-            };
-            let layers = w.u64("layers", v)?;
-            if layers == 0 || layers > MAX_LAYERS {
-                w.report(
-                    v.span(),
-                    Diagnostic::error(format!("`layers` must be between 1 and {MAX_LAYERS}"))
-                        .label("out of range"),
-                );
-                return None;
-            }
+            let layers = layer_count(
+                w,
+                t,
+                header,
+                what,
+                "an interval layout's checkpoint gives `layers = <count>`",
+            )?;
             let kinds = (1..=layers).map(|n| if n % *period == 0 { FULL } else { LINEAR });
             Some(kinds.map(str::to_owned).collect())
         }
         LayoutRule::List => list_kinds(w, t, header, what, layout),
+        LayoutRule::Pattern { symbols, pattern } => {
+            pattern_layers(w, t, header, what, symbols, pattern.as_deref())
+        }
     }
+}
+
+/// `layers`: required, between 1 and [`MAX_LAYERS`]; `help` says what the checkpoint gives.
+fn layer_count(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    header: &Loc,
+    what: &str,
+    help: &str,
+) -> Option<u64> {
+    let Some((_, v)) = field(t, "layers") else {
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("missing `layers` in {what}"))
+                .label("this table has no `layers`")
+                .help(help),
+        );
+        return None;
+    };
+    let layers = w.u64("layers", v)?;
+    if layers == 0 || layers > MAX_LAYERS {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!("`layers` must be between 1 and {MAX_LAYERS}"))
+                .label("out of range"),
+        );
+        return None;
+    }
+    Some(layers)
+}
+
+/// A pattern layout's checkpoint: `layers`, and its own `pattern` of exactly `layers`
+/// characters, else the layout's `pattern` repeated (`layout_pattern`, already checked).
+fn pattern_layers(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    header: &Loc,
+    what: &str,
+    symbols: &[(char, String)],
+    layout_pattern: Option<&str>,
+) -> Option<Vec<String>> {
+    if let Some((key, _)) = field(t, "layer_kinds") {
+        w.report(
+            key,
+            Diagnostic::error("`layer_kinds` is only for `kind = \"list\"` layouts")
+                .label("not for a pattern layout")
+                .help(PATTERN_HELP),
+        );
+    }
+    let layers = layer_count(w, t, header, what, PATTERN_HELP);
+    if let Some((_, v)) = field(t, "pattern") {
+        return own_pattern(w, v, what, symbols, layers);
+    }
+    let Some(repeated) = layout_pattern else {
+        w.report(
+            header.span.clone(),
+            Diagnostic::error(format!("{what} has no pattern"))
+                .label("no `pattern` here, and none in `[layout]`")
+                .help("give this checkpoint `pattern = \"...\"`, one character per layer, or `[layout]` a `pattern` that repeats to cover the layers"),
+        );
+        return None;
+    };
+    let kinds: Vec<&String> = repeated
+        .chars()
+        .filter_map(|c| symbols.iter().find(|(s, _)| *s == c).map(|(_, k)| k))
+        .collect();
+    let layers = usize::try_from(layers?).ok()?;
+    (!kinds.is_empty()).then(|| kinds.into_iter().cycle().take(layers).cloned().collect())
+}
+
+/// A checkpoint's own `pattern`: every character a symbol, exactly `layers` of them (`layers`
+/// `None` when it was refused: the characters are still checked).
+fn own_pattern(
+    w: &mut Walk<'_>,
+    v: &Value<'_>,
+    what: &str,
+    symbols: &[(char, String)],
+    layers: Option<u64>,
+) -> Option<Vec<String>> {
+    let text = w.string("pattern", v)?;
+    let at = w.str_at(v.span(), text);
+    let kinds = pattern_kinds(w, symbols, text, &at);
+    let layers = layers?;
+    let found = text.chars().count();
+    if u64::try_from(found).ok() != Some(layers) {
+        w.report(
+            v.span(),
+            Diagnostic::error(format!(
+                "`pattern` of {what} has {found} characters, expected {layers}"
+            ))
+            .label(format!("{found} characters"))
+            .help(format!(
+                "a checkpoint's own `pattern` gives one character per layer: `layers = {layers}`"
+            )),
+        );
+        return None;
+    }
+    kinds
+}
+
+/// The layer kinds of `text`, one per character, each looked up in `symbols`. Each unknown
+/// character is reported once, at its first occurrence inside the string (`at`); `None` then.
+pub(super) fn pattern_kinds(
+    w: &mut Walk<'_>,
+    symbols: &[(char, String)],
+    text: &str,
+    at: &StrAt,
+) -> Option<Vec<String>> {
+    let known: Vec<String> = symbols.iter().map(|(c, _)| c.to_string()).collect();
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let mut kinds = Vec::with_capacity(text.len());
+    let mut unknown: Vec<char> = Vec::new();
+    for (offset, c) in text.char_indices() {
+        if let Some((_, kind)) = symbols.iter().find(|(s, _)| *s == c) {
+            kinds.push(kind.clone());
+            continue;
+        }
+        if unknown.contains(&c) {
+            continue;
+        }
+        unknown.push(c);
+        let times = text.chars().filter(|&d| d == c).count();
+        let mut d = Diagnostic::error(format!("unknown pattern character `{c}`"))
+            .label("not in `[layout.symbols]`")
+            .expected_one_of("pattern characters", &c.to_string(), &known);
+        if times > 1 {
+            d = d.note(format!("`{c}` occurs {times} times in this pattern"));
+        }
+        w.sink.report(&at.inner(offset, c.len_utf8()), d);
+    }
+    unknown.is_empty().then_some(kinds)
 }
 
 /// `layer_kinds` of a list layout: every entry a key of `[layout.blocks]`.

@@ -2,8 +2,9 @@
 //!
 //! This module owns: the top-level keys (`schema`, `arch`, `dims`, `include`, the block lists,
 //! `[layout]`, and the dispatch of `[block.*]` and `[checkpoint.*]` to their stages); the
-//! layout rules (interval `period`, the `[layout.blocks]` lists, every produced layer kind
-//! having blocks); the lists' duplicate and instance-prefix rules.
+//! layout rules (interval `period`; a pattern layout's `[layout.symbols]` and repeated
+//! `pattern`, schema 2; the `[layout.blocks]` lists; every produced layer kind having blocks);
+//! the lists' duplicate and instance-prefix rules.
 //!
 //! Invariants:
 //! - A required key that is missing is reported at the table that lacks it (the file start,
@@ -39,10 +40,13 @@ const CIRCUIT_KEYS: &[&str] = &[
 const LIBRARY_KEYS: &[&str] = &["include", "block"];
 
 /// The keys of `[layout]`.
-const LAYOUT_KEYS: &[&str] = &["kind", "period", "blocks"];
+const LAYOUT_KEYS: &[&str] = &["kind", "period", "symbols", "pattern", "blocks"];
 
 /// The layout kinds.
-const LAYOUT_KINDS: &[&str] = &["interval", "list"];
+const LAYOUT_KINDS: &[&str] = &["interval", "list", "pattern"];
+
+/// The keys of `[layout]` only a pattern layout has (schema 2).
+const PATTERN_KEYS: &[&str] = &["symbols", "pattern"];
 
 /// The layer kinds an interval layout produces.
 const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
@@ -75,14 +79,15 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     top.epilogue = block_list(w, root, "epilogue");
     top.draft = block_list(w, root, "draft");
     main_prefixes(w, &top.prologue, &top.epilogue);
-    let layout = layout(w, root);
+    let layout = layout(w, root, top.schema);
     top.derived = derive::walk(w, root, top.schema, top.dims.as_deref());
     let derived: Vec<&str> = top.derived.iter().map(|d| d.name.text.as_str()).collect();
     let declared = top
         .dims
         .as_deref()
         .map(|valid| (valid, top.refused_dims.as_slice()));
-    let (checkpoints, produced) = checkpoints::walk(w, root, declared, &derived, layout.as_ref());
+    let (checkpoints, produced) =
+        checkpoints::walk(w, root, top.schema, declared, &derived, layout.as_ref());
     if let Some(layout) = &layout {
         layer_kinds_have_blocks(w, layout, &produced);
     }
@@ -275,8 +280,8 @@ fn blocks_of(w: &mut Walk<'_>, root: &Table<'_>) -> Vec<RawBlock> {
     }
 }
 
-/// `[layout]`: required; its kind, period and blocks.
-fn layout(w: &mut Walk<'_>, root: &Table<'_>) -> Option<RawLayout> {
+/// `[layout]`: required; its kind, period or symbols and pattern, and blocks.
+fn layout(w: &mut Walk<'_>, root: &Table<'_>, schema: Option<u64>) -> Option<RawLayout> {
     let Some((_, v)) = field(root, "layout") else {
         w.report(
             0..0,
@@ -288,7 +293,7 @@ fn layout(w: &mut Walk<'_>, root: &Table<'_>) -> Option<RawLayout> {
     };
     let table = w.table("layout", v)?;
     w.check_keys(table, LAYOUT_KEYS, "`[layout]`");
-    let rule = layout_rule(w, table, v.span());
+    let rule = layout_rule(w, table, v.span(), schema);
     let blocks_at = field(table, "blocks").map_or(v.span(), |(_, b)| b.span());
     let blocks = if let Some((_, b)) = field(table, "blocks") {
         layout_blocks(w, b, rule.as_ref())
@@ -308,8 +313,15 @@ fn layout(w: &mut Walk<'_>, root: &Table<'_>) -> Option<RawLayout> {
     })
 }
 
-/// `kind` and, for an interval layout, `period >= 1`.
-fn layout_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<LayoutRule> {
+/// `kind` and, for an interval layout, `period >= 1`; for a pattern layout (schema 2), its
+/// symbols and pattern. The keys of another kind are refused (in a schema-1 file, the pattern
+/// ones as needing schema 2).
+fn layout_rule(
+    w: &mut Walk<'_>,
+    table: &Table<'_>,
+    at: Range<usize>,
+    schema: Option<u64>,
+) -> Option<LayoutRule> {
     let Some((_, kind_value)) = field(table, "kind") else {
         w.report(
             at,
@@ -321,6 +333,24 @@ fn layout_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<
     };
     let kind = w.string("kind", kind_value)?;
     let period = field(table, "period");
+    let schema_1 = schema == Some(1);
+    if kind == "interval" || kind == "list" {
+        for key in PATTERN_KEYS {
+            let Some((span, _)) = field(table, key) else {
+                continue;
+            };
+            let d = if schema_1 {
+                Diagnostic::error(format!("`{key}` in `[layout]` needs `schema = 2`"))
+                    .label("a schema-2 key")
+                    .help("write `schema = 2` at the top of the circuit")
+            } else {
+                Diagnostic::error(format!("`{key}` is only for `kind = \"pattern\"` layouts"))
+                    .label(format!("not for {kind} layout", kind = article(kind)))
+                    .help("a pattern layout gives `[layout.symbols]` and a `pattern`")
+            };
+            w.report(span, d);
+        }
+    }
     match kind {
         "interval" => {
             let Some((_, p)) = period else {
@@ -353,6 +383,26 @@ fn layout_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<
             }
             Some(LayoutRule::List)
         }
+        "pattern" if schema_1 => {
+            w.report(
+                kind_value.span(),
+                Diagnostic::error("`kind = \"pattern\"` needs `schema = 2`")
+                    .label("a schema-2 layout kind")
+                    .help("write `schema = 2` at the top of the circuit"),
+            );
+            None
+        }
+        "pattern" => {
+            if let Some((key, _)) = period {
+                w.report(
+                    key,
+                    Diagnostic::error("`period` is only for `kind = \"interval\"` layouts")
+                        .label("not for a pattern layout")
+                        .help("a pattern layout gives `[layout.symbols]` and a `pattern`"),
+                );
+            }
+            pattern_rule(w, table, at)
+        }
         other => {
             w.report(
                 kind_value.span(),
@@ -363,6 +413,86 @@ fn layout_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<
             None
         }
     }
+}
+
+/// "an interval" or "a list".
+fn article(kind: &str) -> String {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {kind}")
+    } else {
+        format!("a {kind}")
+    }
+}
+
+/// A pattern layout's rule: `[layout.symbols]` (required) and `pattern` (optional, non-empty,
+/// every character a symbol). `None` (reported) when either is invalid, so checkpoints do not
+/// report again what the layout already did.
+fn pattern_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<LayoutRule> {
+    let Some((_, v)) = field(table, "symbols") else {
+        w.report(
+            at,
+            Diagnostic::error("missing `[layout.symbols]` in a pattern `[layout]`")
+                .label("this layout has no symbols")
+                .help("add `[layout.symbols]` mapping each pattern character to its layer kind, e.g. `M = \"mamba\"`"),
+        );
+        return None;
+    };
+    let symbols = symbols(w, v);
+    let pattern = match field(table, "pattern") {
+        None => None,
+        Some((_, p)) => {
+            let text = w.string("pattern", p)?;
+            if text.is_empty() {
+                w.report(
+                    p.span(),
+                    Diagnostic::error("`pattern` in `[layout]` is empty")
+                        .label("empty")
+                        .help(
+                            "write at least one character: the pattern repeats to cover the layers",
+                        ),
+                );
+                return None;
+            }
+            let at = w.str_at(p.span(), text);
+            checkpoints::pattern_kinds(w, symbols.as_deref()?, text, &at)?;
+            Some(text.to_owned())
+        }
+    };
+    Some(LayoutRule::Pattern {
+        symbols: symbols?,
+        pattern,
+    })
+}
+
+/// `[layout.symbols]`: each key one character, each value a layer kind (an identifier). `None`
+/// when any entry was refused (every entry is still checked).
+fn symbols(w: &mut Walk<'_>, value: &Value<'_>) -> Option<Vec<(char, String)>> {
+    let table = w.table("symbols", value)?;
+    let mut out = Vec::with_capacity(table.len());
+    let mut valid = true;
+    for (key, v) in table {
+        let name: &str = key.get_ref();
+        let mut chars = name.chars();
+        let symbol = if let (Some(c), None) = (chars.next(), chars.next()) {
+            Some(c)
+        } else {
+            w.report(
+                key.span(),
+                Diagnostic::error(format!("symbol `{name}` is not one character"))
+                    .label("not one character")
+                    .help("each key of `[layout.symbols]` is the one character that stands for its layer kind in a pattern"),
+            );
+            None
+        };
+        let kind = w
+            .string(name, v)
+            .filter(|kind| w.identifier(kind, v.span(), "layer kind"));
+        match (symbol, kind) {
+            (Some(c), Some(kind)) => out.push((c, kind.to_owned())),
+            _ => valid = false,
+        }
+    }
+    valid.then_some(out)
 }
 
 /// `[layout.blocks]`: each layer kind's non-empty list of block names.
