@@ -2214,3 +2214,31 @@ fn pattern_layouts_need_schema_2() {
         &["write `schema = 2` at the top of the circuit"],
     );
 }
+
+#[test]
+fn an_empty_layout_pattern_is_refused() {
+    // Line 6 is `pattern = ""`: the value starts at column 11.
+    let d = only(&pattern_circuit("pattern = \"\"", "layers = 1"));
+    check(
+        &d,
+        "`pattern` in `[layout]` is empty",
+        "c.toml:6:11",
+        &["write at least one character: the pattern repeats to cover the layers"],
+    );
+}
+
+#[test]
+fn symbols_belong_to_pattern_layouts() {
+    // An interval layout (schema 2) with `[layout.symbols]` after `period` (line 7).
+    let text = edit("schema = 1", "schema = 2").replacen(
+        "period = 1\n",
+        "period = 1\nsymbols = { M = \"mamba\" }\n",
+        1,
+    );
+    let d = only(&text);
+    assert_eq!(
+        d.message,
+        "`symbols` is only for `kind = \"pattern\"` layouts"
+    );
+    assert_eq!(place(&d), "c.toml:7:1");
+}
