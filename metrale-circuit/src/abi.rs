@@ -44,6 +44,9 @@ pub struct SizeClass {
     pub lifetime: Lifetime,
     /// Index of the state's [`Unit`] in the plan's unit list.
     pub unit: usize,
+    /// Index of the state's sliding window in the plan's window list, for a KV side that has
+    /// one.
+    pub window: Option<usize>,
     /// How many terms of the plan are of this class.
     pub count: u64,
     /// The layout group its terms go to ([`group`]).
@@ -338,8 +341,9 @@ pub const fn window<const K: usize, const C: usize>(
 }
 
 /// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
-/// `Result`s, for derived dims).
-const REVISION: u64 = 2;
+/// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
+/// windows).
+const REVISION: u64 = 3;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
@@ -487,9 +491,10 @@ impl Lanes {
     clippy::inline_always,
     reason = "called once per class with a constant class: inlining folds the size law"
 )]
-pub const fn size_class<const U: usize>(
+pub const fn size_class<const U: usize, const W: usize>(
     class: &SizeClass,
     units: &[Result<Unit, SizeFault>; U],
+    windows: &[Result<u64, SizeFault>; W],
     inputs: &StateInputs<'_>,
     lanes: &mut Lanes,
 ) -> ClassSize {
@@ -507,8 +512,15 @@ pub const fn size_class<const U: usize>(
         stride: 0,
         fault: None,
     };
-    let size = match units[class.unit] {
-        Ok(unit) => {
+    let window = match class.window {
+        Some(i) => match windows[i] {
+            Ok(tokens) => Ok(Some(tokens)),
+            Err(fault) => Err(fault),
+        },
+        None => Ok(None),
+    };
+    let size = match (units[class.unit], window) {
+        (Ok(unit), Ok(window)) => {
             sized.region.dtype = unit.dtype;
             size_term(
                 &TermSpec {
@@ -517,11 +529,12 @@ pub const fn size_class<const U: usize>(
                     section: class.section,
                     verify: class.verify,
                     unit_bytes: unit.bytes,
+                    window,
                 },
                 inputs,
             )
         }
-        Err(fault) => Err(fault),
+        (Err(fault), _) | (_, Err(fault)) => Err(fault),
     };
     match size {
         Ok(Some(size)) => {

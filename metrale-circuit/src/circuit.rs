@@ -185,6 +185,8 @@ pub struct StateTemplate {
     pub(crate) verify: Option<VerifySteps>,
     /// For a copy, the local id of the sibling state it copies.
     pub(crate) of: Option<String>,
+    /// For a KV side with a sliding window (schema 2), its window in tokens.
+    pub(crate) window: Option<Shape>,
     /// Where it was declared.
     pub(crate) origin: Origin,
 }
@@ -230,6 +232,12 @@ impl StateTemplate {
     #[must_use]
     pub fn of(&self) -> Option<&str> {
         self.of.as_deref()
+    }
+
+    /// For a KV side with a sliding window (schema 2), its window in tokens.
+    #[must_use]
+    pub fn window(&self) -> Option<&Shape> {
+        self.window.as_ref()
     }
 
     /// Where it was declared.
@@ -506,6 +514,16 @@ impl Circuit {
                         ))
                         .in_file(state.origin.to_string())
                     })?;
+                let window = match &state.window {
+                    Some(window) => Some(window.eval(|dim| checkpoint.dim(dim)).map_err(|e| {
+                        Diagnostic::error(format!(
+                            "window of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                            instance.prefix, state.local, checkpoint.name
+                        ))
+                        .in_file(state.origin.to_string())
+                    })?),
+                    None => None,
+                };
                 decls.push(StateDecl {
                     id: format!("{}.{}", instance.prefix, state.local),
                     local: state.local.clone(),
@@ -521,6 +539,7 @@ impl Circuit {
                         .of
                         .as_ref()
                         .map(|of| format!("{}.{of}", instance.prefix)),
+                    window,
                 });
             }
         }

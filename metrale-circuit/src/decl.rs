@@ -74,6 +74,8 @@ pub struct StateDecl {
     pub lifetime: Lifetime,
     /// For a copy, the full id of the state it copies (`l0.gdn.h`).
     pub of: Option<String>,
+    /// For a KV side with a sliding window, the window in tokens.
+    pub window: Option<u64>,
 }
 
 impl StateDecl {
@@ -95,6 +97,7 @@ impl StateDecl {
             verify: None,
             lifetime: Lifetime::of_kind(kind),
             of: None,
+            window: None,
         }
     }
 
@@ -102,6 +105,14 @@ impl StateDecl {
     #[must_use]
     pub fn with_verify(mut self, verify: VerifySteps) -> Self {
         self.verify = Some(verify);
+        self
+    }
+
+    /// The same declaration, keeping only the last `tokens` tokens of each sequence (a KV side
+    /// with a sliding window).
+    #[must_use]
+    pub fn with_window(mut self, tokens: u64) -> Self {
+        self.window = Some(tokens);
         self
     }
 

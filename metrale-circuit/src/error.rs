@@ -38,6 +38,11 @@ pub enum StateError {
         /// The state.
         state: String,
     },
+    /// The KV side keeps a sliding window, but the KV inputs give no window inputs.
+    MissingWindow {
+        /// The state.
+        state: String,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -55,6 +60,7 @@ impl StateError {
             crate::SizeFault::MissingVerify => StateError::MissingVerify { state },
             crate::SizeFault::DivisionByZero => StateError::DivisionByZero { state },
             crate::SizeFault::Negative => StateError::Negative { state },
+            crate::SizeFault::MissingWindow => StateError::MissingWindow { state },
         }
     }
 }
@@ -83,6 +89,11 @@ impl fmt::Display for StateError {
                     "the shape of state `{state}` is below zero under these dims"
                 )
             }
+            Self::MissingWindow { state } => write!(
+                f,
+                "KV side `{state}` keeps a sliding window but the KV inputs give no \
+                 `sequences`, `chunk_tokens` and `max_tokens`"
+            ),
             Self::BadAlign { align } => {
                 write!(f, "alignment {align} is not a nonzero power of two")
             }
@@ -115,6 +126,11 @@ pub enum PlanError {
         /// The state.
         state: &'static str,
     },
+    /// The KV side keeps a sliding window, but the KV inputs give no window inputs.
+    MissingWindow {
+        /// The state.
+        state: &'static str,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -131,6 +147,7 @@ impl PlanError {
             crate::SizeFault::MissingVerify => PlanError::MissingVerify { state },
             crate::SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
             crate::SizeFault::Negative => PlanError::Negative { state },
+            crate::SizeFault::MissingWindow => PlanError::MissingWindow { state },
         }
     }
 }
@@ -148,6 +165,9 @@ impl From<PlanError> for StateError {
                 state: state.to_owned(),
             },
             PlanError::Negative { state } => StateError::Negative {
+                state: state.to_owned(),
+            },
+            PlanError::MissingWindow { state } => StateError::MissingWindow {
                 state: state.to_owned(),
             },
             PlanError::BadAlign { align } => StateError::BadAlign { align },

@@ -66,13 +66,42 @@ impl VerifyInputs<'_> {
     }
 }
 
-/// One paged KV cache: `blocks` of `block_size` tokens.
+/// One paged KV cache: `blocks` of `block_size` tokens, and what bounds a sliding-window side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KvInputs {
     /// Blocks in the pool.
     pub blocks: u64,
     /// Tokens per block.
     pub block_size: u64,
+    /// What a side with a sliding window (`window = ...`, schema 2) needs: required when the
+    /// circuit has one (a plan without it is an error, never a default), unused otherwise.
+    pub window: Option<WindowInputs>,
+}
+
+impl KvInputs {
+    /// A pool of `blocks` blocks of `block_size` tokens, without window inputs.
+    #[must_use]
+    pub const fn pool(blocks: u64, block_size: u64) -> Self {
+        Self {
+            blocks,
+            block_size,
+            window: None,
+        }
+    }
+}
+
+/// What bounds the blocks a sliding-window KV side holds: a window of `W` tokens keeps at most
+/// `ceil(min(W - 1 + chunk_tokens, max_tokens) / block_size) + 1` blocks per sequence (the
+/// window may start mid-block; a chunked prefill writes `chunk_tokens` at once), for
+/// `sequences` sequences, and never more than the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowInputs {
+    /// Concurrent sequences.
+    pub sequences: u64,
+    /// Tokens a chunked-prefill step writes at once.
+    pub chunk_tokens: u64,
+    /// The longest sequence, in tokens.
+    pub max_tokens: u64,
 }
 
 /// The cache inputs: how many units each cache kind has. A `None` group gives its kinds no term.

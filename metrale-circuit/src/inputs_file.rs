@@ -55,7 +55,7 @@ use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::walk::{Sink, Table, Value, Walk, field};
 use crate::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
-    StateInputs, TreeInputs, VerifyInputs, is_snake_identifier,
+    StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
 
 /// The keys of the file's top level, in documentation order.
@@ -64,6 +64,8 @@ const TOP_KEYS: [&str; 6] = ["slots", "formats", "verify", "kv", "draft_kv", "ca
 const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
 /// The keys of `[kv]` and `[draft_kv]`.
 const KV_KEYS: [&str; 2] = ["blocks", "block_size"];
+/// The keys of `[kv]` that bound a sliding-window side: all three, or none.
+const WINDOW_KEYS: [&str; 3] = ["sequences", "chunk_tokens", "max_tokens"];
 /// The keys of `[caches]`.
 const CACHE_KEYS: [&str; 8] = [
     "prefix_snapshot_slots",
@@ -214,8 +216,7 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     };
     let kv = |walk: &mut Walk<'_>, name: &str| {
         let (key, value) = field(root, name)?;
-        let [blocks, block_size] = group(walk, key, value, name, KV_KEYS)?;
-        Some(KvInputs { blocks, block_size })
+        kv(walk, key, value, name)
     };
     InputsFile {
         formats: field(root, "formats").map_or_else(Vec::new, |(_, v)| formats(walk, v)),
@@ -225,6 +226,65 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         draft_kv: kv(walk, "draft_kv"),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
     }
+}
+
+/// `[kv]` or `[draft_kv]`: `blocks` and `block_size`, and the three window keys all or none.
+fn kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>, path: &str) -> Option<KvInputs> {
+    let table = walk.table(path, value)?;
+    let all: Vec<&str> = KV_KEYS.iter().chain(&WINDOW_KEYS).copied().collect();
+    walk.check_keys(table, &all, &format!("`{path}`"));
+    let read = |walk: &mut Walk<'_>, name: &str, required: bool| -> Result<Option<u64>, ()> {
+        match field(table, name) {
+            Some((_, value)) => walk
+                .u64(&format!("{path}.{name}"), value)
+                .map(Some)
+                .ok_or(()),
+            None if required => {
+                if !misspelled(table, name, &all) {
+                    missing(walk, key.clone(), path, name, &KV_KEYS);
+                }
+                Err(())
+            }
+            None => Ok(None),
+        }
+    };
+    let blocks = read(walk, "blocks", true);
+    let block_size = read(walk, "block_size", true);
+    let given = WINDOW_KEYS.map(|name| read(walk, name, false));
+    let window = match given {
+        [
+            Ok(Some(sequences)),
+            Ok(Some(chunk_tokens)),
+            Ok(Some(max_tokens)),
+        ] => Some(Some(WindowInputs {
+            sequences,
+            chunk_tokens,
+            max_tokens,
+        })),
+        [Ok(None), Ok(None), Ok(None)] => Some(None),
+        _ if given.iter().any(Result::is_err) => None,
+        _ => {
+            for (name, value) in WINDOW_KEYS.iter().zip(&given) {
+                if matches!(value, Ok(None)) && !misspelled(table, name, &all) {
+                    walk.report(
+                        key.clone(),
+                        Diagnostic::error(format!("missing key `{name}` in `{path}`"))
+                            .label(format!("`{path}` needs `{name}`"))
+                            .help(
+                                "the window keys come together: `sequences`, `chunk_tokens`, \
+                                 `max_tokens` (for a circuit with a sliding-window side)",
+                            ),
+                    );
+                }
+            }
+            None
+        }
+    };
+    Some(KvInputs {
+        blocks: blocks.ok()??,
+        block_size: block_size.ok()??,
+        window: window?,
+    })
 }
 
 /// Whether a key of `table` outside `keys` is a near spelling of `name` (already reported as

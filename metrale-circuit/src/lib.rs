@@ -14,7 +14,7 @@
 //! let k = StateDecl::new("l3.attn.k", StateKind::PagedKv, StateFormat::Keyed("kv".into()), 8);
 //! let inputs = StateInputs {
 //!     formats: &[("kv", StateDtype::Fp8)],
-//!     kv: Some(KvInputs { blocks: 10, block_size: 16 }),
+//!     kv: Some(KvInputs { blocks: 10, block_size: 16, window: None }),
 //!     ..StateInputs::EMPTY
 //! };
 //! let plan = StatePlan::new(&[k], &inputs, 256)?;
@@ -88,7 +88,7 @@ pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs,
+    TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};

@@ -85,6 +85,7 @@ impl StatePlan {
                     section: decl.section,
                     verify: decl.verify,
                     unit_bytes,
+                    window: decl.window,
                 };
                 if let Some(size) = size_term(&spec, inputs).map_err(fault)? {
                     terms.push(StateTerm {

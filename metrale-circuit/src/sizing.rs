@@ -11,7 +11,7 @@
 
 use crate::caches::{cache_units, lookup_index_bytes};
 use crate::spelled::spelled_enum;
-use crate::{Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
+use crate::{KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
 
 spelled_enum! {
     /// What a term of the plan holds.
@@ -90,6 +90,8 @@ pub enum SizeFault {
     /// A shape's subtraction went below zero (only dims given at run time can make it; the
     /// loader refuses a checkpoint under which a shape is below zero).
     Negative,
+    /// A KV side with a sliding window, but KV inputs without [`crate::WindowInputs`].
+    MissingWindow,
 }
 
 /// One term's size.
@@ -126,6 +128,8 @@ pub struct TermSpec {
     pub verify: Option<VerifySteps>,
     /// Bytes of one unit ([`unit_bytes`]).
     pub unit_bytes: u64,
+    /// The sliding window of a KV side, in tokens (`None`: the side keeps every token).
+    pub window: Option<u64>,
 }
 
 /// Units and bytes of one term under `inputs`; `Ok(None)` when the inputs give it no term.
@@ -167,9 +171,13 @@ pub const fn size_term(
                 Section::Main => inputs.kv,
                 Section::Draft => inputs.draft_kv,
             };
-            match kv {
-                Some(kv) => kv.blocks.checked_mul(kv.block_size),
-                None => return Ok(None),
+            match (kv, spec.window) {
+                (None, _) => return Ok(None),
+                (Some(kv), None) => kv.blocks.checked_mul(kv.block_size),
+                (Some(kv), Some(window)) => match window_blocks(window, &kv) {
+                    Ok(blocks) => blocks.checked_mul(kv.block_size),
+                    Err(fault) => return Err(fault),
+                },
             }
         }
         (kind, Holding::Cache) if kind.is_cache() => match cache_units(kind, &inputs.caches) {
@@ -192,6 +200,44 @@ pub const fn size_term(
         Some(bytes) => Ok(Some(Size { units, bytes })),
         None => Err(SizeFault::Overflow),
     }
+}
+
+/// The blocks a KV side with a window of `window` tokens holds:
+/// `min(blocks, sequences x per_seq)`, where
+/// `per_seq = ceil(min(window - 1 + chunk_tokens, max_tokens) / block_size) + 1`.
+///
+/// # Errors
+/// [`SizeFault::MissingWindow`] without window inputs, [`SizeFault::Negative`] for a window of
+/// 0 tokens, [`SizeFault::DivisionByZero`] for blocks of 0 tokens, [`SizeFault::Overflow`].
+pub const fn window_blocks(window: u64, kv: &KvInputs) -> Result<u64, SizeFault> {
+    let Some(inputs) = kv.window else {
+        return Err(SizeFault::MissingWindow);
+    };
+    let Some(before) = window.checked_sub(1) else {
+        return Err(SizeFault::Negative);
+    };
+    let Some(reach) = before.checked_add(inputs.chunk_tokens) else {
+        return Err(SizeFault::Overflow);
+    };
+    let tokens = if reach < inputs.max_tokens {
+        reach
+    } else {
+        inputs.max_tokens
+    };
+    if kv.block_size == 0 {
+        return Err(SizeFault::DivisionByZero);
+    }
+    let Some(per_seq) = tokens.div_ceil(kv.block_size).checked_add(1) else {
+        return Err(SizeFault::Overflow);
+    };
+    let Some(needed) = inputs.sequences.checked_mul(per_seq) else {
+        return Err(SizeFault::Overflow);
+    };
+    Ok(if needed < kv.blocks {
+        needed
+    } else {
+        kv.blocks
+    })
 }
 
 /// The checked sum of `values`.
@@ -225,7 +271,69 @@ mod tests {
             section: Section::Main,
             verify,
             unit_bytes,
+            window: None,
         }
+    }
+
+    #[test]
+    fn a_window_bounds_the_blocks_of_a_kv_side() {
+        use crate::WindowInputs;
+        // gpt-oss-120b's sliding layers (W = 128) at 8 sequences, chunked prefill of 8192
+        // tokens, 131,072-token context, 16-token blocks: min(127 + 8192, 131072) = 8319
+        // tokens span ceil(8319 / 16) = 520 blocks, + 1 for a window starting mid-block: 521
+        // blocks per sequence, 4,168 for 8.
+        let window = WindowInputs {
+            sequences: 8,
+            chunk_tokens: 8192,
+            max_tokens: 131_072,
+        };
+        let kv = KvInputs {
+            blocks: 1_000_000,
+            block_size: 16,
+            window: Some(window),
+        };
+        assert_eq!(window_blocks(128, &kv), Ok(4_168));
+        // The pool bounds it too.
+        let small = KvInputs { blocks: 100, ..kv };
+        assert_eq!(window_blocks(128, &small), Ok(100));
+        // A short context bounds the tokens: min(127 + 8192, 100) = 100 -> 7 + 1 blocks.
+        let short = KvInputs {
+            window: Some(WindowInputs {
+                max_tokens: 100,
+                ..window
+            }),
+            ..kv
+        };
+        assert_eq!(window_blocks(128, &short), Ok(8 * 8));
+        assert_eq!(
+            window_blocks(128, &KvInputs::pool(10, 16)),
+            Err(SizeFault::MissingWindow)
+        );
+        assert_eq!(window_blocks(0, &kv), Err(SizeFault::Negative));
+        assert_eq!(
+            window_blocks(
+                128,
+                &KvInputs {
+                    block_size: 0,
+                    ..kv
+                }
+            ),
+            Err(SizeFault::DivisionByZero)
+        );
+        // Through the size law: blocks x block_size tokens of 1,024 bytes each.
+        let inputs = StateInputs {
+            kv: Some(kv),
+            ..StateInputs::EMPTY
+        };
+        let mut side = spec(StateKind::PagedKv, Holding::Blocks, None, 1024);
+        side.window = Some(128);
+        assert_eq!(
+            size_term(&side, &inputs),
+            Ok(Some(Size {
+                units: 4_168 * 16,
+                bytes: 4_168 * 16 * 1024
+            }))
+        );
     }
 
     #[test]
@@ -305,6 +413,7 @@ mod tests {
             kv: Some(KvInputs {
                 blocks: 10,
                 block_size: 16,
+                window: None,
             }),
             ..StateInputs::EMPTY
         };
@@ -325,6 +434,7 @@ mod tests {
             draft_kv: Some(KvInputs {
                 blocks: 2,
                 block_size: 16,
+                window: None,
             }),
             ..inputs
         };

@@ -82,10 +82,12 @@ fn a_full_file_parses_to_the_exact_values() {
         kv: Some(KvInputs {
             blocks: 100,
             block_size: 16,
+            window: None,
         }),
         draft_kv: Some(KvInputs {
             blocks: 11,
             block_size: 8,
+            window: None,
         }),
         caches: CacheInputs {
             prefix_snapshot_slots: 6,
@@ -346,4 +348,36 @@ fn load_names_a_missing_file() {
         "{d}"
     );
     assert_eq!(d.file.as_deref(), Some("no/such/inputs.toml"));
+}
+
+#[test]
+fn kv_window_keys_come_together() {
+    let file = InputsFile::parse(
+        "w.toml",
+        "slots = 1\n[kv]\nblocks = 100\nblock_size = 16\nsequences = 8\nchunk_tokens = 8192\nmax_tokens = 131072\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        file.kv.and_then(|kv| kv.window),
+        Some(metrale_circuit::WindowInputs {
+            sequences: 8,
+            chunk_tokens: 8192,
+            max_tokens: 131_072
+        })
+    );
+    let without = InputsFile::parse("w.toml", "slots = 1\n[kv]\nblocks = 100\nblock_size = 16\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(without.kv.and_then(|kv| kv.window), None);
+    // Line 2 is `[kv]`: each missing window key is reported there.
+    let err = InputsFile::parse(
+        "w.toml",
+        "slots = 1\n[kv]\nblocks = 100\nblock_size = 16\nsequences = 8\n",
+    )
+    .expect_err("two window keys missing");
+    assert_eq!(err.0.len(), 2);
+    assert_eq!(err.0[0].message, "missing key `chunk_tokens` in `kv`");
+    assert_eq!(err.0[1].message, "missing key `max_tokens` in `kv`");
+    let loc = err.0[0].location.as_ref().expect("located");
+    assert_eq!((loc.line, loc.column), (2, 2));
+    assert!(err.0[0].help[0].contains("the window keys come together"));
 }

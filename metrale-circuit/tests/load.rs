@@ -2242,3 +2242,68 @@ fn symbols_belong_to_pattern_layouts() {
     );
     assert_eq!(place(&d), "c.toml:7:1");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sliding-window KV sides (`window`, schema 2).
+// ---------------------------------------------------------------------------------------------
+
+/// [`BASE`] (schema 2) whose one state (line 13 on) is a KV side with `window` at line 17.
+fn with_window(window: &str) -> String {
+    edit("schema = 1", "schema = 2")
+        .replacen("kind = \"recurrent\"", "kind = \"paged_kv\"", 1)
+        .replacen("verify = \"h_steps\"", &format!("window = \"{window}\""), 1)
+}
+
+#[test]
+fn a_kv_side_keeps_a_window() {
+    let c = Circuit::load(write_temp("window.toml", &with_window("d * 64")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        c.blocks()[0].states()[0].window().map(ToString::to_string),
+        Some("d * 64".to_owned())
+    );
+    assert_eq!(c.instantiate("c").unwrap()[0].window, Some(128));
+}
+
+#[test]
+fn a_window_is_only_for_kv_sides() {
+    let d = only(&edit("schema = 1", "schema = 2").replacen(
+        "verify = \"h_steps\"",
+        "verify = \"h_steps\"\nwindow = \"4\"",
+        1,
+    ));
+    check(
+        &d,
+        "`window` is only for `paged_kv` states",
+        "c.toml:18:1",
+        &["a sliding window bounds the tokens a `paged_kv` side keeps per sequence"],
+    );
+}
+
+#[test]
+fn a_window_needs_schema_2() {
+    let d = only(&with_window("4").replacen("schema = 2", "schema = 1", 1));
+    check(
+        &d,
+        "`window` needs `schema = 2`",
+        "c.toml:17:10",
+        &["write `schema = 2` at the top of the circuit"],
+    );
+}
+
+#[test]
+fn a_window_keeps_at_least_one_token() {
+    let d = only(&with_window("d - 2"));
+    check(
+        &d,
+        "window of state `s` in block `b` is 0 tokens: `d - 2`",
+        "c.toml:17:10",
+        &["a window keeps at least one token"],
+    );
+    assert_eq!(d.notes, ["under checkpoint `c`, defined at c.toml:9:1"]);
+    let d = only(&with_window("d x 2"));
+    assert_eq!(d.message, "a `window` has more than one axis");
+    let d = only(&with_window("q"));
+    assert_eq!(d.message, "unknown dim `q`");
+    assert_eq!(place(&d), "c.toml:17:11");
+}

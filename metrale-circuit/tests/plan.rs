@@ -38,6 +38,7 @@ fn inputs() -> StateInputs<'static> {
         kv: Some(KvInputs {
             blocks: 10,
             block_size: 16,
+            window: None,
         }),
         ..StateInputs::EMPTY
     }
@@ -156,6 +157,7 @@ fn draft_kv_sides_take_draft_kv() {
         draft_kv: Some(KvInputs {
             blocks: 2,
             block_size: 16,
+            window: None,
         }),
         ..inputs()
     };

@@ -57,7 +57,7 @@
 //!        },
 //!        slots: 9,
 //!        verify: None,
-//!        kv: Some(KvInputs { blocks: 2048, block_size: 16 }),
+//!        kv: Some(KvInputs { blocks: 2048, block_size: 16, window: None }),
 //!        draft_kv: None,
 //!        caches: CacheInputs::EMPTY,
 //!    };

@@ -662,3 +662,36 @@ fn gen_on_a_bad_circuit_shows_the_located_diagnostic() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn plan_sizes_a_windowed_side_and_asks_for_window_inputs() {
+    // Layer 0 keeps a 128-token window: min(127 + 64, 4096) = 191 tokens span 12 blocks of
+    // 16, + 1: 13 per sequence, 26 for 2 sequences = 416 tokens; layer 1 the whole pool.
+    let circuit = scratch(
+        "sliding.toml",
+        "schema = 2\narch = \"sliding\"\ndims = [\"heads\"]\n[layout]\nkind = \"interval\"\n\
+         period = 2\n[layout.blocks]\nlinear_attention = [\"local\"]\nfull_attention = [\"global\"]\n\
+         [[block.local.state]]\nid = \"k\"\nkind = \"paged_kv\"\nformat = \"bf16\"\nshape = \"heads\"\n\
+         window = \"128\"\n[[block.global.state]]\nid = \"k\"\nkind = \"paged_kv\"\nformat = \"bf16\"\n\
+         shape = \"heads\"\n[checkpoint.small]\nlayers = 2\ndims = { heads = 2 }\n",
+    );
+    let pool = "slots = 1\n[kv]\nblocks = 100\nblock_size = 16\n";
+    let without = scratch("pool.toml", pool);
+    let out = run(&["plan", &circuit, "--inputs", &without]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("KV side `l0.local.k` keeps a sliding window but the KV inputs give no"),
+        "{}",
+        out.stderr
+    );
+    let with = scratch(
+        "window.toml",
+        &format!("{pool}sequences = 2\nchunk_tokens = 64\nmax_tokens = 4096\n"),
+    );
+    let out = run(&["plan", &circuit, "--inputs", &with, "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(term(&plan, "l0.local.k", "blocks")["units"], 416);
+    assert_eq!(term(&plan, "l1.global.k", "blocks")["units"], 1_600);
+}

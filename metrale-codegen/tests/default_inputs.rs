@@ -31,14 +31,16 @@ fn the_shipped_default_parses_to_its_documented_figures() {
         file.kv,
         Some(KvInputs {
             blocks: 2048,
-            block_size: 16
+            block_size: 16,
+            window: None
         })
     );
     assert_eq!(
         file.draft_kv,
         Some(KvInputs {
             blocks: 2048,
-            block_size: 16
+            block_size: 16,
+            window: None
         })
     );
     assert_eq!(

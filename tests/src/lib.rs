@@ -14,6 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
     blocks: 2048,
     block_size: 16,
+    window: None,
 });
 
 /// Every cache of a speculative, prefix-cached serve, as in

@@ -46,7 +46,7 @@ fn count() -> impl Strategy<Value = u64> {
 
 fn kv() -> impl Strategy<Value = Option<KvInputs>> {
     proptest::option::of(
-        (count(), count()).prop_map(|(blocks, block_size)| KvInputs { blocks, block_size }),
+        (count(), count()).prop_map(|(blocks, block_size)| KvInputs::pool(blocks, block_size)),
     )
 }
 

@@ -34,10 +34,12 @@ macro_rules! inputs {
             kv: Some(KvInputs {
                 blocks: 2048,
                 block_size: 16,
+                window: None,
             }),
             draft_kv: Some(KvInputs {
                 blocks: 64,
                 block_size: 16,
+                window: None,
             }),
             caches: CacheInputs {
                 prefix_snapshot_slots: 5,

@@ -25,7 +25,9 @@ use crate::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySte
 const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
 
 /// The keys of a state table.
-const STATE_KEYS: &[&str] = &["id", "kind", "lifetime", "format", "shape", "verify", "of"];
+const STATE_KEYS: &[&str] = &[
+    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window",
+];
 
 /// Walks the `block` table: every block, in the order it first appears.
 pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
@@ -111,7 +113,8 @@ fn walk_state(
     let kind = required(w, t, "kind", &header, &what).and_then(|v| kind(w, v));
     let lifetime = lifetime(w, t, kind);
     let format = required(w, t, "format", &header, &what).and_then(|v| format(w, v));
-    let (shape, has_shape_key) = shape(w, t);
+    let (shape, has_shape_key) = expression(w, t, "shape");
+    let window = window(w, t, kind);
     let verify = verify(w, t, kind, &header, id.as_ref());
     let of = of(w, t, kind);
     if let (Some((key, _)), Some(_)) = (field(t, "shape"), field(t, "of")) {
@@ -144,6 +147,7 @@ fn walk_state(
         has_shape_key,
         verify,
         of,
+        window,
     }
 }
 
@@ -229,11 +233,11 @@ fn format(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateFormat> {
 
 /// `shape`: parsed; a syntax error points inside the string. Returns the shape (when valid)
 /// and whether the key is written.
-fn shape(w: &mut Walk<'_>, table: &Table<'_>) -> (Option<ShapeValue>, bool) {
-    let Some((_, value)) = field(table, "shape") else {
+fn expression(w: &mut Walk<'_>, table: &Table<'_>, key: &str) -> (Option<ShapeValue>, bool) {
+    let Some((_, value)) = field(table, key) else {
         return (None, false);
     };
-    let Some(text) = w.string("shape", value) else {
+    let Some(text) = w.string(key, value) else {
         return (None, true);
     };
     let at = w.str_at(value.span(), text);
@@ -241,7 +245,7 @@ fn shape(w: &mut Walk<'_>, table: &Table<'_>) -> (Option<ShapeValue>, bool) {
         Ok(shape) => (Some(ShapeValue { shape, at }), true),
         Err(error) => {
             let mut diagnostic =
-                Diagnostic::error(format!("invalid shape: {}", error.message)).label("here");
+                Diagnostic::error(format!("invalid {key}: {}", error.message)).label("here");
             if let Some(help) = error.help {
                 diagnostic = diagnostic.help(help);
             }
@@ -250,6 +254,34 @@ fn shape(w: &mut Walk<'_>, table: &Table<'_>) -> (Option<ShapeValue>, bool) {
             (None, true)
         }
     }
+}
+
+/// `window` (schema 2): a `paged_kv` side's sliding window in tokens, one number.
+fn window(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<ShapeValue> {
+    let (window, _) = expression(w, t, "window");
+    let window = window?;
+    let (key, _) = field(t, "window")?;
+    if kind.is_some_and(|k| k != StateKind::PagedKv) {
+        w.report(
+            key,
+            Diagnostic::error("`window` is only for `paged_kv` states")
+                .label("not a KV side")
+                .help("a sliding window bounds the tokens a `paged_kv` side keeps per sequence"),
+        );
+        return None;
+    }
+    if window.shape.axes.len() > 1 {
+        w.sink.report(
+            &window.at.loc,
+            Diagnostic::error("a `window` has more than one axis")
+                .label("` x ` joins axes")
+                .help(
+                    "a window is one number of tokens: terms joined by `+` or `-`, factors by `*`",
+                ),
+        );
+        return None;
+    }
+    Some(window)
 }
 
 /// `verify`: required on recurrent states, refused on every other kind.
@@ -379,10 +411,11 @@ fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
 /// Every dim a shape of `block` reads is declared in `dims`.
 pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
     let declared: Vec<&str> = dims.iter().map(String::as_str).collect();
-    for state in &block.states {
-        let Some(shape) = &state.shape else {
-            continue;
-        };
+    for shape in block
+        .states
+        .iter()
+        .flat_map(|state| state.shape.iter().chain(&state.window))
+    {
         for dim in shape.shape.dims() {
             if !declared.contains(&dim.name.as_str()) {
                 sink.report(

@@ -412,6 +412,51 @@ fn checkpoint_dims(
     complete.then_some(out)
 }
 
+/// A KV side's window under every checkpoint whose dims are complete: at least one token.
+fn evaluate_window(
+    sink: &mut Sink,
+    block: &RawBlock,
+    state: &super::raw::RawState,
+    window: &super::raw::ShapeValue,
+    checkpoints: &[RawCheckpoint],
+    dims: &[String],
+    derived: &[Option<super::derive::Values>],
+) {
+    if window.shape.dims().iter().any(|d| !dims.contains(&d.name)) {
+        return;
+    }
+    let id = state.local().unwrap_or("?");
+    for (checkpoint, derived) in checkpoints.iter().zip(derived) {
+        let (Some(_), Some(derived)) = (&checkpoint.dims, derived) else {
+            continue;
+        };
+        let lookup = |name: &str| {
+            checkpoint
+                .dim(name)
+                .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+        };
+        let problem = match window.shape.eval(lookup) {
+            Ok(0) => "is 0 tokens".to_owned(),
+            Ok(_) => continue,
+            Err(error) => format!("cannot be evaluated: {error}"),
+        };
+        let place = sink.place(&checkpoint.header);
+        sink.report(
+            &window.at.loc,
+            Diagnostic::error(format!(
+                "window of state `{id}` in block `{}` {problem}: `{}`",
+                block.name.text, window.shape
+            ))
+            .label("here")
+            .note(format!(
+                "under checkpoint `{}`, defined at {place}",
+                checkpoint.name.text
+            ))
+            .help("a window keeps at least one token"),
+        );
+    }
+}
+
 /// Evaluates every state's shape of every block under every checkpoint whose dims are
 /// complete; an overflow or a division by zero is reported at the shape.
 pub(super) fn evaluate(
@@ -423,6 +468,9 @@ pub(super) fn evaluate(
 ) {
     for block in blocks {
         for state in &block.states {
+            if let Some(window) = &state.window {
+                evaluate_window(sink, block, state, window, checkpoints, dims, derived);
+            }
             let Some(shape) = &state.shape else {
                 continue;
             };

@@ -133,6 +133,8 @@ pub(crate) struct RawState {
     pub verify: Option<VerifySteps>,
     /// `of`.
     pub of: Option<Text>,
+    /// `window` (schema 2), parsed.
+    pub window: Option<ShapeValue>,
 }
 
 impl RawState {
@@ -151,6 +153,7 @@ impl RawState {
             shape: self.shape.as_ref().map(|s| s.shape.clone()),
             verify: self.verify,
             of: self.of.as_ref().map(|t| t.text.clone()),
+            window: self.window.as_ref().map(|s| s.shape.clone()),
             origin: sink.origin(&self.header),
         })
     }

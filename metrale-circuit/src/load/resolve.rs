@@ -69,8 +69,21 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     assemble(sink, top, &blocks, read, dims?, &order, values)
 }
 
-/// A schema-1 circuit's shapes (its libraries' included) do not subtract: `-` is schema 2.
+/// A schema-1 circuit's shapes (its libraries' included) do not subtract, and its states
+/// declare no `window`: both are schema 2.
 fn schema_1_shapes(sink: &mut Sink, blocks: &[&RawBlock]) {
+    for window in blocks
+        .iter()
+        .flat_map(|b| &b.states)
+        .filter_map(|s| s.window.as_ref())
+    {
+        sink.report(
+            &window.at.loc,
+            Diagnostic::error("`window` needs `schema = 2`")
+                .label("a sliding window")
+                .help("write `schema = 2` at the top of the circuit"),
+        );
+    }
     for shape in blocks
         .iter()
         .flat_map(|b| &b.states)

@@ -172,6 +172,18 @@ fn plan_error(error: &StateError, circuit: &str, inputs: Option<&str>) -> Diagno
         StateError::Overflow { .. } => diagnostic
             .in_file(circuit)
             .help("the inputs are too large for this state: lower the counts of the inputs"),
+        StateError::MissingWindow { .. } => {
+            let give = "`sequences`, `chunk_tokens` and `max_tokens`";
+            match inputs {
+                Some(path) => diagnostic.in_file(path).help(format!(
+                    "add {give} to the `[kv]` (or `[draft_kv]`) table of `{path}`"
+                )),
+                None => diagnostic.help(format!(
+                    "the {DEFAULT_INPUTS_NAME} do not give them: pass `--inputs FILE` whose \
+                     `[kv]` table has {give}"
+                )),
+            }
+        }
         _ => diagnostic.in_file(circuit),
     }
 }

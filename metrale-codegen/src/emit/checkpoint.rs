@@ -124,7 +124,7 @@ impl<'a> Emitter<'a> {
             let value = int(*value);
             quote!(#field: #value)
         });
-        let classes = Self::class_literals(&table);
+        let classes = self.class_literals(&table);
         let rows = table.rows.iter().map(|(id, class)| {
             let class = index(*class);
             quote!((#id, #class))
@@ -184,7 +184,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// The `SizeClass` literal of every class.
-    fn class_literals(table: &Table<'_>) -> Vec<TokenStream> {
+    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
         table
             .classes
             .iter()
@@ -207,6 +207,13 @@ impl<'a> Emitter<'a> {
                 };
                 let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
                 let unit = index(*unit);
+                let window = self.window_index(state).map_or_else(
+                    || quote!(::core::option::Option::None),
+                    |i| {
+                        let i = index(i);
+                        quote!(::core::option::Option::Some(#i))
+                    },
+                );
                 quote! {
                     __abi::SizeClass {
                         kind: __rt::StateKind::#kind,
@@ -215,6 +222,7 @@ impl<'a> Emitter<'a> {
                         verify: #verify,
                         lifetime: __rt::Lifetime::#lifetime,
                         unit: #unit,
+                        window: #window,
                         count: #count,
                         group: #group,
                     }
@@ -238,7 +246,7 @@ impl<'a> Emitter<'a> {
         // One call per class with a constant index: each folds to its kind's size law.
         let sizes = (0..table.classes.len()).map(|class| {
             let class = index(class);
-            quote!(__abi::size_class(&CLASSES[#class], &units, &state, &mut lanes))
+            quote!(__abi::size_class(&CLASSES[#class], &units, &windows, &state, &mut lanes))
         });
         quote! {
             impl StatePlan {
@@ -255,6 +263,7 @@ impl<'a> Emitter<'a> {
                     align: u64,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     let units = super::units(dims, inputs.formats);
+                    let windows = super::windows(dims);
                     // The alignment is checked first, as the dynamic plan does.
                     if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
                         return ::core::result::Result::Err(error);

@@ -73,6 +73,7 @@ impl<'a> Emitter<'a> {
         let inputs = self.inputs_types();
         let blocks = self.blocks_module();
         let units = self.units_fn();
+        let windows = self.windows_fn();
         let regions = self.region_types();
         let checkpoints = self
             .circuit
@@ -95,6 +96,7 @@ impl<'a> Emitter<'a> {
                 #inputs
                 #blocks
                 #units
+                #windows
                 #regions
                 #(#checkpoints)*
             }

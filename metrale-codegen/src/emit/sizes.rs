@@ -120,6 +120,48 @@ impl Emitter<'_> {
         }
     }
 
+    /// `const fn windows(&Dims)`: the window of every KV side that has one, in
+    /// [`Emitter::window_states`] order, computed once per plan.
+    pub(super) fn windows_fn(&self) -> TokenStream {
+        let windows: Vec<TokenStream> = self
+            .window_states()
+            .map(|(block, state)| {
+                let module = ident(block.name());
+                let window_fn = format_ident!("{}_window", ident(state.local()));
+                quote!(blocks::#module::#window_fn(dims))
+            })
+            .collect();
+        let count = super::names::index(windows.len());
+        let dims = if windows.is_empty() {
+            quote!(_dims)
+        } else {
+            quote!(dims)
+        };
+        quote! {
+            #[doc = "The sliding window of every KV side that has one: what a plan's size"]
+            #[doc = "classes index."]
+            #[inline(always)]
+            const fn windows(#dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; #count] {
+                [#(#windows),*]
+            }
+        }
+    }
+
+    /// Every KV side with a sliding window, block by block in definition order.
+    pub(super) fn window_states(
+        &self,
+    ) -> impl Iterator<Item = (&BlockTemplate, &StateTemplate)> + '_ {
+        self.unit_states()
+            .filter(|(_, state)| state.window().is_some())
+    }
+
+    /// The index of `state` in the circuit's `windows()`, if it has a window.
+    pub(super) fn window_index(&self, state: &StateTemplate) -> Option<usize> {
+        state.window()?;
+        self.window_states()
+            .position(|(_, s)| std::ptr::eq(s, state))
+    }
+
     /// Every state of every stateful block, block by block in definition order.
     pub(super) fn unit_states(
         &self,
@@ -192,6 +234,29 @@ impl Emitter<'_> {
             state.format(),
         );
         let errors = errors_doc("SizeFault", self.faults(shape));
+        let window = state.window().map(|window| {
+            let window_fn = format_ident!("{}_window", ident(local));
+            let body = helpers.shape(window);
+            let param = if window.dims().is_empty() {
+                quote!(_dims)
+            } else {
+                quote!(dims)
+            };
+            let doc = format!(
+                "The sliding window of `{}.{local}`, in tokens: `{window}`.",
+                block.name()
+            );
+            let errors = errors_doc("SizeFault", self.faults(Some(window)));
+            quote! {
+                #[doc = #doc]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #(#[doc = #errors])*
+                pub const fn #window_fn(#param: &super::super::Dims) -> ::core::result::Result<u64, __rt::SizeFault> {
+                    #body
+                }
+            }
+        });
         quote! {
             #[doc = #doc]
             #[doc = ""]
@@ -200,6 +265,7 @@ impl Emitter<'_> {
             pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(#elements, #dtype)
             }
+            #window
         }
     }
 }

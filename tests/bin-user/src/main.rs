@@ -25,6 +25,7 @@ fn main() {
         kv: Some(KvInputs {
             blocks: 2048,
             block_size: 16,
+            window: None,
         }),
         draft_kv: None,
         caches: CacheInputs::EMPTY,

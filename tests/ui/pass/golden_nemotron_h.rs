@@ -18,6 +18,7 @@ const INPUTS: Inputs<'static> = Inputs {
     kv: Some(KvInputs {
         blocks: 2048,
         block_size: 16,
+        window: None,
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,

@@ -23,6 +23,7 @@ const INPUTS: Inputs<'static> = Inputs {
     kv: Some(KvInputs {
         blocks: 2048,
         block_size: 16,
+        window: None,
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
@@ -53,6 +54,7 @@ const NEMOTRON_INPUTS: plans::nemotron_h::Inputs<'static> = plans::nemotron_h::I
     kv: Some(KvInputs {
         blocks: 2048,
         block_size: 16,
+        window: None,
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,

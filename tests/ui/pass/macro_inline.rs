@@ -59,6 +59,7 @@ const INPUTS: Inputs<'static> = Inputs {
     kv: Some(KvInputs {
         blocks: 4,
         block_size: 16,
+        window: None,
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,

@@ -1,0 +1,126 @@
+//! Sliding-window KV sides in generated code: the window is a `const fn` of the dims, the
+//! generated plan sizes a windowed side by the window law exactly as the dynamic plan does, and
+//! KV inputs without window inputs are `PlanError::MissingWindow` for a windowed side only.
+//! Figures by hand.
+
+use metrale_circuit::{Holding, KvInputs, PlanError, StateInputs, StatePlan, WindowInputs};
+
+mod plans {
+    metrale_macros::circuit!(
+        inline = r#"
+schema = 2
+arch = "sliding"
+dims = ["kv_heads", "head_dim", "window"]
+[layout]
+kind = "interval"
+period = 2
+[layout.blocks]
+linear_attention = ["local"]
+full_attention = ["global"]
+[[block.local.state]]
+id = "k"
+kind = "paged_kv"
+format = "bf16"
+shape = "kv_heads x head_dim"
+window = "window"
+[[block.global.state]]
+id = "k"
+kind = "paged_kv"
+format = "bf16"
+shape = "kv_heads x head_dim"
+[checkpoint.small]
+layers = 2
+dims = { kv_heads = 2, head_dim = 4, window = 128 }
+"#
+    );
+}
+
+use plans::sliding::{Formats, Inputs, blocks, small};
+
+/// 1,000 blocks of 16 tokens; 2 sequences, chunks of 64 tokens, 4,096-token context.
+const KV: KvInputs = KvInputs {
+    blocks: 1_000,
+    block_size: 16,
+    window: Some(WindowInputs {
+        sequences: 2,
+        chunk_tokens: 64,
+        max_tokens: 4_096,
+    }),
+};
+
+fn inputs(kv: KvInputs) -> Inputs<'static> {
+    Inputs {
+        formats: Formats {},
+        slots: 1,
+        verify: None,
+        kv: Some(kv),
+        draft_kv: None,
+        caches: metrale_circuit::CacheInputs::EMPTY,
+    }
+}
+
+#[test]
+fn a_windowed_side_holds_what_the_window_law_gives() {
+    assert_eq!(blocks::local::k_window(&small::DIMS), Ok(128));
+    let plan = small::StatePlan::new(&small::DIMS, &inputs(KV), 256).expect("plans");
+    // Layer 0 is windowed: min(127 + 64, 4096) = 191 tokens span 12 blocks, + 1: 13 per
+    // sequence, 26 for 2; 26 x 16 tokens of 2 x 4 bf16 = 16 bytes.
+    assert_eq!(plan.l0.local.k.blocks.units, 26 * 16);
+    assert_eq!(plan.l0.local.k.blocks.bytes, 26 * 16 * 16);
+    // Layer 1 is global: the whole pool.
+    assert_eq!(plan.l1.global.k.blocks.units, 1_000 * 16);
+    let dynamic = dynamic_plan(KV).expect("plans");
+    for (state, region) in [
+        ("l0.local.k", plan.l0.local.k.blocks),
+        ("l1.global.k", plan.l1.global.k.blocks),
+    ] {
+        let term = dynamic.term(state, Holding::Blocks).expect("a term");
+        assert_eq!(
+            (term.offset, term.bytes, term.units),
+            (region.offset, region.bytes, region.units)
+        );
+    }
+    assert_eq!(dynamic.device_bytes(), plan.device_bytes());
+}
+
+#[test]
+fn a_windowed_side_needs_window_inputs() {
+    assert_eq!(
+        small::StatePlan::new(&small::DIMS, &inputs(KvInputs::pool(1_000, 16)), 256).map(|_| ()),
+        Err(PlanError::MissingWindow {
+            state: "l0.local.k"
+        })
+    );
+    assert_eq!(
+        dynamic_plan(KvInputs::pool(1_000, 16)).map(|_| ()),
+        Err(metrale_circuit::StateError::MissingWindow {
+            state: "l0.local.k".to_owned()
+        })
+    );
+}
+
+/// The dynamic plan of the macro's circuit (loaded from this file's text) under `kv`.
+fn dynamic_plan(kv: KvInputs) -> Result<StatePlan, metrale_circuit::StateError> {
+    let text = include_str!("window.rs");
+    let start = text.find("schema = 2").expect("the circuit");
+    let end = text[start..].find("\"#").expect("its end") + start;
+    let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name: "sliding.toml",
+        text: &text[start..end],
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"));
+    let decls = circuit
+        .instantiate("small")
+        .unwrap_or_else(|e| panic!("{e}"));
+    StatePlan::new(
+        &decls,
+        &StateInputs {
+            slots: 1,
+            kv: Some(kv),
+            ..StateInputs::EMPTY
+        },
+        256,
+    )
+}
