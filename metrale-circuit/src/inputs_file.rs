@@ -54,7 +54,7 @@ use toml::de::DeTable;
 use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::walk::{Sink, Table, Value, Walk, field};
 use crate::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateDtype,
+    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
     StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
 
@@ -104,6 +104,16 @@ pub struct InputsFile {
     pub draft_kv: Option<KvInputs>,
     /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
     pub caches: CacheInputs,
+    /// Where `[kv]` and `[draft_kv]` are written, to locate what planning finds missing.
+    located: Located,
+}
+
+/// The file's text and where its KV tables are, for [`InputsFile::locate_kv`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Located {
+    source: Option<Source>,
+    kv: Option<Range<usize>>,
+    draft_kv: Option<Range<usize>>,
 }
 
 /// `[verify]`, owned: the counts of [`VerifyInputs`].
@@ -157,13 +167,14 @@ impl InputsFile {
             sink.report_toml_errors(file, errors);
             return Err(sink.into_diagnostics());
         }
-        let inputs = read(
+        let mut inputs = read(
             &mut Walk {
                 sink: &mut sink,
                 file,
             },
             root.get_ref(),
         );
+        inputs.located.source = Some(Source::new(name, text));
         sink.into_diagnostics().into_result(inputs)
     }
 
@@ -185,6 +196,21 @@ impl InputsFile {
         InputsView {
             file: self,
             formats: self.formats.iter().map(|(k, d)| (k.as_str(), *d)).collect(),
+        }
+    }
+
+    /// `diagnostic` located at the file's `[kv]` table (`[draft_kv]` for the draft head), or
+    /// naming the file when that table is not written: for what planning finds missing in it.
+    #[must_use]
+    pub fn locate_kv(&self, section: Section, diagnostic: Diagnostic) -> Diagnostic {
+        let span = match section {
+            Section::Main => &self.located.kv,
+            Section::Draft => &self.located.draft_kv,
+        };
+        match (&self.located.source, span) {
+            (Some(source), Some(span)) => diagnostic.at(source, span.clone()),
+            (Some(source), None) => diagnostic.in_file(source.name()),
+            (None, _) => diagnostic,
         }
     }
 
@@ -225,6 +251,11 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         kv: kv(walk, "kv"),
         draft_kv: kv(walk, "draft_kv"),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
+        located: Located {
+            source: None,
+            kv: field(root, "kv").map(|(key, _)| key),
+            draft_kv: field(root, "draft_kv").map(|(key, _)| key),
+        },
     }
 }
 

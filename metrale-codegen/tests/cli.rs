@@ -685,6 +685,12 @@ fn plan_sizes_a_windowed_side_and_asks_for_window_inputs() {
         "{}",
         out.stderr
     );
+    // Located at the inputs' `[kv]` table: line 2, its key at column 2.
+    assert!(
+        out.stderr.contains(&format!("--> {without}:2:2")),
+        "{}",
+        out.stderr
+    );
     let with = scratch(
         "window.toml",
         &format!("{pool}sequences = 2\nchunk_tokens = 64\nmax_tokens = 4096\n"),

@@ -13,7 +13,7 @@
 use clap::Args;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
-    Circuit, DEFAULT_ALIGN, InputsFile, StateDecl, StateError, StateFormat, StatePlan,
+    Circuit, DEFAULT_ALIGN, InputsFile, Section, StateDecl, StateError, StateFormat, StatePlan,
 };
 
 use super::Outcome;
@@ -116,8 +116,21 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
     let decls = circuit.instantiate(&checkpoint)?;
     missing_formats(&decls, &inputs, args.inputs.as_deref()).into_result(())?;
     let view = inputs.view();
-    let plan = StatePlan::new(&decls, &view.inputs(), args.align)
-        .map_err(|error| plan_error(&error, &args.circuit, args.inputs.as_deref()))?;
+    let plan = StatePlan::new(&decls, &view.inputs(), args.align).map_err(|error| {
+        let diagnostic = plan_error(&error, &args.circuit, args.inputs.as_deref());
+        match &error {
+            // Located at the inputs' `[kv]` (or `[draft_kv]`) table that lacks the window keys.
+            StateError::MissingWindow { state } => {
+                let section = if state.starts_with("draft.") {
+                    Section::Draft
+                } else {
+                    Section::Main
+                };
+                inputs.locate_kv(section, diagnostic)
+            }
+            _ => diagnostic,
+        }
+    })?;
     Ok(Report {
         circuit: args.circuit.clone(),
         checkpoint,
