@@ -10,6 +10,26 @@ pub const CIRCUITS: [&str; 2] = ["circuits/nemotron_h.toml", "circuits/qwen3_5.t
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 
+/// The circuit a test file hands `metrale_macros::circuit!(inline = r#"..."#)`, loaded from
+/// that file's text (`source`, its `include_str!`) as `name`, for the dynamic plan the
+/// generated one is compared with. The circuit is the text from `schema = ` to the raw string's
+/// end.
+///
+/// # Panics
+/// When `source` holds no such circuit or it does not load (a broken test, reported).
+#[must_use]
+pub fn inline_circuit(source: &str, name: &str) -> metrale_circuit::Circuit {
+    let start = source.find("schema = ").expect("an inline circuit");
+    let end = source[start..].find("\"#").expect("its end") + start;
+    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+        name,
+        text: &source[start..end],
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A serve's KV pool, as in `metrale-codegen/inputs/default.toml`: 2048 blocks of 16 tokens.
 pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
     blocks: 2048,

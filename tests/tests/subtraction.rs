@@ -102,16 +102,7 @@ fn generated_and_dynamic_plans_agree() {
     assert_eq!(generated.l1.conv.w.live.offset, 512);
     assert_eq!(generated.device_bytes(), 512 + 512);
     // The macro's circuit, loaded from this file's text for the dynamic plan.
-    let text = include_str!("subtraction.rs");
-    let start = text.find("schema = 2").expect("the circuit");
-    let end = text[start..].find("\"#").expect("its end") + start;
-    let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
-        name: "window.toml",
-        text: &text[start..end],
-        dir: None,
-    })
-    .circuit
-    .unwrap_or_else(|e| panic!("{e}"));
+    let circuit = metrale_tests::inline_circuit(include_str!("subtraction.rs"), "window.toml");
     let decls = circuit
         .instantiate("small")
         .unwrap_or_else(|e| panic!("{e}"));

@@ -101,16 +101,7 @@ fn a_windowed_side_needs_window_inputs() {
 
 /// The dynamic plan of the macro's circuit (loaded from this file's text) under `kv`.
 fn dynamic_plan(kv: KvInputs) -> Result<StatePlan, metrale_circuit::StateError> {
-    let text = include_str!("window.rs");
-    let start = text.find("schema = 2").expect("the circuit");
-    let end = text[start..].find("\"#").expect("its end") + start;
-    let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
-        name: "sliding.toml",
-        text: &text[start..end],
-        dir: None,
-    })
-    .circuit
-    .unwrap_or_else(|e| panic!("{e}"));
+    let circuit = metrale_tests::inline_circuit(include_str!("window.rs"), "sliding.toml");
     let decls = circuit
         .instantiate("small")
         .unwrap_or_else(|e| panic!("{e}"));

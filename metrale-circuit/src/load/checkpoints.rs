@@ -15,10 +15,13 @@
 //!   a valid value; only such checkpoints evaluate shapes, and only shapes whose dims are all
 //!   declared are evaluated (the others were already reported).
 
-use super::raw::{FULL, LINEAR, MAX_LAYERS, Produced, RawBlock, RawCheckpoint, RawLayout};
+use super::derive::Values;
+use super::raw::{
+    FULL, LINEAR, MAX_LAYERS, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
+};
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
-use crate::shape::EvalError;
+use crate::shape::{EvalError, Shape};
 use crate::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
 /// The keys of a checkpoint table.
@@ -412,30 +415,47 @@ fn checkpoint_dims(
     complete.then_some(out)
 }
 
+/// `shape` evaluated under every checkpoint whose dims are complete, reading its declared dims
+/// and the derived dims' values under it; nothing when `shape` reads a dim that is neither
+/// (already reported).
+fn under_checkpoints<'c>(
+    shape: &Shape,
+    checkpoints: &'c [RawCheckpoint],
+    dims: &[String],
+    derived: &'c [Option<Values>],
+) -> Vec<(&'c RawCheckpoint, Result<u64, EvalError>)> {
+    if shape.dims().iter().any(|d| !dims.contains(&d.name)) {
+        return Vec::new();
+    }
+    checkpoints
+        .iter()
+        .zip(derived)
+        .filter_map(|(checkpoint, derived)| {
+            checkpoint.dims.as_ref()?;
+            let derived = derived.as_ref()?;
+            let lookup = |name: &str| {
+                checkpoint
+                    .dim(name)
+                    .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+            };
+            Some((checkpoint, shape.eval(lookup)))
+        })
+        .collect()
+}
+
 /// A KV side's window under every checkpoint whose dims are complete: at least one token.
 fn evaluate_window(
     sink: &mut Sink,
     block: &RawBlock,
-    state: &super::raw::RawState,
-    window: &super::raw::ShapeValue,
+    state: &RawState,
+    window: &ShapeValue,
     checkpoints: &[RawCheckpoint],
     dims: &[String],
-    derived: &[Option<super::derive::Values>],
+    derived: &[Option<Values>],
 ) {
-    if window.shape.dims().iter().any(|d| !dims.contains(&d.name)) {
-        return;
-    }
     let id = state.local().unwrap_or("?");
-    for (checkpoint, derived) in checkpoints.iter().zip(derived) {
-        let (Some(_), Some(derived)) = (&checkpoint.dims, derived) else {
-            continue;
-        };
-        let lookup = |name: &str| {
-            checkpoint
-                .dim(name)
-                .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
-        };
-        let problem = match window.shape.eval(lookup) {
+    for (checkpoint, value) in under_checkpoints(&window.shape, checkpoints, dims, derived) {
+        let problem = match value {
             Ok(0) => "is 0 tokens".to_owned(),
             Ok(_) => continue,
             Err(error) => format!("cannot be evaluated: {error}"),
@@ -464,7 +484,7 @@ pub(super) fn evaluate(
     blocks: &[&RawBlock],
     checkpoints: &[RawCheckpoint],
     dims: &[String],
-    derived: &[Option<super::derive::Values>],
+    derived: &[Option<Values>],
 ) {
     for block in blocks {
         for state in &block.states {
@@ -474,20 +494,9 @@ pub(super) fn evaluate(
             let Some(shape) = &state.shape else {
                 continue;
             };
-            if shape.shape.dims().iter().any(|d| !dims.contains(&d.name)) {
-                continue;
-            }
             let id = state.local().unwrap_or("?");
-            for (checkpoint, derived) in checkpoints.iter().zip(derived) {
-                let (Some(_), Some(derived)) = (&checkpoint.dims, derived) else {
-                    continue;
-                };
-                let lookup = |name: &str| {
-                    checkpoint
-                        .dim(name)
-                        .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
-                };
-                let Err(error) = shape.shape.eval(lookup) else {
+            for (checkpoint, value) in under_checkpoints(&shape.shape, checkpoints, dims, derived) {
+                let Err(error) = value else {
                     continue;
                 };
                 let (loc, label) = match &error {

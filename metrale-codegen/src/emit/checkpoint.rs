@@ -540,11 +540,11 @@ impl<'a> Emitter<'a> {
         }
         let mut lines =
             vec!["`PlanError::BadAlign` when `align` is not a nonzero power of two;".to_owned()];
-        lines.extend(
-            super::sizes::errors_doc("PlanError", faults)
-                .into_iter()
-                .map(|line| line.replacen(" when", ", naming the first such state, when", 1)),
-        );
+        lines.extend(super::sizes::errors_doc(
+            "PlanError",
+            ", naming the first such state,",
+            faults,
+        ));
         lines
     }
 

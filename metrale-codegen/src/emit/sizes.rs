@@ -101,7 +101,7 @@ impl Emitter<'_> {
                 "The derived dim `{name}`: `{expr}` (`[derive]` of `{}`).",
                 self.circuit.path()
             );
-            let errors = errors_doc("SizeFault", self.faults(Some(expr)));
+            let errors = errors_doc("SizeFault", "", self.faults(Some(expr)));
             quote! {
                 #[doc = #doc]
                 #[doc = ""]
@@ -233,7 +233,7 @@ impl Emitter<'_> {
             state.kind().unit(),
             state.format(),
         );
-        let errors = errors_doc("SizeFault", self.faults(shape));
+        let errors = errors_doc("SizeFault", "", self.faults(shape));
         let window = state.window().map(|window| {
             let window_fn = format_ident!("{}_window", ident(local));
             let body = helpers.shape(window);
@@ -246,7 +246,7 @@ impl Emitter<'_> {
                 "The sliding window of `{}.{local}`, in tokens: `{window}`.",
                 block.name()
             );
-            let errors = errors_doc("SizeFault", self.faults(Some(window)));
+            let errors = errors_doc("SizeFault", "", self.faults(Some(window)));
             quote! {
                 #[doc = #doc]
                 #[doc = ""]
@@ -280,18 +280,20 @@ pub(super) struct Faults {
 }
 
 /// The `# Errors` lines of a function computing an expression with these `faults`, in
-/// `error` (`SizeFault` or `PlanError`) terms; every one can overflow (a unit's bytes too: a
+/// `error` (`SizeFault` or `PlanError`) terms, each variant followed by `naming`; every one can overflow (a unit's bytes too: a
 /// format key's dtype is only known at run time).
-pub(super) fn errors_doc(error: &str, faults: Faults) -> Vec<String> {
-    let mut lines = vec![format!("`{error}::Overflow` when a size overflows `u64`")];
+pub(super) fn errors_doc(error: &str, naming: &str, faults: Faults) -> Vec<String> {
+    let mut lines = vec![format!(
+        "`{error}::Overflow`{naming} when a size overflows `u64`"
+    )];
     if faults.divides {
         lines.push(format!(
-            "`{error}::DivisionByZero` when a divisor dim is zero"
+            "`{error}::DivisionByZero`{naming} when a divisor dim is zero"
         ));
     }
     if faults.subtracts {
         lines.push(format!(
-            "`{error}::Negative` when a subtraction goes below zero"
+            "`{error}::Negative`{naming} when a subtraction goes below zero"
         ));
     }
     let last = lines.len() - 1;
@@ -343,7 +345,7 @@ impl Helpers {
                 for term in &axis.terms {
                     let factors: Vec<TokenStream> =
                         term.factors.iter().map(|f| self.factor(f)).collect();
-                    let product = self.fold(factors, true);
+                    let product = self.product(factors);
                     sum = Some(match sum {
                         None => product,
                         Some(acc) if term.subtract => {
@@ -359,7 +361,7 @@ impl Helpers {
                 sum.unwrap_or_else(|| self.value(0))
             })
             .collect();
-        self.fold(axes, true)
+        self.product(axes)
     }
 
     /// The value of the dim `dim`, as a `Result`.
@@ -398,10 +400,10 @@ impl Helpers {
     }
 
     /// `mul(mul(a, b), c)`, left to right as `Shape::eval` folds; an empty product is 1.
-    fn fold(&mut self, items: Vec<TokenStream>, product: bool) -> TokenStream {
+    fn product(&mut self, items: Vec<TokenStream>) -> TokenStream {
         let mut items = items.into_iter();
         let Some(first) = items.next() else {
-            return self.value(u64::from(product));
+            return self.value(1);
         };
         items.fold(first, |acc, next| {
             self.used.insert("mul");
