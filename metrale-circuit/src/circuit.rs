@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use crate::diag::{Diagnostic, Source};
 use crate::shape::Shape;
-use crate::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
+use crate::{ConfigMap, Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
 
 /// Where an item was declared: the file as the user named it and the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -65,6 +65,8 @@ pub struct Circuit {
     pub(crate) blocks: Vec<BlockTemplate>,
     /// Every checkpoint, in file order; the first is the default.
     pub(crate) checkpoints: Vec<Checkpoint>,
+    /// `[config]` (schema 2): where `import` reads checkpoint figures in a `config.json`.
+    pub(crate) config: Option<ConfigMap>,
 }
 
 /// How layers get their layer kind.
@@ -426,6 +428,13 @@ impl Circuit {
     #[must_use]
     pub fn default_checkpoint(&self) -> Option<&Checkpoint> {
         self.checkpoints.first()
+    }
+
+    /// `[config]` (schema 2), if the circuit has one: where `metrale-codegen import` reads
+    /// each checkpoint figure in a Hugging Face `config.json`.
+    #[must_use]
+    pub fn config(&self) -> Option<&ConfigMap> {
+        self.config.as_ref()
     }
 
     /// The circuit file's path, as given.

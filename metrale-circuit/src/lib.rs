@@ -61,6 +61,8 @@ mod spelled;
 #[cfg(feature = "load")]
 mod circuit;
 #[cfg(feature = "load")]
+mod config_map;
+#[cfg(feature = "load")]
 pub mod diag;
 #[cfg(feature = "load")]
 mod inputs_file;
@@ -100,6 +102,8 @@ pub use sizing::{Holding, SizeFault, Space};
 pub use circuit::{
     BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
 };
+#[cfg(feature = "load")]
+pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
 #[cfg(feature = "load")]
 pub use inputs_file::{InputsFile, InputsView, VerifyCounts};
 #[cfg(feature = "load")]

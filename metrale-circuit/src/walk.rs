@@ -57,6 +57,12 @@ impl Sink {
         self.found.push((loc.file, loc.span.start, diagnostic));
     }
 
+    /// How many errors were recorded so far: a stage compares it before and after to know
+    /// whether its part was refused.
+    pub fn error_count(&self) -> usize {
+        self.found.len()
+    }
+
     /// Records `diagnostic` as it is (a file that cannot be read), sorted with file `file`'s
     /// errors at byte `offset`.
     pub(crate) fn report_unlocated(&mut self, file: usize, offset: usize, diagnostic: Diagnostic) {

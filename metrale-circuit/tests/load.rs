@@ -7,7 +7,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+mod common;
+
+use common::{check, errors, loads, only, place};
+use metrale_circuit::diag::Diagnostics;
 use metrale_circuit::{Circuit, LayoutRule, Section, StateKind};
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
@@ -46,53 +49,6 @@ fn edit(from: &str, to: &str) -> String {
     let text = with_state(STATE);
     assert!(text.contains(from), "`{from}` is not in the circuit");
     text.replacen(from, to, 1)
-}
-
-/// The errors of `text` (named `c.toml`); it must not load.
-fn errors(text: &str) -> Vec<Diagnostic> {
-    match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
-        name: "c.toml",
-        text,
-        dir: None,
-    })
-    .circuit
-    {
-        Ok(_) => panic!("expected errors, the circuit loaded:\n{text}"),
-        Err(diagnostics) => diagnostics.0,
-    }
-}
-
-/// The one error of `text`.
-fn only(text: &str) -> Diagnostic {
-    let errors = errors(text);
-    assert_eq!(errors.len(), 1, "{}", Diagnostics(errors.clone()).render());
-    errors.into_iter().next().unwrap()
-}
-
-/// `path:line:col` of a located diagnostic.
-fn place(d: &Diagnostic) -> String {
-    let loc = d.location.as_ref().expect("a located diagnostic");
-    format!("{}:{}:{}", loc.path, loc.line, loc.column)
-}
-
-/// Asserts the message, the place (and the rendered `-->` line) and that every one of `helps`
-/// is a help line (none when `helps` is empty).
-fn check(d: &Diagnostic, message: &str, at: &str, helps: &[&str]) {
-    assert_eq!(d.message, message, "{}", d.render());
-    assert_eq!(place(d), at, "{}", d.render());
-    assert!(
-        d.render().contains(&format!("--> {at}\n")),
-        "{}",
-        d.render()
-    );
-    assert_eq!(helps.is_empty(), d.help.is_empty(), "{}", d.render());
-    for help in helps {
-        assert!(
-            d.help.iter().any(|h| h == help),
-            "no help `{help}` in\n{}",
-            d.render()
-        );
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1983,17 +1939,6 @@ dims = {{ d = 2 }}
 [[block.b.state]]
 {STATE}"#
     )
-}
-
-/// Loads `text` (named `c.toml`); it must load.
-fn loads(text: &str) -> Circuit {
-    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
-        name: "c.toml",
-        text,
-        dir: None,
-    })
-    .circuit
-    .unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 #[test]

@@ -72,6 +72,7 @@
 mod builder;
 mod emit;
 mod expansion;
+pub mod import;
 mod render;
 
 use std::path::{Path, PathBuf};

@@ -26,6 +26,7 @@
 
 mod blocks;
 mod checkpoints;
+mod config;
 mod derive;
 mod names;
 mod nodes;

@@ -59,6 +59,8 @@ pub(crate) struct Top {
     pub layout: Option<RawLayout>,
     /// The checkpoints, in file order.
     pub checkpoints: Vec<RawCheckpoint>,
+    /// `[config]` (schema 2), when present and valid.
+    pub config: Option<crate::ConfigMap>,
 }
 
 /// `[layout]` as written.

@@ -195,5 +195,6 @@ fn assemble(
         },
         blocks: templates,
         checkpoints,
+        config: top.config.clone(),
     })
 }

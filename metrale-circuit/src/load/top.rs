@@ -13,7 +13,7 @@
 use std::ops::Range;
 
 use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
-use super::{blocks, checkpoints, derive};
+use super::{blocks, checkpoints, config, derive};
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
 use crate::walk::{Table, Text, Value, Walk, field};
@@ -32,6 +32,7 @@ const CIRCUIT_KEYS: &[&str] = &[
     "draft",
     "layout",
     "derive",
+    "config",
     "block",
     "checkpoint",
 ];
@@ -91,6 +92,16 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     if let Some(layout) = &layout {
         layer_kinds_have_blocks(w, layout, &produced);
     }
+    top.config = config::walk(
+        w,
+        root,
+        &config::Context {
+            schema: top.schema,
+            layout: layout.as_ref(),
+            dims: top.dims.as_deref(),
+            derived: &derived,
+        },
+    );
     top.layout = layout;
     top.checkpoints = checkpoints;
     FileSyntax {

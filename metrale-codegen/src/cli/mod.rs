@@ -18,6 +18,7 @@
 
 mod check;
 mod generate;
+mod import;
 mod plan;
 mod report;
 
@@ -53,6 +54,7 @@ pub enum Command {
     Check(check::CheckArgs),
     Plan(plan::PlanArgs),
     Gen(generate::GenArgs),
+    Import(import::ImportArgs),
 }
 
 /// How the process ends.
@@ -143,6 +145,7 @@ fn dispatch(command: &Command) -> Outcome {
         Command::Check(args) => check::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Gen(args) => generate::run(args),
+        Command::Import(args) => import::run(args),
     }
 }
 

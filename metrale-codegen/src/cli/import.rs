@@ -1,0 +1,69 @@
+//! `metrale-codegen import <circuit.toml> <config.json> [--name NAME] [--hf ID]`: one
+//! `[checkpoint.NAME]` table read from a Hugging Face config through the circuit's `[config]`.
+//!
+//! Invariants: stdout gets exactly the table (`metrale_codegen::import::Imported::to_toml`),
+//! which appended to the circuit loads and plans; every error (the circuit, the config, each
+//! key) goes to stderr with exit 1.
+
+use std::path::Path;
+
+use clap::Args;
+use metrale_circuit::Circuit;
+use metrale_circuit::diag::{Diagnostic, Source};
+use metrale_codegen::import::{ImportOptions, import};
+
+use super::Outcome;
+
+/// Print the checkpoint table a Hugging Face config.json describes.
+///
+/// Reads each figure (the layer count, the layer kinds, every dim) where the circuit's
+/// `[config]` table says, and prints one `[checkpoint.NAME]` table that, appended to the
+/// circuit, loads and plans. A key missing from the config, of the wrong type, or a layer
+/// list or pattern inconsistent with the layer count is reported with its line:col in the
+/// config (exit 1).
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The circuit file (it must have a `[config]` table).
+    #[arg(value_name = "circuit.toml")]
+    pub circuit: String,
+    /// The model's config.json.
+    #[arg(value_name = "config.json")]
+    pub config: String,
+    /// The checkpoint's name [default: from the config's `_name_or_path`, else the file stem].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The Hugging Face id written as `hf` [default: `_name_or_path` when it is `owner/name`].
+    #[arg(long, value_name = "ID")]
+    pub hf: Option<String>,
+}
+
+/// Runs `import`.
+pub fn run(args: &ImportArgs) -> Outcome {
+    let circuit = match Circuit::load(&args.circuit) {
+        Ok(circuit) => circuit,
+        Err(diagnostics) => return Outcome::bad_input(&diagnostics),
+    };
+    let text = match std::fs::read_to_string(&args.config) {
+        Ok(text) => text,
+        Err(error) => {
+            return Outcome::bad_input(
+                &Diagnostic::error(format!("cannot read `{}`: {error}", args.config))
+                    .in_file(&args.config)
+                    .into(),
+            );
+        }
+    };
+    let config = Source::new(&args.config, text);
+    let stem = Path::new(&args.config)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let options = ImportOptions {
+        name: args.name.as_deref(),
+        hf: args.hf.as_deref(),
+    };
+    match import(&circuit, &config, &stem, options) {
+        Ok(imported) => Outcome::ok(imported.to_toml()),
+        Err(diagnostics) => Outcome::bad_input(&diagnostics),
+    }
+}

@@ -1,0 +1,829 @@
+//! `import`: a Hugging Face `config.json` in, one `[checkpoint.NAME]` table out, read through
+//! the circuit's `[config]` map (schema 2), so no checkpoint figure is copied by hand.
+//!
+//! This module owns the reading of a config (a spanned JSON tree from `jsonc-parser`, strict
+//! JSON), the lookup of dotted key paths in it, the evaluation of each `[config]` source (the
+//! layer count, the layer kinds, the interval check, every dim with its fallback) and the
+//! rendering of the table.
+//!
+//! Invariants:
+//! - Every error names the config.json key at fault and is located in the config (its
+//!   line:col): at the value for a wrong type or an inconsistency, at the object that lacks
+//!   it for a missing key. All errors of one import are reported together.
+//! - Nothing here panics, whatever the config holds (JSON nesting is bounded by the parser).
+//! - The table lists the dims in the circuit's declaration order; its pattern (pattern
+//!   layouts) uses the first `[layout.symbols]` character of each layer kind.
+
+use std::ops::Range;
+
+use jsonc_parser::ast::{ObjectPropName, Value};
+use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
+use metrale_circuit::diag::{Diagnostic, Diagnostics, Source};
+use metrale_circuit::{Circuit, ConfigMap, LayerKindsSource, LayoutRule, is_snake_identifier};
+
+/// What the caller may set instead of reading it from the config.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions<'a> {
+    /// The checkpoint's name; default: the last segment of the config's `_name_or_path`,
+    /// else the config file's stem, in lower snake case.
+    pub name: Option<&'a str>,
+    /// The Hugging Face id written as `hf`; default: `_name_or_path` when it reads
+    /// `owner/name`, else none.
+    pub hf: Option<&'a str>,
+}
+
+/// How the imported checkpoint says its layers' kinds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportedKinds {
+    /// The layout decides them (an interval layout, or a pattern layout's own pattern).
+    Layout,
+    /// A pattern layout's checkpoint `pattern`, one symbol per layer.
+    Pattern(String),
+    /// A list layout's `layer_kinds`.
+    List(Vec<String>),
+}
+
+/// One checkpoint read from a config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    /// The checkpoint's name.
+    pub name: String,
+    /// Its Hugging Face id, if known.
+    pub hf: Option<String>,
+    /// Its layer count.
+    pub layers: u64,
+    /// Its layers' kinds.
+    pub kinds: ImportedKinds,
+    /// Every declared dim's value, in declaration order.
+    pub dims: Vec<(String, u64)>,
+}
+
+impl Imported {
+    /// The `[checkpoint.NAME]` table, ending in a newline.
+    #[must_use]
+    pub fn to_toml(&self) -> String {
+        // A JSON string is a TOML basic string: the same quotes and escapes.
+        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        let mut lines = vec![format!("[checkpoint.{}]", self.name)];
+        if let Some(hf) = &self.hf {
+            lines.push(format!("hf = {}", quote(hf)));
+        }
+        match &self.kinds {
+            ImportedKinds::List(kinds) => {
+                let list: Vec<String> = kinds.iter().map(|k| quote(k)).collect();
+                lines.push(format!("layer_kinds = [{}]", list.join(", ")));
+            }
+            ImportedKinds::Pattern(pattern) => {
+                lines.push(format!("layers = {}", self.layers));
+                lines.push(format!("pattern = {}", quote(pattern)));
+            }
+            ImportedKinds::Layout => lines.push(format!("layers = {}", self.layers)),
+        }
+        let dims: Vec<String> = self
+            .dims
+            .iter()
+            .map(|(d, v)| format!("{d} = {v}"))
+            .collect();
+        lines.push(format!("dims = {{ {} }}", dims.join(", ")));
+        lines.push(String::new());
+        lines.join("\n")
+    }
+}
+
+/// Reads the checkpoint that `config` (a config.json's text, named as the user gave it)
+/// describes, through `circuit`'s `[config]`. `stem` is the config file's stem, the name of
+/// last resort.
+///
+/// # Errors
+/// A circuit without `[config]`; malformed JSON; and, each naming the config key and located
+/// in the config, a key that is missing or of the wrong type, a layer list or pattern whose
+/// length is not the layer count, an entry the map does not know, an interval or layer kind
+/// that contradicts the layout; a name that is not a valid checkpoint name.
+pub fn import(
+    circuit: &Circuit,
+    config: &Source,
+    stem: &str,
+    options: ImportOptions<'_>,
+) -> Result<Imported, Diagnostics> {
+    let Some(map) = circuit.config() else {
+        return Err(Diagnostic::error(format!(
+            "circuit `{}` has no `[config]` table",
+            circuit.path()
+        ))
+        .in_file(circuit.path())
+        .help("add `[config]` (schema 2) saying which config.json key gives each figure; see docs/circuit-schema.md")
+        .into());
+    };
+    let strict = ParseOptions {
+        allow_comments: false,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        // Python's json module writes these for non-finite floats; no figure read is one.
+        allow_non_finite_numbers: true,
+        allow_extended_string_escapes: false,
+    };
+    let parsed = match parse_to_ast(config.text(), &CollectOptions::default(), &strict) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            let range = error.range();
+            return Err(Diagnostic::error(format!("invalid JSON: {}", error.kind()))
+                .at(config, range.start..range.end)
+                .label("here")
+                .into());
+        }
+    };
+    let Some(root) = parsed.value else {
+        return Err(Diagnostic::error("the config is empty")
+            .at(config, 0..0)
+            .label("no JSON value")
+            .into());
+    };
+    let mut reader = Reader {
+        config,
+        root: &root,
+        errors: Vec::new(),
+    };
+    let imported = reader.checkpoint(circuit, map, stem, options);
+    // In the config's order, whatever order the circuit reads its keys in.
+    reader.errors.sort_by_key(|(at, _)| *at);
+    match imported {
+        Some(imported) if reader.errors.is_empty() => Ok(imported),
+        _ => Err(reader.errors.into_iter().map(|(_, d)| d).collect()),
+    }
+}
+
+/// One import in progress: the config, its tree and the errors found so far.
+struct Reader<'a> {
+    config: &'a Source,
+    root: &'a Value<'a>,
+    /// Each error with the byte offset it is sorted by.
+    errors: Vec<(usize, Diagnostic)>,
+}
+
+/// What a key path leads to.
+enum Found<'a> {
+    /// The value.
+    Value(&'a Value<'a>),
+    /// No such key: the span of the object or array that lacks it.
+    Missing(Range<usize>),
+}
+
+impl<'a> Reader<'a> {
+    /// Records an error at `span` of the config.
+    fn report(&mut self, span: Range<usize>, diagnostic: Diagnostic) {
+        self.errors
+            .push((span.start, diagnostic.at(self.config, span)));
+    }
+
+    /// Follows a dotted path: object keys, and number segments into arrays.
+    fn find(&self, path: &str) -> Found<'a> {
+        let mut at: &'a Value<'a> = self.root;
+        for segment in path.split('.') {
+            let next = match at {
+                Value::Object(object) => object
+                    .properties
+                    .iter()
+                    .rev()
+                    .find(|p| prop_name(&p.name) == segment)
+                    .map(|p| &p.value),
+                Value::Array(array) => segment
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| array.elements.get(i)),
+                _ => None,
+            };
+            match next {
+                Some(value) => at = value,
+                None => return Found::Missing(span(at)),
+            }
+        }
+        Found::Value(at)
+    }
+
+    /// The value at `path`, or an error naming it (`None`).
+    fn require(&mut self, path: &str, help: &str) -> Option<&'a Value<'a>> {
+        match self.find(path) {
+            Found::Value(Value::NullKeyword(null)) => {
+                self.report(
+                    null.range.start..null.range.end,
+                    Diagnostic::error(format!("config key `{path}` is null"))
+                        .label("null")
+                        .help(help.to_owned()),
+                );
+                None
+            }
+            Found::Value(v) => Some(v),
+            Found::Missing(parent) => {
+                self.report(
+                    parent.start..parent.start.saturating_add(1),
+                    Diagnostic::error(format!("missing config key `{path}`"))
+                        .label("not in this object")
+                        .help(help.to_owned()),
+                );
+                None
+            }
+        }
+    }
+
+    /// The non-negative integer at `value`, or an error naming `path`.
+    fn integer(&mut self, path: &str, value: &Value<'_>) -> Option<u64> {
+        if let Value::NumberLit(n) = value
+            && let Ok(v) = n.value.parse::<u64>()
+        {
+            return Some(v);
+        }
+        self.report(
+            span(value),
+            Diagnostic::error(format!(
+                "config key `{path}` must be a non-negative integer, found {}",
+                describe(value)
+            ))
+            .label("not a non-negative integer"),
+        );
+        None
+    }
+
+    /// The whole checkpoint.
+    fn checkpoint(
+        &mut self,
+        circuit: &Circuit,
+        map: &ConfigMap,
+        stem: &str,
+        options: ImportOptions<'_>,
+    ) -> Option<Imported> {
+        let layers = self.layers(map);
+        let interval = self.interval(circuit, map);
+        let kinds = layers.and_then(|layers| self.kinds(circuit, map, layers));
+        let dims = self.dims(map);
+        let name = self.name(stem, options.name);
+        let hf = options.hf.map(str::to_owned).or_else(|| self.hf());
+        interval?;
+        Some(Imported {
+            name: name?,
+            hf,
+            layers: layers?,
+            kinds: kinds?,
+            dims: dims?,
+        })
+    }
+
+    /// The layer count: an integer of at least 1.
+    fn layers(&mut self, map: &ConfigMap) -> Option<u64> {
+        let key = map.layers();
+        let value = self.require(key, "`[config] layers` names the key of the layer count")?;
+        let n = self.integer(key, value)?;
+        if n == 0 {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{key}` is 0: a model has at least one layer"
+                ))
+                .label("zero layers"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+
+    /// The interval check: `Some(())` when there is none or it holds.
+    fn interval(&mut self, circuit: &Circuit, map: &ConfigMap) -> Option<()> {
+        let Some(key) = map.interval() else {
+            return Some(());
+        };
+        let value = self.require(
+            key,
+            "`[config] interval` names the key of the layer interval",
+        )?;
+        let n = self.integer(key, value)?;
+        let (expected, what) = match circuit.layout().rule() {
+            LayoutRule::Interval { period } => (*period, "the layout's `period`"),
+            LayoutRule::Pattern {
+                pattern: Some(p), ..
+            } => (
+                p.chars().count() as u64,
+                "the length of the layout's `pattern`",
+            ),
+            _ => return Some(()),
+        };
+        if n == expected {
+            return Some(());
+        }
+        self.report(
+            span(value),
+            Diagnostic::error(format!(
+                "config key `{key}` is {n}, but {what} is {expected}"
+            ))
+            .label(format!("expected {expected}"))
+            .help("this config describes another layout than the circuit's"),
+        );
+        None
+    }
+
+    /// The layers' kinds, checked against the layout and put the way the layout writes them.
+    fn kinds(&mut self, circuit: &Circuit, map: &ConfigMap, layers: u64) -> Option<ImportedKinds> {
+        let rule = circuit.layout().rule();
+        let Some(source) = map.layer_kinds() else {
+            return Some(ImportedKinds::Layout);
+        };
+        let kinds = match source {
+            LayerKindsSource::Types { key, map } => self.layer_types(key, map, layers),
+            LayerKindsSource::Pattern { key } => self.pattern(key, rule, layers),
+            LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
+        }?;
+        match rule {
+            LayoutRule::Interval { period } => {
+                let at = self.kinds_span(source);
+                for (i, kind) in kinds.iter().enumerate() {
+                    let expected = if (i as u64 + 1).is_multiple_of(*period) {
+                        "full_attention"
+                    } else {
+                        "linear_attention"
+                    };
+                    if kind != expected {
+                        self.report(
+                            at.clone(),
+                            Diagnostic::error(format!(
+                                "layer {i} is `{kind}` in the config, but the layout (period {period}) makes it `{expected}`"
+                            ))
+                            .label("contradicts the layout")
+                            .help("this config describes another layout than the circuit's"),
+                        );
+                        return None;
+                    }
+                }
+                Some(ImportedKinds::Layout)
+            }
+            LayoutRule::List => Some(ImportedKinds::List(kinds)),
+            LayoutRule::Pattern { symbols, .. } => {
+                let pattern = kinds
+                    .iter()
+                    .filter_map(|kind| symbols.iter().find(|(_, k)| k == kind).map(|(c, _)| *c))
+                    .collect();
+                Some(ImportedKinds::Pattern(pattern))
+            }
+        }
+    }
+
+    /// The span of the value a kinds source reads (its first key for index lists).
+    fn kinds_span(&self, source: &LayerKindsSource) -> Range<usize> {
+        let key = match source {
+            LayerKindsSource::Types { key, .. } | LayerKindsSource::Pattern { key } => key,
+            LayerKindsSource::Indices { kinds, .. } => match kinds.first() {
+                Some((_, key)) => key,
+                None => return span(self.root),
+            },
+        };
+        match self.find(key) {
+            Found::Value(v) => span(v),
+            Found::Missing(parent) => parent,
+        }
+    }
+
+    /// A list of one entry per layer, each mapped to a layer kind.
+    fn layer_types(
+        &mut self,
+        key: &str,
+        map: &[(String, String)],
+        layers: u64,
+    ) -> Option<Vec<String>> {
+        let value = self.require(
+            key,
+            "`[config] layer_types` names the key of the per-layer list",
+        )?;
+        let Value::Array(array) = value else {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{key}` must be a list of layer types, found {}",
+                    describe(value)
+                ))
+                .label("not a list"),
+            );
+            return None;
+        };
+        if array.elements.len() as u64 != layers {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{key}` has {} entries, but the model has {layers} layers",
+                    array.elements.len()
+                ))
+                .label("one entry per layer expected"),
+            );
+            return None;
+        }
+        let entries: Vec<&str> = map.iter().map(|(e, _)| e.as_str()).collect();
+        let mut out = Vec::with_capacity(array.elements.len());
+        for (i, element) in array.elements.iter().enumerate() {
+            let spelled = match element {
+                Value::StringLit(s) => Some(s.value.to_string()),
+                Value::NumberLit(n) => Some(n.value.to_owned()),
+                _ => None,
+            };
+            let kind =
+                spelled.and_then(|s| map.iter().find(|(e, _)| *e == s).map(|(_, k)| k.clone()));
+            if let Some(kind) = kind {
+                out.push(kind);
+                continue;
+            }
+            let found = match element {
+                Value::StringLit(s) => format!("`{}`", s.value),
+                Value::NumberLit(n) => format!("`{}`", n.value),
+                other => describe(other).to_owned(),
+            };
+            let shown = found.trim_matches('`').to_owned();
+            self.report(
+                span(element),
+                Diagnostic::error(format!(
+                    "entry {i} of config key `{key}` is {found}, which `[config] layer_types.map` does not map"
+                ))
+                .label("unknown layer type")
+                .expected_one_of("entries", &shown, &entries),
+            );
+        }
+        (out.len() == array.elements.len()).then_some(out)
+    }
+
+    /// A pattern string, one symbol per layer.
+    fn pattern(&mut self, key: &str, rule: &LayoutRule, layers: u64) -> Option<Vec<String>> {
+        let value = self.require(key, "`[config] pattern` names the key of the layer pattern")?;
+        let Value::StringLit(text) = value else {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{key}` must be a pattern string, found {}",
+                    describe(value)
+                ))
+                .label("not a string"),
+            );
+            return None;
+        };
+        let LayoutRule::Pattern { symbols, .. } = rule else {
+            return None;
+        };
+        let pattern: &str = &text.value;
+        let count = pattern.chars().count() as u64;
+        let at = span(value);
+        if count != layers {
+            self.report(
+                at,
+                Diagnostic::error(format!(
+                    "config key `{key}` has {count} characters, but the model has {layers} layers"
+                ))
+                .label("one character per layer expected"),
+            );
+            return None;
+        }
+        // The string's characters sit one to one after its opening quote when it has no
+        // escapes: then an unknown character is pointed at exactly.
+        let raw = self.config.text().get(at.clone()).unwrap_or("");
+        let one_to_one = raw.get(1..raw.len().saturating_sub(1)) == Some(pattern);
+        let known: Vec<String> = symbols.iter().map(|(c, _)| c.to_string()).collect();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let mut out = Vec::with_capacity(pattern.len());
+        for (offset, c) in pattern.char_indices() {
+            if let Some((_, kind)) = symbols.iter().find(|(s, _)| *s == c) {
+                out.push(kind.clone());
+                continue;
+            }
+            let place = if one_to_one {
+                let start = at.start + 1 + offset;
+                start..start + c.len_utf8()
+            } else {
+                at.clone()
+            };
+            self.report(
+                place,
+                Diagnostic::error(format!(
+                    "character `{c}` of config key `{key}` is not a `[layout.symbols]` symbol"
+                ))
+                .label("unknown symbol")
+                .expected_one_of("symbols", &c.to_string(), &known),
+            );
+        }
+        (out.len() as u64 == layers).then_some(out)
+    }
+
+    /// Per layer kind, the list of its layers' indices; together exactly the layers.
+    fn indices(
+        &mut self,
+        base: u64,
+        kinds: &[(String, String)],
+        layers: u64,
+    ) -> Option<Vec<String>> {
+        let count = usize::try_from(layers).ok()?;
+        let mut of: Vec<Option<(String, Range<usize>)>> = vec![None; count];
+        let mut valid = true;
+        for (kind, key) in kinds {
+            let Some(value) = self.require(
+                key,
+                "`[config] layer_indices` names one list of layer indices per layer kind",
+            ) else {
+                valid = false;
+                continue;
+            };
+            let Value::Array(array) = value else {
+                self.report(
+                    span(value),
+                    Diagnostic::error(format!(
+                        "config key `{key}` must be a list of layer indices, found {}",
+                        describe(value)
+                    ))
+                    .label("not a list"),
+                );
+                valid = false;
+                continue;
+            };
+            for element in &array.elements {
+                let Some(index) = self.integer(key, element) else {
+                    valid = false;
+                    continue;
+                };
+                let layer = index
+                    .checked_sub(base)
+                    .filter(|l| *l < layers)
+                    .and_then(|l| usize::try_from(l).ok());
+                let Some(layer) = layer else {
+                    self.report(
+                        span(element),
+                        Diagnostic::error(format!(
+                            "config key `{key}` lists layer {index}, outside {base}..={}",
+                            layers - 1 + base
+                        ))
+                        .label("no such layer")
+                        .note(format!(
+                            "`[config.layer_indices] base = {base}` and {layers} layers"
+                        )),
+                    );
+                    valid = false;
+                    continue;
+                };
+                let slot = of.get_mut(layer)?;
+                if let Some((first, _)) = slot {
+                    let first = first.clone();
+                    self.report(
+                        span(element),
+                        Diagnostic::error(format!(
+                            "layer {index} is listed twice: in config key `{key}` and for `{first}`"
+                        ))
+                        .label("listed again"),
+                    );
+                    valid = false;
+                } else {
+                    *slot = Some((kind.clone(), span(element)));
+                }
+            }
+        }
+        if !valid {
+            return None;
+        }
+        let missing: Vec<String> = of
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.is_none())
+            .map(|(i, _)| (i as u64 + base).to_string())
+            .collect();
+        if !missing.is_empty() {
+            let keys: Vec<String> = kinds.iter().map(|(_, k)| format!("`{k}`")).collect();
+            self.report(
+                self.kinds_span(&LayerKindsSource::Indices {
+                    base,
+                    kinds: kinds.to_vec(),
+                }),
+                Diagnostic::error(format!(
+                    "layer{} {} {} in none of the config keys {}",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", "),
+                    if missing.len() == 1 { "is" } else { "are" },
+                    keys.join(", ")
+                ))
+                .label("these lists do not cover every layer"),
+            );
+            return None;
+        }
+        Some(
+            of.into_iter()
+                .filter_map(|k| k.map(|(kind, _)| kind))
+                .collect(),
+        )
+    }
+
+    /// Every declared dim: its key's integer, or its fallback over the others.
+    fn dims(&mut self, map: &ConfigMap) -> Option<Vec<(String, u64)>> {
+        let mut values: Vec<(String, Option<u64>)> = Vec::with_capacity(map.dims().len());
+        let mut pending: Vec<usize> = Vec::new();
+        let mut valid = true;
+        for (i, dim) in map.dims().iter().enumerate() {
+            let key = dim.key();
+            let value = match self.find(key) {
+                Found::Value(Value::NullKeyword(_)) | Found::Missing(_)
+                    if dim.fallback().is_some() =>
+                {
+                    pending.push(i);
+                    None
+                }
+                Found::Value(v) if !matches!(v, Value::NullKeyword(_)) => {
+                    let n = self.integer(key, v);
+                    valid &= n.is_some();
+                    n
+                }
+                _ => {
+                    let help = format!(
+                        "`[config.dims]` reads `{}` from it; if configs may omit it, give a fallback: `{} = {{ key = \"{key}\", or = \"<expression>\" }}`",
+                        dim.dim(),
+                        dim.dim()
+                    );
+                    self.require(key, &help);
+                    valid = false;
+                    None
+                }
+            };
+            values.push((dim.dim().to_owned(), value));
+        }
+        // Fallbacks may read each other's results: evaluate until nothing more resolves.
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut still = Vec::new();
+            for &i in &pending {
+                let dim = &map.dims()[i];
+                let (text, shape) = dim.fallback()?;
+                let lookup =
+                    |name: &str| values.iter().find(|(d, _)| d == name).and_then(|(_, v)| *v);
+                let unresolved = shape.dims().iter().any(|r| lookup(&r.name).is_none());
+                if unresolved {
+                    still.push(i);
+                    continue;
+                }
+                match shape.eval(lookup) {
+                    Ok(v) => values[i].1 = Some(v),
+                    Err(error) => {
+                        let key = dim.key();
+                        let at = self.missing_span(key);
+                        self.report(
+                            at,
+                            Diagnostic::error(format!(
+                                "config key `{key}` is absent and its fallback `{text}` fails: {error}"
+                            ))
+                            .label("absent or null"),
+                        );
+                        valid = false;
+                    }
+                }
+            }
+            pending = still;
+            // A fallback that reads a dim refused above says nothing more.
+            if pending.len() == before && !valid {
+                return None;
+            }
+            if pending.len() == before {
+                for &i in &pending {
+                    let dim = &map.dims()[i];
+                    let key = dim.key();
+                    let at = self.missing_span(key);
+                    let text = dim.fallback().map_or("", |(t, _)| t);
+                    self.report(
+                        at,
+                        Diagnostic::error(format!(
+                            "config key `{key}` is absent and its fallback `{text}` reads a dim the config does not give either"
+                        ))
+                        .label("absent or null"),
+                    );
+                }
+                return None;
+            }
+        }
+        if !valid {
+            return None;
+        }
+        values.into_iter().map(|(d, v)| Some((d, v?))).collect()
+    }
+
+    /// Where an absent or null key is pointed at: the null, or the object that lacks it.
+    fn missing_span(&self, key: &str) -> Range<usize> {
+        match self.find(key) {
+            Found::Value(v) => span(v),
+            Found::Missing(parent) => parent.start..parent.start.saturating_add(1),
+        }
+    }
+
+    /// `_name_or_path` when it is a string.
+    fn name_or_path(&self) -> Option<String> {
+        match self.find("_name_or_path") {
+            Found::Value(Value::StringLit(s)) if !s.value.is_empty() => Some(s.value.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The Hugging Face id: `_name_or_path` when it reads `owner/name`.
+    fn hf(&self) -> Option<String> {
+        let path = self.name_or_path()?;
+        let mut parts = path.split('/');
+        let (Some(owner), Some(name), None) = (parts.next(), parts.next(), parts.next()) else {
+            return None;
+        };
+        let ok = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        (ok(owner) && ok(name)).then_some(path)
+    }
+
+    /// The checkpoint's name: as given, else from `_name_or_path` or the file stem.
+    fn name(&mut self, stem: &str, given: Option<&str>) -> Option<String> {
+        let name = if let Some(name) = given {
+            name.to_owned()
+        } else {
+            let source = self
+                .name_or_path()
+                .and_then(|p| p.rsplit('/').next().map(str::to_owned))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| stem.to_owned());
+            snake_case(&source)
+        };
+        if is_snake_identifier(&name) {
+            return Some(name);
+        }
+        self.errors.push((
+            0,
+            Diagnostic::error(format!("`{name}` is not a valid checkpoint name"))
+                .in_file(self.config.name())
+                .help("a checkpoint name is lower snake case (`[a-z][a-z0-9_]*`): give one with `--name`"),
+        ));
+        None
+    }
+}
+
+/// `Qwen3.5-27B` -> `qwen3_5_27b`: ASCII letters and digits kept (lowercased), every other run
+/// of characters one `_`, none at either end; a leading digit gets an `m` (a name starts with a
+/// letter).
+fn snake_case(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'm');
+    }
+    out
+}
+
+/// A property's name.
+fn prop_name<'n>(name: &'n ObjectPropName<'_>) -> &'n str {
+    match name {
+        ObjectPropName::String(s) => &s.value,
+        ObjectPropName::Word(w) => w.value,
+    }
+}
+
+/// A value's byte span in the config.
+fn span(value: &Value<'_>) -> Range<usize> {
+    let range = match value {
+        Value::StringLit(v) => v.range,
+        Value::NumberLit(v) => v.range,
+        Value::BooleanLit(v) => v.range,
+        Value::Object(v) => v.range,
+        Value::Array(v) => v.range,
+        Value::NullKeyword(v) => v.range,
+    };
+    range.start..range.end
+}
+
+/// "a string", "a float", ... for error messages.
+fn describe(value: &Value<'_>) -> &'static str {
+    match value {
+        Value::StringLit(_) => "a string",
+        Value::NumberLit(n) if n.value.starts_with('-') => "a negative number",
+        Value::NumberLit(_) => "a number that is not an integer",
+        Value::BooleanLit(_) => "a boolean",
+        Value::Object(_) => "an object",
+        Value::Array(_) => "a list",
+        Value::NullKeyword(_) => "null",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snake_case;
+
+    #[test]
+    fn names_from_repository_names() {
+        assert_eq!(snake_case("Qwen3.5-27B"), "qwen3_5_27b");
+        assert_eq!(snake_case("gpt-oss-120b"), "gpt_oss_120b");
+        assert_eq!(snake_case("--Mistral-7B-v0.1--"), "mistral_7b_v0_1");
+        assert_eq!(snake_case("3b"), "m3b");
+        assert_eq!(snake_case("é"), "");
+    }
+}

@@ -1,0 +1,426 @@
+//! `import`: a config.json read through a circuit's `[config]`. Hand-written circuits and
+//! configs here (positions counted by hand, lines and columns 1-based); the zoo's shipped
+//! configs are pinned in `tests/zoo.rs` of the workspace tests.
+
+use metrale_circuit::diag::{Diagnostic, Source};
+use metrale_circuit::load::{Input, load};
+use metrale_circuit::{Checkpoint, Circuit};
+use metrale_codegen::import::{ImportOptions, Imported, ImportedKinds, import};
+
+/// A pattern-layout circuit: symbols M (mamba), - (mlp), * (attention); a `[config]` reading a
+/// pattern string, a nested dim and a dim with a fallback.
+const PATTERN: &str = r#"schema = 2
+arch = "p"
+dims = ["hidden", "heads", "head_dim"]
+[layout]
+kind = "pattern"
+[layout.symbols]
+M = "mamba"
+"-" = "mlp"
+"*" = "attention"
+[layout.blocks]
+mamba = ["m"]
+mlp = ["m"]
+attention = ["m"]
+[checkpoint.t]
+layers = 1
+pattern = "M"
+dims = { hidden = 1, heads = 1, head_dim = 1 }
+[[block.m.state]]
+id = "h"
+kind = "recurrent"
+format = "f32"
+shape = "heads x head_dim"
+verify = "h_steps"
+[config]
+layers = "num_hidden_layers"
+pattern = "hybrid_override_pattern"
+[config.dims]
+hidden = "text_config.hidden_size"
+heads = "text_config.heads"
+head_dim = { key = "head_dim", or = "hidden / heads" }
+"#;
+
+/// A config for [`PATTERN`]: line 5 holds the pattern, line 6 opens `text_config`.
+const PATTERN_CONFIG: &str = r#"{
+  "_name_or_path": "org/Model-1.5B",
+  "architectures": ["X"],
+  "num_hidden_layers": 4,
+  "hybrid_override_pattern": "M-*-",
+  "text_config": {
+    "hidden_size": 64,
+    "heads": 4
+  }
+}
+"#;
+
+fn circuit(text: &str) -> Circuit {
+    load(Input::Text {
+        name: "c.toml",
+        text,
+        dir: None,
+    })
+    .circuit
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(
+    circuit_text: &str,
+    config: &str,
+    options: ImportOptions<'_>,
+) -> Result<Imported, Vec<Diagnostic>> {
+    let c = circuit(circuit_text);
+    import(&c, &Source::new("config.json", config), "config", options).map_err(|d| d.0)
+}
+
+/// The one error of an import that must fail.
+fn only(circuit_text: &str, config: &str) -> Diagnostic {
+    let errors = run(circuit_text, config, ImportOptions::default()).expect_err("must fail");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    errors.into_iter().next().unwrap()
+}
+
+fn place(d: &Diagnostic) -> String {
+    let loc = d.location.as_ref().expect("located");
+    format!("{}:{}:{}", loc.path, loc.line, loc.column)
+}
+
+/// The checkpoint `name` of `circuit_text` with `table` appended; it must load.
+fn appended(circuit_text: &str, table: &str, name: &str) -> Checkpoint {
+    let c = circuit(&format!("{circuit_text}{table}"));
+    c.checkpoint(name).expect("the imported checkpoint").clone()
+}
+
+#[test]
+fn a_pattern_config_imports_and_the_table_loads() {
+    let imported = run(PATTERN, PATTERN_CONFIG, ImportOptions::default()).unwrap();
+    // By hand: the name from `_name_or_path`'s last segment, hf from it; head_dim absent, so
+    // hidden / heads = 64 / 4 = 16.
+    assert_eq!(
+        imported.to_toml(),
+        "[checkpoint.model_1_5b]\nhf = \"org/Model-1.5B\"\nlayers = 4\npattern = \"M-*-\"\n\
+         dims = { hidden = 64, heads = 4, head_dim = 16 }\n"
+    );
+    let cp = appended(PATTERN, &imported.to_toml(), "model_1_5b");
+    assert_eq!(cp.layer_kinds(), ["mamba", "mlp", "attention", "mlp"]);
+    assert_eq!(cp.dim("head_dim"), Some(16));
+    assert_eq!(cp.hf(), Some("org/Model-1.5B"));
+    // A given head_dim wins over the fallback; `null` takes the fallback.
+    let given = PATTERN_CONFIG
+        .replace("\"heads\": 4", "\"heads\": 4,\n    \"x\": 1")
+        .replace(
+            "\"num_hidden_layers\": 4,",
+            "\"num_hidden_layers\": 4,\n  \"head_dim\": 8,",
+        );
+    let imported = run(PATTERN, &given, ImportOptions::default()).unwrap();
+    assert_eq!(imported.dims[2], ("head_dim".to_owned(), 8));
+    let null = PATTERN_CONFIG.replace(
+        "\"num_hidden_layers\": 4,",
+        "\"num_hidden_layers\": 4,\n  \"head_dim\": null,",
+    );
+    assert_eq!(
+        run(PATTERN, &null, ImportOptions::default()).unwrap().dims[2].1,
+        16
+    );
+}
+
+#[test]
+fn name_and_hf_as_given_or_defaulted() {
+    let options = ImportOptions {
+        name: Some("mine"),
+        hf: Some("a/b"),
+    };
+    let imported = run(PATTERN, PATTERN_CONFIG, options).unwrap();
+    assert_eq!(
+        (imported.name.as_str(), imported.hf.as_deref()),
+        ("mine", Some("a/b"))
+    );
+    // No `_name_or_path`: the file stem ("config"), no hf.
+    let bare = PATTERN_CONFIG.replace("  \"_name_or_path\": \"org/Model-1.5B\",\n", "");
+    let imported = run(PATTERN, &bare, ImportOptions::default()).unwrap();
+    assert_eq!((imported.name.as_str(), imported.hf), ("config", None));
+    // A local path is no Hugging Face id, but still names the checkpoint.
+    let local = PATTERN_CONFIG.replace("org/Model-1.5B", "/models/my/Local-7B");
+    let imported = run(PATTERN, &local, ImportOptions::default()).unwrap();
+    assert_eq!((imported.name.as_str(), imported.hf), ("local_7b", None));
+    // A name that cannot be a checkpoint's is refused.
+    let errors = run(
+        PATTERN,
+        PATTERN_CONFIG,
+        ImportOptions {
+            name: Some("Bad-Name"),
+            hf: None,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        errors[0].message,
+        "`Bad-Name` is not a valid checkpoint name"
+    );
+}
+
+#[test]
+fn a_missing_key_is_named_at_the_object_that_lacks_it() {
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace("    \"heads\": 4\n", "    \"head\": 4\n"),
+    );
+    assert_eq!(d.message, "missing config key `text_config.heads`");
+    // `text_config`'s object opens at line 6, column 18.
+    assert_eq!(place(&d), "config.json:6:18");
+    assert!(
+        d.help[0].contains("`heads = { key = \"text_config.heads\", or = \"<expression>\" }`"),
+        "{}",
+        d.render()
+    );
+}
+
+#[test]
+fn a_wrong_type_is_named_at_the_value() {
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace("\"hidden_size\": 64", "\"hidden_size\": 64.0"),
+    );
+    assert_eq!(
+        d.message,
+        "config key `text_config.hidden_size` must be a non-negative integer, found a number that is not an integer"
+    );
+    assert_eq!(place(&d), "config.json:7:20");
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace("\"num_hidden_layers\": 4", "\"num_hidden_layers\": \"4\""),
+    );
+    assert_eq!(
+        d.message,
+        "config key `num_hidden_layers` must be a non-negative integer, found a string"
+    );
+    assert_eq!(place(&d), "config.json:4:24");
+}
+
+#[test]
+fn a_pattern_must_fit_the_layer_count_and_the_symbols() {
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace("\"num_hidden_layers\": 4", "\"num_hidden_layers\": 5"),
+    );
+    assert_eq!(
+        d.message,
+        "config key `hybrid_override_pattern` has 4 characters, but the model has 5 layers"
+    );
+    assert_eq!(place(&d), "config.json:5:30");
+    // An unknown character is pointed at: `X` is the pattern's third character.
+    let d = only(PATTERN, &PATTERN_CONFIG.replace("M-*-", "M-X-"));
+    assert_eq!(
+        d.message,
+        "character `X` of config key `hybrid_override_pattern` is not a `[layout.symbols]` symbol"
+    );
+    assert_eq!(place(&d), "config.json:5:33");
+    assert!(
+        d.help.iter().any(|h| h == "valid symbols: `M`, `-`, `*`"),
+        "{}",
+        d.render()
+    );
+}
+
+#[test]
+fn errors_come_together_in_config_order() {
+    let config = PATTERN_CONFIG
+        .replace("\"heads\": 4", "\"heads\": -4")
+        .replace("M-*-", "M-*");
+    let errors = run(PATTERN, &config, ImportOptions::default()).unwrap_err();
+    let found: Vec<(String, String)> = errors
+        .iter()
+        .map(|d| (place(d), d.message.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "config.json:5:30".to_owned(),
+                "config key `hybrid_override_pattern` has 3 characters, but the model has 4 layers".to_owned()
+            ),
+            (
+                "config.json:8:14".to_owned(),
+                "config key `text_config.heads` must be a non-negative integer, found a negative number".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn invalid_json_and_a_circuit_without_config() {
+    let d = only(PATTERN, "{\n  \"num_hidden_layers\": 4,\n}\n");
+    assert!(d.message.starts_with("invalid JSON: "), "{}", d.render());
+    // At the trailing comma.
+    assert_eq!(place(&d), "config.json:2:25");
+    let plain = &PATTERN[..PATTERN.find("[config]").unwrap()];
+    let d = only(plain, PATTERN_CONFIG);
+    assert_eq!(d.message, "circuit `c.toml` has no `[config]` table");
+}
+
+/// A list-layout circuit reading a per-layer list of types (strings or integers) or lists of
+/// layer indices, depending on `kinds`.
+fn list_circuit(kinds: &str) -> String {
+    format!(
+        r#"schema = 2
+arch = "l"
+dims = ["d"]
+[layout]
+kind = "list"
+[layout.blocks]
+linear = ["b"]
+softmax = ["b"]
+[checkpoint.t]
+layer_kinds = ["linear"]
+dims = {{ d = 1 }}
+[[block.b.state]]
+id = "h"
+kind = "recurrent"
+format = "f32"
+shape = "d"
+verify = "h_steps"
+[config]
+layers = "n"
+{kinds}
+[config.dims]
+d = "d"
+"#
+    )
+}
+
+#[test]
+fn layer_types_map_each_entry_to_a_kind() {
+    let c = list_circuit(
+        r#"layer_types = { key = "attn_type_list", map = { "0" = "linear", "1" = "softmax" } }"#,
+    );
+    let config = "{\"n\": 3, \"d\": 2, \"attn_type_list\": [0, 0, 1]}";
+    let imported = run(&c, config, ImportOptions::default()).unwrap();
+    assert_eq!(
+        imported.kinds,
+        ImportedKinds::List(vec!["linear".into(), "linear".into(), "softmax".into()])
+    );
+    assert_eq!(
+        imported.to_toml(),
+        "[checkpoint.config]\nlayer_kinds = [\"linear\", \"linear\", \"softmax\"]\ndims = { d = 2 }\n"
+    );
+    let cp = appended(&c, &imported.to_toml(), "config");
+    assert_eq!(cp.layer_kinds(), ["linear", "linear", "softmax"]);
+    // An entry the map does not know, at that entry (column 46), with the valid entries.
+    let d = only(&c, "{\"n\": 3, \"d\": 2, \"attn_type_list\": [0, 0, 2]}");
+    assert_eq!(
+        d.message,
+        "entry 2 of config key `attn_type_list` is `2`, which `[config] layer_types.map` does not map"
+    );
+    assert_eq!(place(&d), "config.json:1:43");
+    assert!(
+        d.help.iter().any(|h| h == "valid entries: `0`, `1`"),
+        "{}",
+        d.render()
+    );
+    // One entry per layer.
+    let d = only(&c, "{\"n\": 4, \"d\": 2, \"attn_type_list\": [0, 0, 1]}");
+    assert_eq!(
+        d.message,
+        "config key `attn_type_list` has 3 entries, but the model has 4 layers"
+    );
+}
+
+#[test]
+fn layer_indices_cover_every_layer_once() {
+    let c = list_circuit(
+        r#"layer_indices = { base = 1, kinds = { linear = "cfg.kda", softmax = "cfg.full" } }"#,
+    );
+    let ok = "{\"n\": 4, \"d\": 2, \"cfg\": {\"kda\": [1, 2, 3], \"full\": [4]}}";
+    let imported = run(&c, ok, ImportOptions::default()).unwrap();
+    assert_eq!(
+        imported.kinds,
+        ImportedKinds::List(vec![
+            "linear".into(),
+            "linear".into(),
+            "linear".into(),
+            "softmax".into()
+        ])
+    );
+    let d = only(
+        &c,
+        "{\"n\": 4, \"d\": 2, \"cfg\": {\"kda\": [1, 2, 3], \"full\": [3]}}",
+    );
+    assert_eq!(
+        d.message,
+        "layer 3 is listed twice: in config key `cfg.full` and for `linear`"
+    );
+    let d = only(
+        &c,
+        "{\"n\": 4, \"d\": 2, \"cfg\": {\"kda\": [1, 2, 3], \"full\": [5]}}",
+    );
+    assert_eq!(
+        d.message,
+        "config key `cfg.full` lists layer 5, outside 1..=4"
+    );
+    let d = only(
+        &c,
+        "{\"n\": 4, \"d\": 2, \"cfg\": {\"kda\": [1, 2], \"full\": [4]}}",
+    );
+    assert_eq!(
+        d.message,
+        "layer 3 is in none of the config keys `cfg.kda`, `cfg.full`"
+    );
+}
+
+/// An interval circuit (period 4) whose config gives the interval and a per-layer list.
+const INTERVAL: &str = r#"schema = 2
+arch = "i"
+dims = ["d"]
+[layout]
+kind = "interval"
+period = 4
+[layout.blocks]
+linear_attention = ["b"]
+full_attention = ["b"]
+[checkpoint.t]
+layers = 1
+dims = { d = 1 }
+[[block.b.state]]
+id = "h"
+kind = "recurrent"
+format = "f32"
+shape = "d"
+verify = "h_steps"
+[config]
+layers = "text_config.num_hidden_layers"
+interval = "text_config.full_attention_interval"
+layer_types = { key = "text_config.layer_types", map = { linear_attention = "linear_attention", full_attention = "full_attention" } }
+[config.dims]
+d = "text_config.d"
+"#;
+
+#[test]
+fn an_interval_config_is_checked_against_the_layout() {
+    let config = |interval: u64, last: &str| {
+        format!(
+            "{{\"text_config\": {{\"num_hidden_layers\": 4, \"d\": 1, \"full_attention_interval\": {interval},\n\"layer_types\": [\"linear_attention\", \"linear_attention\", \"linear_attention\", \"{last}\"]}}}}"
+        )
+    };
+    let imported = run(
+        INTERVAL,
+        &config(4, "full_attention"),
+        ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Layout);
+    assert_eq!(
+        imported.to_toml(),
+        "[checkpoint.config]\nlayers = 4\ndims = { d = 1 }\n"
+    );
+    let d = only(INTERVAL, &config(8, "full_attention"));
+    assert_eq!(
+        d.message,
+        "config key `text_config.full_attention_interval` is 8, but the layout's `period` is 4"
+    );
+    let d = only(INTERVAL, &config(4, "linear_attention"));
+    assert_eq!(
+        d.message,
+        "layer 3 is `linear_attention` in the config, but the layout (period 4) makes it `full_attention`"
+    );
+    assert_eq!(place(&d), "config.json:2:16");
+}
