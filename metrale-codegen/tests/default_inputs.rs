@@ -4,7 +4,7 @@
 
 use metrale_circuit::{
     CacheInputs, CarryInputs, DraftInputs, InputsFile, KvInputs, LookupInputs, RingInputs,
-    StateDtype, TreeInputs, VerifyCounts,
+    StateDtype, TreeInputs, VerifyCounts, WindowInputs,
 };
 
 #[test]
@@ -32,7 +32,11 @@ fn the_shipped_default_parses_to_its_documented_figures() {
         Some(KvInputs {
             blocks: 2048,
             block_size: 16,
-            window: None
+            window: Some(WindowInputs {
+                sequences: 8,
+                chunk_tokens: 2048,
+                max_tokens: 32768
+            })
         })
     );
     assert_eq!(
@@ -40,7 +44,11 @@ fn the_shipped_default_parses_to_its_documented_figures() {
         Some(KvInputs {
             blocks: 2048,
             block_size: 16,
-            window: None
+            window: Some(WindowInputs {
+                sequences: 8,
+                chunk_tokens: 2048,
+                max_tokens: 32768
+            })
         })
     );
     assert_eq!(

@@ -28,6 +28,10 @@
     clippy::large_stack_arrays,
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
+#[allow(
+    clippy::module_inception,
+    reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
+)]
 pub mod nemotron_h {
     use ::metrale_circuit as __rt;
     use __rt::__private_v0_1 as __abi;
@@ -56,8 +60,17 @@ pub mod nemotron_h {
         pub n_groups: u64,
         /// `conv_kernel`.
         pub conv_kernel: u64,
-        /// `conv_window`.
-        pub conv_window: u64,
+    }
+    impl Dims {
+        /// The derived dim `conv_window`: `conv_kernel - 1` (`[derive]` of `circuits/nemotron_h.toml`).
+        ///
+        /// # Errors
+        /// `SizeFault::Overflow` when a size overflows `u64`;
+        /// `SizeFault::Negative` when a subtraction goes below zero.
+        pub const fn conv_window(&self) -> ::core::result::Result<u64, __rt::SizeFault> {
+            use __abi::{sub, value};
+            sub(value(self.conv_kernel), value(1))
+        }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
     /// cannot be built without all of them.
@@ -118,11 +131,11 @@ pub mod nemotron_h {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:77`).
+        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:82`).
         pub mod mamba2 {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:77`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:82`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -138,17 +151,18 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:90`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
-            /// `SizeFault::Overflow` when a size overflows `u64`.
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(
                     mul(
-                        value(dims.conv_window),
+                        dims.conv_window(),
                         add(
                             mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
                             mul(
@@ -160,7 +174,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:100`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:110`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -176,17 +190,18 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:107`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:117`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
-            /// `SizeFault::Overflow` when a size overflows `u64`.
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(
                     mul(
-                        value(dims.conv_window),
+                        dims.conv_window(),
                         add(
                             mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
                             mul(
@@ -198,7 +213,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:115`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:125`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -214,17 +229,18 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:122`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:132`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
-            /// `SizeFault::Overflow` when a size overflows `u64`.
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(
                     mul(
-                        value(dims.conv_window),
+                        dims.conv_window(),
                         add(
                             mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
                             mul(
@@ -237,11 +253,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:168`).
+        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:178`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/nemotron_h.toml:168`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/nemotron_h.toml:178`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -254,7 +270,7 @@ pub mod nemotron_h {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/nemotron_h.toml:175`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/nemotron_h.toml:185`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -268,11 +284,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/nemotron_h.toml:244`).
+        /// The units of the states of block `head` (`circuits/nemotron_h.toml:254`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:244`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:254`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -308,20 +324,20 @@ pub mod nemotron_h {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:77`).
+    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:82`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba2Block {
-        /// `mamba2.h` (`circuits/nemotron_h.toml:77`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
+        /// `mamba2.h` (`circuits/nemotron_h.toml:82`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba2.conv` (`circuits/nemotron_h.toml:90`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
+        /// `mamba2.conv` (`circuits/nemotron_h.toml:100`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:100`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:110`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:107`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:117`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:115`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:125`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:122`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:132`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba2Block {
@@ -378,12 +394,12 @@ pub mod nemotron_h {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:168`).
+    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:178`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/nemotron_h.toml:168`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/nemotron_h.toml:178`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/nemotron_h.toml:175`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/nemotron_h.toml:185`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -413,10 +429,10 @@ pub mod nemotron_h {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:244`).
+    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:254`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:244`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:254`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -468,7 +484,7 @@ pub mod nemotron_h {
         /// A layer of kind `mlp`.
         Mlp(&'a MlpLayer),
     }
-    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:277`): 52 layers.
+    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:323`): 52 layers.
     pub mod nemotron_h_8b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -482,7 +498,6 @@ pub mod nemotron_h {
             ssm_state: 128,
             n_groups: 8,
             conv_kernel: 4,
-            conv_window: 3,
         };
         /// The number of layers.
         pub const LAYERS: usize = 52;
@@ -1015,7 +1030,8 @@ pub mod nemotron_h {
             ///
             /// # Errors
             /// `PlanError::BadAlign` when `align` is not a nonzero power of two;
-            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
+            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`;
+            /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1456,7 +1472,2606 @@ pub mod nemotron_h {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:285`): 6 layers.
+    /// Checkpoint `nemotron_h_47b` of `nvidia/Nemotron-H-47B-Base-8K` (`circuits/nemotron_h.toml:345`): 98 layers.
+    pub mod nemotron_h_47b {
+        use super::{__abi, __rt};
+        /// The checkpoint's dims.
+        pub const DIMS: super::Dims = super::Dims {
+            hidden: 8192,
+            q_heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            mamba_heads: 256,
+            mamba_head_dim: 64,
+            ssm_state: 256,
+            n_groups: 8,
+            conv_kernel: 4,
+        };
+        /// The number of layers.
+        pub const LAYERS: usize = 98;
+        /// The number of terms of the plan (and of `TERMS` and `regions()`).
+        pub const TERM_COUNT: usize = 461;
+        /// Every size class: terms of one state of one block template, holding one
+        /// thing in one section, sized once per plan.
+        const CLASSES: [__abi::SizeClass; 13] = [
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 2,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 3,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 4,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 5,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 6,
+                window: ::core::option::Option::None,
+                count: 5,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 7,
+                window: ::core::option::Option::None,
+                count: 5,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 8,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 2,
+            },
+        ];
+        /// Every term's state id and size class, in plan order.
+        const TABLE: [(&str, usize); TERM_COUNT] = [
+            ("l0.mamba2.h", 0),
+            ("l0.mamba2.h", 1),
+            ("l0.mamba2.h", 2),
+            ("l0.mamba2.conv", 3),
+            ("l0.mamba2.conv", 4),
+            ("l0.mamba2.conv", 5),
+            ("l0.mamba2.h_prefix", 6),
+            ("l0.mamba2.conv_prefix", 7),
+            ("l0.mamba2.h_ring", 8),
+            ("l0.mamba2.conv_ring", 9),
+            ("l2.mamba2.h", 0),
+            ("l2.mamba2.h", 1),
+            ("l2.mamba2.h", 2),
+            ("l2.mamba2.conv", 3),
+            ("l2.mamba2.conv", 4),
+            ("l2.mamba2.conv", 5),
+            ("l2.mamba2.h_prefix", 6),
+            ("l2.mamba2.conv_prefix", 7),
+            ("l2.mamba2.h_ring", 8),
+            ("l2.mamba2.conv_ring", 9),
+            ("l4.mamba2.h", 0),
+            ("l4.mamba2.h", 1),
+            ("l4.mamba2.h", 2),
+            ("l4.mamba2.conv", 3),
+            ("l4.mamba2.conv", 4),
+            ("l4.mamba2.conv", 5),
+            ("l4.mamba2.h_prefix", 6),
+            ("l4.mamba2.conv_prefix", 7),
+            ("l4.mamba2.h_ring", 8),
+            ("l4.mamba2.conv_ring", 9),
+            ("l6.mamba2.h", 0),
+            ("l6.mamba2.h", 1),
+            ("l6.mamba2.h", 2),
+            ("l6.mamba2.conv", 3),
+            ("l6.mamba2.conv", 4),
+            ("l6.mamba2.conv", 5),
+            ("l6.mamba2.h_prefix", 6),
+            ("l6.mamba2.conv_prefix", 7),
+            ("l6.mamba2.h_ring", 8),
+            ("l6.mamba2.conv_ring", 9),
+            ("l8.mamba2.h", 0),
+            ("l8.mamba2.h", 1),
+            ("l8.mamba2.h", 2),
+            ("l8.mamba2.conv", 3),
+            ("l8.mamba2.conv", 4),
+            ("l8.mamba2.conv", 5),
+            ("l8.mamba2.h_prefix", 6),
+            ("l8.mamba2.conv_prefix", 7),
+            ("l8.mamba2.h_ring", 8),
+            ("l8.mamba2.conv_ring", 9),
+            ("l10.mamba2.h", 0),
+            ("l10.mamba2.h", 1),
+            ("l10.mamba2.h", 2),
+            ("l10.mamba2.conv", 3),
+            ("l10.mamba2.conv", 4),
+            ("l10.mamba2.conv", 5),
+            ("l10.mamba2.h_prefix", 6),
+            ("l10.mamba2.conv_prefix", 7),
+            ("l10.mamba2.h_ring", 8),
+            ("l10.mamba2.conv_ring", 9),
+            ("l12.mamba2.h", 0),
+            ("l12.mamba2.h", 1),
+            ("l12.mamba2.h", 2),
+            ("l12.mamba2.conv", 3),
+            ("l12.mamba2.conv", 4),
+            ("l12.mamba2.conv", 5),
+            ("l12.mamba2.h_prefix", 6),
+            ("l12.mamba2.conv_prefix", 7),
+            ("l12.mamba2.h_ring", 8),
+            ("l12.mamba2.conv_ring", 9),
+            ("l14.mamba2.h", 0),
+            ("l14.mamba2.h", 1),
+            ("l14.mamba2.h", 2),
+            ("l14.mamba2.conv", 3),
+            ("l14.mamba2.conv", 4),
+            ("l14.mamba2.conv", 5),
+            ("l14.mamba2.h_prefix", 6),
+            ("l14.mamba2.conv_prefix", 7),
+            ("l14.mamba2.h_ring", 8),
+            ("l14.mamba2.conv_ring", 9),
+            ("l16.mamba2.h", 0),
+            ("l16.mamba2.h", 1),
+            ("l16.mamba2.h", 2),
+            ("l16.mamba2.conv", 3),
+            ("l16.mamba2.conv", 4),
+            ("l16.mamba2.conv", 5),
+            ("l16.mamba2.h_prefix", 6),
+            ("l16.mamba2.conv_prefix", 7),
+            ("l16.mamba2.h_ring", 8),
+            ("l16.mamba2.conv_ring", 9),
+            ("l17.attn.k", 10),
+            ("l17.attn.v", 11),
+            ("l19.mamba2.h", 0),
+            ("l19.mamba2.h", 1),
+            ("l19.mamba2.h", 2),
+            ("l19.mamba2.conv", 3),
+            ("l19.mamba2.conv", 4),
+            ("l19.mamba2.conv", 5),
+            ("l19.mamba2.h_prefix", 6),
+            ("l19.mamba2.conv_prefix", 7),
+            ("l19.mamba2.h_ring", 8),
+            ("l19.mamba2.conv_ring", 9),
+            ("l21.mamba2.h", 0),
+            ("l21.mamba2.h", 1),
+            ("l21.mamba2.h", 2),
+            ("l21.mamba2.conv", 3),
+            ("l21.mamba2.conv", 4),
+            ("l21.mamba2.conv", 5),
+            ("l21.mamba2.h_prefix", 6),
+            ("l21.mamba2.conv_prefix", 7),
+            ("l21.mamba2.h_ring", 8),
+            ("l21.mamba2.conv_ring", 9),
+            ("l23.mamba2.h", 0),
+            ("l23.mamba2.h", 1),
+            ("l23.mamba2.h", 2),
+            ("l23.mamba2.conv", 3),
+            ("l23.mamba2.conv", 4),
+            ("l23.mamba2.conv", 5),
+            ("l23.mamba2.h_prefix", 6),
+            ("l23.mamba2.conv_prefix", 7),
+            ("l23.mamba2.h_ring", 8),
+            ("l23.mamba2.conv_ring", 9),
+            ("l25.mamba2.h", 0),
+            ("l25.mamba2.h", 1),
+            ("l25.mamba2.h", 2),
+            ("l25.mamba2.conv", 3),
+            ("l25.mamba2.conv", 4),
+            ("l25.mamba2.conv", 5),
+            ("l25.mamba2.h_prefix", 6),
+            ("l25.mamba2.conv_prefix", 7),
+            ("l25.mamba2.h_ring", 8),
+            ("l25.mamba2.conv_ring", 9),
+            ("l27.mamba2.h", 0),
+            ("l27.mamba2.h", 1),
+            ("l27.mamba2.h", 2),
+            ("l27.mamba2.conv", 3),
+            ("l27.mamba2.conv", 4),
+            ("l27.mamba2.conv", 5),
+            ("l27.mamba2.h_prefix", 6),
+            ("l27.mamba2.conv_prefix", 7),
+            ("l27.mamba2.h_ring", 8),
+            ("l27.mamba2.conv_ring", 9),
+            ("l29.mamba2.h", 0),
+            ("l29.mamba2.h", 1),
+            ("l29.mamba2.h", 2),
+            ("l29.mamba2.conv", 3),
+            ("l29.mamba2.conv", 4),
+            ("l29.mamba2.conv", 5),
+            ("l29.mamba2.h_prefix", 6),
+            ("l29.mamba2.conv_prefix", 7),
+            ("l29.mamba2.h_ring", 8),
+            ("l29.mamba2.conv_ring", 9),
+            ("l31.mamba2.h", 0),
+            ("l31.mamba2.h", 1),
+            ("l31.mamba2.h", 2),
+            ("l31.mamba2.conv", 3),
+            ("l31.mamba2.conv", 4),
+            ("l31.mamba2.conv", 5),
+            ("l31.mamba2.h_prefix", 6),
+            ("l31.mamba2.conv_prefix", 7),
+            ("l31.mamba2.h_ring", 8),
+            ("l31.mamba2.conv_ring", 9),
+            ("l33.mamba2.h", 0),
+            ("l33.mamba2.h", 1),
+            ("l33.mamba2.h", 2),
+            ("l33.mamba2.conv", 3),
+            ("l33.mamba2.conv", 4),
+            ("l33.mamba2.conv", 5),
+            ("l33.mamba2.h_prefix", 6),
+            ("l33.mamba2.conv_prefix", 7),
+            ("l33.mamba2.h_ring", 8),
+            ("l33.mamba2.conv_ring", 9),
+            ("l35.mamba2.h", 0),
+            ("l35.mamba2.h", 1),
+            ("l35.mamba2.h", 2),
+            ("l35.mamba2.conv", 3),
+            ("l35.mamba2.conv", 4),
+            ("l35.mamba2.conv", 5),
+            ("l35.mamba2.h_prefix", 6),
+            ("l35.mamba2.conv_prefix", 7),
+            ("l35.mamba2.h_ring", 8),
+            ("l35.mamba2.conv_ring", 9),
+            ("l37.mamba2.h", 0),
+            ("l37.mamba2.h", 1),
+            ("l37.mamba2.h", 2),
+            ("l37.mamba2.conv", 3),
+            ("l37.mamba2.conv", 4),
+            ("l37.mamba2.conv", 5),
+            ("l37.mamba2.h_prefix", 6),
+            ("l37.mamba2.conv_prefix", 7),
+            ("l37.mamba2.h_ring", 8),
+            ("l37.mamba2.conv_ring", 9),
+            ("l38.attn.k", 10),
+            ("l38.attn.v", 11),
+            ("l40.mamba2.h", 0),
+            ("l40.mamba2.h", 1),
+            ("l40.mamba2.h", 2),
+            ("l40.mamba2.conv", 3),
+            ("l40.mamba2.conv", 4),
+            ("l40.mamba2.conv", 5),
+            ("l40.mamba2.h_prefix", 6),
+            ("l40.mamba2.conv_prefix", 7),
+            ("l40.mamba2.h_ring", 8),
+            ("l40.mamba2.conv_ring", 9),
+            ("l42.mamba2.h", 0),
+            ("l42.mamba2.h", 1),
+            ("l42.mamba2.h", 2),
+            ("l42.mamba2.conv", 3),
+            ("l42.mamba2.conv", 4),
+            ("l42.mamba2.conv", 5),
+            ("l42.mamba2.h_prefix", 6),
+            ("l42.mamba2.conv_prefix", 7),
+            ("l42.mamba2.h_ring", 8),
+            ("l42.mamba2.conv_ring", 9),
+            ("l44.mamba2.h", 0),
+            ("l44.mamba2.h", 1),
+            ("l44.mamba2.h", 2),
+            ("l44.mamba2.conv", 3),
+            ("l44.mamba2.conv", 4),
+            ("l44.mamba2.conv", 5),
+            ("l44.mamba2.h_prefix", 6),
+            ("l44.mamba2.conv_prefix", 7),
+            ("l44.mamba2.h_ring", 8),
+            ("l44.mamba2.conv_ring", 9),
+            ("l46.mamba2.h", 0),
+            ("l46.mamba2.h", 1),
+            ("l46.mamba2.h", 2),
+            ("l46.mamba2.conv", 3),
+            ("l46.mamba2.conv", 4),
+            ("l46.mamba2.conv", 5),
+            ("l46.mamba2.h_prefix", 6),
+            ("l46.mamba2.conv_prefix", 7),
+            ("l46.mamba2.h_ring", 8),
+            ("l46.mamba2.conv_ring", 9),
+            ("l48.mamba2.h", 0),
+            ("l48.mamba2.h", 1),
+            ("l48.mamba2.h", 2),
+            ("l48.mamba2.conv", 3),
+            ("l48.mamba2.conv", 4),
+            ("l48.mamba2.conv", 5),
+            ("l48.mamba2.h_prefix", 6),
+            ("l48.mamba2.conv_prefix", 7),
+            ("l48.mamba2.h_ring", 8),
+            ("l48.mamba2.conv_ring", 9),
+            ("l49.attn.k", 10),
+            ("l49.attn.v", 11),
+            ("l51.mamba2.h", 0),
+            ("l51.mamba2.h", 1),
+            ("l51.mamba2.h", 2),
+            ("l51.mamba2.conv", 3),
+            ("l51.mamba2.conv", 4),
+            ("l51.mamba2.conv", 5),
+            ("l51.mamba2.h_prefix", 6),
+            ("l51.mamba2.conv_prefix", 7),
+            ("l51.mamba2.h_ring", 8),
+            ("l51.mamba2.conv_ring", 9),
+            ("l53.mamba2.h", 0),
+            ("l53.mamba2.h", 1),
+            ("l53.mamba2.h", 2),
+            ("l53.mamba2.conv", 3),
+            ("l53.mamba2.conv", 4),
+            ("l53.mamba2.conv", 5),
+            ("l53.mamba2.h_prefix", 6),
+            ("l53.mamba2.conv_prefix", 7),
+            ("l53.mamba2.h_ring", 8),
+            ("l53.mamba2.conv_ring", 9),
+            ("l55.mamba2.h", 0),
+            ("l55.mamba2.h", 1),
+            ("l55.mamba2.h", 2),
+            ("l55.mamba2.conv", 3),
+            ("l55.mamba2.conv", 4),
+            ("l55.mamba2.conv", 5),
+            ("l55.mamba2.h_prefix", 6),
+            ("l55.mamba2.conv_prefix", 7),
+            ("l55.mamba2.h_ring", 8),
+            ("l55.mamba2.conv_ring", 9),
+            ("l57.mamba2.h", 0),
+            ("l57.mamba2.h", 1),
+            ("l57.mamba2.h", 2),
+            ("l57.mamba2.conv", 3),
+            ("l57.mamba2.conv", 4),
+            ("l57.mamba2.conv", 5),
+            ("l57.mamba2.h_prefix", 6),
+            ("l57.mamba2.conv_prefix", 7),
+            ("l57.mamba2.h_ring", 8),
+            ("l57.mamba2.conv_ring", 9),
+            ("l59.mamba2.h", 0),
+            ("l59.mamba2.h", 1),
+            ("l59.mamba2.h", 2),
+            ("l59.mamba2.conv", 3),
+            ("l59.mamba2.conv", 4),
+            ("l59.mamba2.conv", 5),
+            ("l59.mamba2.h_prefix", 6),
+            ("l59.mamba2.conv_prefix", 7),
+            ("l59.mamba2.h_ring", 8),
+            ("l59.mamba2.conv_ring", 9),
+            ("l60.attn.k", 10),
+            ("l60.attn.v", 11),
+            ("l62.mamba2.h", 0),
+            ("l62.mamba2.h", 1),
+            ("l62.mamba2.h", 2),
+            ("l62.mamba2.conv", 3),
+            ("l62.mamba2.conv", 4),
+            ("l62.mamba2.conv", 5),
+            ("l62.mamba2.h_prefix", 6),
+            ("l62.mamba2.conv_prefix", 7),
+            ("l62.mamba2.h_ring", 8),
+            ("l62.mamba2.conv_ring", 9),
+            ("l64.mamba2.h", 0),
+            ("l64.mamba2.h", 1),
+            ("l64.mamba2.h", 2),
+            ("l64.mamba2.conv", 3),
+            ("l64.mamba2.conv", 4),
+            ("l64.mamba2.conv", 5),
+            ("l64.mamba2.h_prefix", 6),
+            ("l64.mamba2.conv_prefix", 7),
+            ("l64.mamba2.h_ring", 8),
+            ("l64.mamba2.conv_ring", 9),
+            ("l66.mamba2.h", 0),
+            ("l66.mamba2.h", 1),
+            ("l66.mamba2.h", 2),
+            ("l66.mamba2.conv", 3),
+            ("l66.mamba2.conv", 4),
+            ("l66.mamba2.conv", 5),
+            ("l66.mamba2.h_prefix", 6),
+            ("l66.mamba2.conv_prefix", 7),
+            ("l66.mamba2.h_ring", 8),
+            ("l66.mamba2.conv_ring", 9),
+            ("l68.mamba2.h", 0),
+            ("l68.mamba2.h", 1),
+            ("l68.mamba2.h", 2),
+            ("l68.mamba2.conv", 3),
+            ("l68.mamba2.conv", 4),
+            ("l68.mamba2.conv", 5),
+            ("l68.mamba2.h_prefix", 6),
+            ("l68.mamba2.conv_prefix", 7),
+            ("l68.mamba2.h_ring", 8),
+            ("l68.mamba2.conv_ring", 9),
+            ("l70.mamba2.h", 0),
+            ("l70.mamba2.h", 1),
+            ("l70.mamba2.h", 2),
+            ("l70.mamba2.conv", 3),
+            ("l70.mamba2.conv", 4),
+            ("l70.mamba2.conv", 5),
+            ("l70.mamba2.h_prefix", 6),
+            ("l70.mamba2.conv_prefix", 7),
+            ("l70.mamba2.h_ring", 8),
+            ("l70.mamba2.conv_ring", 9),
+            ("l72.mamba2.h", 0),
+            ("l72.mamba2.h", 1),
+            ("l72.mamba2.h", 2),
+            ("l72.mamba2.conv", 3),
+            ("l72.mamba2.conv", 4),
+            ("l72.mamba2.conv", 5),
+            ("l72.mamba2.h_prefix", 6),
+            ("l72.mamba2.conv_prefix", 7),
+            ("l72.mamba2.h_ring", 8),
+            ("l72.mamba2.conv_ring", 9),
+            ("l74.mamba2.h", 0),
+            ("l74.mamba2.h", 1),
+            ("l74.mamba2.h", 2),
+            ("l74.mamba2.conv", 3),
+            ("l74.mamba2.conv", 4),
+            ("l74.mamba2.conv", 5),
+            ("l74.mamba2.h_prefix", 6),
+            ("l74.mamba2.conv_prefix", 7),
+            ("l74.mamba2.h_ring", 8),
+            ("l74.mamba2.conv_ring", 9),
+            ("l78.mamba2.h", 0),
+            ("l78.mamba2.h", 1),
+            ("l78.mamba2.h", 2),
+            ("l78.mamba2.conv", 3),
+            ("l78.mamba2.conv", 4),
+            ("l78.mamba2.conv", 5),
+            ("l78.mamba2.h_prefix", 6),
+            ("l78.mamba2.conv_prefix", 7),
+            ("l78.mamba2.h_ring", 8),
+            ("l78.mamba2.conv_ring", 9),
+            ("l79.mamba2.h", 0),
+            ("l79.mamba2.h", 1),
+            ("l79.mamba2.h", 2),
+            ("l79.mamba2.conv", 3),
+            ("l79.mamba2.conv", 4),
+            ("l79.mamba2.conv", 5),
+            ("l79.mamba2.h_prefix", 6),
+            ("l79.mamba2.conv_prefix", 7),
+            ("l79.mamba2.h_ring", 8),
+            ("l79.mamba2.conv_ring", 9),
+            ("l83.mamba2.h", 0),
+            ("l83.mamba2.h", 1),
+            ("l83.mamba2.h", 2),
+            ("l83.mamba2.conv", 3),
+            ("l83.mamba2.conv", 4),
+            ("l83.mamba2.conv", 5),
+            ("l83.mamba2.h_prefix", 6),
+            ("l83.mamba2.conv_prefix", 7),
+            ("l83.mamba2.h_ring", 8),
+            ("l83.mamba2.conv_ring", 9),
+            ("l85.mamba2.h", 0),
+            ("l85.mamba2.h", 1),
+            ("l85.mamba2.h", 2),
+            ("l85.mamba2.conv", 3),
+            ("l85.mamba2.conv", 4),
+            ("l85.mamba2.conv", 5),
+            ("l85.mamba2.h_prefix", 6),
+            ("l85.mamba2.conv_prefix", 7),
+            ("l85.mamba2.h_ring", 8),
+            ("l85.mamba2.conv_ring", 9),
+            ("l86.attn.k", 10),
+            ("l86.attn.v", 11),
+            ("l88.mamba2.h", 0),
+            ("l88.mamba2.h", 1),
+            ("l88.mamba2.h", 2),
+            ("l88.mamba2.conv", 3),
+            ("l88.mamba2.conv", 4),
+            ("l88.mamba2.conv", 5),
+            ("l88.mamba2.h_prefix", 6),
+            ("l88.mamba2.conv_prefix", 7),
+            ("l88.mamba2.h_ring", 8),
+            ("l88.mamba2.conv_ring", 9),
+            ("l90.mamba2.h", 0),
+            ("l90.mamba2.h", 1),
+            ("l90.mamba2.h", 2),
+            ("l90.mamba2.conv", 3),
+            ("l90.mamba2.conv", 4),
+            ("l90.mamba2.conv", 5),
+            ("l90.mamba2.h_prefix", 6),
+            ("l90.mamba2.conv_prefix", 7),
+            ("l90.mamba2.h_ring", 8),
+            ("l90.mamba2.conv_ring", 9),
+            ("l92.mamba2.h", 0),
+            ("l92.mamba2.h", 1),
+            ("l92.mamba2.h", 2),
+            ("l92.mamba2.conv", 3),
+            ("l92.mamba2.conv", 4),
+            ("l92.mamba2.conv", 5),
+            ("l92.mamba2.h_prefix", 6),
+            ("l92.mamba2.conv_prefix", 7),
+            ("l92.mamba2.h_ring", 8),
+            ("l92.mamba2.conv_ring", 9),
+            ("l94.mamba2.h", 0),
+            ("l94.mamba2.h", 1),
+            ("l94.mamba2.h", 2),
+            ("l94.mamba2.conv", 3),
+            ("l94.mamba2.conv", 4),
+            ("l94.mamba2.conv", 5),
+            ("l94.mamba2.h_prefix", 6),
+            ("l94.mamba2.conv_prefix", 7),
+            ("l94.mamba2.h_ring", 8),
+            ("l94.mamba2.conv_ring", 9),
+            ("l96.mamba2.h", 0),
+            ("l96.mamba2.h", 1),
+            ("l96.mamba2.h", 2),
+            ("l96.mamba2.conv", 3),
+            ("l96.mamba2.conv", 4),
+            ("l96.mamba2.conv", 5),
+            ("l96.mamba2.h_prefix", 6),
+            ("l96.mamba2.conv_prefix", 7),
+            ("l96.mamba2.h_ring", 8),
+            ("l96.mamba2.conv_ring", 9),
+            ("head.prefix_hidden", 12),
+        ];
+        /// Every term of the plan, in plan order: the order of `regions()`.
+        pub const TERMS: [__rt::TermInfo; TERM_COUNT] = __abi::terms(&TABLE, &CLASSES);
+        /// The first row of every size class: its faults are reported there.
+        const FIRST_ROW: [usize; 13] = __abi::first_rows(&TABLE);
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
+        const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
+        /// Every state term of checkpoint `nemotron_h_47b`, sized and laid out: one `Region` per term,
+        /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct StatePlan {
+            /// Layer 0, of kind `mamba`.
+            pub l0: super::MambaLayer,
+            /// Layer 1, of kind `mlp`.
+            pub l1: super::MlpLayer,
+            /// Layer 2, of kind `mamba`.
+            pub l2: super::MambaLayer,
+            /// Layer 3, of kind `mlp`.
+            pub l3: super::MlpLayer,
+            /// Layer 4, of kind `mamba`.
+            pub l4: super::MambaLayer,
+            /// Layer 5, of kind `mlp`.
+            pub l5: super::MlpLayer,
+            /// Layer 6, of kind `mamba`.
+            pub l6: super::MambaLayer,
+            /// Layer 7, of kind `mlp`.
+            pub l7: super::MlpLayer,
+            /// Layer 8, of kind `mamba`.
+            pub l8: super::MambaLayer,
+            /// Layer 9, of kind `mlp`.
+            pub l9: super::MlpLayer,
+            /// Layer 10, of kind `mamba`.
+            pub l10: super::MambaLayer,
+            /// Layer 11, of kind `mlp`.
+            pub l11: super::MlpLayer,
+            /// Layer 12, of kind `mamba`.
+            pub l12: super::MambaLayer,
+            /// Layer 13, of kind `mlp`.
+            pub l13: super::MlpLayer,
+            /// Layer 14, of kind `mamba`.
+            pub l14: super::MambaLayer,
+            /// Layer 15, of kind `mlp`.
+            pub l15: super::MlpLayer,
+            /// Layer 16, of kind `mamba`.
+            pub l16: super::MambaLayer,
+            /// Layer 17, of kind `attention`.
+            pub l17: super::AttentionLayer,
+            /// Layer 18, of kind `mlp`.
+            pub l18: super::MlpLayer,
+            /// Layer 19, of kind `mamba`.
+            pub l19: super::MambaLayer,
+            /// Layer 20, of kind `mlp`.
+            pub l20: super::MlpLayer,
+            /// Layer 21, of kind `mamba`.
+            pub l21: super::MambaLayer,
+            /// Layer 22, of kind `mlp`.
+            pub l22: super::MlpLayer,
+            /// Layer 23, of kind `mamba`.
+            pub l23: super::MambaLayer,
+            /// Layer 24, of kind `mlp`.
+            pub l24: super::MlpLayer,
+            /// Layer 25, of kind `mamba`.
+            pub l25: super::MambaLayer,
+            /// Layer 26, of kind `mlp`.
+            pub l26: super::MlpLayer,
+            /// Layer 27, of kind `mamba`.
+            pub l27: super::MambaLayer,
+            /// Layer 28, of kind `mlp`.
+            pub l28: super::MlpLayer,
+            /// Layer 29, of kind `mamba`.
+            pub l29: super::MambaLayer,
+            /// Layer 30, of kind `mlp`.
+            pub l30: super::MlpLayer,
+            /// Layer 31, of kind `mamba`.
+            pub l31: super::MambaLayer,
+            /// Layer 32, of kind `mlp`.
+            pub l32: super::MlpLayer,
+            /// Layer 33, of kind `mamba`.
+            pub l33: super::MambaLayer,
+            /// Layer 34, of kind `mlp`.
+            pub l34: super::MlpLayer,
+            /// Layer 35, of kind `mamba`.
+            pub l35: super::MambaLayer,
+            /// Layer 36, of kind `mlp`.
+            pub l36: super::MlpLayer,
+            /// Layer 37, of kind `mamba`.
+            pub l37: super::MambaLayer,
+            /// Layer 38, of kind `attention`.
+            pub l38: super::AttentionLayer,
+            /// Layer 39, of kind `mlp`.
+            pub l39: super::MlpLayer,
+            /// Layer 40, of kind `mamba`.
+            pub l40: super::MambaLayer,
+            /// Layer 41, of kind `mlp`.
+            pub l41: super::MlpLayer,
+            /// Layer 42, of kind `mamba`.
+            pub l42: super::MambaLayer,
+            /// Layer 43, of kind `mlp`.
+            pub l43: super::MlpLayer,
+            /// Layer 44, of kind `mamba`.
+            pub l44: super::MambaLayer,
+            /// Layer 45, of kind `mlp`.
+            pub l45: super::MlpLayer,
+            /// Layer 46, of kind `mamba`.
+            pub l46: super::MambaLayer,
+            /// Layer 47, of kind `mlp`.
+            pub l47: super::MlpLayer,
+            /// Layer 48, of kind `mamba`.
+            pub l48: super::MambaLayer,
+            /// Layer 49, of kind `attention`.
+            pub l49: super::AttentionLayer,
+            /// Layer 50, of kind `mlp`.
+            pub l50: super::MlpLayer,
+            /// Layer 51, of kind `mamba`.
+            pub l51: super::MambaLayer,
+            /// Layer 52, of kind `mlp`.
+            pub l52: super::MlpLayer,
+            /// Layer 53, of kind `mamba`.
+            pub l53: super::MambaLayer,
+            /// Layer 54, of kind `mlp`.
+            pub l54: super::MlpLayer,
+            /// Layer 55, of kind `mamba`.
+            pub l55: super::MambaLayer,
+            /// Layer 56, of kind `mlp`.
+            pub l56: super::MlpLayer,
+            /// Layer 57, of kind `mamba`.
+            pub l57: super::MambaLayer,
+            /// Layer 58, of kind `mlp`.
+            pub l58: super::MlpLayer,
+            /// Layer 59, of kind `mamba`.
+            pub l59: super::MambaLayer,
+            /// Layer 60, of kind `attention`.
+            pub l60: super::AttentionLayer,
+            /// Layer 61, of kind `mlp`.
+            pub l61: super::MlpLayer,
+            /// Layer 62, of kind `mamba`.
+            pub l62: super::MambaLayer,
+            /// Layer 63, of kind `mlp`.
+            pub l63: super::MlpLayer,
+            /// Layer 64, of kind `mamba`.
+            pub l64: super::MambaLayer,
+            /// Layer 65, of kind `mlp`.
+            pub l65: super::MlpLayer,
+            /// Layer 66, of kind `mamba`.
+            pub l66: super::MambaLayer,
+            /// Layer 67, of kind `mlp`.
+            pub l67: super::MlpLayer,
+            /// Layer 68, of kind `mamba`.
+            pub l68: super::MambaLayer,
+            /// Layer 69, of kind `mlp`.
+            pub l69: super::MlpLayer,
+            /// Layer 70, of kind `mamba`.
+            pub l70: super::MambaLayer,
+            /// Layer 71, of kind `mlp`.
+            pub l71: super::MlpLayer,
+            /// Layer 72, of kind `mamba`.
+            pub l72: super::MambaLayer,
+            /// Layer 73, of kind `mlp`.
+            pub l73: super::MlpLayer,
+            /// Layer 74, of kind `mamba`.
+            pub l74: super::MambaLayer,
+            /// Layer 75, of kind `mlp`.
+            pub l75: super::MlpLayer,
+            /// Layer 76, of kind `mlp`.
+            pub l76: super::MlpLayer,
+            /// Layer 77, of kind `mlp`.
+            pub l77: super::MlpLayer,
+            /// Layer 78, of kind `mamba`.
+            pub l78: super::MambaLayer,
+            /// Layer 79, of kind `mamba`.
+            pub l79: super::MambaLayer,
+            /// Layer 80, of kind `mlp`.
+            pub l80: super::MlpLayer,
+            /// Layer 81, of kind `mlp`.
+            pub l81: super::MlpLayer,
+            /// Layer 82, of kind `mlp`.
+            pub l82: super::MlpLayer,
+            /// Layer 83, of kind `mamba`.
+            pub l83: super::MambaLayer,
+            /// Layer 84, of kind `mlp`.
+            pub l84: super::MlpLayer,
+            /// Layer 85, of kind `mamba`.
+            pub l85: super::MambaLayer,
+            /// Layer 86, of kind `attention`.
+            pub l86: super::AttentionLayer,
+            /// Layer 87, of kind `mlp`.
+            pub l87: super::MlpLayer,
+            /// Layer 88, of kind `mamba`.
+            pub l88: super::MambaLayer,
+            /// Layer 89, of kind `mlp`.
+            pub l89: super::MlpLayer,
+            /// Layer 90, of kind `mamba`.
+            pub l90: super::MambaLayer,
+            /// Layer 91, of kind `mlp`.
+            pub l91: super::MlpLayer,
+            /// Layer 92, of kind `mamba`.
+            pub l92: super::MambaLayer,
+            /// Layer 93, of kind `mlp`.
+            pub l93: super::MlpLayer,
+            /// Layer 94, of kind `mamba`.
+            pub l94: super::MambaLayer,
+            /// Layer 95, of kind `mlp`.
+            pub l95: super::MlpLayer,
+            /// Layer 96, of kind `mamba`.
+            pub l96: super::MambaLayer,
+            /// Layer 97, of kind `mlp`.
+            pub l97: super::MlpLayer,
+            /// Block `head`.
+            pub head: super::HeadBlock,
+            /// The arena sizes and per-lifetime totals.
+            arena: __rt::Arena,
+        }
+        impl StatePlan {
+            /// Sizes every term under `inputs` and lays the terms out, every offset a
+            /// multiple of `align`, by the same law as the dynamic
+            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// (no verify, no KV, no cache group) is an empty region at offset 0.
+            ///
+            /// # Errors
+            /// `PlanError::BadAlign` when `align` is not a nonzero power of two;
+            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`;
+            /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
+            pub const fn new(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+            ) -> ::core::result::Result<Self, __rt::PlanError> {
+                let units = super::units(dims, inputs.formats);
+                let windows = super::windows(dims);
+                if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = __abi::Lanes::new(align);
+                let classes: [__abi::ClassSize; 13] = [
+                    __abi::size_class(&CLASSES[0], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[1], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[2], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[3], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[4], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[5], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[6], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[7], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[8], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[9], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(&CLASSES[12], &units, &windows, &state, &mut lanes),
+                ];
+                if let ::core::option::Option::Some(error) = __abi::first_fault(
+                    &classes,
+                    &FIRST_ROW,
+                    &TERMS,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
+                    ::core::option::Option::Some(arena) => arena,
+                    ::core::option::Option::None => {
+                        match __abi::replay(&classes, &STEPS, &TERMS, align) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
+                };
+                ::core::result::Result::Ok(Self {
+                    l0: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::MlpLayer {},
+                    l2: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::MlpLayer {},
+                    l4: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::MlpLayer {},
+                    l6: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::MlpLayer {},
+                    l8: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l9: super::MlpLayer {},
+                    l10: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l11: super::MlpLayer {},
+                    l12: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l13: super::MlpLayer {},
+                    l14: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l15: super::MlpLayer {},
+                    l16: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l17: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l18: super::MlpLayer {},
+                    l19: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l20: super::MlpLayer {},
+                    l21: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l22: super::MlpLayer {},
+                    l23: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l24: super::MlpLayer {},
+                    l25: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l26: super::MlpLayer {},
+                    l27: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l28: super::MlpLayer {},
+                    l29: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l30: super::MlpLayer {},
+                    l31: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l32: super::MlpLayer {},
+                    l33: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l34: super::MlpLayer {},
+                    l35: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l36: super::MlpLayer {},
+                    l37: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l38: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l39: super::MlpLayer {},
+                    l40: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l41: super::MlpLayer {},
+                    l42: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l43: super::MlpLayer {},
+                    l44: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l45: super::MlpLayer {},
+                    l46: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l47: super::MlpLayer {},
+                    l48: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l49: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l50: super::MlpLayer {},
+                    l51: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l52: super::MlpLayer {},
+                    l53: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l54: super::MlpLayer {},
+                    l55: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l56: super::MlpLayer {},
+                    l57: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l58: super::MlpLayer {},
+                    l59: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l60: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l61: super::MlpLayer {},
+                    l62: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l63: super::MlpLayer {},
+                    l64: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l65: super::MlpLayer {},
+                    l66: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l67: super::MlpLayer {},
+                    l68: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l69: super::MlpLayer {},
+                    l70: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l71: super::MlpLayer {},
+                    l72: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l73: super::MlpLayer {},
+                    l74: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l75: super::MlpLayer {},
+                    l76: super::MlpLayer {},
+                    l77: super::MlpLayer {},
+                    l78: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l79: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l80: super::MlpLayer {},
+                    l81: super::MlpLayer {},
+                    l82: super::MlpLayer {},
+                    l83: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l84: super::MlpLayer {},
+                    l85: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l86: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l87: super::MlpLayer {},
+                    l88: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l89: super::MlpLayer {},
+                    l90: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l91: super::MlpLayer {},
+                    l92: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l93: super::MlpLayer {},
+                    l94: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l95: super::MlpLayer {},
+                    l96: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l97: super::MlpLayer {},
+                    head: super::HeadBlock::lay(
+                        __abi::window(&classes, 12),
+                        &mut cursors,
+                    ),
+                    arena,
+                })
+            }
+            /// Every term's region, in the order of `TERMS`.
+            #[must_use]
+            pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
+                let mut all = [__rt::Region::EMPTY; TERM_COUNT];
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::Mamba(layer) => {
+                            at = __abi::put(&mut all, at, layer.mamba2.regions());
+                        }
+                        super::Layer::Attention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                        super::Layer::Mlp(_) => {}
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
+                let _ = at;
+                all
+            }
+            /// The arena sizes and per-lifetime totals.
+            #[must_use]
+            pub const fn arena(&self) -> &__rt::Arena {
+                &self.arena
+            }
+            /// The device arena's size: the end of its last region, rounded up to
+            /// the alignment.
+            #[must_use]
+            pub const fn device_bytes(&self) -> u64 {
+                self.arena.device_bytes
+            }
+            /// The host arena's size (the prompt-lookup index), rounded up to the
+            /// alignment.
+            #[must_use]
+            pub const fn host_bytes(&self) -> u64 {
+                self.arena.host_bytes
+            }
+            /// The bytes the terms of `space` with `lifetime` hold, padding excluded.
+            #[must_use]
+            pub const fn lifetime_bytes(
+                &self,
+                space: __rt::Space,
+                lifetime: __rt::Lifetime,
+            ) -> u64 {
+                self.arena.lifetime_bytes(space, lifetime)
+            }
+            /// The bytes the terms of `space` hold, padding excluded.
+            #[must_use]
+            pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+                self.arena.term_bytes(space)
+            }
+            /// Every layer, in order, typed by its kind, for loops over layers.
+            #[must_use]
+            pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
+                [
+                    super::Layer::Mamba(&self.l0),
+                    super::Layer::Mlp(&self.l1),
+                    super::Layer::Mamba(&self.l2),
+                    super::Layer::Mlp(&self.l3),
+                    super::Layer::Mamba(&self.l4),
+                    super::Layer::Mlp(&self.l5),
+                    super::Layer::Mamba(&self.l6),
+                    super::Layer::Mlp(&self.l7),
+                    super::Layer::Mamba(&self.l8),
+                    super::Layer::Mlp(&self.l9),
+                    super::Layer::Mamba(&self.l10),
+                    super::Layer::Mlp(&self.l11),
+                    super::Layer::Mamba(&self.l12),
+                    super::Layer::Mlp(&self.l13),
+                    super::Layer::Mamba(&self.l14),
+                    super::Layer::Mlp(&self.l15),
+                    super::Layer::Mamba(&self.l16),
+                    super::Layer::Attention(&self.l17),
+                    super::Layer::Mlp(&self.l18),
+                    super::Layer::Mamba(&self.l19),
+                    super::Layer::Mlp(&self.l20),
+                    super::Layer::Mamba(&self.l21),
+                    super::Layer::Mlp(&self.l22),
+                    super::Layer::Mamba(&self.l23),
+                    super::Layer::Mlp(&self.l24),
+                    super::Layer::Mamba(&self.l25),
+                    super::Layer::Mlp(&self.l26),
+                    super::Layer::Mamba(&self.l27),
+                    super::Layer::Mlp(&self.l28),
+                    super::Layer::Mamba(&self.l29),
+                    super::Layer::Mlp(&self.l30),
+                    super::Layer::Mamba(&self.l31),
+                    super::Layer::Mlp(&self.l32),
+                    super::Layer::Mamba(&self.l33),
+                    super::Layer::Mlp(&self.l34),
+                    super::Layer::Mamba(&self.l35),
+                    super::Layer::Mlp(&self.l36),
+                    super::Layer::Mamba(&self.l37),
+                    super::Layer::Attention(&self.l38),
+                    super::Layer::Mlp(&self.l39),
+                    super::Layer::Mamba(&self.l40),
+                    super::Layer::Mlp(&self.l41),
+                    super::Layer::Mamba(&self.l42),
+                    super::Layer::Mlp(&self.l43),
+                    super::Layer::Mamba(&self.l44),
+                    super::Layer::Mlp(&self.l45),
+                    super::Layer::Mamba(&self.l46),
+                    super::Layer::Mlp(&self.l47),
+                    super::Layer::Mamba(&self.l48),
+                    super::Layer::Attention(&self.l49),
+                    super::Layer::Mlp(&self.l50),
+                    super::Layer::Mamba(&self.l51),
+                    super::Layer::Mlp(&self.l52),
+                    super::Layer::Mamba(&self.l53),
+                    super::Layer::Mlp(&self.l54),
+                    super::Layer::Mamba(&self.l55),
+                    super::Layer::Mlp(&self.l56),
+                    super::Layer::Mamba(&self.l57),
+                    super::Layer::Mlp(&self.l58),
+                    super::Layer::Mamba(&self.l59),
+                    super::Layer::Attention(&self.l60),
+                    super::Layer::Mlp(&self.l61),
+                    super::Layer::Mamba(&self.l62),
+                    super::Layer::Mlp(&self.l63),
+                    super::Layer::Mamba(&self.l64),
+                    super::Layer::Mlp(&self.l65),
+                    super::Layer::Mamba(&self.l66),
+                    super::Layer::Mlp(&self.l67),
+                    super::Layer::Mamba(&self.l68),
+                    super::Layer::Mlp(&self.l69),
+                    super::Layer::Mamba(&self.l70),
+                    super::Layer::Mlp(&self.l71),
+                    super::Layer::Mamba(&self.l72),
+                    super::Layer::Mlp(&self.l73),
+                    super::Layer::Mamba(&self.l74),
+                    super::Layer::Mlp(&self.l75),
+                    super::Layer::Mlp(&self.l76),
+                    super::Layer::Mlp(&self.l77),
+                    super::Layer::Mamba(&self.l78),
+                    super::Layer::Mamba(&self.l79),
+                    super::Layer::Mlp(&self.l80),
+                    super::Layer::Mlp(&self.l81),
+                    super::Layer::Mlp(&self.l82),
+                    super::Layer::Mamba(&self.l83),
+                    super::Layer::Mlp(&self.l84),
+                    super::Layer::Mamba(&self.l85),
+                    super::Layer::Attention(&self.l86),
+                    super::Layer::Mlp(&self.l87),
+                    super::Layer::Mamba(&self.l88),
+                    super::Layer::Mlp(&self.l89),
+                    super::Layer::Mamba(&self.l90),
+                    super::Layer::Mlp(&self.l91),
+                    super::Layer::Mamba(&self.l92),
+                    super::Layer::Mlp(&self.l93),
+                    super::Layer::Mamba(&self.l94),
+                    super::Layer::Mlp(&self.l95),
+                    super::Layer::Mamba(&self.l96),
+                    super::Layer::Mlp(&self.l97),
+                ]
+            }
+            /// Layer `index`, or `None` past the last one.
+            #[must_use]
+            pub const fn layer(
+                &self,
+                index: usize,
+            ) -> ::core::option::Option<super::Layer<'_>> {
+                match index {
+                    0 => ::core::option::Option::Some(super::Layer::Mamba(&self.l0)),
+                    1 => ::core::option::Option::Some(super::Layer::Mlp(&self.l1)),
+                    2 => ::core::option::Option::Some(super::Layer::Mamba(&self.l2)),
+                    3 => ::core::option::Option::Some(super::Layer::Mlp(&self.l3)),
+                    4 => ::core::option::Option::Some(super::Layer::Mamba(&self.l4)),
+                    5 => ::core::option::Option::Some(super::Layer::Mlp(&self.l5)),
+                    6 => ::core::option::Option::Some(super::Layer::Mamba(&self.l6)),
+                    7 => ::core::option::Option::Some(super::Layer::Mlp(&self.l7)),
+                    8 => ::core::option::Option::Some(super::Layer::Mamba(&self.l8)),
+                    9 => ::core::option::Option::Some(super::Layer::Mlp(&self.l9)),
+                    10 => ::core::option::Option::Some(super::Layer::Mamba(&self.l10)),
+                    11 => ::core::option::Option::Some(super::Layer::Mlp(&self.l11)),
+                    12 => ::core::option::Option::Some(super::Layer::Mamba(&self.l12)),
+                    13 => ::core::option::Option::Some(super::Layer::Mlp(&self.l13)),
+                    14 => ::core::option::Option::Some(super::Layer::Mamba(&self.l14)),
+                    15 => ::core::option::Option::Some(super::Layer::Mlp(&self.l15)),
+                    16 => ::core::option::Option::Some(super::Layer::Mamba(&self.l16)),
+                    17 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l17))
+                    }
+                    18 => ::core::option::Option::Some(super::Layer::Mlp(&self.l18)),
+                    19 => ::core::option::Option::Some(super::Layer::Mamba(&self.l19)),
+                    20 => ::core::option::Option::Some(super::Layer::Mlp(&self.l20)),
+                    21 => ::core::option::Option::Some(super::Layer::Mamba(&self.l21)),
+                    22 => ::core::option::Option::Some(super::Layer::Mlp(&self.l22)),
+                    23 => ::core::option::Option::Some(super::Layer::Mamba(&self.l23)),
+                    24 => ::core::option::Option::Some(super::Layer::Mlp(&self.l24)),
+                    25 => ::core::option::Option::Some(super::Layer::Mamba(&self.l25)),
+                    26 => ::core::option::Option::Some(super::Layer::Mlp(&self.l26)),
+                    27 => ::core::option::Option::Some(super::Layer::Mamba(&self.l27)),
+                    28 => ::core::option::Option::Some(super::Layer::Mlp(&self.l28)),
+                    29 => ::core::option::Option::Some(super::Layer::Mamba(&self.l29)),
+                    30 => ::core::option::Option::Some(super::Layer::Mlp(&self.l30)),
+                    31 => ::core::option::Option::Some(super::Layer::Mamba(&self.l31)),
+                    32 => ::core::option::Option::Some(super::Layer::Mlp(&self.l32)),
+                    33 => ::core::option::Option::Some(super::Layer::Mamba(&self.l33)),
+                    34 => ::core::option::Option::Some(super::Layer::Mlp(&self.l34)),
+                    35 => ::core::option::Option::Some(super::Layer::Mamba(&self.l35)),
+                    36 => ::core::option::Option::Some(super::Layer::Mlp(&self.l36)),
+                    37 => ::core::option::Option::Some(super::Layer::Mamba(&self.l37)),
+                    38 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l38))
+                    }
+                    39 => ::core::option::Option::Some(super::Layer::Mlp(&self.l39)),
+                    40 => ::core::option::Option::Some(super::Layer::Mamba(&self.l40)),
+                    41 => ::core::option::Option::Some(super::Layer::Mlp(&self.l41)),
+                    42 => ::core::option::Option::Some(super::Layer::Mamba(&self.l42)),
+                    43 => ::core::option::Option::Some(super::Layer::Mlp(&self.l43)),
+                    44 => ::core::option::Option::Some(super::Layer::Mamba(&self.l44)),
+                    45 => ::core::option::Option::Some(super::Layer::Mlp(&self.l45)),
+                    46 => ::core::option::Option::Some(super::Layer::Mamba(&self.l46)),
+                    47 => ::core::option::Option::Some(super::Layer::Mlp(&self.l47)),
+                    48 => ::core::option::Option::Some(super::Layer::Mamba(&self.l48)),
+                    49 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l49))
+                    }
+                    50 => ::core::option::Option::Some(super::Layer::Mlp(&self.l50)),
+                    51 => ::core::option::Option::Some(super::Layer::Mamba(&self.l51)),
+                    52 => ::core::option::Option::Some(super::Layer::Mlp(&self.l52)),
+                    53 => ::core::option::Option::Some(super::Layer::Mamba(&self.l53)),
+                    54 => ::core::option::Option::Some(super::Layer::Mlp(&self.l54)),
+                    55 => ::core::option::Option::Some(super::Layer::Mamba(&self.l55)),
+                    56 => ::core::option::Option::Some(super::Layer::Mlp(&self.l56)),
+                    57 => ::core::option::Option::Some(super::Layer::Mamba(&self.l57)),
+                    58 => ::core::option::Option::Some(super::Layer::Mlp(&self.l58)),
+                    59 => ::core::option::Option::Some(super::Layer::Mamba(&self.l59)),
+                    60 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l60))
+                    }
+                    61 => ::core::option::Option::Some(super::Layer::Mlp(&self.l61)),
+                    62 => ::core::option::Option::Some(super::Layer::Mamba(&self.l62)),
+                    63 => ::core::option::Option::Some(super::Layer::Mlp(&self.l63)),
+                    64 => ::core::option::Option::Some(super::Layer::Mamba(&self.l64)),
+                    65 => ::core::option::Option::Some(super::Layer::Mlp(&self.l65)),
+                    66 => ::core::option::Option::Some(super::Layer::Mamba(&self.l66)),
+                    67 => ::core::option::Option::Some(super::Layer::Mlp(&self.l67)),
+                    68 => ::core::option::Option::Some(super::Layer::Mamba(&self.l68)),
+                    69 => ::core::option::Option::Some(super::Layer::Mlp(&self.l69)),
+                    70 => ::core::option::Option::Some(super::Layer::Mamba(&self.l70)),
+                    71 => ::core::option::Option::Some(super::Layer::Mlp(&self.l71)),
+                    72 => ::core::option::Option::Some(super::Layer::Mamba(&self.l72)),
+                    73 => ::core::option::Option::Some(super::Layer::Mlp(&self.l73)),
+                    74 => ::core::option::Option::Some(super::Layer::Mamba(&self.l74)),
+                    75 => ::core::option::Option::Some(super::Layer::Mlp(&self.l75)),
+                    76 => ::core::option::Option::Some(super::Layer::Mlp(&self.l76)),
+                    77 => ::core::option::Option::Some(super::Layer::Mlp(&self.l77)),
+                    78 => ::core::option::Option::Some(super::Layer::Mamba(&self.l78)),
+                    79 => ::core::option::Option::Some(super::Layer::Mamba(&self.l79)),
+                    80 => ::core::option::Option::Some(super::Layer::Mlp(&self.l80)),
+                    81 => ::core::option::Option::Some(super::Layer::Mlp(&self.l81)),
+                    82 => ::core::option::Option::Some(super::Layer::Mlp(&self.l82)),
+                    83 => ::core::option::Option::Some(super::Layer::Mamba(&self.l83)),
+                    84 => ::core::option::Option::Some(super::Layer::Mlp(&self.l84)),
+                    85 => ::core::option::Option::Some(super::Layer::Mamba(&self.l85)),
+                    86 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l86))
+                    }
+                    87 => ::core::option::Option::Some(super::Layer::Mlp(&self.l87)),
+                    88 => ::core::option::Option::Some(super::Layer::Mamba(&self.l88)),
+                    89 => ::core::option::Option::Some(super::Layer::Mlp(&self.l89)),
+                    90 => ::core::option::Option::Some(super::Layer::Mamba(&self.l90)),
+                    91 => ::core::option::Option::Some(super::Layer::Mlp(&self.l91)),
+                    92 => ::core::option::Option::Some(super::Layer::Mamba(&self.l92)),
+                    93 => ::core::option::Option::Some(super::Layer::Mlp(&self.l93)),
+                    94 => ::core::option::Option::Some(super::Layer::Mamba(&self.l94)),
+                    95 => ::core::option::Option::Some(super::Layer::Mlp(&self.l95)),
+                    96 => ::core::option::Option::Some(super::Layer::Mamba(&self.l96)),
+                    97 => ::core::option::Option::Some(super::Layer::Mlp(&self.l97)),
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
+    /// Checkpoint `nemotron_nano_9b_v2` of `nvidia/NVIDIA-Nemotron-Nano-9B-v2` (`circuits/nemotron_h.toml:364`): 56 layers.
+    pub mod nemotron_nano_9b_v2 {
+        use super::{__abi, __rt};
+        /// The checkpoint's dims.
+        pub const DIMS: super::Dims = super::Dims {
+            hidden: 4480,
+            q_heads: 40,
+            kv_heads: 8,
+            head_dim: 128,
+            mamba_heads: 128,
+            mamba_head_dim: 80,
+            ssm_state: 128,
+            n_groups: 8,
+            conv_kernel: 4,
+        };
+        /// The number of layers.
+        pub const LAYERS: usize = 56;
+        /// The number of terms of the plan (and of `TERMS` and `regions()`).
+        pub const TERM_COUNT: usize = 279;
+        /// Every size class: terms of one state of one block template, holding one
+        /// thing in one section, sized once per plan.
+        const CLASSES: [__abi::SizeClass; 13] = [
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 2,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 3,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 4,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 5,
+                window: ::core::option::Option::None,
+                count: 27,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 6,
+                window: ::core::option::Option::None,
+                count: 4,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 7,
+                window: ::core::option::Option::None,
+                count: 4,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 8,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 2,
+            },
+        ];
+        /// Every term's state id and size class, in plan order.
+        const TABLE: [(&str, usize); TERM_COUNT] = [
+            ("l0.mamba2.h", 0),
+            ("l0.mamba2.h", 1),
+            ("l0.mamba2.h", 2),
+            ("l0.mamba2.conv", 3),
+            ("l0.mamba2.conv", 4),
+            ("l0.mamba2.conv", 5),
+            ("l0.mamba2.h_prefix", 6),
+            ("l0.mamba2.conv_prefix", 7),
+            ("l0.mamba2.h_ring", 8),
+            ("l0.mamba2.conv_ring", 9),
+            ("l2.mamba2.h", 0),
+            ("l2.mamba2.h", 1),
+            ("l2.mamba2.h", 2),
+            ("l2.mamba2.conv", 3),
+            ("l2.mamba2.conv", 4),
+            ("l2.mamba2.conv", 5),
+            ("l2.mamba2.h_prefix", 6),
+            ("l2.mamba2.conv_prefix", 7),
+            ("l2.mamba2.h_ring", 8),
+            ("l2.mamba2.conv_ring", 9),
+            ("l4.mamba2.h", 0),
+            ("l4.mamba2.h", 1),
+            ("l4.mamba2.h", 2),
+            ("l4.mamba2.conv", 3),
+            ("l4.mamba2.conv", 4),
+            ("l4.mamba2.conv", 5),
+            ("l4.mamba2.h_prefix", 6),
+            ("l4.mamba2.conv_prefix", 7),
+            ("l4.mamba2.h_ring", 8),
+            ("l4.mamba2.conv_ring", 9),
+            ("l6.mamba2.h", 0),
+            ("l6.mamba2.h", 1),
+            ("l6.mamba2.h", 2),
+            ("l6.mamba2.conv", 3),
+            ("l6.mamba2.conv", 4),
+            ("l6.mamba2.conv", 5),
+            ("l6.mamba2.h_prefix", 6),
+            ("l6.mamba2.conv_prefix", 7),
+            ("l6.mamba2.h_ring", 8),
+            ("l6.mamba2.conv_ring", 9),
+            ("l7.mamba2.h", 0),
+            ("l7.mamba2.h", 1),
+            ("l7.mamba2.h", 2),
+            ("l7.mamba2.conv", 3),
+            ("l7.mamba2.conv", 4),
+            ("l7.mamba2.conv", 5),
+            ("l7.mamba2.h_prefix", 6),
+            ("l7.mamba2.conv_prefix", 7),
+            ("l7.mamba2.h_ring", 8),
+            ("l7.mamba2.conv_ring", 9),
+            ("l9.mamba2.h", 0),
+            ("l9.mamba2.h", 1),
+            ("l9.mamba2.h", 2),
+            ("l9.mamba2.conv", 3),
+            ("l9.mamba2.conv", 4),
+            ("l9.mamba2.conv", 5),
+            ("l9.mamba2.h_prefix", 6),
+            ("l9.mamba2.conv_prefix", 7),
+            ("l9.mamba2.h_ring", 8),
+            ("l9.mamba2.conv_ring", 9),
+            ("l11.mamba2.h", 0),
+            ("l11.mamba2.h", 1),
+            ("l11.mamba2.h", 2),
+            ("l11.mamba2.conv", 3),
+            ("l11.mamba2.conv", 4),
+            ("l11.mamba2.conv", 5),
+            ("l11.mamba2.h_prefix", 6),
+            ("l11.mamba2.conv_prefix", 7),
+            ("l11.mamba2.h_ring", 8),
+            ("l11.mamba2.conv_ring", 9),
+            ("l13.mamba2.h", 0),
+            ("l13.mamba2.h", 1),
+            ("l13.mamba2.h", 2),
+            ("l13.mamba2.conv", 3),
+            ("l13.mamba2.conv", 4),
+            ("l13.mamba2.conv", 5),
+            ("l13.mamba2.h_prefix", 6),
+            ("l13.mamba2.conv_prefix", 7),
+            ("l13.mamba2.h_ring", 8),
+            ("l13.mamba2.conv_ring", 9),
+            ("l14.attn.k", 10),
+            ("l14.attn.v", 11),
+            ("l16.mamba2.h", 0),
+            ("l16.mamba2.h", 1),
+            ("l16.mamba2.h", 2),
+            ("l16.mamba2.conv", 3),
+            ("l16.mamba2.conv", 4),
+            ("l16.mamba2.conv", 5),
+            ("l16.mamba2.h_prefix", 6),
+            ("l16.mamba2.conv_prefix", 7),
+            ("l16.mamba2.h_ring", 8),
+            ("l16.mamba2.conv_ring", 9),
+            ("l18.mamba2.h", 0),
+            ("l18.mamba2.h", 1),
+            ("l18.mamba2.h", 2),
+            ("l18.mamba2.conv", 3),
+            ("l18.mamba2.conv", 4),
+            ("l18.mamba2.conv", 5),
+            ("l18.mamba2.h_prefix", 6),
+            ("l18.mamba2.conv_prefix", 7),
+            ("l18.mamba2.h_ring", 8),
+            ("l18.mamba2.conv_ring", 9),
+            ("l20.mamba2.h", 0),
+            ("l20.mamba2.h", 1),
+            ("l20.mamba2.h", 2),
+            ("l20.mamba2.conv", 3),
+            ("l20.mamba2.conv", 4),
+            ("l20.mamba2.conv", 5),
+            ("l20.mamba2.h_prefix", 6),
+            ("l20.mamba2.conv_prefix", 7),
+            ("l20.mamba2.h_ring", 8),
+            ("l20.mamba2.conv_ring", 9),
+            ("l21.attn.k", 10),
+            ("l21.attn.v", 11),
+            ("l23.mamba2.h", 0),
+            ("l23.mamba2.h", 1),
+            ("l23.mamba2.h", 2),
+            ("l23.mamba2.conv", 3),
+            ("l23.mamba2.conv", 4),
+            ("l23.mamba2.conv", 5),
+            ("l23.mamba2.h_prefix", 6),
+            ("l23.mamba2.conv_prefix", 7),
+            ("l23.mamba2.h_ring", 8),
+            ("l23.mamba2.conv_ring", 9),
+            ("l25.mamba2.h", 0),
+            ("l25.mamba2.h", 1),
+            ("l25.mamba2.h", 2),
+            ("l25.mamba2.conv", 3),
+            ("l25.mamba2.conv", 4),
+            ("l25.mamba2.conv", 5),
+            ("l25.mamba2.h_prefix", 6),
+            ("l25.mamba2.conv_prefix", 7),
+            ("l25.mamba2.h_ring", 8),
+            ("l25.mamba2.conv_ring", 9),
+            ("l27.mamba2.h", 0),
+            ("l27.mamba2.h", 1),
+            ("l27.mamba2.h", 2),
+            ("l27.mamba2.conv", 3),
+            ("l27.mamba2.conv", 4),
+            ("l27.mamba2.conv", 5),
+            ("l27.mamba2.h_prefix", 6),
+            ("l27.mamba2.conv_prefix", 7),
+            ("l27.mamba2.h_ring", 8),
+            ("l27.mamba2.conv_ring", 9),
+            ("l29.mamba2.h", 0),
+            ("l29.mamba2.h", 1),
+            ("l29.mamba2.h", 2),
+            ("l29.mamba2.conv", 3),
+            ("l29.mamba2.conv", 4),
+            ("l29.mamba2.conv", 5),
+            ("l29.mamba2.h_prefix", 6),
+            ("l29.mamba2.conv_prefix", 7),
+            ("l29.mamba2.h_ring", 8),
+            ("l29.mamba2.conv_ring", 9),
+            ("l30.attn.k", 10),
+            ("l30.attn.v", 11),
+            ("l32.mamba2.h", 0),
+            ("l32.mamba2.h", 1),
+            ("l32.mamba2.h", 2),
+            ("l32.mamba2.conv", 3),
+            ("l32.mamba2.conv", 4),
+            ("l32.mamba2.conv", 5),
+            ("l32.mamba2.h_prefix", 6),
+            ("l32.mamba2.conv_prefix", 7),
+            ("l32.mamba2.h_ring", 8),
+            ("l32.mamba2.conv_ring", 9),
+            ("l34.mamba2.h", 0),
+            ("l34.mamba2.h", 1),
+            ("l34.mamba2.h", 2),
+            ("l34.mamba2.conv", 3),
+            ("l34.mamba2.conv", 4),
+            ("l34.mamba2.conv", 5),
+            ("l34.mamba2.h_prefix", 6),
+            ("l34.mamba2.conv_prefix", 7),
+            ("l34.mamba2.h_ring", 8),
+            ("l34.mamba2.conv_ring", 9),
+            ("l36.mamba2.h", 0),
+            ("l36.mamba2.h", 1),
+            ("l36.mamba2.h", 2),
+            ("l36.mamba2.conv", 3),
+            ("l36.mamba2.conv", 4),
+            ("l36.mamba2.conv", 5),
+            ("l36.mamba2.h_prefix", 6),
+            ("l36.mamba2.conv_prefix", 7),
+            ("l36.mamba2.h_ring", 8),
+            ("l36.mamba2.conv_ring", 9),
+            ("l38.mamba2.h", 0),
+            ("l38.mamba2.h", 1),
+            ("l38.mamba2.h", 2),
+            ("l38.mamba2.conv", 3),
+            ("l38.mamba2.conv", 4),
+            ("l38.mamba2.conv", 5),
+            ("l38.mamba2.h_prefix", 6),
+            ("l38.mamba2.conv_prefix", 7),
+            ("l38.mamba2.h_ring", 8),
+            ("l38.mamba2.conv_ring", 9),
+            ("l39.attn.k", 10),
+            ("l39.attn.v", 11),
+            ("l41.mamba2.h", 0),
+            ("l41.mamba2.h", 1),
+            ("l41.mamba2.h", 2),
+            ("l41.mamba2.conv", 3),
+            ("l41.mamba2.conv", 4),
+            ("l41.mamba2.conv", 5),
+            ("l41.mamba2.h_prefix", 6),
+            ("l41.mamba2.conv_prefix", 7),
+            ("l41.mamba2.h_ring", 8),
+            ("l41.mamba2.conv_ring", 9),
+            ("l43.mamba2.h", 0),
+            ("l43.mamba2.h", 1),
+            ("l43.mamba2.h", 2),
+            ("l43.mamba2.conv", 3),
+            ("l43.mamba2.conv", 4),
+            ("l43.mamba2.conv", 5),
+            ("l43.mamba2.h_prefix", 6),
+            ("l43.mamba2.conv_prefix", 7),
+            ("l43.mamba2.h_ring", 8),
+            ("l43.mamba2.conv_ring", 9),
+            ("l44.mamba2.h", 0),
+            ("l44.mamba2.h", 1),
+            ("l44.mamba2.h", 2),
+            ("l44.mamba2.conv", 3),
+            ("l44.mamba2.conv", 4),
+            ("l44.mamba2.conv", 5),
+            ("l44.mamba2.h_prefix", 6),
+            ("l44.mamba2.conv_prefix", 7),
+            ("l44.mamba2.h_ring", 8),
+            ("l44.mamba2.conv_ring", 9),
+            ("l46.mamba2.h", 0),
+            ("l46.mamba2.h", 1),
+            ("l46.mamba2.h", 2),
+            ("l46.mamba2.conv", 3),
+            ("l46.mamba2.conv", 4),
+            ("l46.mamba2.conv", 5),
+            ("l46.mamba2.h_prefix", 6),
+            ("l46.mamba2.conv_prefix", 7),
+            ("l46.mamba2.h_ring", 8),
+            ("l46.mamba2.conv_ring", 9),
+            ("l48.mamba2.h", 0),
+            ("l48.mamba2.h", 1),
+            ("l48.mamba2.h", 2),
+            ("l48.mamba2.conv", 3),
+            ("l48.mamba2.conv", 4),
+            ("l48.mamba2.conv", 5),
+            ("l48.mamba2.h_prefix", 6),
+            ("l48.mamba2.conv_prefix", 7),
+            ("l48.mamba2.h_ring", 8),
+            ("l48.mamba2.conv_ring", 9),
+            ("l50.mamba2.h", 0),
+            ("l50.mamba2.h", 1),
+            ("l50.mamba2.h", 2),
+            ("l50.mamba2.conv", 3),
+            ("l50.mamba2.conv", 4),
+            ("l50.mamba2.conv", 5),
+            ("l50.mamba2.h_prefix", 6),
+            ("l50.mamba2.conv_prefix", 7),
+            ("l50.mamba2.h_ring", 8),
+            ("l50.mamba2.conv_ring", 9),
+            ("l52.mamba2.h", 0),
+            ("l52.mamba2.h", 1),
+            ("l52.mamba2.h", 2),
+            ("l52.mamba2.conv", 3),
+            ("l52.mamba2.conv", 4),
+            ("l52.mamba2.conv", 5),
+            ("l52.mamba2.h_prefix", 6),
+            ("l52.mamba2.conv_prefix", 7),
+            ("l52.mamba2.h_ring", 8),
+            ("l52.mamba2.conv_ring", 9),
+            ("l54.mamba2.h", 0),
+            ("l54.mamba2.h", 1),
+            ("l54.mamba2.h", 2),
+            ("l54.mamba2.conv", 3),
+            ("l54.mamba2.conv", 4),
+            ("l54.mamba2.conv", 5),
+            ("l54.mamba2.h_prefix", 6),
+            ("l54.mamba2.conv_prefix", 7),
+            ("l54.mamba2.h_ring", 8),
+            ("l54.mamba2.conv_ring", 9),
+            ("head.prefix_hidden", 12),
+        ];
+        /// Every term of the plan, in plan order: the order of `regions()`.
+        pub const TERMS: [__rt::TermInfo; TERM_COUNT] = __abi::terms(&TABLE, &CLASSES);
+        /// The first row of every size class: its faults are reported there.
+        const FIRST_ROW: [usize; 13] = __abi::first_rows(&TABLE);
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
+        const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
+        /// Every state term of checkpoint `nemotron_nano_9b_v2`, sized and laid out: one `Region` per term,
+        /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct StatePlan {
+            /// Layer 0, of kind `mamba`.
+            pub l0: super::MambaLayer,
+            /// Layer 1, of kind `mlp`.
+            pub l1: super::MlpLayer,
+            /// Layer 2, of kind `mamba`.
+            pub l2: super::MambaLayer,
+            /// Layer 3, of kind `mlp`.
+            pub l3: super::MlpLayer,
+            /// Layer 4, of kind `mamba`.
+            pub l4: super::MambaLayer,
+            /// Layer 5, of kind `mlp`.
+            pub l5: super::MlpLayer,
+            /// Layer 6, of kind `mamba`.
+            pub l6: super::MambaLayer,
+            /// Layer 7, of kind `mamba`.
+            pub l7: super::MambaLayer,
+            /// Layer 8, of kind `mlp`.
+            pub l8: super::MlpLayer,
+            /// Layer 9, of kind `mamba`.
+            pub l9: super::MambaLayer,
+            /// Layer 10, of kind `mlp`.
+            pub l10: super::MlpLayer,
+            /// Layer 11, of kind `mamba`.
+            pub l11: super::MambaLayer,
+            /// Layer 12, of kind `mlp`.
+            pub l12: super::MlpLayer,
+            /// Layer 13, of kind `mamba`.
+            pub l13: super::MambaLayer,
+            /// Layer 14, of kind `attention`.
+            pub l14: super::AttentionLayer,
+            /// Layer 15, of kind `mlp`.
+            pub l15: super::MlpLayer,
+            /// Layer 16, of kind `mamba`.
+            pub l16: super::MambaLayer,
+            /// Layer 17, of kind `mlp`.
+            pub l17: super::MlpLayer,
+            /// Layer 18, of kind `mamba`.
+            pub l18: super::MambaLayer,
+            /// Layer 19, of kind `mlp`.
+            pub l19: super::MlpLayer,
+            /// Layer 20, of kind `mamba`.
+            pub l20: super::MambaLayer,
+            /// Layer 21, of kind `attention`.
+            pub l21: super::AttentionLayer,
+            /// Layer 22, of kind `mlp`.
+            pub l22: super::MlpLayer,
+            /// Layer 23, of kind `mamba`.
+            pub l23: super::MambaLayer,
+            /// Layer 24, of kind `mlp`.
+            pub l24: super::MlpLayer,
+            /// Layer 25, of kind `mamba`.
+            pub l25: super::MambaLayer,
+            /// Layer 26, of kind `mlp`.
+            pub l26: super::MlpLayer,
+            /// Layer 27, of kind `mamba`.
+            pub l27: super::MambaLayer,
+            /// Layer 28, of kind `mlp`.
+            pub l28: super::MlpLayer,
+            /// Layer 29, of kind `mamba`.
+            pub l29: super::MambaLayer,
+            /// Layer 30, of kind `attention`.
+            pub l30: super::AttentionLayer,
+            /// Layer 31, of kind `mlp`.
+            pub l31: super::MlpLayer,
+            /// Layer 32, of kind `mamba`.
+            pub l32: super::MambaLayer,
+            /// Layer 33, of kind `mlp`.
+            pub l33: super::MlpLayer,
+            /// Layer 34, of kind `mamba`.
+            pub l34: super::MambaLayer,
+            /// Layer 35, of kind `mlp`.
+            pub l35: super::MlpLayer,
+            /// Layer 36, of kind `mamba`.
+            pub l36: super::MambaLayer,
+            /// Layer 37, of kind `mlp`.
+            pub l37: super::MlpLayer,
+            /// Layer 38, of kind `mamba`.
+            pub l38: super::MambaLayer,
+            /// Layer 39, of kind `attention`.
+            pub l39: super::AttentionLayer,
+            /// Layer 40, of kind `mlp`.
+            pub l40: super::MlpLayer,
+            /// Layer 41, of kind `mamba`.
+            pub l41: super::MambaLayer,
+            /// Layer 42, of kind `mlp`.
+            pub l42: super::MlpLayer,
+            /// Layer 43, of kind `mamba`.
+            pub l43: super::MambaLayer,
+            /// Layer 44, of kind `mamba`.
+            pub l44: super::MambaLayer,
+            /// Layer 45, of kind `mlp`.
+            pub l45: super::MlpLayer,
+            /// Layer 46, of kind `mamba`.
+            pub l46: super::MambaLayer,
+            /// Layer 47, of kind `mlp`.
+            pub l47: super::MlpLayer,
+            /// Layer 48, of kind `mamba`.
+            pub l48: super::MambaLayer,
+            /// Layer 49, of kind `mlp`.
+            pub l49: super::MlpLayer,
+            /// Layer 50, of kind `mamba`.
+            pub l50: super::MambaLayer,
+            /// Layer 51, of kind `mlp`.
+            pub l51: super::MlpLayer,
+            /// Layer 52, of kind `mamba`.
+            pub l52: super::MambaLayer,
+            /// Layer 53, of kind `mlp`.
+            pub l53: super::MlpLayer,
+            /// Layer 54, of kind `mamba`.
+            pub l54: super::MambaLayer,
+            /// Layer 55, of kind `mlp`.
+            pub l55: super::MlpLayer,
+            /// Block `head`.
+            pub head: super::HeadBlock,
+            /// The arena sizes and per-lifetime totals.
+            arena: __rt::Arena,
+        }
+        impl StatePlan {
+            /// Sizes every term under `inputs` and lays the terms out, every offset a
+            /// multiple of `align`, by the same law as the dynamic
+            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// (no verify, no KV, no cache group) is an empty region at offset 0.
+            ///
+            /// # Errors
+            /// `PlanError::BadAlign` when `align` is not a nonzero power of two;
+            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`;
+            /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
+            pub const fn new(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+            ) -> ::core::result::Result<Self, __rt::PlanError> {
+                let units = super::units(dims, inputs.formats);
+                let windows = super::windows(dims);
+                if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = __abi::Lanes::new(align);
+                let classes: [__abi::ClassSize; 13] = [
+                    __abi::size_class(&CLASSES[0], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[1], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[2], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[3], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[4], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[5], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[6], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[7], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[8], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[9], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(&CLASSES[12], &units, &windows, &state, &mut lanes),
+                ];
+                if let ::core::option::Option::Some(error) = __abi::first_fault(
+                    &classes,
+                    &FIRST_ROW,
+                    &TERMS,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
+                    ::core::option::Option::Some(arena) => arena,
+                    ::core::option::Option::None => {
+                        match __abi::replay(&classes, &STEPS, &TERMS, align) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
+                };
+                ::core::result::Result::Ok(Self {
+                    l0: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::MlpLayer {},
+                    l2: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::MlpLayer {},
+                    l4: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::MlpLayer {},
+                    l6: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l8: super::MlpLayer {},
+                    l9: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l10: super::MlpLayer {},
+                    l11: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l12: super::MlpLayer {},
+                    l13: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l14: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l15: super::MlpLayer {},
+                    l16: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l17: super::MlpLayer {},
+                    l18: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l19: super::MlpLayer {},
+                    l20: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l21: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l22: super::MlpLayer {},
+                    l23: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l24: super::MlpLayer {},
+                    l25: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l26: super::MlpLayer {},
+                    l27: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l28: super::MlpLayer {},
+                    l29: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l30: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l31: super::MlpLayer {},
+                    l32: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l33: super::MlpLayer {},
+                    l34: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l35: super::MlpLayer {},
+                    l36: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l37: super::MlpLayer {},
+                    l38: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l39: super::AttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 10),
+                            &mut cursors,
+                        ),
+                    },
+                    l40: super::MlpLayer {},
+                    l41: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l42: super::MlpLayer {},
+                    l43: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l44: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l45: super::MlpLayer {},
+                    l46: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l47: super::MlpLayer {},
+                    l48: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l49: super::MlpLayer {},
+                    l50: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l51: super::MlpLayer {},
+                    l52: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l53: super::MlpLayer {},
+                    l54: super::MambaLayer {
+                        mamba2: super::Mamba2Block::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l55: super::MlpLayer {},
+                    head: super::HeadBlock::lay(
+                        __abi::window(&classes, 12),
+                        &mut cursors,
+                    ),
+                    arena,
+                })
+            }
+            /// Every term's region, in the order of `TERMS`.
+            #[must_use]
+            pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
+                let mut all = [__rt::Region::EMPTY; TERM_COUNT];
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::Mamba(layer) => {
+                            at = __abi::put(&mut all, at, layer.mamba2.regions());
+                        }
+                        super::Layer::Attention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                        super::Layer::Mlp(_) => {}
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
+                let _ = at;
+                all
+            }
+            /// The arena sizes and per-lifetime totals.
+            #[must_use]
+            pub const fn arena(&self) -> &__rt::Arena {
+                &self.arena
+            }
+            /// The device arena's size: the end of its last region, rounded up to
+            /// the alignment.
+            #[must_use]
+            pub const fn device_bytes(&self) -> u64 {
+                self.arena.device_bytes
+            }
+            /// The host arena's size (the prompt-lookup index), rounded up to the
+            /// alignment.
+            #[must_use]
+            pub const fn host_bytes(&self) -> u64 {
+                self.arena.host_bytes
+            }
+            /// The bytes the terms of `space` with `lifetime` hold, padding excluded.
+            #[must_use]
+            pub const fn lifetime_bytes(
+                &self,
+                space: __rt::Space,
+                lifetime: __rt::Lifetime,
+            ) -> u64 {
+                self.arena.lifetime_bytes(space, lifetime)
+            }
+            /// The bytes the terms of `space` hold, padding excluded.
+            #[must_use]
+            pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+                self.arena.term_bytes(space)
+            }
+            /// Every layer, in order, typed by its kind, for loops over layers.
+            #[must_use]
+            pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
+                [
+                    super::Layer::Mamba(&self.l0),
+                    super::Layer::Mlp(&self.l1),
+                    super::Layer::Mamba(&self.l2),
+                    super::Layer::Mlp(&self.l3),
+                    super::Layer::Mamba(&self.l4),
+                    super::Layer::Mlp(&self.l5),
+                    super::Layer::Mamba(&self.l6),
+                    super::Layer::Mamba(&self.l7),
+                    super::Layer::Mlp(&self.l8),
+                    super::Layer::Mamba(&self.l9),
+                    super::Layer::Mlp(&self.l10),
+                    super::Layer::Mamba(&self.l11),
+                    super::Layer::Mlp(&self.l12),
+                    super::Layer::Mamba(&self.l13),
+                    super::Layer::Attention(&self.l14),
+                    super::Layer::Mlp(&self.l15),
+                    super::Layer::Mamba(&self.l16),
+                    super::Layer::Mlp(&self.l17),
+                    super::Layer::Mamba(&self.l18),
+                    super::Layer::Mlp(&self.l19),
+                    super::Layer::Mamba(&self.l20),
+                    super::Layer::Attention(&self.l21),
+                    super::Layer::Mlp(&self.l22),
+                    super::Layer::Mamba(&self.l23),
+                    super::Layer::Mlp(&self.l24),
+                    super::Layer::Mamba(&self.l25),
+                    super::Layer::Mlp(&self.l26),
+                    super::Layer::Mamba(&self.l27),
+                    super::Layer::Mlp(&self.l28),
+                    super::Layer::Mamba(&self.l29),
+                    super::Layer::Attention(&self.l30),
+                    super::Layer::Mlp(&self.l31),
+                    super::Layer::Mamba(&self.l32),
+                    super::Layer::Mlp(&self.l33),
+                    super::Layer::Mamba(&self.l34),
+                    super::Layer::Mlp(&self.l35),
+                    super::Layer::Mamba(&self.l36),
+                    super::Layer::Mlp(&self.l37),
+                    super::Layer::Mamba(&self.l38),
+                    super::Layer::Attention(&self.l39),
+                    super::Layer::Mlp(&self.l40),
+                    super::Layer::Mamba(&self.l41),
+                    super::Layer::Mlp(&self.l42),
+                    super::Layer::Mamba(&self.l43),
+                    super::Layer::Mamba(&self.l44),
+                    super::Layer::Mlp(&self.l45),
+                    super::Layer::Mamba(&self.l46),
+                    super::Layer::Mlp(&self.l47),
+                    super::Layer::Mamba(&self.l48),
+                    super::Layer::Mlp(&self.l49),
+                    super::Layer::Mamba(&self.l50),
+                    super::Layer::Mlp(&self.l51),
+                    super::Layer::Mamba(&self.l52),
+                    super::Layer::Mlp(&self.l53),
+                    super::Layer::Mamba(&self.l54),
+                    super::Layer::Mlp(&self.l55),
+                ]
+            }
+            /// Layer `index`, or `None` past the last one.
+            #[must_use]
+            pub const fn layer(
+                &self,
+                index: usize,
+            ) -> ::core::option::Option<super::Layer<'_>> {
+                match index {
+                    0 => ::core::option::Option::Some(super::Layer::Mamba(&self.l0)),
+                    1 => ::core::option::Option::Some(super::Layer::Mlp(&self.l1)),
+                    2 => ::core::option::Option::Some(super::Layer::Mamba(&self.l2)),
+                    3 => ::core::option::Option::Some(super::Layer::Mlp(&self.l3)),
+                    4 => ::core::option::Option::Some(super::Layer::Mamba(&self.l4)),
+                    5 => ::core::option::Option::Some(super::Layer::Mlp(&self.l5)),
+                    6 => ::core::option::Option::Some(super::Layer::Mamba(&self.l6)),
+                    7 => ::core::option::Option::Some(super::Layer::Mamba(&self.l7)),
+                    8 => ::core::option::Option::Some(super::Layer::Mlp(&self.l8)),
+                    9 => ::core::option::Option::Some(super::Layer::Mamba(&self.l9)),
+                    10 => ::core::option::Option::Some(super::Layer::Mlp(&self.l10)),
+                    11 => ::core::option::Option::Some(super::Layer::Mamba(&self.l11)),
+                    12 => ::core::option::Option::Some(super::Layer::Mlp(&self.l12)),
+                    13 => ::core::option::Option::Some(super::Layer::Mamba(&self.l13)),
+                    14 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l14))
+                    }
+                    15 => ::core::option::Option::Some(super::Layer::Mlp(&self.l15)),
+                    16 => ::core::option::Option::Some(super::Layer::Mamba(&self.l16)),
+                    17 => ::core::option::Option::Some(super::Layer::Mlp(&self.l17)),
+                    18 => ::core::option::Option::Some(super::Layer::Mamba(&self.l18)),
+                    19 => ::core::option::Option::Some(super::Layer::Mlp(&self.l19)),
+                    20 => ::core::option::Option::Some(super::Layer::Mamba(&self.l20)),
+                    21 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l21))
+                    }
+                    22 => ::core::option::Option::Some(super::Layer::Mlp(&self.l22)),
+                    23 => ::core::option::Option::Some(super::Layer::Mamba(&self.l23)),
+                    24 => ::core::option::Option::Some(super::Layer::Mlp(&self.l24)),
+                    25 => ::core::option::Option::Some(super::Layer::Mamba(&self.l25)),
+                    26 => ::core::option::Option::Some(super::Layer::Mlp(&self.l26)),
+                    27 => ::core::option::Option::Some(super::Layer::Mamba(&self.l27)),
+                    28 => ::core::option::Option::Some(super::Layer::Mlp(&self.l28)),
+                    29 => ::core::option::Option::Some(super::Layer::Mamba(&self.l29)),
+                    30 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l30))
+                    }
+                    31 => ::core::option::Option::Some(super::Layer::Mlp(&self.l31)),
+                    32 => ::core::option::Option::Some(super::Layer::Mamba(&self.l32)),
+                    33 => ::core::option::Option::Some(super::Layer::Mlp(&self.l33)),
+                    34 => ::core::option::Option::Some(super::Layer::Mamba(&self.l34)),
+                    35 => ::core::option::Option::Some(super::Layer::Mlp(&self.l35)),
+                    36 => ::core::option::Option::Some(super::Layer::Mamba(&self.l36)),
+                    37 => ::core::option::Option::Some(super::Layer::Mlp(&self.l37)),
+                    38 => ::core::option::Option::Some(super::Layer::Mamba(&self.l38)),
+                    39 => {
+                        ::core::option::Option::Some(super::Layer::Attention(&self.l39))
+                    }
+                    40 => ::core::option::Option::Some(super::Layer::Mlp(&self.l40)),
+                    41 => ::core::option::Option::Some(super::Layer::Mamba(&self.l41)),
+                    42 => ::core::option::Option::Some(super::Layer::Mlp(&self.l42)),
+                    43 => ::core::option::Option::Some(super::Layer::Mamba(&self.l43)),
+                    44 => ::core::option::Option::Some(super::Layer::Mamba(&self.l44)),
+                    45 => ::core::option::Option::Some(super::Layer::Mlp(&self.l45)),
+                    46 => ::core::option::Option::Some(super::Layer::Mamba(&self.l46)),
+                    47 => ::core::option::Option::Some(super::Layer::Mlp(&self.l47)),
+                    48 => ::core::option::Option::Some(super::Layer::Mamba(&self.l48)),
+                    49 => ::core::option::Option::Some(super::Layer::Mlp(&self.l49)),
+                    50 => ::core::option::Option::Some(super::Layer::Mamba(&self.l50)),
+                    51 => ::core::option::Option::Some(super::Layer::Mlp(&self.l51)),
+                    52 => ::core::option::Option::Some(super::Layer::Mamba(&self.l52)),
+                    53 => ::core::option::Option::Some(super::Layer::Mlp(&self.l53)),
+                    54 => ::core::option::Option::Some(super::Layer::Mamba(&self.l54)),
+                    55 => ::core::option::Option::Some(super::Layer::Mlp(&self.l55)),
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
+    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:372`): 6 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1470,7 +4085,6 @@ pub mod nemotron_h {
             ssm_state: 16,
             n_groups: 2,
             conv_kernel: 4,
-            conv_window: 3,
         };
         /// The number of layers.
         pub const LAYERS: usize = 6;
@@ -1685,7 +4299,8 @@ pub mod nemotron_h {
             ///
             /// # Errors
             /// `PlanError::BadAlign` when `align` is not a nonzero power of two;
-            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
+            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`;
+            /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
             pub const fn new(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,

@@ -28,6 +28,10 @@
     clippy::large_stack_arrays,
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
+#[allow(
+    clippy::module_inception,
+    reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
+)]
 pub mod qwen3_5 {
     use ::metrale_circuit as __rt;
     use __rt::__private_v0_1 as __abi;
@@ -625,7 +629,7 @@ pub mod qwen3_5 {
         /// Block `attn`.
         pub attn: AttnBlock,
     }
-    /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:295`): 64 layers.
+    /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:322`): 64 layers.
     pub mod qwen3_5_27b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2706,7 +2710,1991 @@ pub mod qwen3_5 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/qwen3_5.toml:302`): 8 layers.
+    /// Checkpoint `qwen3_5_397b_a17b` of `Qwen/Qwen3.5-397B-A17B` (`circuits/qwen3_5.toml:338`): 60 layers.
+    pub mod qwen3_5_397b_a17b {
+        use super::{__abi, __rt};
+        /// The checkpoint's dims.
+        pub const DIMS: super::Dims = super::Dims {
+            hidden: 4096,
+            q_heads: 32,
+            kv_heads: 2,
+            head_dim: 256,
+            lin_k_heads: 16,
+            lin_k_dim: 128,
+            lin_v_heads: 64,
+            lin_v_dim: 128,
+            conv_kernel: 4,
+        };
+        /// The number of layers.
+        pub const LAYERS: usize = 60;
+        /// The number of terms of the plan (and of `TERMS` and `regions()`).
+        pub const TERM_COUNT: usize = 623;
+        /// Every size class: terms of one state of one block template, holding one
+        /// thing in one section, sized once per plan.
+        const CLASSES: [__abi::SizeClass; 23] = [
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 0,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Live,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Steps,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::Recurrent,
+                holding: __rt::Holding::Checkpoint,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 1,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 2,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 3,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 4,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::RingSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 5,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::CarryStash,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Verify,
+                unit: 6,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::CarryTable,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 7,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::VerifyTable,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 8,
+                window: ::core::option::Option::None,
+                count: 45,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 15,
+                window: ::core::option::Option::None,
+                count: 15,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 16,
+                window: ::core::option::Option::None,
+                count: 15,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PrefixSnapshot,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Snapshot,
+                unit: 9,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 2,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::AcceptStash,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Verify,
+                unit: 10,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::HiddenCapture,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 11,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 1,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PromptLookupIndex,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Sequence,
+                unit: 12,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 5,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::TokenTreeMask,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Verify,
+                unit: 13,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::DraftTokens,
+                holding: __rt::Holding::Cache,
+                section: __rt::Section::Main,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Verify,
+                unit: 14,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 3,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Draft,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 15,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 0,
+            },
+            __abi::SizeClass {
+                kind: __rt::StateKind::PagedKv,
+                holding: __rt::Holding::Blocks,
+                section: __rt::Section::Draft,
+                verify: ::core::option::Option::None,
+                lifetime: __rt::Lifetime::Model,
+                unit: 16,
+                window: ::core::option::Option::None,
+                count: 1,
+                group: 0,
+            },
+        ];
+        /// Every term's state id and size class, in plan order.
+        const TABLE: [(&str, usize); TERM_COUNT] = [
+            ("l0.gdn.h", 0),
+            ("l0.gdn.h", 1),
+            ("l0.gdn.h", 2),
+            ("l0.gdn.conv", 3),
+            ("l0.gdn.conv", 4),
+            ("l0.gdn.conv", 5),
+            ("l0.gdn.h_prefix", 6),
+            ("l0.gdn.conv_prefix", 7),
+            ("l0.gdn.h_ring", 8),
+            ("l0.gdn.conv_ring", 9),
+            ("l0.gdn.carry", 10),
+            ("l0.gdn.carry_table", 11),
+            ("l0.gdn.wy_table", 12),
+            ("l1.gdn.h", 0),
+            ("l1.gdn.h", 1),
+            ("l1.gdn.h", 2),
+            ("l1.gdn.conv", 3),
+            ("l1.gdn.conv", 4),
+            ("l1.gdn.conv", 5),
+            ("l1.gdn.h_prefix", 6),
+            ("l1.gdn.conv_prefix", 7),
+            ("l1.gdn.h_ring", 8),
+            ("l1.gdn.conv_ring", 9),
+            ("l1.gdn.carry", 10),
+            ("l1.gdn.carry_table", 11),
+            ("l1.gdn.wy_table", 12),
+            ("l2.gdn.h", 0),
+            ("l2.gdn.h", 1),
+            ("l2.gdn.h", 2),
+            ("l2.gdn.conv", 3),
+            ("l2.gdn.conv", 4),
+            ("l2.gdn.conv", 5),
+            ("l2.gdn.h_prefix", 6),
+            ("l2.gdn.conv_prefix", 7),
+            ("l2.gdn.h_ring", 8),
+            ("l2.gdn.conv_ring", 9),
+            ("l2.gdn.carry", 10),
+            ("l2.gdn.carry_table", 11),
+            ("l2.gdn.wy_table", 12),
+            ("l3.attn.k", 13),
+            ("l3.attn.v", 14),
+            ("l4.gdn.h", 0),
+            ("l4.gdn.h", 1),
+            ("l4.gdn.h", 2),
+            ("l4.gdn.conv", 3),
+            ("l4.gdn.conv", 4),
+            ("l4.gdn.conv", 5),
+            ("l4.gdn.h_prefix", 6),
+            ("l4.gdn.conv_prefix", 7),
+            ("l4.gdn.h_ring", 8),
+            ("l4.gdn.conv_ring", 9),
+            ("l4.gdn.carry", 10),
+            ("l4.gdn.carry_table", 11),
+            ("l4.gdn.wy_table", 12),
+            ("l5.gdn.h", 0),
+            ("l5.gdn.h", 1),
+            ("l5.gdn.h", 2),
+            ("l5.gdn.conv", 3),
+            ("l5.gdn.conv", 4),
+            ("l5.gdn.conv", 5),
+            ("l5.gdn.h_prefix", 6),
+            ("l5.gdn.conv_prefix", 7),
+            ("l5.gdn.h_ring", 8),
+            ("l5.gdn.conv_ring", 9),
+            ("l5.gdn.carry", 10),
+            ("l5.gdn.carry_table", 11),
+            ("l5.gdn.wy_table", 12),
+            ("l6.gdn.h", 0),
+            ("l6.gdn.h", 1),
+            ("l6.gdn.h", 2),
+            ("l6.gdn.conv", 3),
+            ("l6.gdn.conv", 4),
+            ("l6.gdn.conv", 5),
+            ("l6.gdn.h_prefix", 6),
+            ("l6.gdn.conv_prefix", 7),
+            ("l6.gdn.h_ring", 8),
+            ("l6.gdn.conv_ring", 9),
+            ("l6.gdn.carry", 10),
+            ("l6.gdn.carry_table", 11),
+            ("l6.gdn.wy_table", 12),
+            ("l7.attn.k", 13),
+            ("l7.attn.v", 14),
+            ("l8.gdn.h", 0),
+            ("l8.gdn.h", 1),
+            ("l8.gdn.h", 2),
+            ("l8.gdn.conv", 3),
+            ("l8.gdn.conv", 4),
+            ("l8.gdn.conv", 5),
+            ("l8.gdn.h_prefix", 6),
+            ("l8.gdn.conv_prefix", 7),
+            ("l8.gdn.h_ring", 8),
+            ("l8.gdn.conv_ring", 9),
+            ("l8.gdn.carry", 10),
+            ("l8.gdn.carry_table", 11),
+            ("l8.gdn.wy_table", 12),
+            ("l9.gdn.h", 0),
+            ("l9.gdn.h", 1),
+            ("l9.gdn.h", 2),
+            ("l9.gdn.conv", 3),
+            ("l9.gdn.conv", 4),
+            ("l9.gdn.conv", 5),
+            ("l9.gdn.h_prefix", 6),
+            ("l9.gdn.conv_prefix", 7),
+            ("l9.gdn.h_ring", 8),
+            ("l9.gdn.conv_ring", 9),
+            ("l9.gdn.carry", 10),
+            ("l9.gdn.carry_table", 11),
+            ("l9.gdn.wy_table", 12),
+            ("l10.gdn.h", 0),
+            ("l10.gdn.h", 1),
+            ("l10.gdn.h", 2),
+            ("l10.gdn.conv", 3),
+            ("l10.gdn.conv", 4),
+            ("l10.gdn.conv", 5),
+            ("l10.gdn.h_prefix", 6),
+            ("l10.gdn.conv_prefix", 7),
+            ("l10.gdn.h_ring", 8),
+            ("l10.gdn.conv_ring", 9),
+            ("l10.gdn.carry", 10),
+            ("l10.gdn.carry_table", 11),
+            ("l10.gdn.wy_table", 12),
+            ("l11.attn.k", 13),
+            ("l11.attn.v", 14),
+            ("l12.gdn.h", 0),
+            ("l12.gdn.h", 1),
+            ("l12.gdn.h", 2),
+            ("l12.gdn.conv", 3),
+            ("l12.gdn.conv", 4),
+            ("l12.gdn.conv", 5),
+            ("l12.gdn.h_prefix", 6),
+            ("l12.gdn.conv_prefix", 7),
+            ("l12.gdn.h_ring", 8),
+            ("l12.gdn.conv_ring", 9),
+            ("l12.gdn.carry", 10),
+            ("l12.gdn.carry_table", 11),
+            ("l12.gdn.wy_table", 12),
+            ("l13.gdn.h", 0),
+            ("l13.gdn.h", 1),
+            ("l13.gdn.h", 2),
+            ("l13.gdn.conv", 3),
+            ("l13.gdn.conv", 4),
+            ("l13.gdn.conv", 5),
+            ("l13.gdn.h_prefix", 6),
+            ("l13.gdn.conv_prefix", 7),
+            ("l13.gdn.h_ring", 8),
+            ("l13.gdn.conv_ring", 9),
+            ("l13.gdn.carry", 10),
+            ("l13.gdn.carry_table", 11),
+            ("l13.gdn.wy_table", 12),
+            ("l14.gdn.h", 0),
+            ("l14.gdn.h", 1),
+            ("l14.gdn.h", 2),
+            ("l14.gdn.conv", 3),
+            ("l14.gdn.conv", 4),
+            ("l14.gdn.conv", 5),
+            ("l14.gdn.h_prefix", 6),
+            ("l14.gdn.conv_prefix", 7),
+            ("l14.gdn.h_ring", 8),
+            ("l14.gdn.conv_ring", 9),
+            ("l14.gdn.carry", 10),
+            ("l14.gdn.carry_table", 11),
+            ("l14.gdn.wy_table", 12),
+            ("l15.attn.k", 13),
+            ("l15.attn.v", 14),
+            ("l16.gdn.h", 0),
+            ("l16.gdn.h", 1),
+            ("l16.gdn.h", 2),
+            ("l16.gdn.conv", 3),
+            ("l16.gdn.conv", 4),
+            ("l16.gdn.conv", 5),
+            ("l16.gdn.h_prefix", 6),
+            ("l16.gdn.conv_prefix", 7),
+            ("l16.gdn.h_ring", 8),
+            ("l16.gdn.conv_ring", 9),
+            ("l16.gdn.carry", 10),
+            ("l16.gdn.carry_table", 11),
+            ("l16.gdn.wy_table", 12),
+            ("l17.gdn.h", 0),
+            ("l17.gdn.h", 1),
+            ("l17.gdn.h", 2),
+            ("l17.gdn.conv", 3),
+            ("l17.gdn.conv", 4),
+            ("l17.gdn.conv", 5),
+            ("l17.gdn.h_prefix", 6),
+            ("l17.gdn.conv_prefix", 7),
+            ("l17.gdn.h_ring", 8),
+            ("l17.gdn.conv_ring", 9),
+            ("l17.gdn.carry", 10),
+            ("l17.gdn.carry_table", 11),
+            ("l17.gdn.wy_table", 12),
+            ("l18.gdn.h", 0),
+            ("l18.gdn.h", 1),
+            ("l18.gdn.h", 2),
+            ("l18.gdn.conv", 3),
+            ("l18.gdn.conv", 4),
+            ("l18.gdn.conv", 5),
+            ("l18.gdn.h_prefix", 6),
+            ("l18.gdn.conv_prefix", 7),
+            ("l18.gdn.h_ring", 8),
+            ("l18.gdn.conv_ring", 9),
+            ("l18.gdn.carry", 10),
+            ("l18.gdn.carry_table", 11),
+            ("l18.gdn.wy_table", 12),
+            ("l19.attn.k", 13),
+            ("l19.attn.v", 14),
+            ("l20.gdn.h", 0),
+            ("l20.gdn.h", 1),
+            ("l20.gdn.h", 2),
+            ("l20.gdn.conv", 3),
+            ("l20.gdn.conv", 4),
+            ("l20.gdn.conv", 5),
+            ("l20.gdn.h_prefix", 6),
+            ("l20.gdn.conv_prefix", 7),
+            ("l20.gdn.h_ring", 8),
+            ("l20.gdn.conv_ring", 9),
+            ("l20.gdn.carry", 10),
+            ("l20.gdn.carry_table", 11),
+            ("l20.gdn.wy_table", 12),
+            ("l21.gdn.h", 0),
+            ("l21.gdn.h", 1),
+            ("l21.gdn.h", 2),
+            ("l21.gdn.conv", 3),
+            ("l21.gdn.conv", 4),
+            ("l21.gdn.conv", 5),
+            ("l21.gdn.h_prefix", 6),
+            ("l21.gdn.conv_prefix", 7),
+            ("l21.gdn.h_ring", 8),
+            ("l21.gdn.conv_ring", 9),
+            ("l21.gdn.carry", 10),
+            ("l21.gdn.carry_table", 11),
+            ("l21.gdn.wy_table", 12),
+            ("l22.gdn.h", 0),
+            ("l22.gdn.h", 1),
+            ("l22.gdn.h", 2),
+            ("l22.gdn.conv", 3),
+            ("l22.gdn.conv", 4),
+            ("l22.gdn.conv", 5),
+            ("l22.gdn.h_prefix", 6),
+            ("l22.gdn.conv_prefix", 7),
+            ("l22.gdn.h_ring", 8),
+            ("l22.gdn.conv_ring", 9),
+            ("l22.gdn.carry", 10),
+            ("l22.gdn.carry_table", 11),
+            ("l22.gdn.wy_table", 12),
+            ("l23.attn.k", 13),
+            ("l23.attn.v", 14),
+            ("l24.gdn.h", 0),
+            ("l24.gdn.h", 1),
+            ("l24.gdn.h", 2),
+            ("l24.gdn.conv", 3),
+            ("l24.gdn.conv", 4),
+            ("l24.gdn.conv", 5),
+            ("l24.gdn.h_prefix", 6),
+            ("l24.gdn.conv_prefix", 7),
+            ("l24.gdn.h_ring", 8),
+            ("l24.gdn.conv_ring", 9),
+            ("l24.gdn.carry", 10),
+            ("l24.gdn.carry_table", 11),
+            ("l24.gdn.wy_table", 12),
+            ("l25.gdn.h", 0),
+            ("l25.gdn.h", 1),
+            ("l25.gdn.h", 2),
+            ("l25.gdn.conv", 3),
+            ("l25.gdn.conv", 4),
+            ("l25.gdn.conv", 5),
+            ("l25.gdn.h_prefix", 6),
+            ("l25.gdn.conv_prefix", 7),
+            ("l25.gdn.h_ring", 8),
+            ("l25.gdn.conv_ring", 9),
+            ("l25.gdn.carry", 10),
+            ("l25.gdn.carry_table", 11),
+            ("l25.gdn.wy_table", 12),
+            ("l26.gdn.h", 0),
+            ("l26.gdn.h", 1),
+            ("l26.gdn.h", 2),
+            ("l26.gdn.conv", 3),
+            ("l26.gdn.conv", 4),
+            ("l26.gdn.conv", 5),
+            ("l26.gdn.h_prefix", 6),
+            ("l26.gdn.conv_prefix", 7),
+            ("l26.gdn.h_ring", 8),
+            ("l26.gdn.conv_ring", 9),
+            ("l26.gdn.carry", 10),
+            ("l26.gdn.carry_table", 11),
+            ("l26.gdn.wy_table", 12),
+            ("l27.attn.k", 13),
+            ("l27.attn.v", 14),
+            ("l28.gdn.h", 0),
+            ("l28.gdn.h", 1),
+            ("l28.gdn.h", 2),
+            ("l28.gdn.conv", 3),
+            ("l28.gdn.conv", 4),
+            ("l28.gdn.conv", 5),
+            ("l28.gdn.h_prefix", 6),
+            ("l28.gdn.conv_prefix", 7),
+            ("l28.gdn.h_ring", 8),
+            ("l28.gdn.conv_ring", 9),
+            ("l28.gdn.carry", 10),
+            ("l28.gdn.carry_table", 11),
+            ("l28.gdn.wy_table", 12),
+            ("l29.gdn.h", 0),
+            ("l29.gdn.h", 1),
+            ("l29.gdn.h", 2),
+            ("l29.gdn.conv", 3),
+            ("l29.gdn.conv", 4),
+            ("l29.gdn.conv", 5),
+            ("l29.gdn.h_prefix", 6),
+            ("l29.gdn.conv_prefix", 7),
+            ("l29.gdn.h_ring", 8),
+            ("l29.gdn.conv_ring", 9),
+            ("l29.gdn.carry", 10),
+            ("l29.gdn.carry_table", 11),
+            ("l29.gdn.wy_table", 12),
+            ("l30.gdn.h", 0),
+            ("l30.gdn.h", 1),
+            ("l30.gdn.h", 2),
+            ("l30.gdn.conv", 3),
+            ("l30.gdn.conv", 4),
+            ("l30.gdn.conv", 5),
+            ("l30.gdn.h_prefix", 6),
+            ("l30.gdn.conv_prefix", 7),
+            ("l30.gdn.h_ring", 8),
+            ("l30.gdn.conv_ring", 9),
+            ("l30.gdn.carry", 10),
+            ("l30.gdn.carry_table", 11),
+            ("l30.gdn.wy_table", 12),
+            ("l31.attn.k", 13),
+            ("l31.attn.v", 14),
+            ("l32.gdn.h", 0),
+            ("l32.gdn.h", 1),
+            ("l32.gdn.h", 2),
+            ("l32.gdn.conv", 3),
+            ("l32.gdn.conv", 4),
+            ("l32.gdn.conv", 5),
+            ("l32.gdn.h_prefix", 6),
+            ("l32.gdn.conv_prefix", 7),
+            ("l32.gdn.h_ring", 8),
+            ("l32.gdn.conv_ring", 9),
+            ("l32.gdn.carry", 10),
+            ("l32.gdn.carry_table", 11),
+            ("l32.gdn.wy_table", 12),
+            ("l33.gdn.h", 0),
+            ("l33.gdn.h", 1),
+            ("l33.gdn.h", 2),
+            ("l33.gdn.conv", 3),
+            ("l33.gdn.conv", 4),
+            ("l33.gdn.conv", 5),
+            ("l33.gdn.h_prefix", 6),
+            ("l33.gdn.conv_prefix", 7),
+            ("l33.gdn.h_ring", 8),
+            ("l33.gdn.conv_ring", 9),
+            ("l33.gdn.carry", 10),
+            ("l33.gdn.carry_table", 11),
+            ("l33.gdn.wy_table", 12),
+            ("l34.gdn.h", 0),
+            ("l34.gdn.h", 1),
+            ("l34.gdn.h", 2),
+            ("l34.gdn.conv", 3),
+            ("l34.gdn.conv", 4),
+            ("l34.gdn.conv", 5),
+            ("l34.gdn.h_prefix", 6),
+            ("l34.gdn.conv_prefix", 7),
+            ("l34.gdn.h_ring", 8),
+            ("l34.gdn.conv_ring", 9),
+            ("l34.gdn.carry", 10),
+            ("l34.gdn.carry_table", 11),
+            ("l34.gdn.wy_table", 12),
+            ("l35.attn.k", 13),
+            ("l35.attn.v", 14),
+            ("l36.gdn.h", 0),
+            ("l36.gdn.h", 1),
+            ("l36.gdn.h", 2),
+            ("l36.gdn.conv", 3),
+            ("l36.gdn.conv", 4),
+            ("l36.gdn.conv", 5),
+            ("l36.gdn.h_prefix", 6),
+            ("l36.gdn.conv_prefix", 7),
+            ("l36.gdn.h_ring", 8),
+            ("l36.gdn.conv_ring", 9),
+            ("l36.gdn.carry", 10),
+            ("l36.gdn.carry_table", 11),
+            ("l36.gdn.wy_table", 12),
+            ("l37.gdn.h", 0),
+            ("l37.gdn.h", 1),
+            ("l37.gdn.h", 2),
+            ("l37.gdn.conv", 3),
+            ("l37.gdn.conv", 4),
+            ("l37.gdn.conv", 5),
+            ("l37.gdn.h_prefix", 6),
+            ("l37.gdn.conv_prefix", 7),
+            ("l37.gdn.h_ring", 8),
+            ("l37.gdn.conv_ring", 9),
+            ("l37.gdn.carry", 10),
+            ("l37.gdn.carry_table", 11),
+            ("l37.gdn.wy_table", 12),
+            ("l38.gdn.h", 0),
+            ("l38.gdn.h", 1),
+            ("l38.gdn.h", 2),
+            ("l38.gdn.conv", 3),
+            ("l38.gdn.conv", 4),
+            ("l38.gdn.conv", 5),
+            ("l38.gdn.h_prefix", 6),
+            ("l38.gdn.conv_prefix", 7),
+            ("l38.gdn.h_ring", 8),
+            ("l38.gdn.conv_ring", 9),
+            ("l38.gdn.carry", 10),
+            ("l38.gdn.carry_table", 11),
+            ("l38.gdn.wy_table", 12),
+            ("l39.attn.k", 13),
+            ("l39.attn.v", 14),
+            ("l40.gdn.h", 0),
+            ("l40.gdn.h", 1),
+            ("l40.gdn.h", 2),
+            ("l40.gdn.conv", 3),
+            ("l40.gdn.conv", 4),
+            ("l40.gdn.conv", 5),
+            ("l40.gdn.h_prefix", 6),
+            ("l40.gdn.conv_prefix", 7),
+            ("l40.gdn.h_ring", 8),
+            ("l40.gdn.conv_ring", 9),
+            ("l40.gdn.carry", 10),
+            ("l40.gdn.carry_table", 11),
+            ("l40.gdn.wy_table", 12),
+            ("l41.gdn.h", 0),
+            ("l41.gdn.h", 1),
+            ("l41.gdn.h", 2),
+            ("l41.gdn.conv", 3),
+            ("l41.gdn.conv", 4),
+            ("l41.gdn.conv", 5),
+            ("l41.gdn.h_prefix", 6),
+            ("l41.gdn.conv_prefix", 7),
+            ("l41.gdn.h_ring", 8),
+            ("l41.gdn.conv_ring", 9),
+            ("l41.gdn.carry", 10),
+            ("l41.gdn.carry_table", 11),
+            ("l41.gdn.wy_table", 12),
+            ("l42.gdn.h", 0),
+            ("l42.gdn.h", 1),
+            ("l42.gdn.h", 2),
+            ("l42.gdn.conv", 3),
+            ("l42.gdn.conv", 4),
+            ("l42.gdn.conv", 5),
+            ("l42.gdn.h_prefix", 6),
+            ("l42.gdn.conv_prefix", 7),
+            ("l42.gdn.h_ring", 8),
+            ("l42.gdn.conv_ring", 9),
+            ("l42.gdn.carry", 10),
+            ("l42.gdn.carry_table", 11),
+            ("l42.gdn.wy_table", 12),
+            ("l43.attn.k", 13),
+            ("l43.attn.v", 14),
+            ("l44.gdn.h", 0),
+            ("l44.gdn.h", 1),
+            ("l44.gdn.h", 2),
+            ("l44.gdn.conv", 3),
+            ("l44.gdn.conv", 4),
+            ("l44.gdn.conv", 5),
+            ("l44.gdn.h_prefix", 6),
+            ("l44.gdn.conv_prefix", 7),
+            ("l44.gdn.h_ring", 8),
+            ("l44.gdn.conv_ring", 9),
+            ("l44.gdn.carry", 10),
+            ("l44.gdn.carry_table", 11),
+            ("l44.gdn.wy_table", 12),
+            ("l45.gdn.h", 0),
+            ("l45.gdn.h", 1),
+            ("l45.gdn.h", 2),
+            ("l45.gdn.conv", 3),
+            ("l45.gdn.conv", 4),
+            ("l45.gdn.conv", 5),
+            ("l45.gdn.h_prefix", 6),
+            ("l45.gdn.conv_prefix", 7),
+            ("l45.gdn.h_ring", 8),
+            ("l45.gdn.conv_ring", 9),
+            ("l45.gdn.carry", 10),
+            ("l45.gdn.carry_table", 11),
+            ("l45.gdn.wy_table", 12),
+            ("l46.gdn.h", 0),
+            ("l46.gdn.h", 1),
+            ("l46.gdn.h", 2),
+            ("l46.gdn.conv", 3),
+            ("l46.gdn.conv", 4),
+            ("l46.gdn.conv", 5),
+            ("l46.gdn.h_prefix", 6),
+            ("l46.gdn.conv_prefix", 7),
+            ("l46.gdn.h_ring", 8),
+            ("l46.gdn.conv_ring", 9),
+            ("l46.gdn.carry", 10),
+            ("l46.gdn.carry_table", 11),
+            ("l46.gdn.wy_table", 12),
+            ("l47.attn.k", 13),
+            ("l47.attn.v", 14),
+            ("l48.gdn.h", 0),
+            ("l48.gdn.h", 1),
+            ("l48.gdn.h", 2),
+            ("l48.gdn.conv", 3),
+            ("l48.gdn.conv", 4),
+            ("l48.gdn.conv", 5),
+            ("l48.gdn.h_prefix", 6),
+            ("l48.gdn.conv_prefix", 7),
+            ("l48.gdn.h_ring", 8),
+            ("l48.gdn.conv_ring", 9),
+            ("l48.gdn.carry", 10),
+            ("l48.gdn.carry_table", 11),
+            ("l48.gdn.wy_table", 12),
+            ("l49.gdn.h", 0),
+            ("l49.gdn.h", 1),
+            ("l49.gdn.h", 2),
+            ("l49.gdn.conv", 3),
+            ("l49.gdn.conv", 4),
+            ("l49.gdn.conv", 5),
+            ("l49.gdn.h_prefix", 6),
+            ("l49.gdn.conv_prefix", 7),
+            ("l49.gdn.h_ring", 8),
+            ("l49.gdn.conv_ring", 9),
+            ("l49.gdn.carry", 10),
+            ("l49.gdn.carry_table", 11),
+            ("l49.gdn.wy_table", 12),
+            ("l50.gdn.h", 0),
+            ("l50.gdn.h", 1),
+            ("l50.gdn.h", 2),
+            ("l50.gdn.conv", 3),
+            ("l50.gdn.conv", 4),
+            ("l50.gdn.conv", 5),
+            ("l50.gdn.h_prefix", 6),
+            ("l50.gdn.conv_prefix", 7),
+            ("l50.gdn.h_ring", 8),
+            ("l50.gdn.conv_ring", 9),
+            ("l50.gdn.carry", 10),
+            ("l50.gdn.carry_table", 11),
+            ("l50.gdn.wy_table", 12),
+            ("l51.attn.k", 13),
+            ("l51.attn.v", 14),
+            ("l52.gdn.h", 0),
+            ("l52.gdn.h", 1),
+            ("l52.gdn.h", 2),
+            ("l52.gdn.conv", 3),
+            ("l52.gdn.conv", 4),
+            ("l52.gdn.conv", 5),
+            ("l52.gdn.h_prefix", 6),
+            ("l52.gdn.conv_prefix", 7),
+            ("l52.gdn.h_ring", 8),
+            ("l52.gdn.conv_ring", 9),
+            ("l52.gdn.carry", 10),
+            ("l52.gdn.carry_table", 11),
+            ("l52.gdn.wy_table", 12),
+            ("l53.gdn.h", 0),
+            ("l53.gdn.h", 1),
+            ("l53.gdn.h", 2),
+            ("l53.gdn.conv", 3),
+            ("l53.gdn.conv", 4),
+            ("l53.gdn.conv", 5),
+            ("l53.gdn.h_prefix", 6),
+            ("l53.gdn.conv_prefix", 7),
+            ("l53.gdn.h_ring", 8),
+            ("l53.gdn.conv_ring", 9),
+            ("l53.gdn.carry", 10),
+            ("l53.gdn.carry_table", 11),
+            ("l53.gdn.wy_table", 12),
+            ("l54.gdn.h", 0),
+            ("l54.gdn.h", 1),
+            ("l54.gdn.h", 2),
+            ("l54.gdn.conv", 3),
+            ("l54.gdn.conv", 4),
+            ("l54.gdn.conv", 5),
+            ("l54.gdn.h_prefix", 6),
+            ("l54.gdn.conv_prefix", 7),
+            ("l54.gdn.h_ring", 8),
+            ("l54.gdn.conv_ring", 9),
+            ("l54.gdn.carry", 10),
+            ("l54.gdn.carry_table", 11),
+            ("l54.gdn.wy_table", 12),
+            ("l55.attn.k", 13),
+            ("l55.attn.v", 14),
+            ("l56.gdn.h", 0),
+            ("l56.gdn.h", 1),
+            ("l56.gdn.h", 2),
+            ("l56.gdn.conv", 3),
+            ("l56.gdn.conv", 4),
+            ("l56.gdn.conv", 5),
+            ("l56.gdn.h_prefix", 6),
+            ("l56.gdn.conv_prefix", 7),
+            ("l56.gdn.h_ring", 8),
+            ("l56.gdn.conv_ring", 9),
+            ("l56.gdn.carry", 10),
+            ("l56.gdn.carry_table", 11),
+            ("l56.gdn.wy_table", 12),
+            ("l57.gdn.h", 0),
+            ("l57.gdn.h", 1),
+            ("l57.gdn.h", 2),
+            ("l57.gdn.conv", 3),
+            ("l57.gdn.conv", 4),
+            ("l57.gdn.conv", 5),
+            ("l57.gdn.h_prefix", 6),
+            ("l57.gdn.conv_prefix", 7),
+            ("l57.gdn.h_ring", 8),
+            ("l57.gdn.conv_ring", 9),
+            ("l57.gdn.carry", 10),
+            ("l57.gdn.carry_table", 11),
+            ("l57.gdn.wy_table", 12),
+            ("l58.gdn.h", 0),
+            ("l58.gdn.h", 1),
+            ("l58.gdn.h", 2),
+            ("l58.gdn.conv", 3),
+            ("l58.gdn.conv", 4),
+            ("l58.gdn.conv", 5),
+            ("l58.gdn.h_prefix", 6),
+            ("l58.gdn.conv_prefix", 7),
+            ("l58.gdn.h_ring", 8),
+            ("l58.gdn.conv_ring", 9),
+            ("l58.gdn.carry", 10),
+            ("l58.gdn.carry_table", 11),
+            ("l58.gdn.wy_table", 12),
+            ("l59.attn.k", 13),
+            ("l59.attn.v", 14),
+            ("head.prefix_hidden", 15),
+            ("head.accepted_hidden", 16),
+            ("head.hidden_capture", 17),
+            ("head.lookup_index", 18),
+            ("head.tree_mask", 19),
+            ("head.draft_tokens", 20),
+            ("draft.attn.k", 21),
+            ("draft.attn.v", 22),
+        ];
+        /// Every term of the plan, in plan order: the order of `regions()`.
+        pub const TERMS: [__rt::TermInfo; TERM_COUNT] = __abi::terms(&TABLE, &CLASSES);
+        /// The first row of every size class: its faults are reported there.
+        const FIRST_ROW: [usize; 23] = __abi::first_rows(&TABLE);
+        /// Every term in layout order, with its size class and arena (for the exact
+        /// replay of a layout that could overflow).
+        const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
+        /// Every state term of checkpoint `qwen3_5_397b_a17b`, sized and laid out: one `Region` per term,
+        /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct StatePlan {
+            /// Layer 0, of kind `linear_attention`.
+            pub l0: super::LinearAttentionLayer,
+            /// Layer 1, of kind `linear_attention`.
+            pub l1: super::LinearAttentionLayer,
+            /// Layer 2, of kind `linear_attention`.
+            pub l2: super::LinearAttentionLayer,
+            /// Layer 3, of kind `full_attention`.
+            pub l3: super::FullAttentionLayer,
+            /// Layer 4, of kind `linear_attention`.
+            pub l4: super::LinearAttentionLayer,
+            /// Layer 5, of kind `linear_attention`.
+            pub l5: super::LinearAttentionLayer,
+            /// Layer 6, of kind `linear_attention`.
+            pub l6: super::LinearAttentionLayer,
+            /// Layer 7, of kind `full_attention`.
+            pub l7: super::FullAttentionLayer,
+            /// Layer 8, of kind `linear_attention`.
+            pub l8: super::LinearAttentionLayer,
+            /// Layer 9, of kind `linear_attention`.
+            pub l9: super::LinearAttentionLayer,
+            /// Layer 10, of kind `linear_attention`.
+            pub l10: super::LinearAttentionLayer,
+            /// Layer 11, of kind `full_attention`.
+            pub l11: super::FullAttentionLayer,
+            /// Layer 12, of kind `linear_attention`.
+            pub l12: super::LinearAttentionLayer,
+            /// Layer 13, of kind `linear_attention`.
+            pub l13: super::LinearAttentionLayer,
+            /// Layer 14, of kind `linear_attention`.
+            pub l14: super::LinearAttentionLayer,
+            /// Layer 15, of kind `full_attention`.
+            pub l15: super::FullAttentionLayer,
+            /// Layer 16, of kind `linear_attention`.
+            pub l16: super::LinearAttentionLayer,
+            /// Layer 17, of kind `linear_attention`.
+            pub l17: super::LinearAttentionLayer,
+            /// Layer 18, of kind `linear_attention`.
+            pub l18: super::LinearAttentionLayer,
+            /// Layer 19, of kind `full_attention`.
+            pub l19: super::FullAttentionLayer,
+            /// Layer 20, of kind `linear_attention`.
+            pub l20: super::LinearAttentionLayer,
+            /// Layer 21, of kind `linear_attention`.
+            pub l21: super::LinearAttentionLayer,
+            /// Layer 22, of kind `linear_attention`.
+            pub l22: super::LinearAttentionLayer,
+            /// Layer 23, of kind `full_attention`.
+            pub l23: super::FullAttentionLayer,
+            /// Layer 24, of kind `linear_attention`.
+            pub l24: super::LinearAttentionLayer,
+            /// Layer 25, of kind `linear_attention`.
+            pub l25: super::LinearAttentionLayer,
+            /// Layer 26, of kind `linear_attention`.
+            pub l26: super::LinearAttentionLayer,
+            /// Layer 27, of kind `full_attention`.
+            pub l27: super::FullAttentionLayer,
+            /// Layer 28, of kind `linear_attention`.
+            pub l28: super::LinearAttentionLayer,
+            /// Layer 29, of kind `linear_attention`.
+            pub l29: super::LinearAttentionLayer,
+            /// Layer 30, of kind `linear_attention`.
+            pub l30: super::LinearAttentionLayer,
+            /// Layer 31, of kind `full_attention`.
+            pub l31: super::FullAttentionLayer,
+            /// Layer 32, of kind `linear_attention`.
+            pub l32: super::LinearAttentionLayer,
+            /// Layer 33, of kind `linear_attention`.
+            pub l33: super::LinearAttentionLayer,
+            /// Layer 34, of kind `linear_attention`.
+            pub l34: super::LinearAttentionLayer,
+            /// Layer 35, of kind `full_attention`.
+            pub l35: super::FullAttentionLayer,
+            /// Layer 36, of kind `linear_attention`.
+            pub l36: super::LinearAttentionLayer,
+            /// Layer 37, of kind `linear_attention`.
+            pub l37: super::LinearAttentionLayer,
+            /// Layer 38, of kind `linear_attention`.
+            pub l38: super::LinearAttentionLayer,
+            /// Layer 39, of kind `full_attention`.
+            pub l39: super::FullAttentionLayer,
+            /// Layer 40, of kind `linear_attention`.
+            pub l40: super::LinearAttentionLayer,
+            /// Layer 41, of kind `linear_attention`.
+            pub l41: super::LinearAttentionLayer,
+            /// Layer 42, of kind `linear_attention`.
+            pub l42: super::LinearAttentionLayer,
+            /// Layer 43, of kind `full_attention`.
+            pub l43: super::FullAttentionLayer,
+            /// Layer 44, of kind `linear_attention`.
+            pub l44: super::LinearAttentionLayer,
+            /// Layer 45, of kind `linear_attention`.
+            pub l45: super::LinearAttentionLayer,
+            /// Layer 46, of kind `linear_attention`.
+            pub l46: super::LinearAttentionLayer,
+            /// Layer 47, of kind `full_attention`.
+            pub l47: super::FullAttentionLayer,
+            /// Layer 48, of kind `linear_attention`.
+            pub l48: super::LinearAttentionLayer,
+            /// Layer 49, of kind `linear_attention`.
+            pub l49: super::LinearAttentionLayer,
+            /// Layer 50, of kind `linear_attention`.
+            pub l50: super::LinearAttentionLayer,
+            /// Layer 51, of kind `full_attention`.
+            pub l51: super::FullAttentionLayer,
+            /// Layer 52, of kind `linear_attention`.
+            pub l52: super::LinearAttentionLayer,
+            /// Layer 53, of kind `linear_attention`.
+            pub l53: super::LinearAttentionLayer,
+            /// Layer 54, of kind `linear_attention`.
+            pub l54: super::LinearAttentionLayer,
+            /// Layer 55, of kind `full_attention`.
+            pub l55: super::FullAttentionLayer,
+            /// Layer 56, of kind `linear_attention`.
+            pub l56: super::LinearAttentionLayer,
+            /// Layer 57, of kind `linear_attention`.
+            pub l57: super::LinearAttentionLayer,
+            /// Layer 58, of kind `linear_attention`.
+            pub l58: super::LinearAttentionLayer,
+            /// Layer 59, of kind `full_attention`.
+            pub l59: super::FullAttentionLayer,
+            /// Block `head`.
+            pub head: super::HeadBlock,
+            /// The draft head's blocks.
+            pub draft: super::Draft,
+            /// The arena sizes and per-lifetime totals.
+            arena: __rt::Arena,
+        }
+        impl StatePlan {
+            /// Sizes every term under `inputs` and lays the terms out, every offset a
+            /// multiple of `align`, by the same law as the dynamic
+            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// (no verify, no KV, no cache group) is an empty region at offset 0.
+            ///
+            /// # Errors
+            /// `PlanError::BadAlign` when `align` is not a nonzero power of two;
+            /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`;
+            /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
+            pub const fn new(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+            ) -> ::core::result::Result<Self, __rt::PlanError> {
+                let units = super::units(dims, inputs.formats);
+                let windows = super::windows(dims);
+                if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
+                    return ::core::result::Result::Err(error);
+                }
+                let state = inputs.state_inputs();
+                let mut lanes = __abi::Lanes::new(align);
+                let classes: [__abi::ClassSize; 23] = [
+                    __abi::size_class(&CLASSES[0], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[1], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[2], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[3], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[4], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[5], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[6], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[7], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[8], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(&CLASSES[9], &units, &windows, &state, &mut lanes),
+                    __abi::size_class(
+                        &CLASSES[10],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[11],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[12],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[13],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[14],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[15],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[16],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[17],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[18],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[19],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[20],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(
+                        &CLASSES[21],
+                        &units,
+                        &windows,
+                        &state,
+                        &mut lanes,
+                    ),
+                    __abi::size_class(&CLASSES[22], &units, &windows, &state, &mut lanes),
+                ];
+                if let ::core::option::Option::Some(error) = __abi::first_fault(
+                    &classes,
+                    &FIRST_ROW,
+                    &TERMS,
+                ) {
+                    return ::core::result::Result::Err(error);
+                }
+                let (mut cursors, arena) = lanes.finish();
+                let arena = match arena {
+                    ::core::option::Option::Some(arena) => arena,
+                    ::core::option::Option::None => {
+                        match __abi::replay(&classes, &STEPS, &TERMS, align) {
+                            ::core::result::Result::Ok(arena) => arena,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
+                };
+                ::core::result::Result::Ok(Self {
+                    l0: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l1: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l2: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l3: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l4: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l5: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l6: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l7: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l8: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l9: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l10: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l11: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l12: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l13: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l14: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l15: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l16: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l17: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l18: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l19: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l20: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l21: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l22: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l23: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l24: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l25: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l26: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l27: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l28: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l29: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l30: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l31: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l32: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l33: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l34: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l35: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l36: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l37: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l38: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l39: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l40: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l41: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l42: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l43: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l44: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l45: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l46: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l47: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l48: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l49: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l50: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l51: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l52: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l53: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l54: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l55: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    l56: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l57: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l58: super::LinearAttentionLayer {
+                        gdn: super::GdnBlock::lay(
+                            __abi::window(&classes, 0),
+                            &mut cursors,
+                        ),
+                    },
+                    l59: super::FullAttentionLayer {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 13),
+                            &mut cursors,
+                        ),
+                    },
+                    head: super::HeadBlock::lay(
+                        __abi::window(&classes, 15),
+                        &mut cursors,
+                    ),
+                    draft: super::Draft {
+                        attn: super::AttnBlock::lay(
+                            __abi::window(&classes, 21),
+                            &mut cursors,
+                        ),
+                    },
+                    arena,
+                })
+            }
+            /// Every term's region, in the order of `TERMS`.
+            #[must_use]
+            pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
+                let mut all = [__rt::Region::EMPTY; TERM_COUNT];
+                let mut at = 0;
+                let layers = self.layers();
+                let mut i = 0;
+                while i < LAYERS {
+                    match layers[i] {
+                        super::Layer::LinearAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.gdn.regions());
+                        }
+                        super::Layer::FullAttention(layer) => {
+                            at = __abi::put(&mut all, at, layer.attn.regions());
+                        }
+                    }
+                    i += 1;
+                }
+                at = __abi::put(&mut all, at, self.head.regions());
+                at = __abi::put(&mut all, at, self.draft.attn.regions());
+                let _ = at;
+                all
+            }
+            /// The arena sizes and per-lifetime totals.
+            #[must_use]
+            pub const fn arena(&self) -> &__rt::Arena {
+                &self.arena
+            }
+            /// The device arena's size: the end of its last region, rounded up to
+            /// the alignment.
+            #[must_use]
+            pub const fn device_bytes(&self) -> u64 {
+                self.arena.device_bytes
+            }
+            /// The host arena's size (the prompt-lookup index), rounded up to the
+            /// alignment.
+            #[must_use]
+            pub const fn host_bytes(&self) -> u64 {
+                self.arena.host_bytes
+            }
+            /// The bytes the terms of `space` with `lifetime` hold, padding excluded.
+            #[must_use]
+            pub const fn lifetime_bytes(
+                &self,
+                space: __rt::Space,
+                lifetime: __rt::Lifetime,
+            ) -> u64 {
+                self.arena.lifetime_bytes(space, lifetime)
+            }
+            /// The bytes the terms of `space` hold, padding excluded.
+            #[must_use]
+            pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+                self.arena.term_bytes(space)
+            }
+            /// Every layer, in order, typed by its kind, for loops over layers.
+            #[must_use]
+            pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
+                [
+                    super::Layer::LinearAttention(&self.l0),
+                    super::Layer::LinearAttention(&self.l1),
+                    super::Layer::LinearAttention(&self.l2),
+                    super::Layer::FullAttention(&self.l3),
+                    super::Layer::LinearAttention(&self.l4),
+                    super::Layer::LinearAttention(&self.l5),
+                    super::Layer::LinearAttention(&self.l6),
+                    super::Layer::FullAttention(&self.l7),
+                    super::Layer::LinearAttention(&self.l8),
+                    super::Layer::LinearAttention(&self.l9),
+                    super::Layer::LinearAttention(&self.l10),
+                    super::Layer::FullAttention(&self.l11),
+                    super::Layer::LinearAttention(&self.l12),
+                    super::Layer::LinearAttention(&self.l13),
+                    super::Layer::LinearAttention(&self.l14),
+                    super::Layer::FullAttention(&self.l15),
+                    super::Layer::LinearAttention(&self.l16),
+                    super::Layer::LinearAttention(&self.l17),
+                    super::Layer::LinearAttention(&self.l18),
+                    super::Layer::FullAttention(&self.l19),
+                    super::Layer::LinearAttention(&self.l20),
+                    super::Layer::LinearAttention(&self.l21),
+                    super::Layer::LinearAttention(&self.l22),
+                    super::Layer::FullAttention(&self.l23),
+                    super::Layer::LinearAttention(&self.l24),
+                    super::Layer::LinearAttention(&self.l25),
+                    super::Layer::LinearAttention(&self.l26),
+                    super::Layer::FullAttention(&self.l27),
+                    super::Layer::LinearAttention(&self.l28),
+                    super::Layer::LinearAttention(&self.l29),
+                    super::Layer::LinearAttention(&self.l30),
+                    super::Layer::FullAttention(&self.l31),
+                    super::Layer::LinearAttention(&self.l32),
+                    super::Layer::LinearAttention(&self.l33),
+                    super::Layer::LinearAttention(&self.l34),
+                    super::Layer::FullAttention(&self.l35),
+                    super::Layer::LinearAttention(&self.l36),
+                    super::Layer::LinearAttention(&self.l37),
+                    super::Layer::LinearAttention(&self.l38),
+                    super::Layer::FullAttention(&self.l39),
+                    super::Layer::LinearAttention(&self.l40),
+                    super::Layer::LinearAttention(&self.l41),
+                    super::Layer::LinearAttention(&self.l42),
+                    super::Layer::FullAttention(&self.l43),
+                    super::Layer::LinearAttention(&self.l44),
+                    super::Layer::LinearAttention(&self.l45),
+                    super::Layer::LinearAttention(&self.l46),
+                    super::Layer::FullAttention(&self.l47),
+                    super::Layer::LinearAttention(&self.l48),
+                    super::Layer::LinearAttention(&self.l49),
+                    super::Layer::LinearAttention(&self.l50),
+                    super::Layer::FullAttention(&self.l51),
+                    super::Layer::LinearAttention(&self.l52),
+                    super::Layer::LinearAttention(&self.l53),
+                    super::Layer::LinearAttention(&self.l54),
+                    super::Layer::FullAttention(&self.l55),
+                    super::Layer::LinearAttention(&self.l56),
+                    super::Layer::LinearAttention(&self.l57),
+                    super::Layer::LinearAttention(&self.l58),
+                    super::Layer::FullAttention(&self.l59),
+                ]
+            }
+            /// Layer `index`, or `None` past the last one.
+            #[must_use]
+            pub const fn layer(
+                &self,
+                index: usize,
+            ) -> ::core::option::Option<super::Layer<'_>> {
+                match index {
+                    0 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l0),
+                        )
+                    }
+                    1 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l1),
+                        )
+                    }
+                    2 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l2),
+                        )
+                    }
+                    3 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l3),
+                        )
+                    }
+                    4 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l4),
+                        )
+                    }
+                    5 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l5),
+                        )
+                    }
+                    6 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l6),
+                        )
+                    }
+                    7 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l7),
+                        )
+                    }
+                    8 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l8),
+                        )
+                    }
+                    9 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l9),
+                        )
+                    }
+                    10 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l10),
+                        )
+                    }
+                    11 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l11),
+                        )
+                    }
+                    12 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l12),
+                        )
+                    }
+                    13 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l13),
+                        )
+                    }
+                    14 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l14),
+                        )
+                    }
+                    15 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l15),
+                        )
+                    }
+                    16 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l16),
+                        )
+                    }
+                    17 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l17),
+                        )
+                    }
+                    18 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l18),
+                        )
+                    }
+                    19 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l19),
+                        )
+                    }
+                    20 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l20),
+                        )
+                    }
+                    21 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l21),
+                        )
+                    }
+                    22 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l22),
+                        )
+                    }
+                    23 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l23),
+                        )
+                    }
+                    24 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l24),
+                        )
+                    }
+                    25 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l25),
+                        )
+                    }
+                    26 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l26),
+                        )
+                    }
+                    27 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l27),
+                        )
+                    }
+                    28 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l28),
+                        )
+                    }
+                    29 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l29),
+                        )
+                    }
+                    30 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l30),
+                        )
+                    }
+                    31 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l31),
+                        )
+                    }
+                    32 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l32),
+                        )
+                    }
+                    33 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l33),
+                        )
+                    }
+                    34 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l34),
+                        )
+                    }
+                    35 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l35),
+                        )
+                    }
+                    36 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l36),
+                        )
+                    }
+                    37 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l37),
+                        )
+                    }
+                    38 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l38),
+                        )
+                    }
+                    39 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l39),
+                        )
+                    }
+                    40 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l40),
+                        )
+                    }
+                    41 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l41),
+                        )
+                    }
+                    42 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l42),
+                        )
+                    }
+                    43 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l43),
+                        )
+                    }
+                    44 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l44),
+                        )
+                    }
+                    45 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l45),
+                        )
+                    }
+                    46 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l46),
+                        )
+                    }
+                    47 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l47),
+                        )
+                    }
+                    48 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l48),
+                        )
+                    }
+                    49 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l49),
+                        )
+                    }
+                    50 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l50),
+                        )
+                    }
+                    51 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l51),
+                        )
+                    }
+                    52 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l52),
+                        )
+                    }
+                    53 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l53),
+                        )
+                    }
+                    54 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l54),
+                        )
+                    }
+                    55 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l55),
+                        )
+                    }
+                    56 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l56),
+                        )
+                    }
+                    57 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l57),
+                        )
+                    }
+                    58 => {
+                        ::core::option::Option::Some(
+                            super::Layer::LinearAttention(&self.l58),
+                        )
+                    }
+                    59 => {
+                        ::core::option::Option::Some(
+                            super::Layer::FullAttention(&self.l59),
+                        )
+                    }
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
+    /// Checkpoint `tiny` (`circuits/qwen3_5.toml:345`): 8 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.

@@ -5,10 +5,35 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 2] = ["circuits/nemotron_h.toml", "circuits/qwen3_5.toml"];
+pub const CIRCUITS: [&str; 13] = [
+    "circuits/deepseek_v3.toml",
+    "circuits/falcon_h1.toml",
+    "circuits/gemma3.toml",
+    "circuits/gpt_oss.toml",
+    "circuits/granite_4_h.toml",
+    "circuits/jamba.toml",
+    "circuits/kimi_linear.toml",
+    "circuits/llama.toml",
+    "circuits/minimax_m1.toml",
+    "circuits/mistral.toml",
+    "circuits/nemotron_h.toml",
+    "circuits/qwen3_5.toml",
+    "circuits/qwen3_next.toml",
+];
 
+include!(concat!(env!("OUT_DIR"), "/deepseek_v3.rs"));
+include!(concat!(env!("OUT_DIR"), "/falcon_h1.rs"));
+include!(concat!(env!("OUT_DIR"), "/gemma3.rs"));
+include!(concat!(env!("OUT_DIR"), "/gpt_oss.rs"));
+include!(concat!(env!("OUT_DIR"), "/granite_4_h.rs"));
+include!(concat!(env!("OUT_DIR"), "/jamba.rs"));
+include!(concat!(env!("OUT_DIR"), "/kimi_linear.rs"));
+include!(concat!(env!("OUT_DIR"), "/llama.rs"));
+include!(concat!(env!("OUT_DIR"), "/minimax_m1.rs"));
+include!(concat!(env!("OUT_DIR"), "/mistral.rs"));
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
+include!(concat!(env!("OUT_DIR"), "/qwen3_next.rs"));
 
 /// The circuit a test file hands `metrale_macros::circuit!(inline = r#"..."#)`, loaded from
 /// that file's text (`source`, its `include_str!`) as `name`, for the dynamic plan the
@@ -73,6 +98,17 @@ pub mod reexported {
         pub use metrale_circuit::*;
     }
 
+    include!(concat!(env!("OUT_DIR"), "/reexported/deepseek_v3.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/falcon_h1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/gemma3.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/gpt_oss.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/granite_4_h.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/jamba.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/kimi_linear.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/llama.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/minimax_m1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/mistral.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/nemotron_h.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_5.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_next.rs"));
 }

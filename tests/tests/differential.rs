@@ -7,7 +7,7 @@ use metrale_circuit::TermInfo;
 use metrale_circuit::{
     CacheInputs, CarryInputs, Circuit, DraftInputs, Holding, KvInputs, Lifetime, LookupInputs,
     PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError, StateInputs,
-    StatePlan, TreeInputs, VerifyInputs,
+    StatePlan, TreeInputs, VerifyInputs, WindowInputs,
 };
 use proptest::prelude::*;
 
@@ -44,9 +44,24 @@ fn count() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// A KV pool, with or without window inputs (a windowed side without them is an error both
+/// plans must agree on).
 fn kv() -> impl Strategy<Value = Option<KvInputs>> {
+    let window = (count(), count(), count()).prop_map(|(sequences, chunk_tokens, max_tokens)| {
+        WindowInputs {
+            sequences,
+            chunk_tokens,
+            max_tokens,
+        }
+    });
     proptest::option::of(
-        (count(), count()).prop_map(|(blocks, block_size)| KvInputs::pool(blocks, block_size)),
+        (count(), count(), proptest::option::weighted(0.7, window)).prop_map(
+            |(blocks, block_size, window)| KvInputs {
+                blocks,
+                block_size,
+                window,
+            },
+        ),
     )
 }
 
@@ -202,19 +217,23 @@ fn load(circuit: &str) -> Circuit {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// One proptest per checkpoint: `$module` is the generated checkpoint module, `$formats` the
-/// generated `Formats` fields in `Formats::pairs` order.
+/// One proptest per checkpoint: `$checkpoint` is the generated checkpoint module, `$formats`
+/// the generated `Formats` fields in `Formats::pairs` order, `$cases` the cases drawn (the
+/// miniatures get the most: every term, small enough that most inputs plan). The checkpoint's
+/// declarations are instantiated once per test.
 macro_rules! differential {
-    ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, [$($format:ident),*]) => {
+    ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, $cases:literal, [$($format:ident),*]) => {
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(256))]
+            #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
             fn $test(drawn in drawn([$(stringify!($format)),*].len())) {
                 use metrale_tests::$arch::{self as arch, $checkpoint as checkpoint};
-                let circuit = load($circuit);
-                let decls = circuit
-                    .instantiate(stringify!($checkpoint))
-                    .unwrap_or_else(|e| panic!("{e}"));
+                static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
+                let decls = DECLS.get_or_init(|| {
+                    load($circuit)
+                        .instantiate(stringify!($checkpoint))
+                        .unwrap_or_else(|e| panic!("{e}"))
+                });
                 let mut dtypes = drawn.dtypes.iter().copied();
                 let formats = arch::Formats {
                     $($format: dtypes.next().unwrap_or(StateDtype::F32),)*
@@ -235,18 +254,220 @@ macro_rules! differential {
                             lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
                         )
                     });
-                let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+                let dynamic = dynamic(decls, &formats.pairs(), &drawn);
                 compare(&checkpoint::TERMS, generated, &dynamic)?;
             }
         }
     };
 }
 
+// Every checkpoint of every circuit in `circuits/`.
+differential!(
+    deepseek_v3_generated_equals_dynamic,
+    deepseek_v3,
+    deepseek_v3,
+    "circuits/deepseek_v3.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    deepseek_v3_tiny_generated_equals_dynamic,
+    deepseek_v3,
+    tiny,
+    "circuits/deepseek_v3.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
+    falcon_h1_7b_generated_equals_dynamic,
+    falcon_h1,
+    falcon_h1_7b,
+    "circuits/falcon_h1.toml",
+    128,
+    [kv_cache_dtype, ssm_h_storage, ssm_conv_storage]
+);
+differential!(
+    falcon_h1_tiny_generated_equals_dynamic,
+    falcon_h1,
+    tiny,
+    "circuits/falcon_h1.toml",
+    256,
+    [kv_cache_dtype, ssm_h_storage, ssm_conv_storage]
+);
+differential!(
+    gemma_3_27b_generated_equals_dynamic,
+    gemma3,
+    gemma_3_27b,
+    "circuits/gemma3.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    gemma3_tiny_generated_equals_dynamic,
+    gemma3,
+    tiny,
+    "circuits/gemma3.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
+    gpt_oss_120b_generated_equals_dynamic,
+    gpt_oss,
+    gpt_oss_120b,
+    "circuits/gpt_oss.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    gpt_oss_20b_generated_equals_dynamic,
+    gpt_oss,
+    gpt_oss_20b,
+    "circuits/gpt_oss.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    gpt_oss_tiny_generated_equals_dynamic,
+    gpt_oss,
+    tiny,
+    "circuits/gpt_oss.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
+    granite_4_0_h_small_generated_equals_dynamic,
+    granite_4_h,
+    granite_4_0_h_small,
+    "circuits/granite_4_h.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    granite_4_0_h_tiny_generated_equals_dynamic,
+    granite_4_h,
+    granite_4_0_h_tiny,
+    "circuits/granite_4_h.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    granite_4_h_tiny_generated_equals_dynamic,
+    granite_4_h,
+    tiny,
+    "circuits/granite_4_h.toml",
+    256,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    jamba_v0_1_generated_equals_dynamic,
+    jamba,
+    jamba_v0_1,
+    "circuits/jamba.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    jamba_tiny_generated_equals_dynamic,
+    jamba,
+    tiny,
+    "circuits/jamba.toml",
+    256,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    kimi_linear_48b_a3b_generated_equals_dynamic,
+    kimi_linear,
+    kimi_linear_48b_a3b,
+    "circuits/kimi_linear.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    kimi_linear_tiny_generated_equals_dynamic,
+    kimi_linear,
+    tiny,
+    "circuits/kimi_linear.toml",
+    256,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    llama_3_1_8b_generated_equals_dynamic,
+    llama,
+    llama_3_1_8b,
+    "circuits/llama.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    llama_3_1_70b_generated_equals_dynamic,
+    llama,
+    llama_3_1_70b,
+    "circuits/llama.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    llama_tiny_generated_equals_dynamic,
+    llama,
+    tiny,
+    "circuits/llama.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
+    minimax_m1_80k_generated_equals_dynamic,
+    minimax_m1,
+    minimax_m1_80k,
+    "circuits/minimax_m1.toml",
+    128,
+    [ssm_h_storage, kv_cache_dtype]
+);
+differential!(
+    minimax_m1_tiny_generated_equals_dynamic,
+    minimax_m1,
+    tiny,
+    "circuits/minimax_m1.toml",
+    256,
+    [ssm_h_storage, kv_cache_dtype]
+);
+differential!(
+    mistral_7b_v0_1_generated_equals_dynamic,
+    mistral,
+    mistral_7b_v0_1,
+    "circuits/mistral.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    mistral_tiny_generated_equals_dynamic,
+    mistral,
+    tiny,
+    "circuits/mistral.toml",
+    256,
+    [kv_cache_dtype]
+);
 differential!(
     nemotron_h_8b_generated_equals_dynamic,
     nemotron_h,
     nemotron_h_8b,
     "circuits/nemotron_h.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    nemotron_h_47b_generated_equals_dynamic,
+    nemotron_h,
+    nemotron_h_47b,
+    "circuits/nemotron_h.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    nemotron_nano_9b_v2_generated_equals_dynamic,
+    nemotron_h,
+    nemotron_nano_9b_v2,
+    "circuits/nemotron_h.toml",
+    128,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
 differential!(
@@ -254,6 +475,7 @@ differential!(
     nemotron_h,
     tiny,
     "circuits/nemotron_h.toml",
+    256,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
 differential!(
@@ -261,6 +483,15 @@ differential!(
     qwen3_5,
     qwen3_5_27b,
     "circuits/qwen3_5.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    qwen3_5_397b_a17b_generated_equals_dynamic,
+    qwen3_5,
+    qwen3_5_397b_a17b,
+    "circuits/qwen3_5.toml",
+    128,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
 differential!(
@@ -268,6 +499,23 @@ differential!(
     qwen3_5,
     tiny,
     "circuits/qwen3_5.toml",
+    256,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    qwen3_next_80b_a3b_generated_equals_dynamic,
+    qwen3_next,
+    qwen3_next_80b_a3b,
+    "circuits/qwen3_next.toml",
+    128,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    qwen3_next_tiny_generated_equals_dynamic,
+    qwen3_next,
+    tiny,
+    "circuits/qwen3_next.toml",
+    256,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
 

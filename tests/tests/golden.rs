@@ -42,12 +42,22 @@ fn every_circuit_is_covered() {
     assert_eq!(
         on_disk,
         metrale_tests::CIRCUITS,
-        "add the circuit to metrale_tests::CIRCUITS, include its module in tests/src/lib.rs, bless its golden and add a trybuild pass case"
+        "add the circuit to metrale_tests::CIRCUITS, include its module in tests/src/lib.rs, bless its golden and include it in a trybuild pass case"
     );
+    // Each golden is compiled by a pass case that includes it (its own, or `golden_zoo.rs`).
+    let cases: Vec<String> = std::fs::read_dir(root().join("tests/ui/pass"))
+        .expect("tests/ui/pass")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("golden_"))
+        .map(|e| std::fs::read_to_string(e.path()).expect("readable"))
+        .collect();
     for circuit in metrale_tests::CIRCUITS {
         let (arch, _) = generated(circuit);
-        let pass = root().join(format!("tests/ui/pass/golden_{arch}.rs"));
-        assert!(pass.exists(), "{} is missing", pass.display());
+        let include = format!("include!(\"../../golden/{arch}.rs\");");
+        assert!(
+            cases.iter().any(|case| case.contains(&include)),
+            "no tests/ui/pass/golden_*.rs case has `{include}`"
+        );
     }
 }
 

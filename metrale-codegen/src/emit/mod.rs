@@ -87,6 +87,7 @@ impl<'a> Emitter<'a> {
             #[allow(clippy::inline_always, reason = "the units are inlined into `StatePlan::new`, where size classes fold them")]
             #[allow(clippy::too_many_lines, reason = "`new` and `regions()` have a line per block instance, the layers of a large model included")]
             #[allow(clippy::large_stack_arrays, reason = "`regions()` returns every region by value, to iterate beside `TERMS`")]
+            #[allow(clippy::module_inception, reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)")]
             pub mod #arch {
                 use #runtime as __rt;
                 use __rt::__private_v0_1 as __abi;
