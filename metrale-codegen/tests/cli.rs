@@ -701,3 +701,63 @@ fn plan_sizes_a_windowed_side_and_asks_for_window_inputs() {
     assert_eq!(term(&plan, "l0.local.k", "blocks")["units"], 416);
     assert_eq!(term(&plan, "l1.global.k", "blocks")["units"], 1_600);
 }
+
+#[test]
+fn import_prints_the_checkpoint_table_of_a_config() {
+    // gpt-oss-20b's shipped config through circuits/gpt_oss.toml's [config]: the figures of the
+    // published file (24 layers alternating sliding and full from layer 0, 2880 wide, 64 query
+    // and 8 KV heads of 64, a 128-token window); the file has no `_name_or_path`, so the name
+    // is the file's stem and there is no hf line.
+    let out = run(&[
+        "import",
+        "circuits/gpt_oss.toml",
+        "circuits/configs/gpt_oss_20b.json",
+    ]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "[checkpoint.gpt_oss_20b]\nlayers = 24\npattern = \"SFSFSFSFSFSFSFSFSFSFSFSF\"\n\
+         dims = { hidden = 2880, q_heads = 64, kv_heads = 8, head_dim = 64, sliding_window = 128 }\n"
+    );
+    let out = run(&[
+        "import",
+        "circuits/gpt_oss.toml",
+        "circuits/configs/gpt_oss_20b.json",
+        "--name",
+        "mine",
+        "--hf",
+        "openai/gpt-oss-20b",
+    ]);
+    assert!(
+        out.stdout
+            .starts_with("[checkpoint.mine]\nhf = \"openai/gpt-oss-20b\"\n"),
+        "{}",
+        out.stdout
+    );
+    // A config missing a key: exit 1, the key named at its place in the JSON.
+    let bad = scratch("no_window.json", "{\n  \"num_hidden_layers\": 2\n}\n");
+    let out = run(&["import", "circuits/gpt_oss.toml", &bad]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("error: missing config key `layer_types`")
+            && out.stderr.contains(&format!("--> {bad}:1:1")),
+        "{}",
+        out.stderr
+    );
+    // A circuit without [config] is bad input too; a missing argument is usage.
+    let plain = scratch(
+        "plain.toml",
+        "schema = 1\narch = \"p\"\ndims = [\"d\"]\n[layout]\nkind = \"interval\"\nperiod = 1\n\
+         [layout.blocks]\nfull_attention = [\"b\"]\n[checkpoint.c]\nlayers = 1\ndims = { d = 1 }\n\
+         [[block.b.state]]\nid = \"k\"\nkind = \"paged_kv\"\nformat = \"bf16\"\nshape = \"d\"\n",
+    );
+    let out = run(&["import", &plain, &bad]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("has no `[config]` table"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(run(&["import", "circuits/gpt_oss.toml"]).code, 2);
+}

@@ -4,8 +4,19 @@
 
 /// The generated modules.
 pub mod plans {
+    metrale_macros::circuit!("../../../circuits/deepseek_v3.toml");
+    metrale_macros::circuit!("../../../circuits/falcon_h1.toml");
+    metrale_macros::circuit!("../../../circuits/gemma3.toml");
+    metrale_macros::circuit!("../../../circuits/gpt_oss.toml");
+    metrale_macros::circuit!("../../../circuits/granite_4_h.toml");
+    metrale_macros::circuit!("../../../circuits/jamba.toml");
+    metrale_macros::circuit!("../../../circuits/kimi_linear.toml");
+    metrale_macros::circuit!("../../../circuits/llama.toml");
+    metrale_macros::circuit!("../../../circuits/minimax_m1.toml");
+    metrale_macros::circuit!("../../../circuits/mistral.toml");
     metrale_macros::circuit!("../../../circuits/nemotron_h.toml");
     metrale_macros::circuit!("../../../circuits/qwen3_5.toml");
+    metrale_macros::circuit!("../../../circuits/qwen3_next.toml");
 }
 
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype};
