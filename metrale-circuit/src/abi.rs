@@ -24,8 +24,8 @@ use crate::layout::{Arena, LayoutKey, Placer, check_align};
 pub use crate::regions::field_group;
 use crate::sizing::{TermSpec, size_term};
 use crate::{
-    Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateDtype, StateInputs,
-    StateKind, TermInfo, Unit, VerifySteps,
+    Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateInputs, StateKind,
+    TermInfo, Unit, VerifySteps,
 };
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
@@ -304,9 +304,7 @@ impl ClassSize {
         *cursor = cursor.wrapping_add(self.stride);
         Region {
             offset,
-            bytes: self.region.bytes,
-            units: self.region.units,
-            dtype: self.region.dtype,
+            ..self.region
         }
     }
 }
@@ -342,8 +340,8 @@ pub const fn window<const K: usize, const C: usize>(
 
 /// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
 /// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
-/// windows).
-const REVISION: u64 = 3;
+/// windows; 4: a region carries its unit bytes and inner count).
+const REVISION: u64 = 4;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
@@ -499,12 +497,7 @@ pub const fn size_class<const U: usize, const W: usize>(
     lanes: &mut Lanes,
 ) -> ClassSize {
     let mut sized = ClassSize {
-        region: Region {
-            offset: 0,
-            bytes: 0,
-            units: 0,
-            dtype: StateDtype::U8,
-        },
+        region: Region::EMPTY,
         present: false,
         keep: 0,
         space: Space::of_kind(class.kind),
@@ -522,6 +515,7 @@ pub const fn size_class<const U: usize, const W: usize>(
     let size = match (units[class.unit], window) {
         (Ok(unit), Ok(window)) => {
             sized.region.dtype = unit.dtype;
+            sized.region.unit_bytes = unit.bytes;
             size_term(
                 &TermSpec {
                     kind: class.kind,
@@ -540,6 +534,7 @@ pub const fn size_class<const U: usize, const W: usize>(
         Ok(Some(size)) => {
             sized.region.units = size.units;
             sized.region.bytes = size.bytes;
+            sized.region.inner = size.inner;
             sized.present = true;
             sized.keep = u64::MAX;
             lanes.add(&mut sized, class.count, class.group);
@@ -591,6 +586,7 @@ const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StateDtype;
 
     #[test]
     fn arithmetic_is_checked() {
@@ -638,6 +634,8 @@ mod tests {
                 bytes,
                 units: bytes / 4,
                 dtype: StateDtype::F32,
+                unit_bytes: 4,
+                inner: 1,
             },
             present: true,
             keep: u64::MAX,

@@ -13,7 +13,15 @@ use crate::{Lifetime, Space, StateDtype};
 /// The default alignment of every region, in bytes.
 pub const DEFAULT_ALIGN: u64 = 256;
 
-/// One laid-out term: where it starts in its arena and what it holds.
+/// One laid-out term: where it starts in its arena and what it holds, and the byte range of
+/// each of its units.
+///
+/// A term's units form a grid `[outer][inner]`, in the order docs/circuit-schema.md gives per
+/// kind: unit `outer x inner + i` starts `(outer x inner + i) x unit_bytes` after `offset`
+/// ([`Region::unit`], [`Region::at`], [`Region::group`]). The prompt-lookup index is the one
+/// term that is not a dense array of units: each sequence's table has its own hash layout
+/// (the hash-table law makes `bytes` more than `units x unit_bytes`), so only
+/// [`Region::group`] (a sequence's table) addresses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Region {
     /// Bytes from the start of the arena; a multiple of the plan's alignment.
@@ -24,6 +32,14 @@ pub struct Region {
     pub units: u64,
     /// Its element type.
     pub dtype: StateDtype,
+    /// Bytes of one unit (for the prompt-lookup index, of one entry).
+    pub unit_bytes: u64,
+    /// Units per outer index of the grid: tokens per KV block, ring slots per sequence slot,
+    /// conv steps per verify slot, tree nodes (a mask is `[slot][node][node]`), draft
+    /// positions per verify slot, history entries per sequence; 1 for a flat `[unit]` term; 0
+    /// for `h_steps` intermediates, whose rows per verify slot vary (see
+    /// [`crate::RecurrentRegions::step`]).
+    pub inner: u64,
 }
 
 impl Region {
@@ -33,6 +49,8 @@ impl Region {
         bytes: 0,
         units: 0,
         dtype: StateDtype::U8,
+        unit_bytes: 0,
+        inner: 0,
     };
 
     /// One past its last byte (cannot overflow: placement checked it).
@@ -45,6 +63,104 @@ impl Region {
     #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.bytes == 0
+    }
+
+    /// Whether the region is a dense array of its units (every term but a non-empty
+    /// prompt-lookup index).
+    #[must_use]
+    pub const fn is_dense(&self) -> bool {
+        match self.units.checked_mul(self.unit_bytes) {
+            Some(bytes) => bytes == self.bytes,
+            None => false,
+        }
+    }
+
+    /// `count` units from unit `first`, as a region of their own (offset from the same arena
+    /// start); `None` past the end or for a region that is not dense.
+    #[must_use]
+    pub const fn units_from(&self, first: u64, count: u64) -> Option<Region> {
+        let Some(end) = first.checked_add(count) else {
+            return None;
+        };
+        if end > self.units || !self.is_dense() {
+            return None;
+        }
+        // Checked even in range: a region may be built by hand, not by a plan.
+        let (Some(skip), Some(bytes)) = (
+            first.checked_mul(self.unit_bytes),
+            count.checked_mul(self.unit_bytes),
+        ) else {
+            return None;
+        };
+        let Some(offset) = self.offset.checked_add(skip) else {
+            return None;
+        };
+        Some(Region {
+            offset,
+            bytes,
+            units: count,
+            dtype: self.dtype,
+            unit_bytes: self.unit_bytes,
+            inner: 1,
+        })
+    }
+
+    /// Unit `index` (its natural index in the unit order); `None` out of range (or for the
+    /// prompt-lookup index, whose entries are hashed: see [`Region::group`]).
+    #[must_use]
+    pub const fn unit(&self, index: u64) -> Option<Region> {
+        self.units_from(index, 1)
+    }
+
+    /// Unit `[outer][inner]` of the grid; `None` when `inner` is not below [`Region::inner`] or
+    /// the unit is out of range.
+    #[must_use]
+    pub const fn at(&self, outer: u64, inner: u64) -> Option<Region> {
+        if inner >= self.inner {
+            return None;
+        }
+        match outer.checked_mul(self.inner) {
+            Some(first) => match first.checked_add(inner) {
+                Some(index) => self.unit(index),
+                None => None,
+            },
+            None => None,
+        }
+    }
+
+    /// The [`Region::inner`] units of outer index `outer`: KV block `outer`, sequence slot
+    /// `outer`'s ring, verify slot `outer`'s conv steps or drafts; for the prompt-lookup index,
+    /// sequence `outer`'s hash table (`bytes / sequences`, every table the same size). `None`
+    /// out of range or for a grid without one inner count (`h_steps` intermediates).
+    #[must_use]
+    pub const fn group(&self, outer: u64) -> Option<Region> {
+        if self.inner == 0 {
+            return None;
+        }
+        let outers = self.units / self.inner;
+        if outer >= outers {
+            return None;
+        }
+        if self.is_dense() {
+            // `outer < units / inner`, so `outer x inner < units`: no overflow.
+            return self.units_from(outer * self.inner, self.inner);
+        }
+        // The lookup index: `outers` equal tables, one after the other.
+        let table = self.bytes / outers;
+        let Some(offset) = (match outer.checked_mul(table) {
+            Some(skip) => self.offset.checked_add(skip),
+            None => None,
+        }) else {
+            return None;
+        };
+        Some(Region {
+            offset,
+            bytes: table,
+            units: self.inner,
+            dtype: self.dtype,
+            unit_bytes: self.unit_bytes,
+            inner: self.inner,
+        })
     }
 }
 
@@ -330,6 +446,8 @@ mod tests {
             bytes,
             units: bytes,
             dtype: StateDtype::U8,
+            unit_bytes: 1,
+            inner: 1,
         };
         let mut regions = [region(100), region(300), region(50)];
         let arena = place_all(&keys, &[true, true, false], &[1, 0, 2], 256, &mut regions);

@@ -33,10 +33,30 @@ pub struct StateTerm {
     pub units: u64,
     /// Bytes.
     pub bytes: u64,
+    /// Bytes of one unit (for the prompt-lookup index, of one entry: its bytes follow the
+    /// hash-table law, not `units x unit_bytes`).
+    pub unit_bytes: u64,
+    /// Units per outer index of its grid ([`Region::inner`]).
+    pub inner: u64,
     /// Bytes from the start of its space's arena.
     pub offset: u64,
     /// The arena it sits in.
     pub space: Space,
+}
+
+impl StateTerm {
+    /// Its region: where it sits and the byte range of each unit ([`Region::unit`]).
+    #[must_use]
+    pub fn region(&self) -> Region {
+        Region {
+            offset: self.offset,
+            bytes: self.bytes,
+            units: self.units,
+            dtype: self.dtype,
+            unit_bytes: self.unit_bytes,
+            inner: self.inner,
+        }
+    }
 }
 
 /// Every state of a circuit, sized and laid out.
@@ -96,6 +116,8 @@ impl StatePlan {
                         dtype,
                         units: size.units,
                         bytes: size.bytes,
+                        unit_bytes,
+                        inner: size.inner,
                         offset: 0,
                         space: Space::of_kind(decl.kind),
                     });
@@ -175,15 +197,7 @@ fn lay_out(terms: &mut [StateTerm], align: u64) -> Result<Arena, StateError> {
         .collect();
     let mut order = vec![0; terms.len()];
     layout_order(&keys, &mut order);
-    let mut regions: Vec<Region> = terms
-        .iter()
-        .map(|t| Region {
-            offset: 0,
-            bytes: t.bytes,
-            units: t.units,
-            dtype: t.dtype,
-        })
-        .collect();
+    let mut regions: Vec<Region> = terms.iter().map(StateTerm::region).collect();
     let present = vec![true; terms.len()];
     let arena = place_all(&keys, &present, &order, align, &mut regions).map_err(|i| {
         StateError::Overflow {

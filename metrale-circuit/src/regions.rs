@@ -105,6 +105,50 @@ impl RecurrentRegions {
         steps: Region::EMPTY,
         checkpoint: Region::EMPTY,
     };
+
+    /// Sequence slot `slot`'s live state.
+    #[must_use]
+    pub const fn slot(&self, slot: u64) -> Option<Region> {
+        self.live.unit(slot)
+    }
+
+    /// The state of verify slot `slot` before its verify.
+    #[must_use]
+    pub const fn checkpoint_of(&self, slot: u64) -> Option<Region> {
+        self.checkpoint.unit(slot)
+    }
+
+    /// Verified row `row` of verify slot `slot`'s intermediates. The rows are slot-major: for
+    /// `conv_steps` every slot has the same count (the region's [`Region::inner`]); for
+    /// `h_steps` slot `s` has `h_steps[s]` rows, so the plan's `h_steps` (the verify inputs it
+    /// was made with) say where a slot starts. `None` out of range.
+    #[must_use]
+    pub const fn step(&self, slot: u64, row: u64, h_steps: &[u64]) -> Option<Region> {
+        if self.steps.inner > 0 {
+            return self.steps.at(slot, row);
+        }
+        let mut first: u64 = 0;
+        let mut s = 0;
+        while s < h_steps.len() {
+            let rows = h_steps[s];
+            if s as u64 == slot {
+                return if row < rows {
+                    match first.checked_add(row) {
+                        Some(index) => self.steps.unit(index),
+                        None => None,
+                    }
+                } else {
+                    None
+                };
+            }
+            first = match first.checked_add(rows) {
+                Some(next) => next,
+                None => return None,
+            };
+            s += 1;
+        }
+        None
+    }
 }
 
 /// One side of a paged KV cache.
@@ -119,6 +163,39 @@ impl KvRegions {
     pub const EMPTY: Self = Self {
         blocks: Region::EMPTY,
     };
+
+    /// Tokens per block (the KV inputs' `block_size`); 0 without KV inputs.
+    #[must_use]
+    pub const fn block_size(&self) -> u64 {
+        self.blocks.inner
+    }
+
+    /// The blocks the side holds (for a windowed side, what the window law gives).
+    #[must_use]
+    pub const fn block_count(&self) -> u64 {
+        match self.blocks.units.checked_div(self.blocks.inner) {
+            Some(blocks) => blocks,
+            None => 0,
+        }
+    }
+
+    /// The tokens the side holds: blocks x block size.
+    #[must_use]
+    pub const fn token_count(&self) -> u64 {
+        self.blocks.units
+    }
+
+    /// Block `block`: its [`KvRegions::block_size`] tokens, `[block][token in block]`.
+    #[must_use]
+    pub const fn block(&self, block: u64) -> Option<Region> {
+        self.blocks.group(block)
+    }
+
+    /// Token `token` of block `block`.
+    #[must_use]
+    pub const fn token(&self, block: u64, token: u64) -> Option<Region> {
+        self.blocks.at(block, token)
+    }
 }
 
 /// A cache.
@@ -133,6 +210,53 @@ impl CacheRegions {
     pub const EMPTY: Self = Self {
         cache: Region::EMPTY,
     };
+
+    /// Row or slot `index` of a flat cache (prefix snapshot slot, carry stash or table row,
+    /// verify-table row, accepted or captured hidden row); `None` out of range, and for the
+    /// prompt-lookup index (see [`CacheRegions::lookup_table`]).
+    #[must_use]
+    pub const fn unit(&self, index: u64) -> Option<Region> {
+        self.cache.unit(index)
+    }
+
+    /// Ring slot `ring_slot` of sequence slot `seq_slot` (a ring snapshot is
+    /// `[sequence slot][ring slot]`).
+    #[must_use]
+    pub const fn ring(&self, seq_slot: u64, ring_slot: u64) -> Option<Region> {
+        self.cache.at(seq_slot, ring_slot)
+    }
+
+    /// Draft position `position` of verify slot `slot` (draft tokens are
+    /// `[verify slot][position]`).
+    #[must_use]
+    pub const fn draft(&self, slot: u64, position: u64) -> Option<Region> {
+        self.cache.at(slot, position)
+    }
+
+    /// The (node `from`, node `to`) cell of verify slot `slot`'s token-tree mask
+    /// (`[verify slot][node][node]`; [`Region::inner`] is the node count).
+    #[must_use]
+    pub const fn tree_cell(&self, slot: u64, from: u64, to: u64) -> Option<Region> {
+        let nodes = self.cache.inner;
+        if from >= nodes {
+            return None;
+        }
+        match slot.checked_mul(nodes) {
+            Some(row) => match row.checked_add(from) {
+                Some(row) => self.cache.at(row, to),
+                None => None,
+            },
+            None => None,
+        }
+    }
+
+    /// Sequence `sequence`'s n-gram hash table in the prompt-lookup index: every sequence's
+    /// table has the same size (`bytes / sequences`) and its own hash layout, so its entries
+    /// are not addressed one by one.
+    #[must_use]
+    pub const fn lookup_table(&self, sequence: u64) -> Option<Region> {
+        self.cache.group(sequence)
+    }
 }
 
 /// The name of the field group (above) a state of `kind` has in a generated plan: a struct

@@ -101,6 +101,8 @@ pub struct Size {
     pub units: u64,
     /// Bytes.
     pub bytes: u64,
+    /// Units per outer index of the term's grid ([`crate::Region::inner`]).
+    pub inner: u64,
 }
 
 /// Bytes of one unit: `elements x dtype size`.
@@ -151,6 +153,9 @@ pub const fn size_term(
     spec: &TermSpec,
     inputs: &StateInputs<'_>,
 ) -> Result<Option<Size>, SizeFault> {
+    // The grid's inner count: how many units one outer index (a verify slot, a KV block, a
+    // sequence slot, ...) holds; the unit order of docs/circuit-schema.md.
+    let mut inner = 1;
     let units = match (spec.kind, spec.holding) {
         (StateKind::Recurrent, Holding::Live) => Some(inputs.slots),
         (StateKind::Recurrent, Holding::Steps | Holding::Checkpoint) => {
@@ -162,8 +167,15 @@ pub const fn size_term(
             };
             match (spec.holding, steps) {
                 (Holding::Checkpoint, _) => Some(verify.slots()),
-                (_, VerifySteps::ConvSteps) => verify.conv_steps.checked_mul(verify.slots()),
-                (_, VerifySteps::HSteps) => sum(verify.h_steps),
+                (_, VerifySteps::ConvSteps) => {
+                    inner = verify.conv_steps;
+                    verify.conv_steps.checked_mul(verify.slots())
+                }
+                (_, VerifySteps::HSteps) => {
+                    // Each verify slot has its own row count: no one inner count.
+                    inner = 0;
+                    sum(verify.h_steps)
+                }
             }
         }
         (StateKind::PagedKv, Holding::Blocks) => {
@@ -171,6 +183,9 @@ pub const fn size_term(
                 Section::Main => inputs.kv,
                 Section::Draft => inputs.draft_kv,
             };
+            if let Some(kv) = kv {
+                inner = kv.block_size;
+            }
             match (kv, spec.window) {
                 (None, _) => return Ok(None),
                 (Some(kv), None) => kv.blocks.checked_mul(kv.block_size),
@@ -181,7 +196,10 @@ pub const fn size_term(
             }
         }
         (kind, Holding::Cache) if kind.is_cache() => match cache_units(kind, &inputs.caches) {
-            Ok(Some(units)) => Some(units),
+            Ok(Some(units)) => {
+                inner = cache_inner(kind, &inputs.caches);
+                Some(units)
+            }
             Ok(None) => return Ok(None),
             Err(()) => None,
         },
@@ -197,8 +215,25 @@ pub const fn size_term(
         _ => units.checked_mul(spec.unit_bytes),
     };
     match bytes {
-        Some(bytes) => Ok(Some(Size { units, bytes })),
+        Some(bytes) => Ok(Some(Size {
+            units,
+            bytes,
+            inner,
+        })),
         None => Err(SizeFault::Overflow),
+    }
+}
+
+/// The inner count of a cache's grid: ring slots per sequence slot, tree nodes (a mask is
+/// `[slot][node][node]`), draft positions per verify slot, history entries per sequence; 1
+/// for a flat `[row]` cache.
+const fn cache_inner(kind: StateKind, caches: &crate::CacheInputs) -> u64 {
+    match (kind, caches.ring, caches.tree, caches.drafts, caches.lookup) {
+        (StateKind::RingSnapshot, Some(ring), ..) => ring.ring_slots,
+        (StateKind::TokenTreeMask, _, Some(tree), ..) => tree.nodes,
+        (StateKind::DraftTokens, _, _, Some(drafts), _) => drafts.positions,
+        (StateKind::PromptLookupIndex, .., Some(lookup)) => lookup.history_tokens,
+        _ => 1,
     }
 }
 
@@ -331,7 +366,9 @@ mod tests {
             size_term(&side, &inputs),
             Ok(Some(Size {
                 units: 4_168 * 16,
-                bytes: 4_168 * 16 * 1024
+                bytes: 4_168 * 16 * 1024,
+                // Tokens per block.
+                inner: 16,
             }))
         );
     }
@@ -352,7 +389,8 @@ mod tests {
             size_term(&h, &inputs),
             Ok(Some(Size {
                 units: 5,
-                bytes: 20_000
+                bytes: 20_000,
+                inner: 1,
             }))
         );
         let steps = TermSpec {
@@ -368,7 +406,9 @@ mod tests {
             size_term(&steps, &inputs),
             Ok(Some(Size {
                 units: 7,
-                bytes: 28_000
+                bytes: 28_000,
+                // 3, 1, 3 rows: no one count per verify slot.
+                inner: 0,
             }))
         );
         let checkpoint = TermSpec {
@@ -379,7 +419,8 @@ mod tests {
             size_term(&checkpoint, &inputs),
             Ok(Some(Size {
                 units: 3,
-                bytes: 12_000
+                bytes: 12_000,
+                inner: 1,
             }))
         );
         let conv = spec(
@@ -392,7 +433,9 @@ mod tests {
             size_term(&conv, &inputs),
             Ok(Some(Size {
                 units: 12,
-                bytes: 1440
+                bytes: 1440,
+                // 4 conv steps per verify slot.
+                inner: 4,
             }))
         );
         let bare = TermSpec {
@@ -422,7 +465,8 @@ mod tests {
             size_term(&k, &inputs),
             Ok(Some(Size {
                 units: 160,
-                bytes: 1280
+                bytes: 1280,
+                inner: 16,
             }))
         );
         let draft = TermSpec {
@@ -485,7 +529,9 @@ mod tests {
             size_term(&index, &inputs),
             Ok(Some(Size {
                 units: 28,
-                bytes: 576
+                bytes: 576,
+                // 14 history entries per sequence's table.
+                inner: 14,
             }))
         );
         assert_eq!(Space::of_kind(StateKind::PromptLookupIndex), Space::Host);

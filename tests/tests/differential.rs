@@ -138,9 +138,11 @@ fn compare(
                 match plan.term(info.state, info.holding) {
                     Some(term) => {
                         matched += 1;
+                        // Every field: offset, bytes, units, dtype, unit bytes and the
+                        // grid's inner count, so every unit's address agrees too.
                         prop_assert_eq!(
-                            (term.units, term.bytes, term.offset, term.dtype),
-                            (region.units, region.bytes, region.offset, region.dtype),
+                            term.region(),
+                            *region,
                             "{} {:?}",
                             info.state,
                             info.holding
