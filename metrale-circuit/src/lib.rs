@@ -50,6 +50,7 @@ mod caches;
 mod decl;
 mod dtype;
 mod error;
+mod fit;
 mod inputs;
 mod kinds;
 mod layout;
@@ -88,6 +89,7 @@ pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
+pub use fit::{Fit, FitError, Search, fit_kv_blocks};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,

@@ -761,3 +761,100 @@ fn import_prints_the_checkpoint_table_of_a_config() {
     );
     assert_eq!(run(&["import", "circuits/gpt_oss.toml"]).code, 2);
 }
+
+#[test]
+fn fit_kv_blocks_is_exact_at_80_gib() {
+    let fit = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "80GiB",
+        "--for",
+        "kv-blocks",
+        "--json",
+    ]);
+    assert_eq!(fit.code, 0, "{}", fit.stderr);
+    let fit: Value = serde_json::from_str(&fit.stdout).unwrap();
+    assert_eq!(fit["for"], "kv-blocks");
+    // 80 GiB = 80 x 2^30 bytes.
+    assert_eq!(fit["budget"], 85_899_345_920_u64);
+    let value = fit["value"].as_u64().unwrap();
+    // `plan` with the default inputs but `blocks = value` fits; one more block does not, and
+    // the two plans' device bytes are the ones fit printed.
+    let default = include_str!("../inputs/default.toml");
+    let with_blocks = |blocks: u64| {
+        let text = default.replacen("blocks = 2048", &format!("blocks = {blocks}"), 1);
+        assert_ne!(text, default);
+        scratch(&format!("fit_{blocks}.toml"), &text)
+    };
+    let at = plan_json(&["--inputs", &with_blocks(value)]);
+    let next = plan_json(&["--inputs", &with_blocks(value + 1)]);
+    assert_eq!(at["device_bytes"], fit["device_bytes"]);
+    assert_eq!(next["device_bytes"], fit["next_device_bytes"]);
+    assert!(at["device_bytes"].as_u64().unwrap() <= 85_899_345_920);
+    assert!(next["device_bytes"].as_u64().unwrap() > 85_899_345_920);
+    // One more block of 16 tokens of 16 full-attention layers x 2 sides x 4 KV heads x 256
+    // (fp8, 1 B) = 32,768 B per token, 524,288 B per block: the arena grows by exactly that.
+    assert_eq!(
+        next["device_bytes"].as_u64().unwrap() - at["device_bytes"].as_u64().unwrap(),
+        524_288
+    );
+    let table = run(&["fit", CIRCUIT, "--budget", "80GiB", "--for", "kv-blocks"]);
+    assert!(
+        table.stdout.contains("bytes per KV token        32768 B"),
+        "{}",
+        table.stdout
+    );
+    // 48 GDN layers x (h 3,145,728 B + conv 61,440 B) = 153,944,064 B per sequence slot.
+    assert!(
+        table
+            .stdout
+            .contains("bytes per sequence slot   153944064 B"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn fit_refuses_a_budget_too_small_and_a_malformed_size() {
+    let out = run(&["fit", CIRCUIT, "--budget", "1MiB", "--for", "kv-blocks"]);
+    assert_eq!(out.code, 1);
+    let zero = plan_json(&[
+        "--inputs",
+        &scratch(
+            "fit_zero.toml",
+            &include_str!("../inputs/default.toml").replacen("blocks = 2048", "blocks = 0", 1),
+        ),
+    ]);
+    assert!(
+        out.stderr.contains(&format!(
+            "even 0 kv-blocks need {} device bytes",
+            zero["device_bytes"]
+        )),
+        "{}",
+        out.stderr
+    );
+    for bad in ["80XB", "GiB", "-1", "99999999999TiB"] {
+        assert_eq!(
+            run(&["fit", CIRCUIT, "--budget", bad, "--for", "kv-blocks"]).code,
+            2,
+            "{bad}"
+        );
+    }
+    // Units: 512MiB = 536,870,912 bytes, 80GB = 80,000,000,000.
+    let budget = |size: &str| {
+        let out = run(&[
+            "fit",
+            CIRCUIT,
+            "--budget",
+            size,
+            "--for",
+            "kv-blocks",
+            "--json",
+        ]);
+        let out: Value = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+        out["budget"].clone()
+    };
+    assert_eq!(budget("80GB"), 80_000_000_000_u64);
+    assert_eq!(budget("20000000000"), 20_000_000_000_u64);
+}

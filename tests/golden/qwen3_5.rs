@@ -2308,6 +2308,47 @@ pub mod qwen3_5 {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
+            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// device arena fits `budget` bytes, every other input as given, by the same
+            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// at it and at one more block.
+            ///
+            /// # Errors
+            /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            pub const fn fit_kv_blocks(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let ::core::option::Option::Some(kv) = inputs.kv else {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                };
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(blocks) = search.probe() {
+                    let mut trial = *inputs;
+                    trial.kv = ::core::option::Option::Some(__rt::KvInputs {
+                        blocks,
+                        ..kv
+                    });
+                    match Self::new(dims, &trial, align) {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if blocks == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
+            }
             /// Every layer, in order, typed by its kind, for loops over layers.
             #[must_use]
             pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
@@ -4316,6 +4357,47 @@ pub mod qwen3_5 {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
+            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// device arena fits `budget` bytes, every other input as given, by the same
+            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// at it and at one more block.
+            ///
+            /// # Errors
+            /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            pub const fn fit_kv_blocks(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let ::core::option::Option::Some(kv) = inputs.kv else {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                };
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(blocks) = search.probe() {
+                    let mut trial = *inputs;
+                    trial.kv = ::core::option::Option::Some(__rt::KvInputs {
+                        blocks,
+                        ..kv
+                    });
+                    match Self::new(dims, &trial, align) {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if blocks == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
+            }
             /// Every layer, in order, typed by its kind, for loops over layers.
             #[must_use]
             pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
@@ -5350,6 +5432,47 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
+            }
+            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// device arena fits `budget` bytes, every other input as given, by the same
+            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// at it and at one more block.
+            ///
+            /// # Errors
+            /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            pub const fn fit_kv_blocks(
+                dims: &super::Dims,
+                inputs: &super::Inputs<'_>,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let ::core::option::Option::Some(kv) = inputs.kv else {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                };
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(blocks) = search.probe() {
+                    let mut trial = *inputs;
+                    trial.kv = ::core::option::Option::Some(__rt::KvInputs {
+                        blocks,
+                        ..kv
+                    });
+                    match Self::new(dims, &trial, align) {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if blocks == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
             #[must_use]

@@ -17,6 +17,7 @@
 //!   `run(&Args) -> Outcome`.
 
 mod check;
+mod fit;
 mod generate;
 mod import;
 mod plan;
@@ -55,6 +56,7 @@ pub enum Command {
     Plan(plan::PlanArgs),
     Gen(generate::GenArgs),
     Import(import::ImportArgs),
+    Fit(fit::FitArgs),
 }
 
 /// How the process ends.
@@ -146,6 +148,7 @@ fn dispatch(command: &Command) -> Outcome {
         Command::Plan(args) => plan::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Import(args) => import::run(args),
+        Command::Fit(args) => fit::run(args),
     }
 }
 

@@ -71,25 +71,41 @@ pub fn run(args: &PlanArgs) -> Outcome {
     }
 }
 
-/// Loads the circuit and the inputs, instantiates the checkpoint and makes its plan.
+/// What `plan` and `fit` make a plan from: the checkpoint's declarations and the inputs.
+pub struct Prepared {
+    /// The checkpoint's name.
+    pub checkpoint: String,
+    /// How the inputs are named (their path, or the built-in defaults).
+    pub inputs_name: String,
+    /// The inputs file.
+    pub inputs: InputsFile,
+    /// The checkpoint's instantiated states.
+    pub decls: Vec<StateDecl>,
+}
+
+/// Loads the circuit and the inputs and instantiates the checkpoint (`None`: the first).
 ///
 /// # Errors
 /// Every diagnostic of the alignment, the circuit and the inputs file together; else an
-/// unknown checkpoint (with the nearest name), the format keys the inputs lack, or another
-/// plan error.
-pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
+/// unknown checkpoint (with the nearest name) or the format keys the inputs lack.
+pub fn prepare(
+    circuit_path: &str,
+    checkpoint: Option<&str>,
+    inputs_path: Option<&str>,
+    align: u64,
+) -> Result<Prepared, Diagnostics> {
     let mut diagnostics = Diagnostics::new();
-    if !args.align.is_power_of_two() {
+    if !align.is_power_of_two() {
         diagnostics.push(
-            Diagnostic::error(format!("`--align {}` is not a power of two", args.align))
+            Diagnostic::error(format!("`--align {align}` is not a power of two"))
                 .help("every region starts at a multiple of the alignment: use 64, 256, 4096, ..."),
         );
     }
-    let circuit = Circuit::load(&args.circuit)
+    let circuit = Circuit::load(circuit_path)
         .map_err(|found| diagnostics.extend(found))
         .ok();
-    let (inputs_name, inputs) = match &args.inputs {
-        Some(path) => (path.clone(), InputsFile::load(path)),
+    let (inputs_name, inputs) = match inputs_path {
+        Some(path) => (path.to_owned(), InputsFile::load(path)),
         None => (
             DEFAULT_INPUTS_NAME.to_owned(),
             InputsFile::parse(DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
@@ -102,39 +118,73 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
-    let checkpoint = match &args.checkpoint {
+    let checkpoint = match checkpoint {
         Some(name) => circuit.checkpoint_or_error(name)?.name().to_owned(),
         None => circuit
             .default_checkpoint()
             .ok_or_else(|| {
-                Diagnostic::error(format!("circuit `{}` has no checkpoint", args.circuit))
-                    .in_file(&args.circuit)
+                Diagnostic::error(format!("circuit `{circuit_path}` has no checkpoint"))
+                    .in_file(circuit_path)
             })?
             .name()
             .to_owned(),
     };
     let decls = circuit.instantiate(&checkpoint)?;
-    missing_formats(&decls, &inputs, args.inputs.as_deref()).into_result(())?;
-    let view = inputs.view();
-    let plan = StatePlan::new(&decls, &view.inputs(), args.align).map_err(|error| {
-        let diagnostic = plan_error(&error, &args.circuit, args.inputs.as_deref());
-        match &error {
-            // Located at the inputs' `[kv]` (or `[draft_kv]`) table that lacks the window keys.
-            StateError::MissingWindow { state } => {
-                let section = if state.starts_with("draft.") {
-                    Section::Draft
-                } else {
-                    Section::Main
-                };
-                inputs.locate_kv(section, diagnostic)
-            }
-            _ => diagnostic,
+    missing_formats(&decls, &inputs, inputs_path).into_result(())?;
+    Ok(Prepared {
+        checkpoint,
+        inputs_name,
+        inputs,
+        decls,
+    })
+}
+
+/// A plan error as a located diagnostic: [`plan_error`], a missing window at the inputs'
+/// `[kv]` (or `[draft_kv]`) table that lacks the window keys.
+pub fn located_plan_error(
+    error: &StateError,
+    circuit: &str,
+    inputs_path: Option<&str>,
+    inputs: &InputsFile,
+) -> Diagnostic {
+    let diagnostic = plan_error(error, circuit, inputs_path);
+    match error {
+        StateError::MissingWindow { state } => {
+            let section = if state.starts_with("draft.") {
+                Section::Draft
+            } else {
+                Section::Main
+            };
+            inputs.locate_kv(section, diagnostic)
         }
+        _ => diagnostic,
+    }
+}
+
+/// Loads the circuit and the inputs, instantiates the checkpoint and makes its plan.
+///
+/// # Errors
+/// As [`prepare`], or the plan's error.
+pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
+    let prepared = prepare(
+        &args.circuit,
+        args.checkpoint.as_deref(),
+        args.inputs.as_deref(),
+        args.align,
+    )?;
+    let view = prepared.inputs.view();
+    let plan = StatePlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
+        located_plan_error(
+            &error,
+            &args.circuit,
+            args.inputs.as_deref(),
+            &prepared.inputs,
+        )
     })?;
     Ok(Report {
         circuit: args.circuit.clone(),
-        checkpoint,
-        inputs: inputs_name,
+        checkpoint: prepared.checkpoint,
+        inputs: prepared.inputs_name,
         plan,
     })
 }

@@ -242,6 +242,7 @@ impl<'a> Emitter<'a> {
         let regions = self.regions_body();
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
+        let fit_fn = fit_fn();
         let c = index(table.classes.len());
         // One call per class with a constant index: each folds to its kind's size law.
         let sizes = (0..table.classes.len()).map(|class| {
@@ -325,6 +326,8 @@ impl<'a> Emitter<'a> {
                 pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                     self.arena.term_bytes(space)
                 }
+
+                #fit_fn
 
                 #layers_fn
             }
@@ -554,5 +557,46 @@ impl<'a> Emitter<'a> {
         self.unit_states()
             .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
             .unwrap_or_default()
+    }
+}
+
+/// `StatePlan::fit_kv_blocks`: the runtime's one search (`Search`) driven by this plan's `new`.
+fn fit_fn() -> TokenStream {
+    quote! {
+                #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
+                #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
+                #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
+                #[doc = "at it and at one more block."]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
+                #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+                pub const fn fit_kv_blocks(
+                    dims: &super::Dims,
+                    inputs: &super::Inputs<'_>,
+                    align: u64,
+                    budget: u64,
+                ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                    let ::core::option::Option::Some(kv) = inputs.kv else {
+                        return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                    };
+                    let mut search = __rt::Search::new(budget);
+                    while let ::core::option::Option::Some(blocks) = search.probe() {
+                        let mut trial = *inputs;
+                        trial.kv = ::core::option::Option::Some(__rt::KvInputs { blocks, ..kv });
+                        match Self::new(dims, &trial, align) {
+                            ::core::result::Result::Ok(plan) => {
+                                search.record(::core::option::Option::Some(plan.device_bytes()));
+                            }
+                            ::core::result::Result::Err(error) if blocks == 0 => {
+                                return ::core::result::Result::Err(__rt::FitError::Plan(error));
+                            }
+                            ::core::result::Result::Err(_) => {
+                        search.record(::core::option::Option::None);
+                    }
+                        }
+                    }
+                    search.finish()
+                }
     }
 }

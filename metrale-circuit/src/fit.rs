@@ -1,0 +1,257 @@
+//! Capacity: the largest value of one free plan input such that the device arena fits a byte
+//! budget, exact to the byte (alignment padding included), asked before any weight is loaded.
+//!
+//! This module owns the answer ([`Fit`], [`FitError`]), the one search every fit runs
+//! ([`Search`]: the dynamic [`fit_kv_blocks`] here and the generated `StatePlan::fit_kv_blocks`
+//! of each checkpoint drive the same probes), and the dynamic fit of the main KV pool.
+//!
+//! Invariants:
+//! - The device bytes of a plan never decrease as the free input grows (every term's units are
+//!   non-decreasing in it, a windowed side's too, and the layout only adds), so the values
+//!   that fit are `0..=n`; the search finds `n` with at most 65 plans.
+//! - A plan that fails at a value above 0 (an overflow) does not fit; one that fails at 0 is
+//!   the answer's error, [`FitError::Plan`].
+//! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
+
+use crate::{KvInputs, StateDecl, StateError, StateInputs, StatePlan};
+
+/// The largest value of the free input that fits, and the device bytes around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    /// The largest value that fits the budget.
+    pub value: u64,
+    /// The device arena at `value`.
+    pub device_bytes: u64,
+    /// The device arena at `value + 1`, which exceeds the budget; `None` when that plan
+    /// cannot be made (its sizes overflow) or `value` is `u64::MAX`.
+    pub next_device_bytes: Option<u64>,
+}
+
+/// Why no value fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitError<E> {
+    /// Even 0 needs more device bytes than the budget.
+    TooSmall {
+        /// The device bytes at 0.
+        needs: u64,
+    },
+    /// The inputs have no main KV pool to size (`kv` is `None`).
+    NoKvPool,
+    /// The plan cannot be made even at 0.
+    Plan(E),
+}
+
+impl<E> FitError<E> {
+    /// The same error with its plan error converted (a generated plan's [`crate::PlanError`]
+    /// into a [`StateError`], say).
+    pub fn map_plan<F>(self, convert: impl FnOnce(E) -> F) -> FitError<F> {
+        match self {
+            FitError::TooSmall { needs } => FitError::TooSmall { needs },
+            FitError::NoKvPool => FitError::NoKvPool,
+            FitError::Plan(error) => FitError::Plan(convert(error)),
+        }
+    }
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for FitError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FitError::TooSmall { needs } => {
+                write!(
+                    f,
+                    "the budget is too small: even 0 needs {needs} device bytes"
+                )
+            }
+            FitError::NoKvPool => f.write_str("the inputs have no `[kv]` pool to fit"),
+            FitError::Plan(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for FitError<E> {}
+
+/// A binary search for the largest `n` with `fits(n)`, `fits` being true up to some value and
+/// false after it: [`Search::probe`] names the next value to plan, [`Search::record`] takes
+/// that plan's device bytes (`None` when it could not be made), [`Search::finish`] gives the
+/// answer. 0 is probed first, so a budget too small for anything is known at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    budget: u64,
+    /// The smallest value not known to fit.
+    lo: u64,
+    /// The largest value not known to fail.
+    hi: u64,
+    /// The probe being planned.
+    probing: Option<u64>,
+    /// The largest value known to fit, with its device bytes.
+    best: Option<(u64, u64)>,
+    /// The device bytes at the smallest value known to fail (`None`: it failed to plan).
+    next: Option<u64>,
+    /// The device bytes at 0 when 0 does not fit.
+    zero_fails: Option<u64>,
+    done: bool,
+}
+
+impl Search {
+    /// A search for values in `0..=u64::MAX` under `budget` device bytes.
+    #[must_use]
+    pub const fn new(budget: u64) -> Self {
+        Self {
+            budget,
+            lo: 0,
+            hi: u64::MAX,
+            probing: None,
+            best: None,
+            next: None,
+            zero_fails: None,
+            done: false,
+        }
+    }
+
+    /// The next value to plan, or `None` when the answer is known.
+    pub const fn probe(&mut self) -> Option<u64> {
+        if self.done || self.lo > self.hi {
+            return None;
+        }
+        // 0 first; then the middle of what is left (no overflow: lo <= hi).
+        let value = if self.best.is_none() {
+            0
+        } else {
+            self.lo + (self.hi - self.lo) / 2
+        };
+        self.probing = Some(value);
+        Some(value)
+    }
+
+    /// The device bytes of the plan at the last probe, `None` when that plan failed.
+    pub const fn record(&mut self, device_bytes: Option<u64>) {
+        let Some(value) = self.probing else {
+            return;
+        };
+        self.probing = None;
+        let fits = match device_bytes {
+            Some(bytes) => bytes <= self.budget,
+            None => false,
+        };
+        if fits {
+            // `device_bytes` is `Some` when it fits.
+            let bytes = match device_bytes {
+                Some(bytes) => bytes,
+                None => 0,
+            };
+            self.best = Some((value, bytes));
+            match value.checked_add(1) {
+                Some(lo) => self.lo = lo,
+                None => self.done = true,
+            }
+        } else {
+            self.next = device_bytes;
+            if value == 0 {
+                self.zero_fails = match device_bytes {
+                    Some(bytes) => Some(bytes),
+                    None => Some(u64::MAX),
+                };
+                self.done = true;
+            } else {
+                self.hi = value - 1;
+            }
+        }
+    }
+
+    /// The answer: the largest value that fits and the device bytes at it and one past it, or
+    /// the bytes 0 needs.
+    ///
+    /// # Errors
+    /// [`FitError::TooSmall`] when 0 does not fit.
+    pub const fn finish<E>(&self) -> Result<Fit, FitError<E>> {
+        if let Some(needs) = self.zero_fails {
+            return Err(FitError::TooSmall { needs });
+        }
+        match self.best {
+            Some((value, device_bytes)) => Ok(Fit {
+                value,
+                device_bytes,
+                next_device_bytes: if value == u64::MAX { None } else { self.next },
+            }),
+            // Not reached after a finished search: 0 either fits or fails.
+            None => Err(FitError::TooSmall { needs: 0 }),
+        }
+    }
+}
+
+/// The most blocks of the main KV pool (`inputs.kv.blocks`) whose plan's device arena fits
+/// `budget` bytes, every other input as given (a draft pool stays as it is).
+///
+/// # Errors
+/// [`FitError::NoKvPool`] without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0
+/// blocks; [`FitError::TooSmall`] when even 0 blocks exceed the budget.
+pub fn fit_kv_blocks(
+    decls: &[StateDecl],
+    inputs: &StateInputs<'_>,
+    align: u64,
+    budget: u64,
+) -> Result<Fit, FitError<StateError>> {
+    let Some(kv) = inputs.kv else {
+        return Err(FitError::NoKvPool);
+    };
+    let mut search = Search::new(budget);
+    while let Some(blocks) = search.probe() {
+        let trial = StateInputs {
+            kv: Some(KvInputs { blocks, ..kv }),
+            ..*inputs
+        };
+        match StatePlan::new(decls, &trial, align) {
+            Ok(plan) => search.record(Some(plan.device_bytes())),
+            Err(error) if blocks == 0 => return Err(FitError::Plan(error)),
+            Err(_) => search.record(None),
+        }
+    }
+    search.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drives a search over `fits(n) = n <= limit`, a plan of `n * 10` bytes.
+    fn run(budget: u64) -> (Result<Fit, FitError<()>>, u32) {
+        let mut search = Search::new(budget);
+        let mut probes = 0;
+        while let Some(n) = search.probe() {
+            probes += 1;
+            search.record(n.checked_mul(10));
+        }
+        (search.finish(), probes)
+    }
+
+    #[test]
+    fn finds_the_largest_value_that_fits() {
+        // 10 n <= 95: n = 9 (90 bytes), 10 would need 100.
+        let (fit, probes) = run(95);
+        assert_eq!(
+            fit,
+            Ok(Fit {
+                value: 9,
+                device_bytes: 90,
+                next_device_bytes: Some(100)
+            })
+        );
+        assert!(probes <= 65, "{probes} probes");
+        // Exactly on the budget fits.
+        assert_eq!(run(100).0.map(|f| f.value), Ok(10));
+        // Every value fits up to the overflow of n * 10: the last one before it.
+        let (fit, _) = run(u64::MAX);
+        let fit = fit.unwrap();
+        assert_eq!(fit.value, u64::MAX / 10);
+        assert_eq!(fit.next_device_bytes, None, "n + 1 overflows");
+    }
+
+    #[test]
+    fn zero_that_does_not_fit_is_too_small() {
+        let mut search = Search::new(5);
+        assert_eq!(search.probe(), Some(0));
+        search.record(Some(6));
+        assert_eq!(search.probe(), None);
+        assert_eq!(search.finish::<()>(), Err(FitError::TooSmall { needs: 6 }));
+    }
+}

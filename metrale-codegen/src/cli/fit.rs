@@ -1,0 +1,236 @@
+//! `metrale-codegen fit <circuit.toml> --budget SIZE --for kv-blocks [--checkpoint NAME]
+//! [--inputs FILE] [--align N] [--json]`: the largest value of one free input whose plan's
+//! device arena fits a byte budget, exact to the byte, before any weight is loaded.
+//!
+//! Invariants:
+//! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
+//!   ([`super::plan::prepare`]); the answer is `metrale_circuit::fit_kv_blocks`, whose search
+//!   the generated `StatePlan::fit_kv_blocks` shares.
+//! - `--budget` takes bytes or a number with a unit (`B`, `KB` `MB` `GB` `TB` in powers of
+//!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024); a malformed or overflowing size is a
+//!   usage error (exit 2).
+//! - A budget too small for even 0 is bad input (exit 1) naming the bytes 0 needs.
+
+use std::fmt::Write as _;
+
+use clap::{Args, ValueEnum};
+use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::{
+    DEFAULT_ALIGN, Fit, FitError, Holding, Section, StateKind, StatePlan, fit_kv_blocks,
+};
+
+use super::Outcome;
+use super::plan::{located_plan_error, prepare};
+
+/// Find the most of one input a device budget holds.
+///
+/// Sizes the checkpoint's plan under the inputs with one input free and prints its largest
+/// value whose device arena (alignment padding included) fits the budget, the device bytes at
+/// that value and at one more, and the bytes one sequence slot and one KV token take. With
+/// `--for kv-blocks` the free input is the main KV pool's `blocks` (a draft pool stays as
+/// given). Exits 1 on a bad circuit or inputs, or when even 0 exceeds the budget.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct FitArgs {
+    /// The circuit file.
+    #[arg(value_name = "circuit.toml")]
+    pub circuit: String,
+    /// The device byte budget: bytes, or a number with a unit (80GiB, 80GB, 512MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub budget: u64,
+    /// The free input.
+    #[arg(long = "for", value_name = "INPUT")]
+    pub free: Free,
+    /// The checkpoint to size [default: the circuit's first].
+    #[arg(long, value_name = "NAME")]
+    pub checkpoint: Option<String>,
+    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml].
+    #[arg(long, value_name = "FILE")]
+    pub inputs: Option<String>,
+    /// The alignment of every region in bytes, a power of two.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN)]
+    pub align: u64,
+    /// Print the answer as JSON: `{"for", "value", "budget", "device_bytes",
+    /// "next_device_bytes"}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The input `fit` solves for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Free {
+    /// The main KV pool's blocks.
+    KvBlocks,
+}
+
+impl Free {
+    /// Its spelling on the command line and in the JSON.
+    fn name(self) -> &'static str {
+        match self {
+            Free::KvBlocks => "kv-blocks",
+        }
+    }
+}
+
+/// Reads a `--budget`: bytes, or a number with a decimal (`KB`..`TB`) or binary (`KiB`..`TiB`)
+/// unit.
+pub fn size(text: &str) -> Result<u64, String> {
+    const UNITS: [(&str, u64); 9] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("TB", 1_000_000_000_000),
+        ("GB", 1_000_000_000),
+        ("MB", 1_000_000),
+        ("KB", 1_000),
+        ("B", 1),
+    ];
+    let (number, scale) = UNITS
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .unwrap_or((text, 1));
+    let usage =
+        || format!("expected bytes or a number with a unit (80GiB, 80GB, 512MiB), found `{text}`");
+    let n: u64 = number.trim().parse().map_err(|_| usage())?;
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
+}
+
+/// Runs `fit`.
+pub fn run(args: &FitArgs) -> Outcome {
+    match fit(args) {
+        Ok(answer) if args.json => Outcome::ok(json(args, &answer.fit)),
+        Ok(answer) => Outcome::ok(table(args, &answer)),
+        Err(diagnostics) => Outcome::bad_input(&diagnostics),
+    }
+}
+
+/// An answer and what the table prints beside it.
+struct Answer {
+    checkpoint: String,
+    inputs: String,
+    fit: Fit,
+    /// Bytes one sequence slot's live recurrent states take.
+    per_slot: u64,
+    /// Bytes one token of the main KV pool takes over every layer.
+    per_token: u64,
+}
+
+/// Prepares the plan and fits.
+fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
+    let prepared = prepare(
+        &args.circuit,
+        args.checkpoint.as_deref(),
+        args.inputs.as_deref(),
+        args.align,
+    )?;
+    let view = prepared.inputs.view();
+    let inputs = view.inputs();
+    let plan_error = |error| {
+        located_plan_error(
+            &error,
+            &args.circuit,
+            args.inputs.as_deref(),
+            &prepared.inputs,
+        )
+    };
+    let fit = match args.free {
+        Free::KvBlocks => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+    };
+    let fit = fit.map_err(|error| match error {
+        FitError::Plan(error) => plan_error(error),
+        FitError::NoKvPool => {
+            let d = Diagnostic::error("`--for kv-blocks` needs a `[kv]` pool in the inputs").help(
+                "add `[kv]` with `blocks` and `block_size` (its `blocks` is what fit solves for)",
+            );
+            match &args.inputs {
+                Some(path) => d.in_file(path),
+                None => d,
+            }
+        }
+        FitError::TooSmall { needs } => Diagnostic::error(format!(
+            "a budget of {} bytes is too small: even 0 {} need {needs} device bytes",
+            args.budget,
+            args.free.name()
+        ))
+        .help(format!(
+            "the smallest budget that fits anything is {needs} bytes"
+        )),
+    })?;
+    // The per-unit figures, from the plan at the answer.
+    let at = metrale_circuit::KvInputs {
+        blocks: fit.value,
+        ..inputs.kv.unwrap_or(metrale_circuit::KvInputs::pool(0, 0))
+    };
+    let plan = StatePlan::new(
+        &prepared.decls,
+        &metrale_circuit::StateInputs {
+            kv: Some(at),
+            ..inputs
+        },
+        args.align,
+    )
+    .map_err(plan_error)?;
+    let per = |keep: &dyn Fn(&metrale_circuit::StateTerm) -> bool| -> u64 {
+        plan.terms()
+            .iter()
+            .filter(|t| keep(t))
+            .map(|t| t.unit_bytes)
+            .sum()
+    };
+    let per_slot = per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live);
+    let draft = |t: &metrale_circuit::StateTerm| {
+        prepared
+            .decls
+            .iter()
+            .any(|d| d.id == t.state && d.section == Section::Draft)
+    };
+    let per_token = per(&|t| t.kind == StateKind::PagedKv && !draft(t));
+    Ok(Answer {
+        checkpoint: prepared.checkpoint,
+        inputs: prepared.inputs_name,
+        fit,
+        per_slot,
+        per_token,
+    })
+}
+
+/// The JSON contract: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`.
+fn json(args: &FitArgs, fit: &Fit) -> String {
+    let value = serde_json::json!({
+        "for": args.free.name(),
+        "value": fit.value,
+        "budget": args.budget,
+        "device_bytes": fit.device_bytes,
+        "next_device_bytes": fit.next_device_bytes,
+    });
+    format!("{value:#}\n")
+}
+
+/// The table: the answer, the device bytes around it, the per-unit figures.
+fn table(args: &FitArgs, answer: &Answer) -> String {
+    let fit = &answer.fit;
+    let next = fit.next_device_bytes.map_or_else(
+        || "cannot be planned".to_owned(),
+        |b| format!("{b} B (over the budget)"),
+    );
+    let rows = [
+        ("circuit", args.circuit.clone()),
+        ("checkpoint", answer.checkpoint.clone()),
+        ("inputs", answer.inputs.clone()),
+        ("align", args.align.to_string()),
+        ("budget", format!("{} B", args.budget)),
+        (args.free.name(), fit.value.to_string()),
+        ("device bytes at it", format!("{} B", fit.device_bytes)),
+        ("device bytes at one more", next),
+        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
+        ("bytes per KV token", format!("{} B", answer.per_token)),
+    ];
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in &rows {
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "{k:<width$}  {v}");
+    }
+    out
+}

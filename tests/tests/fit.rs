@@ -1,0 +1,158 @@
+//! Capacity (`fit --for kv-blocks`): the generated `StatePlan::fit_kv_blocks` of three tiny
+//! checkpoints of different shapes (Qwen3.5's GDN, Nemotron-H's Mamba2 pattern, gpt-oss's
+//! sliding window) equals the dynamic `metrale_circuit::fit_kv_blocks` on random inputs and
+//! budgets, and is optimal against brute force: every block count up to the answer fits, the
+//! next does not.
+
+use metrale_circuit::{
+    Circuit, DEFAULT_ALIGN, Fit, FitError, KvInputs, StateDecl, StateDtype, StateError,
+    StateInputs, StatePlan, WindowInputs, fit_kv_blocks,
+};
+use proptest::prelude::*;
+
+fn decls(circuit: &str) -> Vec<StateDecl> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    Circuit::load(root.join(circuit))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .instantiate("tiny")
+        .unwrap()
+}
+
+/// The dynamic device bytes at `blocks` (None: the plan fails).
+fn device_bytes(decls: &[StateDecl], inputs: &StateInputs<'_>, blocks: u64) -> Option<u64> {
+    let kv = inputs.kv.map(|kv| KvInputs { blocks, ..kv });
+    StatePlan::new(decls, &StateInputs { kv, ..*inputs }, DEFAULT_ALIGN)
+        .ok()
+        .map(|p| p.device_bytes())
+}
+
+/// Brute force: the first block count that does not fit, scanning up from 0.
+fn brute_force(decls: &[StateDecl], inputs: &StateInputs<'_>, budget: u64) -> Option<u64> {
+    (0..100_000u64)
+        .find(|&n| device_bytes(decls, inputs, n).is_none_or(|b| b > budget))
+        .and_then(|n| n.checked_sub(1))
+}
+
+fn check_optimal(
+    decls: &[StateDecl],
+    inputs: &StateInputs<'_>,
+    budget: u64,
+    fit: &Result<Fit, FitError<StateError>>,
+) -> Result<(), TestCaseError> {
+    match fit {
+        Ok(fit) => {
+            prop_assert_eq!(
+                device_bytes(decls, inputs, fit.value),
+                Some(fit.device_bytes)
+            );
+            prop_assert!(fit.device_bytes <= budget);
+            let next = device_bytes(decls, inputs, fit.value + 1);
+            prop_assert_eq!(next, fit.next_device_bytes);
+            prop_assert!(next.is_none_or(|b| b > budget));
+            prop_assert_eq!(brute_force(decls, inputs, budget), Some(fit.value));
+        }
+        Err(FitError::TooSmall { needs }) => {
+            prop_assert_eq!(device_bytes(decls, inputs, 0), Some(*needs));
+            prop_assert!(*needs > budget);
+        }
+        Err(other) => prop_assert!(false, "unexpected {other:?}"),
+    }
+    Ok(())
+}
+
+macro_rules! fit_agrees {
+    ($test:ident, $arch:ident, $circuit:literal, [$($format:ident),*]) => {
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(48))]
+            #[test]
+            fn $test(
+                slots in 0u64..12,
+                block_size in 1u64..33,
+                sequences in 1u64..5,
+                chunk in 1u64..200,
+                budget in 0u64..4_000_000,
+                dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
+            ) {
+                use metrale_tests::$arch::{Formats, Inputs, tiny};
+                static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
+                let decls = DECLS.get_or_init(|| decls($circuit));
+                let kv = KvInputs {
+                    blocks: 7,
+                    block_size,
+                    window: Some(WindowInputs { sequences, chunk_tokens: chunk, max_tokens: 4_096 }),
+                };
+                let inputs = Inputs {
+                    formats: Formats { $($format: dtype),* },
+                    slots,
+                    verify: None,
+                    kv: Some(kv),
+                    draft_kv: None,
+                    caches: metrale_tests::SERVE_CACHES,
+                };
+                let generated = tiny::StatePlan::fit_kv_blocks(&tiny::DIMS, &inputs, DEFAULT_ALIGN, budget);
+                let pairs = inputs.formats.pairs();
+                let state = StateInputs { formats: &pairs, ..inputs.state_inputs() };
+                let dynamic = fit_kv_blocks(decls, &state, DEFAULT_ALIGN, budget);
+                let generated = generated.map_err(|e| e.map_plan(StateError::from));
+                prop_assert_eq!(&generated, &dynamic);
+                check_optimal(decls, &state, budget, &dynamic)?;
+            }
+        }
+    };
+}
+
+fit_agrees!(
+    qwen3_5_tiny_fit_is_optimal,
+    qwen3_5,
+    "circuits/qwen3_5.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+fit_agrees!(
+    nemotron_h_tiny_fit_is_optimal,
+    nemotron_h,
+    "circuits/nemotron_h.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+fit_agrees!(
+    gpt_oss_tiny_fit_is_optimal,
+    gpt_oss,
+    "circuits/gpt_oss.toml",
+    [kv_cache_dtype]
+);
+
+#[test]
+fn fit_errors() {
+    let decls = decls("circuits/qwen3_5.toml");
+    let formats = [
+        ("ssm_h_storage", StateDtype::F32),
+        ("ssm_conv_storage", StateDtype::Bf16),
+        ("kv_cache_dtype", StateDtype::Fp8),
+    ];
+    let inputs = StateInputs {
+        formats: &formats,
+        slots: 9,
+        ..StateInputs::EMPTY
+    };
+    assert_eq!(
+        fit_kv_blocks(&decls, &inputs, DEFAULT_ALIGN, 1 << 30),
+        Err(FitError::NoKvPool)
+    );
+    let with_kv = StateInputs {
+        kv: Some(KvInputs::pool(1, 16)),
+        ..inputs
+    };
+    let Err(FitError::TooSmall { needs }) = fit_kv_blocks(&decls, &with_kv, DEFAULT_ALIGN, 10)
+    else {
+        panic!("10 bytes fit nothing");
+    };
+    assert_eq!(Some(needs), device_bytes(&decls, &with_kv, 0));
+    // A missing format fails at 0 blocks already: the plan's error.
+    let bare = StateInputs {
+        formats: &[],
+        ..with_kv
+    };
+    assert!(matches!(
+        fit_kv_blocks(&decls, &bare, DEFAULT_ALIGN, 1 << 30),
+        Err(FitError::Plan(_))
+    ));
+}
