@@ -51,9 +51,9 @@ impl StateInputs<'_> {
 /// The verify pools of a speculative serve over the recurrent states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VerifyInputs<'a> {
-    /// Per verify slot (the dummy last), how many `h` intermediates it keeps: one per verified
-    /// row. Its length is the number of verify slots.
-    pub h_steps: &'a [u64],
+    /// How many `h` intermediates each verify slot (the dummy last) keeps: one per verified
+    /// row. It also says the number of verify slots.
+    pub h_steps: HSteps<'a>,
     /// Conv-window intermediates per verify slot.
     pub conv_steps: u64,
 }
@@ -62,7 +62,77 @@ impl VerifyInputs<'_> {
     /// The number of verify slots (the dummy included).
     #[must_use]
     pub const fn slots(&self) -> u64 {
-        self.h_steps.len() as u64
+        self.h_steps.slots()
+    }
+}
+
+/// The verified rows of each verify slot, whose `h` intermediates a verify keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HSteps<'a> {
+    /// Each verify slot's own count (the dummy last): the slice's length is the number of
+    /// verify slots.
+    PerSlot(&'a [u64]),
+    /// `slots` verify slots of `rows` rows each: what a serving profile gives (K rows per
+    /// step), without a slice to hold, so a `const fn` can vary the slot count.
+    Uniform {
+        /// Verify slots, the dummy included.
+        slots: u64,
+        /// Rows per verify slot.
+        rows: u64,
+    },
+}
+
+impl HSteps<'_> {
+    /// The number of verify slots.
+    #[must_use]
+    pub const fn slots(&self) -> u64 {
+        match self {
+            HSteps::PerSlot(rows) => rows.len() as u64,
+            HSteps::Uniform { slots, .. } => *slots,
+        }
+    }
+
+    /// Verify slot `slot`'s rows; `None` past the last slot.
+    #[must_use]
+    pub const fn rows_of(&self, slot: u64) -> Option<u64> {
+        if slot >= self.slots() {
+            return None;
+        }
+        match self {
+            // `slot < len`, so the index fits a usize.
+            HSteps::PerSlot(rows) => Some(rows[slot as usize]),
+            HSteps::Uniform { rows, .. } => Some(*rows),
+        }
+    }
+
+    /// The rows of the slots before `slot` (where its rows start, slot-major); `None` on
+    /// overflow. Past the last slot, the total.
+    #[must_use]
+    pub const fn rows_before(&self, slot: u64) -> Option<u64> {
+        match self {
+            HSteps::PerSlot(rows) => {
+                let mut total: u64 = 0;
+                let mut s = 0;
+                while s < rows.len() && (s as u64) < slot {
+                    total = match total.checked_add(rows[s]) {
+                        Some(total) => total,
+                        None => return None,
+                    };
+                    s += 1;
+                }
+                Some(total)
+            }
+            HSteps::Uniform { slots, rows } => {
+                let before = if slot < *slots { slot } else { *slots };
+                before.checked_mul(*rows)
+            }
+        }
+    }
+
+    /// Every slot's rows together; `None` on overflow.
+    #[must_use]
+    pub const fn total(&self) -> Option<u64> {
+        self.rows_before(u64::MAX)
     }
 }
 

@@ -141,7 +141,7 @@ impl InputsView<'_> {
             formats: &self.formats,
             slots: self.file.slots,
             verify: self.file.verify.as_ref().map(|v| VerifyInputs {
-                h_steps: &v.h_steps,
+                h_steps: crate::HSteps::PerSlot(&v.h_steps),
                 conv_steps: v.conv_steps,
             }),
             kv: self.file.kv,

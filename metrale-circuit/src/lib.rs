@@ -91,7 +91,7 @@ pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
 pub use fit::{Fit, FitError, Search, fit_kv_blocks};
 pub use inputs::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, StateInputs,
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};

@@ -12,7 +12,7 @@
 
 use crate::layout::LayoutKey;
 use crate::sizing::unit_bytes;
-use crate::{Holding, Lifetime, Region, SizeFault, Space, StateDtype, StateKind};
+use crate::{HSteps, Holding, Lifetime, Region, SizeFault, Space, StateDtype, StateKind};
 
 /// One term of a generated plan, known at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,34 +120,23 @@ impl RecurrentRegions {
 
     /// Verified row `row` of verify slot `slot`'s intermediates. The rows are slot-major: for
     /// `conv_steps` every slot has the same count (the region's [`Region::inner`]); for
-    /// `h_steps` slot `s` has `h_steps[s]` rows, so the plan's `h_steps` (the verify inputs it
-    /// was made with) say where a slot starts. `None` out of range.
+    /// `h_steps` the plan's `h_steps` (the verify inputs it was made with) say where a slot
+    /// starts. `None` out of range.
     #[must_use]
-    pub const fn step(&self, slot: u64, row: u64, h_steps: &[u64]) -> Option<Region> {
+    pub const fn step(&self, slot: u64, row: u64, h_steps: &HSteps<'_>) -> Option<Region> {
         if self.steps.inner > 0 {
             return self.steps.at(slot, row);
         }
-        let mut first: u64 = 0;
-        let mut s = 0;
-        while s < h_steps.len() {
-            let rows = h_steps[s];
-            if s as u64 == slot {
-                return if row < rows {
-                    match first.checked_add(row) {
-                        Some(index) => self.steps.unit(index),
-                        None => None,
-                    }
-                } else {
-                    None
-                };
-            }
-            first = match first.checked_add(rows) {
-                Some(next) => next,
-                None => return None,
-            };
-            s += 1;
+        let (Some(rows), Some(first)) = (h_steps.rows_of(slot), h_steps.rows_before(slot)) else {
+            return None;
+        };
+        if row >= rows {
+            return None;
         }
-        None
+        match first.checked_add(row) {
+            Some(index) => self.steps.unit(index),
+            None => None,
+        }
     }
 }
 

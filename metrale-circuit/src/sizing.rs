@@ -174,7 +174,7 @@ pub const fn size_term(
                 (_, VerifySteps::HSteps) => {
                     // Each verify slot has its own row count: no one inner count.
                     inner = 0;
-                    sum(verify.h_steps)
+                    verify.h_steps.total()
                 }
             }
         }
@@ -273,20 +273,6 @@ pub const fn window_blocks(window: u64, kv: &KvInputs) -> Result<u64, SizeFault>
     } else {
         kv.blocks
     })
-}
-
-/// The checked sum of `values`.
-const fn sum(values: &[u64]) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut i = 0;
-    while i < values.len() {
-        total = match total.checked_add(values[i]) {
-            Some(total) => total,
-            None => return None,
-        };
-        i += 1;
-    }
-    Some(total)
 }
 
 #[cfg(test)]
@@ -399,7 +385,7 @@ mod tests {
         };
         assert_eq!(size_term(&steps, &inputs), Ok(None));
         inputs.verify = Some(VerifyInputs {
-            h_steps: &[3, 1, 3],
+            h_steps: crate::HSteps::PerSlot(&[3, 1, 3]),
             conv_steps: 4,
         });
         assert_eq!(
@@ -498,7 +484,7 @@ mod tests {
         assert_eq!(size_term(&h, &inputs), Err(SizeFault::Overflow));
         let steps = StateInputs {
             verify: Some(VerifyInputs {
-                h_steps: &[u64::MAX, 1],
+                h_steps: crate::HSteps::PerSlot(&[u64::MAX, 1]),
                 conv_steps: 0,
             }),
             ..StateInputs::EMPTY

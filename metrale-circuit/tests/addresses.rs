@@ -5,9 +5,9 @@
 //! after the region's offset, a grid `[a][b]` being unit `a x B + b`.
 
 use metrale_circuit::{
-    CacheInputs, CarryInputs, Circuit, DEFAULT_ALIGN, DraftInputs, Holding, KvInputs, KvRegions,
-    LookupInputs, RecurrentRegions, Region, RingInputs, StateDtype, StateInputs, StatePlan,
-    TreeInputs, VerifyInputs,
+    CacheInputs, CarryInputs, Circuit, DEFAULT_ALIGN, DraftInputs, HSteps, Holding, KvInputs,
+    KvRegions, LookupInputs, RecurrentRegions, Region, RingInputs, StateDtype, StateInputs,
+    StatePlan, TreeInputs, VerifyInputs,
 };
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
@@ -27,7 +27,7 @@ fn plan() -> StatePlan {
         formats: &formats,
         slots: 3,
         verify: Some(VerifyInputs {
-            h_steps: &H_STEPS,
+            h_steps: HSteps::PerSlot(&H_STEPS),
             conv_steps: 2,
         }),
         kv: Some(KvInputs::pool(4, 16)),
@@ -105,15 +105,15 @@ fn recurrent_slots_steps_and_checkpoints() {
     // h_steps 3, 1, 3: slot 0 rows 0..3, slot 1 row 3, slot 2 rows 4..7.
     assert_eq!(h.steps.inner, 0);
     assert_eq!(
-        h.step(2, 0, &H_STEPS).unwrap().offset,
+        h.step(2, 0, &HSteps::PerSlot(&H_STEPS)).unwrap().offset,
         h.steps.offset + 4 * 1_024
     );
     assert_eq!(
-        h.step(1, 0, &H_STEPS).unwrap().offset,
+        h.step(1, 0, &HSteps::PerSlot(&H_STEPS)).unwrap().offset,
         h.steps.offset + 3 * 1_024
     );
-    assert_eq!(h.step(1, 1, &H_STEPS), None);
-    assert_eq!(h.step(3, 0, &H_STEPS), None);
+    assert_eq!(h.step(1, 1, &HSteps::PerSlot(&H_STEPS)), None);
+    assert_eq!(h.step(3, 0, &HSteps::PerSlot(&H_STEPS)), None);
     // conv: 2 steps per verify slot, `[verify slot][step]`; a window of 3 rows x
     // (2 x 2 x 8 + 4 x 8 = 64) channels bf16 = 384 B.
     let conv = RecurrentRegions {
@@ -123,10 +123,10 @@ fn recurrent_slots_steps_and_checkpoints() {
     };
     assert_eq!((conv.steps.inner, conv.steps.unit_bytes), (2, 384));
     assert_eq!(
-        conv.step(2, 1, &[]).unwrap().offset,
+        conv.step(2, 1, &HSteps::PerSlot(&[])).unwrap().offset,
         conv.steps.offset + 5 * 384
     );
-    assert_eq!(conv.step(0, 2, &[]), None);
+    assert_eq!(conv.step(0, 2, &HSteps::PerSlot(&[])), None);
 }
 
 #[test]
@@ -230,4 +230,28 @@ fn addresses_are_checked_on_hand_made_regions() {
     assert_eq!(huge.at(u64::MAX, 1), None);
     assert_eq!(Region::EMPTY.unit(0), None);
     assert_eq!(Region::EMPTY.group(0), None);
+}
+
+#[test]
+fn uniform_h_steps_address_like_the_same_counts_per_slot() {
+    use metrale_circuit::HSteps;
+    let uniform = HSteps::Uniform { slots: 3, rows: 4 };
+    let per_slot = HSteps::PerSlot(&[4, 4, 4]);
+    for slot in 0..4 {
+        assert_eq!(uniform.rows_of(slot), per_slot.rows_of(slot));
+        assert_eq!(uniform.rows_before(slot), per_slot.rows_before(slot));
+    }
+    // 3 slots x 4 rows = 12; slot 2 starts at row 8.
+    assert_eq!(
+        (uniform.total(), uniform.rows_before(2)),
+        (Some(12), Some(8))
+    );
+    assert_eq!(
+        HSteps::Uniform {
+            slots: u64::MAX,
+            rows: 2
+        }
+        .total(),
+        None
+    );
 }

@@ -143,7 +143,7 @@ fn a_full_file_parses_to_the_exact_values() {
             formats: &formats,
             slots: 5,
             verify: Some(VerifyInputs {
-                h_steps: &[3, 1, 2],
+                h_steps: metrale_circuit::HSteps::PerSlot(&[3, 1, 2]),
                 conv_steps: 7
             }),
             kv: expected.3,

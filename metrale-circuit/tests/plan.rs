@@ -32,7 +32,7 @@ fn inputs() -> StateInputs<'static> {
         formats: &[("h", StateDtype::F32), ("kv", StateDtype::Fp8)],
         slots: 5,
         verify: Some(VerifyInputs {
-            h_steps: &H_STEPS,
+            h_steps: metrale_circuit::HSteps::PerSlot(&H_STEPS),
             conv_steps: 4,
         }),
         kv: Some(KvInputs {

@@ -48,7 +48,7 @@ fn plans(c: &mut Criterion) {
         formats,
         slots: 9,
         verify: Some(VerifyInputs {
-            h_steps: &H_STEPS,
+            h_steps: metrale_circuit::HSteps::PerSlot(&H_STEPS),
             conv_steps: 4,
         }),
         kv: KV,

@@ -5,9 +5,9 @@
 
 use metrale_circuit::TermInfo;
 use metrale_circuit::{
-    CacheInputs, CarryInputs, Circuit, DraftInputs, Holding, KvInputs, Lifetime, LookupInputs,
-    PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError, StateInputs,
-    StatePlan, TreeInputs, VerifyInputs, WindowInputs,
+    CacheInputs, CarryInputs, Circuit, DraftInputs, HSteps, Holding, KvInputs, Lifetime,
+    LookupInputs, PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError,
+    StateInputs, StatePlan, TreeInputs, VerifyInputs, WindowInputs,
 };
 use proptest::prelude::*;
 
@@ -28,7 +28,7 @@ impl Drawn {
         self.verify
             .as_ref()
             .map(|(h_steps, conv_steps)| VerifyInputs {
-                h_steps,
+                h_steps: HSteps::PerSlot(h_steps),
                 conv_steps: *conv_steps,
             })
     }

@@ -51,7 +51,7 @@ fn the_generated_plan_allocates_nothing() {
         },
         slots: 9,
         verify: Some(VerifyInputs {
-            h_steps: &h_steps,
+            h_steps: metrale_circuit::HSteps::PerSlot(&h_steps),
             conv_steps: 4,
         }),
         kv: metrale_tests::SERVE_KV,
