@@ -99,8 +99,14 @@ impl HSteps<'_> {
             return None;
         }
         match self {
-            // `slot < len`, so the index fits a usize.
-            HSteps::PerSlot(rows) => Some(rows[slot as usize]),
+            HSteps::PerSlot(rows) => {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "`slot` is below the slice's length, a usize"
+                )]
+                let index = slot as usize;
+                Some(rows[index])
+            }
             HSteps::Uniform { rows, .. } => Some(*rows),
         }
     }
