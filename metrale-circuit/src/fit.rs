@@ -13,7 +13,7 @@
 //!   the answer's error, [`FitError::Plan`].
 //! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
 
-use crate::{KvInputs, StateDecl, StateError, StateInputs, StatePlan};
+use crate::{KvInputs, ServingProfile, StateDecl, StateDtype, StateError, StateInputs, StatePlan};
 
 /// The largest value of the free input that fits, and the device bytes around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,6 +203,38 @@ pub fn fit_kv_blocks(
         match StatePlan::new(decls, &trial, align) {
             Ok(plan) => search.record(Some(plan.device_bytes())),
             Err(error) if blocks == 0 => return Err(FitError::Plan(error)),
+            Err(_) => search.record(None),
+        }
+    }
+    search.finish()
+}
+
+/// The most concurrent sequences of `context` tokens each whose plan's device arena fits
+/// `budget` bytes: the profile at each probed count ([`ServingProfile::at`]), so slots,
+/// verify, caches and the KV pool all scale with it.
+///
+/// # Errors
+/// [`FitError::Plan`] when the plan fails at 0 sequences (a missing format, a windowed side
+/// without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 sequences (the padding
+/// slot and every fixed term) exceed the budget.
+pub fn fit_sequences(
+    decls: &[StateDecl],
+    formats: &[(&str, StateDtype)],
+    profile: &ServingProfile,
+    context: u64,
+    align: u64,
+    budget: u64,
+) -> Result<Fit, FitError<StateError>> {
+    let mut search = Search::new(budget);
+    while let Some(sequences) = search.probe() {
+        let derived = profile.at(sequences, context).inputs();
+        let plan = match derived {
+            Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
+            Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
+        };
+        match plan {
+            Ok(plan) => search.record(Some(plan.device_bytes())),
+            Err(error) if sequences == 0 => return Err(FitError::Plan(error)),
             Err(_) => search.record(None),
         }
     }

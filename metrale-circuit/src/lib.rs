@@ -55,6 +55,7 @@ mod inputs;
 mod kinds;
 mod layout;
 mod plan;
+mod profile;
 mod regions;
 mod sizing;
 mod spelled;
@@ -89,7 +90,7 @@ pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{PlanError, StateError};
-pub use fit::{Fit, FitError, Search, fit_kv_blocks};
+pub use fit::{Fit, FitError, Search, fit_kv_blocks, fit_sequences};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,
@@ -97,6 +98,7 @@ pub use inputs::{
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use plan::{StatePlan, StateTerm};
+pub use profile::{KvTokens, ProfileKv, ServingProfile};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, TermInfo, Unit};
 pub use sizing::{Holding, SizeFault, Space};
 

@@ -98,6 +98,23 @@ pub mod llama {
                 caches: self.caches,
             }
         }
+        /// These formats with the counts of `counts` (its own `formats` unread):
+        /// the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded
+        /// inputs file (`file.view().inputs()`).
+        #[must_use]
+        pub const fn with_counts(
+            formats: Formats,
+            counts: &__rt::StateInputs<'a>,
+        ) -> Self {
+            Self {
+                formats,
+                slots: counts.slots,
+                verify: counts.verify,
+                kv: counts.kv,
+                draft_kv: counts.draft_kv,
+                caches: counts.caches,
+            }
+        }
     }
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
@@ -668,6 +685,55 @@ pub mod llama {
             #[must_use]
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
+            }
+            /// The most concurrent sequences of `context` tokens each whose plan's device
+            /// arena fits `budget` bytes: `profile` at each probed count
+            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
+            /// by the same search as `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
+            /// when even 0 sequences exceed `budget`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(sequences) = search.probe() {
+                    let plan = match profile.at(sequences, context).inputs() {
+                        ::core::result::Result::Ok(counts) => {
+                            Self::new(
+                                dims,
+                                &super::Inputs::with_counts(formats, &counts),
+                                align,
+                            )
+                        }
+                        ::core::result::Result::Err(fault) => {
+                            ::core::result::Result::Err(
+                                __rt::PlanError::of_fault(fault, "the serving profile"),
+                            )
+                        }
+                    };
+                    match plan {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if sequences == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
@@ -1874,6 +1940,55 @@ pub mod llama {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
+            /// The most concurrent sequences of `context` tokens each whose plan's device
+            /// arena fits `budget` bytes: `profile` at each probed count
+            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
+            /// by the same search as `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
+            /// when even 0 sequences exceed `budget`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(sequences) = search.probe() {
+                    let plan = match profile.at(sequences, context).inputs() {
+                        ::core::result::Result::Ok(counts) => {
+                            Self::new(
+                                dims,
+                                &super::Inputs::with_counts(formats, &counts),
+                                align,
+                            )
+                        }
+                        ::core::result::Result::Err(fault) => {
+                            ::core::result::Result::Err(
+                                __rt::PlanError::of_fault(fault, "the serving profile"),
+                            )
+                        }
+                    };
+                    match plan {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if sequences == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
+            }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
@@ -2606,6 +2721,55 @@ pub mod llama {
             #[must_use]
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
+            }
+            /// The most concurrent sequences of `context` tokens each whose plan's device
+            /// arena fits `budget` bytes: `profile` at each probed count
+            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
+            /// by the same search as `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
+            /// when even 0 sequences exceed `budget`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let mut search = __rt::Search::new(budget);
+                while let ::core::option::Option::Some(sequences) = search.probe() {
+                    let plan = match profile.at(sequences, context).inputs() {
+                        ::core::result::Result::Ok(counts) => {
+                            Self::new(
+                                dims,
+                                &super::Inputs::with_counts(formats, &counts),
+                                align,
+                            )
+                        }
+                        ::core::result::Result::Err(fault) => {
+                            ::core::result::Result::Err(
+                                __rt::PlanError::of_fault(fault, "the serving profile"),
+                            )
+                        }
+                    };
+                    match plan {
+                        ::core::result::Result::Ok(plan) => {
+                            search
+                                .record(::core::option::Option::Some(plan.device_bytes()));
+                        }
+                        ::core::result::Result::Err(error) if sequences == 0 => {
+                            return ::core::result::Result::Err(
+                                __rt::FitError::Plan(error),
+                            );
+                        }
+                        ::core::result::Result::Err(_) => {
+                            search.record(::core::option::Option::None);
+                        }
+                    }
+                }
+                search.finish()
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same

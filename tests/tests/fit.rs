@@ -5,8 +5,9 @@
 //! next does not.
 
 use metrale_circuit::{
-    Circuit, DEFAULT_ALIGN, Fit, FitError, KvInputs, StateDecl, StateDtype, StateError,
-    StateInputs, StatePlan, WindowInputs, fit_kv_blocks,
+    Circuit, DEFAULT_ALIGN, Fit, FitError, KvInputs, KvTokens, ProfileKv, ServingProfile,
+    StateDecl, StateDtype, StateError, StateInputs, StatePlan, WindowInputs, fit_kv_blocks,
+    fit_sequences,
 };
 use proptest::prelude::*;
 
@@ -156,3 +157,94 @@ fn fit_errors() {
         Err(FitError::Plan(_))
     ));
 }
+
+/// The dynamic device bytes of `profile` at `sequences` of `context` tokens.
+fn profile_bytes(
+    decls: &[StateDecl],
+    formats: &[(&str, StateDtype)],
+    profile: &ServingProfile,
+    sequences: u64,
+    context: u64,
+) -> Option<u64> {
+    let inputs = profile.at(sequences, context).inputs().ok()?;
+    StatePlan::new(decls, &StateInputs { formats, ..inputs }, DEFAULT_ALIGN)
+        .ok()
+        .map(|p| p.device_bytes())
+}
+
+macro_rules! fit_sequences_agrees {
+    ($test:ident, $arch:ident, $circuit:literal, [$($format:ident),*]) => {
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(32))]
+            #[test]
+            fn $test(
+                verify_rows in 0u64..5,
+                block_size in 1u64..33,
+                context in 0u64..3_000,
+                ring_depth in 0u64..3,
+                carry: bool,
+                draft_kv: bool,
+                budget in 0u64..6_000_000,
+                dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
+            ) {
+                use metrale_tests::$arch::{Formats, tiny};
+                static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
+                let decls = DECLS.get_or_init(|| decls($circuit));
+                let profile = ServingProfile {
+                    sequences: 0,
+                    verify_rows,
+                    kv: Some(ProfileKv { block_size, tokens: KvTokens::PerSequence(0), chunk_tokens: Some(64) }),
+                    draft_kv,
+                    prefix_snapshots: 1,
+                    ring_depth,
+                    carry,
+                    tree_nodes: 2,
+                    capture_rows: 8,
+                    lookup_history: 16,
+                };
+                let formats = Formats { $($format: dtype),* };
+                let generated = tiny::StatePlan::fit_sequences(&tiny::DIMS, formats, &profile, context, DEFAULT_ALIGN, budget)
+                    .map_err(|e| e.map_plan(StateError::from));
+                let pairs = formats.pairs();
+                let dynamic = fit_sequences(decls, &pairs, &profile, context, DEFAULT_ALIGN, budget);
+                prop_assert_eq!(&generated, &dynamic);
+                match dynamic {
+                    Ok(fit) => {
+                        prop_assert_eq!(profile_bytes(decls, &pairs, &profile, fit.value, context), Some(fit.device_bytes));
+                        let next = profile_bytes(decls, &pairs, &profile, fit.value + 1, context);
+                        prop_assert_eq!(next, fit.next_device_bytes);
+                        prop_assert!(next.is_none_or(|b| b > budget));
+                        // Brute force: every count up to the answer fits.
+                        let first_over = (0..=fit.value + 1)
+                            .find(|&n| profile_bytes(decls, &pairs, &profile, n, context).is_none_or(|b| b > budget));
+                        prop_assert_eq!(first_over, Some(fit.value + 1));
+                    }
+                    Err(FitError::TooSmall { needs }) => {
+                        prop_assert_eq!(profile_bytes(decls, &pairs, &profile, 0, context), Some(needs));
+                        prop_assert!(needs > budget);
+                    }
+                    Err(other) => prop_assert!(false, "unexpected {other:?}"),
+                }
+            }
+        }
+    };
+}
+
+fit_sequences_agrees!(
+    qwen3_5_tiny_sequences_fit_is_optimal,
+    qwen3_5,
+    "circuits/qwen3_5.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+fit_sequences_agrees!(
+    nemotron_h_tiny_sequences_fit_is_optimal,
+    nemotron_h,
+    "circuits/nemotron_h.toml",
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+fit_sequences_agrees!(
+    gpt_oss_tiny_sequences_fit_is_optimal,
+    gpt_oss,
+    "circuits/gpt_oss.toml",
+    [kv_cache_dtype]
+);

@@ -562,7 +562,10 @@ impl<'a> Emitter<'a> {
 
 /// `StatePlan::fit_kv_blocks`: the runtime's one search (`Search`) driven by this plan's `new`.
 fn fit_fn() -> TokenStream {
+    let sequences = fit_sequences_fn();
     quote! {
+        #sequences
+
                 #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
                 #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
                 #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
@@ -598,5 +601,51 @@ fn fit_fn() -> TokenStream {
                     }
                     search.finish()
                 }
+    }
+}
+
+/// `StatePlan::fit_sequences`: the same search over a serving profile's sequences.
+fn fit_sequences_fn() -> TokenStream {
+    quote! {
+        #[doc = "The most concurrent sequences of `context` tokens each whose plan's device"]
+        #[doc = "arena fits `budget` bytes: `profile` at each probed count"]
+        #[doc = "(`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,"]
+        #[doc = "by the same search as `metrale_circuit::fit_sequences`."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`"]
+        #[doc = "when even 0 sequences exceed `budget`."]
+        pub const fn fit_sequences(
+            dims: &super::Dims,
+            formats: super::Formats,
+            profile: &__rt::ServingProfile,
+            context: u64,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            let mut search = __rt::Search::new(budget);
+            while let ::core::option::Option::Some(sequences) = search.probe() {
+                let plan = match profile.at(sequences, context).inputs() {
+                    ::core::result::Result::Ok(counts) => {
+                        Self::new(dims, &super::Inputs::with_counts(formats, &counts), align)
+                    }
+                    ::core::result::Result::Err(fault) => ::core::result::Result::Err(
+                        __rt::PlanError::of_fault(fault, "the serving profile"),
+                    ),
+                };
+                match plan {
+                    ::core::result::Result::Ok(plan) => {
+                        search.record(::core::option::Option::Some(plan.device_bytes()));
+                    }
+                    ::core::result::Result::Err(error) if sequences == 0 => {
+                        return ::core::result::Result::Err(__rt::FitError::Plan(error));
+                    }
+                    ::core::result::Result::Err(_) => {
+                        search.record(::core::option::Option::None);
+                    }
+                }
+            }
+            search.finish()
+        }
     }
 }

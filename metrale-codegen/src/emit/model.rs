@@ -109,6 +109,21 @@ impl Emitter<'_> {
                         caches: self.caches,
                     }
                 }
+
+                #[doc = "These formats with the counts of `counts` (its own `formats` unread):"]
+                #[doc = "the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded"]
+                #[doc = "inputs file (`file.view().inputs()`)."]
+                #[must_use]
+                pub const fn with_counts(formats: Formats, counts: &__rt::StateInputs<'a>) -> Self {
+                    Self {
+                        formats,
+                        slots: counts.slots,
+                        verify: counts.verify,
+                        kv: counts.kv,
+                        draft_kv: counts.draft_kv,
+                        caches: counts.caches,
+                    }
+                }
             }
         }
     }

@@ -1,0 +1,360 @@
+//! The serving profile: a server described by what its operator decides (concurrent
+//! sequences, verified rows per step, KV tokens per sequence, caches per sequence), and the one
+//! rule that derives every count a plan needs from it, so the counts that must agree (slots,
+//! verify slots, ring and carry and tree and draft slots, verify-table rows) cannot drift.
+//!
+//! Owner: metrale-circuit (runtime). The inputs file's `[serving]` table reads into a
+//! [`ServingProfile`]; the CLI's `fit --for sequences` and the generated
+//! `StatePlan::fit_sequences` vary its `sequences`.
+//!
+//! The rule ([`ServingProfile::inputs`]), for `S` sequences and `K` verified rows per step:
+//!
+//! | count | derived |
+//! | --- | --- |
+//! | `slots` | `S + 1` (the padding dummy batched kernels may write into) |
+//! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `S + 1` verify slots, `conv_steps = K` |
+//! | `[kv]` | `block_size`, and `blocks = ceil(S x tokens per sequence / block_size)` (or the pool's blocks as given); window inputs `sequences = S`, `chunk_tokens`, `max_tokens` = tokens per sequence (or the pool's tokens) when `chunk_tokens` is given |
+//! | `[draft_kv]` | the main pool, when `draft_kv` is set |
+//! | `prefix_snapshot_slots` | `S x prefix_snapshots` |
+//! | `ring` | when `ring_depth > 0`: `ring_depth` ring slots for each of the `S + 1` slots |
+//! | `carry` | when `carry`: `S + 1` stashes and table rows |
+//! | `verify_table_rows` | `(S + 1) x K` |
+//! | `capture_rows` | as given |
+//! | `lookup` | when `lookup_history > 0`: `S` sequences of `lookup_history` tokens (the dummy has no history) |
+//! | `tree` | when `tree_nodes > 0`: `S + 1` trees of `tree_nodes` nodes |
+//! | `drafts` | when `K > 0`: `S + 1` verify slots of `K` positions (one per verified row) |
+//!
+//! Invariants: every count is non-decreasing in `S`, so a plan's bytes are too (what `fit`
+//! relies on); every product and sum is checked, an overflow is [`SizeFault::Overflow`].
+
+use crate::{
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, SizeFault,
+    StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+};
+
+/// What a server decides, from which every plan count follows ([`ServingProfile::inputs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServingProfile {
+    /// Concurrent sequences (`max_num_seqs`).
+    pub sequences: u64,
+    /// Rows a speculative step verifies (`K`: the bonus row and `K - 1` drafts); 0 when the
+    /// server does not verify.
+    pub verify_rows: u64,
+    /// The main paged KV pool; `None` for a model without one.
+    pub kv: Option<ProfileKv>,
+    /// The draft head's KV pool is the size of the main one.
+    pub draft_kv: bool,
+    /// Prefix-cache snapshots per sequence.
+    pub prefix_snapshots: u64,
+    /// Decode-rollback ring depth per slot; 0 for no ring.
+    pub ring_depth: u64,
+    /// Carried-state verify: a stash and a table row per verify slot.
+    pub carry: bool,
+    /// Token-tree nodes per verify slot; 0 for no tree.
+    pub tree_nodes: u64,
+    /// Hidden rows captured for the draft head's prefill.
+    pub capture_rows: u64,
+    /// Prompt-lookup history tokens per sequence; 0 for no lookup index.
+    pub lookup_history: u64,
+}
+
+/// The main KV pool of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileKv {
+    /// Tokens per block.
+    pub block_size: u64,
+    /// How large the pool is.
+    pub tokens: KvTokens,
+    /// Tokens a chunked-prefill step writes at once: with it, windowed sides get window
+    /// inputs; without it, a circuit with a windowed side cannot be planned.
+    pub chunk_tokens: Option<u64>,
+}
+
+/// How large a profile's KV pool is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvTokens {
+    /// Tokens each sequence may hold (its context): the pool holds every sequence's.
+    PerSequence(u64),
+    /// A pool of this many blocks, however many sequences share it.
+    Pool(u64),
+}
+
+impl ServingProfile {
+    /// No sequences, no verify, no KV, no caches.
+    pub const EMPTY: ServingProfile = ServingProfile {
+        sequences: 0,
+        verify_rows: 0,
+        kv: None,
+        draft_kv: false,
+        prefix_snapshots: 0,
+        ring_depth: 0,
+        carry: false,
+        tree_nodes: 0,
+        capture_rows: 0,
+        lookup_history: 0,
+    };
+
+    /// Every count a plan needs, by the rule in this module's documentation; `formats` is
+    /// left empty for the caller (`StateInputs { formats, ..profile.inputs()? }`).
+    ///
+    /// # Errors
+    /// [`SizeFault::Overflow`] when a count overflows; [`SizeFault::DivisionByZero`] for a KV
+    /// pool of 0-token blocks sized per sequence.
+    pub const fn inputs(&self) -> Result<StateInputs<'static>, SizeFault> {
+        let Some(slots) = self.sequences.checked_add(1) else {
+            return Err(SizeFault::Overflow);
+        };
+        let k = self.verify_rows;
+        let verify = if k > 0 {
+            Some(VerifyInputs {
+                h_steps: HSteps::Uniform { slots, rows: k },
+                conv_steps: k,
+            })
+        } else {
+            None
+        };
+        let kv = match self.kv {
+            Some(pool) => match pool_inputs(&pool, self.sequences) {
+                Ok(kv) => Some(kv),
+                Err(fault) => return Err(fault),
+            },
+            None => None,
+        };
+        let (Some(prefix), Some(verify_table_rows)) = (
+            self.sequences.checked_mul(self.prefix_snapshots),
+            slots.checked_mul(k),
+        ) else {
+            return Err(SizeFault::Overflow);
+        };
+        Ok(StateInputs {
+            formats: &[],
+            slots,
+            verify,
+            kv,
+            draft_kv: if self.draft_kv { kv } else { None },
+            caches: CacheInputs {
+                prefix_snapshot_slots: prefix,
+                ring: if self.ring_depth > 0 {
+                    Some(RingInputs {
+                        ring_slots: self.ring_depth,
+                        seq_slots: slots,
+                    })
+                } else {
+                    None
+                },
+                carry: if self.carry {
+                    Some(CarryInputs {
+                        slots,
+                        table_rows: slots,
+                    })
+                } else {
+                    None
+                },
+                verify_table_rows,
+                capture_rows: self.capture_rows,
+                lookup: if self.lookup_history > 0 {
+                    Some(LookupInputs {
+                        sequences: self.sequences,
+                        history_tokens: self.lookup_history,
+                    })
+                } else {
+                    None
+                },
+                tree: if self.tree_nodes > 0 {
+                    Some(TreeInputs {
+                        slots,
+                        nodes: self.tree_nodes,
+                    })
+                } else {
+                    None
+                },
+                drafts: if k > 0 {
+                    Some(DraftInputs {
+                        slots,
+                        positions: k,
+                    })
+                } else {
+                    None
+                },
+            },
+        })
+    }
+
+    /// The same profile at `sequences` sequences of `context` tokens each (what
+    /// `fit --for sequences --context` varies): the KV pool, if any, becomes `context` tokens
+    /// per sequence.
+    #[must_use]
+    pub const fn at(&self, sequences: u64, context: u64) -> ServingProfile {
+        let mut profile = *self;
+        profile.sequences = sequences;
+        if let Some(mut kv) = profile.kv {
+            kv.tokens = KvTokens::PerSequence(context);
+            profile.kv = Some(kv);
+        }
+        profile
+    }
+}
+
+/// The KV inputs of a profile's pool for `sequences` sequences.
+const fn pool_inputs(pool: &ProfileKv, sequences: u64) -> Result<KvInputs, SizeFault> {
+    let (blocks, max_tokens) = match pool.tokens {
+        KvTokens::PerSequence(tokens) => {
+            let Some(all) = sequences.checked_mul(tokens) else {
+                return Err(SizeFault::Overflow);
+            };
+            let Some(blocks) = all.checked_div(pool.block_size) else {
+                return Err(SizeFault::DivisionByZero);
+            };
+            let blocks = if all % pool.block_size == 0 {
+                blocks
+            } else {
+                blocks + 1
+            };
+            (blocks, tokens)
+        }
+        KvTokens::Pool(blocks) => match blocks.checked_mul(pool.block_size) {
+            Some(tokens) => (blocks, tokens),
+            None => return Err(SizeFault::Overflow),
+        },
+    };
+    Ok(KvInputs {
+        blocks,
+        block_size: pool.block_size,
+        window: match pool.chunk_tokens {
+            Some(chunk_tokens) => Some(WindowInputs {
+                sequences,
+                chunk_tokens,
+                max_tokens,
+            }),
+            None => None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server `metrale-codegen/inputs/default.toml` describes count by count.
+    const DEFAULT: ServingProfile = ServingProfile {
+        sequences: 8,
+        verify_rows: 4,
+        kv: Some(ProfileKv {
+            block_size: 16,
+            tokens: KvTokens::PerSequence(4096),
+            chunk_tokens: None,
+        }),
+        draft_kv: true,
+        prefix_snapshots: 2,
+        ring_depth: 4,
+        carry: true,
+        tree_nodes: 16,
+        capture_rows: 4096,
+        lookup_history: 8192,
+    };
+
+    #[test]
+    fn the_default_server_derives_the_default_counts() {
+        let inputs = DEFAULT.inputs().unwrap();
+        // 8 sequences + the dummy.
+        assert_eq!(inputs.slots, 9);
+        let verify = inputs.verify.unwrap();
+        assert_eq!(verify.h_steps, HSteps::Uniform { slots: 9, rows: 4 });
+        assert_eq!(verify.conv_steps, 4);
+        // 8 x 4096 tokens / 16 = 2048 blocks, for both pools.
+        assert_eq!(inputs.kv, Some(KvInputs::pool(2048, 16)));
+        assert_eq!(inputs.draft_kv, inputs.kv);
+        let c = inputs.caches;
+        assert_eq!(c.prefix_snapshot_slots, 16);
+        assert_eq!(
+            c.ring,
+            Some(RingInputs {
+                ring_slots: 4,
+                seq_slots: 9
+            })
+        );
+        assert_eq!(
+            c.carry,
+            Some(CarryInputs {
+                slots: 9,
+                table_rows: 9
+            })
+        );
+        assert_eq!(c.verify_table_rows, 36);
+        assert_eq!(c.capture_rows, 4096);
+        assert_eq!(
+            c.lookup,
+            Some(LookupInputs {
+                sequences: 8,
+                history_tokens: 8192
+            })
+        );
+        assert_eq!(
+            c.tree,
+            Some(TreeInputs {
+                slots: 9,
+                nodes: 16
+            })
+        );
+        assert_eq!(
+            c.drafts,
+            Some(DraftInputs {
+                slots: 9,
+                positions: 4
+            })
+        );
+    }
+
+    #[test]
+    fn blocks_round_up_and_windows_follow_the_chunk() {
+        let mut profile = DEFAULT.at(3, 100);
+        profile.kv = Some(ProfileKv {
+            chunk_tokens: Some(64),
+            ..profile.kv.unwrap()
+        });
+        let kv = profile.inputs().unwrap().kv.unwrap();
+        // 3 x 100 = 300 tokens = 18.75 blocks of 16: 19.
+        assert_eq!(kv.blocks, 19);
+        assert_eq!(
+            kv.window,
+            Some(WindowInputs {
+                sequences: 3,
+                chunk_tokens: 64,
+                max_tokens: 100
+            })
+        );
+        // Nothing verifies, nothing is drafted.
+        let plain = ServingProfile {
+            verify_rows: 0,
+            ..DEFAULT
+        }
+        .inputs()
+        .unwrap();
+        assert_eq!(
+            (
+                plain.verify,
+                plain.caches.drafts,
+                plain.caches.verify_table_rows
+            ),
+            (None, None, 0)
+        );
+    }
+
+    #[test]
+    fn overflow_is_a_fault() {
+        assert_eq!(DEFAULT.at(u64::MAX, 1).inputs(), Err(SizeFault::Overflow));
+        assert_eq!(
+            DEFAULT.at(1 << 40, 1 << 40).inputs(),
+            Err(SizeFault::Overflow)
+        );
+        let zero_blocks = ServingProfile {
+            kv: Some(ProfileKv {
+                block_size: 0,
+                tokens: KvTokens::PerSequence(1),
+                chunk_tokens: None,
+            }),
+            ..DEFAULT
+        };
+        assert_eq!(zero_blocks.inputs(), Err(SizeFault::DivisionByZero));
+    }
+}
