@@ -19,8 +19,10 @@
 mod check;
 mod generate;
 mod import;
+mod json;
 mod plan;
 mod report;
+mod table;
 
 use std::ffi::OsString;
 
@@ -188,6 +190,8 @@ mod tests {
         assert_eq!(defaults.checkpoint, None);
         assert_eq!(defaults.inputs, None);
         assert_eq!(defaults.align, DEFAULT_ALIGN);
+        assert_eq!(defaults.sort, table::Sort::Offset);
+        assert_eq!(defaults.group, None);
         assert!(!defaults.json);
 
         let given = plan(&[
@@ -199,12 +203,17 @@ mod tests {
             "--checkpoint=tiny",
             "--inputs",
             "-",
+            "--sort=plan",
+            "--group",
+            "lifetime",
         ]);
         assert_eq!(given.circuit, "c.toml");
         assert_eq!(given.align, 64);
         assert_eq!(given.checkpoint.as_deref(), Some("tiny"));
         assert_eq!(given.inputs.as_deref(), Some("-"));
         assert!(given.json);
+        assert_eq!(given.sort, table::Sort::Plan);
+        assert_eq!(given.group, Some(table::Group::Lifetime));
 
         // `--` ends the options; a lone `-` is a positional.
         match parse(&["check", "a.toml", "--", "--x", "-"]) {
@@ -239,6 +248,14 @@ mod tests {
             ErrorKind::ValueValidation
         );
         assert_eq!(refused(&["plan", c, "--json=1"]), ErrorKind::TooManyValues);
+        assert_eq!(
+            refused(&["plan", c, "--sort", "size"]),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(
+            refused(&["plan", c, "--group", "space"]),
+            ErrorKind::InvalidValue
+        );
         assert_eq!(
             refused(&["plan", c, "--json", "--json"]),
             ErrorKind::ArgumentConflict
