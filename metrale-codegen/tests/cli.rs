@@ -474,6 +474,7 @@ fn plan_help_names_its_options() {
             "[default: offset]",
             "--group <BY>",
             "--json",
+            "--svg <FILE>",
         ] {
             assert!(
                 out.stdout.contains(needle),

@@ -22,6 +22,7 @@ mod import;
 mod json;
 mod plan;
 mod report;
+mod svg;
 mod table;
 
 use std::ffi::OsString;
@@ -193,6 +194,7 @@ mod tests {
         assert_eq!(defaults.sort, table::Sort::Offset);
         assert_eq!(defaults.group, None);
         assert!(!defaults.json);
+        assert_eq!(defaults.svg, None);
 
         let given = plan(&[
             "plan",
@@ -206,6 +208,8 @@ mod tests {
             "--sort=plan",
             "--group",
             "lifetime",
+            "--svg",
+            "map.svg",
         ]);
         assert_eq!(given.circuit, "c.toml");
         assert_eq!(given.align, 64);
@@ -214,6 +218,7 @@ mod tests {
         assert!(given.json);
         assert_eq!(given.sort, table::Sort::Plan);
         assert_eq!(given.group, Some(table::Group::Lifetime));
+        assert_eq!(given.svg.as_deref(), Some("map.svg"));
 
         // `--` ends the options; a lone `-` is a positional.
         match parse(&["check", "a.toml", "--", "--x", "-"]) {
@@ -256,6 +261,9 @@ mod tests {
             refused(&["plan", c, "--group", "space"]),
             ErrorKind::InvalidValue
         );
+        assert_eq!(refused(&["plan", c, "--svg"]), ErrorKind::InvalidValue);
+        let twice = ["plan", c, "--svg", "a.svg", "--svg", "b.svg"];
+        assert_eq!(refused(&twice), ErrorKind::ArgumentConflict);
         assert_eq!(
             refused(&["plan", c, "--json", "--json"]),
             ErrorKind::ArgumentConflict

@@ -1,7 +1,8 @@
 //! `metrale-codegen plan <circuit.toml> [--checkpoint NAME] [--inputs FILE] [--align N]
-//! [--sort offset|plan] [--group layer|kind|lifetime] [--json]`: sizes every state of one
-//! checkpoint under the plan inputs, lays it out, and prints it as a table ([`super::table`])
-//! or JSON ([`super::json`]).
+//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE]`: sizes every
+//! state of one checkpoint under the plan inputs, lays it out, and prints it as a table
+//! ([`super::table`]) or JSON ([`super::json`]), and with `--svg` also writes its memory map
+//! ([`super::svg`]).
 //!
 //! Invariants:
 //! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
@@ -11,7 +12,9 @@
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
 //!   together; every format key the inputs lack is reported, each once.
-//! - `--sort` and `--group` shape the table only.
+//! - `--sort` and `--group` shape the table only; `--svg` combines with every other option,
+//!   `--json` included. The map is written only once the plan is made, and a file that cannot
+//!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
 
 use clap::Args;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
@@ -22,7 +25,7 @@ use metrale_circuit::{
 use super::Outcome;
 use super::report::{self, Report};
 use super::table::{Group, Sort};
-use super::{json, table};
+use super::{json, svg, table};
 
 /// The default plan inputs: the text of `metrale-codegen/inputs/default.toml`.
 pub const DEFAULT_INPUTS: &str = include_str!("../../inputs/default.toml");
@@ -39,10 +42,11 @@ pub const DEFAULT_INPUTS_NAME: &str =
 /// Prints a summary first: the arena bytes per space, then the term bytes per lifetime, per
 /// kind, per layer kind (the layout's kinds, with the prologue, epilogue and draft as rows of
 /// their own) and per layer; then the terms of each space, by offset or in plan order
-/// (--sort) and, with --group, in sections with a subtotal each. With --json, the plan as JSON instead.
+/// (--sort) and, with --group, in sections with a subtotal each. With --json, the plan as
+/// JSON instead; with --svg, also its memory map as a picture.
 ///
 /// Exits 1 on a bad circuit, inputs file or checkpoint, when the inputs lack a format key the
-/// states need.
+/// states need, or when the --svg file cannot be written.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct PlanArgs {
     /// The circuit file.
@@ -78,6 +82,14 @@ pub struct PlanArgs {
     /// excluded. Both spaces, every lifetime and every kind are always there, zeros included.
     #[arg(long)]
     pub json: bool,
+    /// Also write the plan's memory map to FILE, as SVG.
+    ///
+    /// One band per memory space that holds bytes, the band's width its whole arena; each
+    /// term a rectangle at its offset, as wide as its bytes, coloured by lifetime, its state,
+    /// holding and bytes in its hover text; alignment padding hatched; under each band a lane
+    /// per layer marking where that layer's terms lie. The table (or the JSON) still prints.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<String>,
 }
 
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
@@ -93,6 +105,17 @@ pub fn run(args: &PlanArgs) -> Outcome {
         Ok(report) => report,
         Err(diagnostics) => return Outcome::bad_input(&diagnostics),
     };
+    if let Some(target) = &args.svg
+        && let Err(error) = std::fs::write(target, svg::svg(&report))
+    {
+        return Outcome::bad_input(
+            &Diagnostic::error(format!(
+                "cannot write the memory map to `{target}`: {error}"
+            ))
+            .help("`--svg FILE` names a file to create or overwrite, in a folder that exists")
+            .into(),
+        );
+    }
     if args.json {
         Outcome::ok(json::json(&report))
     } else {

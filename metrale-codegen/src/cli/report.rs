@@ -1,7 +1,7 @@
 //! What `plan` made ([`Report`]): the plan, what it was made from, where each term's state
 //! sits in the model ([`Place`]), and the totals the outputs show (per lifetime, kind, layer
-//! kind and layer); and [`human_bytes`]. The outputs read it: [`super::table`] and
-//! [`super::json`].
+//! kind and layer); and [`human_bytes`]. The outputs read it: [`super::table`],
+//! [`super::json`] and [`super::svg`].
 //!
 //! Invariants:
 //! - `places` is parallel to the plan's terms (one [`Place`] per term, in plan order), and
