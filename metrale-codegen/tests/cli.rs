@@ -241,11 +241,11 @@ fn the_table_names_everything() {
             out.stdout
         );
     }
-    // l0.gdn.h of tiny under the defaults: 9216 B = 9.00 KiB.
+    // l0.gdn.h of tiny under the defaults: 9 slots x 256 f32 = 9216 B = 9.00 KiB.
     let row = out
         .stdout
         .lines()
-        .find(|l| l.starts_with("l0.gdn.h "))
+        .find(|l| l.starts_with("l0.gdn.h ") && l.contains(" live "))
         .expect("h row");
     assert!(row.contains("9.00 KiB"), "{row}");
 }
@@ -470,7 +470,11 @@ fn plan_help_names_its_options() {
             "--inputs <FILE>",
             "--align <N>",
             "[default: 256]",
+            "--sort <ORDER>",
+            "[default: offset]",
+            "--group <BY>",
             "--json",
+            "--svg <FILE>",
         ] {
             assert!(
                 out.stdout.contains(needle),
@@ -478,6 +482,34 @@ fn plan_help_names_its_options() {
                 out.stdout
             );
         }
+    }
+    // The long help lists each value with its meaning, and the shape of the JSON totals.
+    let out = run(&["plan", "--help"]);
+    for needle in [
+        "- offset: By space, then offset",
+        "- plan:   In plan order",
+        "- layer:",
+        "- kind:",
+        "- lifetime:",
+        "`totals.lifetime.<space>.<lifetime>` and `totals.kind.<kind>` are each \
+         `{\"terms\": N, \"bytes\": N}`",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "no `{needle}` in\n{}",
+            out.stdout
+        );
+    }
+    let out = run(&["plan", "-h"]);
+    for needle in [
+        "[possible values: offset, plan]",
+        "[possible values: layer, kind, lifetime]",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "no `{needle}` in\n{}",
+            out.stdout
+        );
     }
     let out = run(&["gen", "--help"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -700,6 +732,437 @@ fn plan_sizes_a_windowed_side_and_asks_for_window_inputs() {
     let plan: Value = serde_json::from_str(&out.stdout).expect("JSON");
     assert_eq!(term(&plan, "l0.local.k", "blocks")["units"], 416);
     assert_eq!(term(&plan, "l1.global.k", "blocks")["units"], 1_600);
+}
+
+/// The small inputs of `a_small_inputs_file_changes_the_figures`: 3 slots, bf16 KV of 10
+/// blocks of 4 tokens, no verify, no draft KV, no caches.
+fn small_inputs() -> String {
+    scratch(
+        "small_view.toml",
+        "slots = 3\n\
+         [formats]\n\
+         kv_cache_dtype = \"bf16\"\n\
+         ssm_h_storage = \"f32\"\n\
+         ssm_conv_storage = \"f16\"\n\
+         [kv]\n\
+         blocks = 10\n\
+         block_size = 4\n",
+    )
+}
+
+/// `plan circuits/qwen3_5.toml --checkpoint tiny --inputs <small> <args>`: its table.
+fn small_table(args: &[&str]) -> String {
+    let inputs = small_inputs();
+    let mut all = vec!["plan", CIRCUIT, "--checkpoint", "tiny", "--inputs", &inputs];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    out.stdout
+}
+
+/// The words of the row of the summary section under `heading` whose first word is `first`.
+fn summary_row(table: &str, heading: &str, first: &str) -> Vec<String> {
+    let section = table
+        .split_once(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no section `{heading}` in\n{table}"))
+        .1;
+    section
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .map(|line| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .find(|words| words.first().is_some_and(|w| w == first))
+        .unwrap_or_else(|| panic!("no row `{first}` under `{heading}` in\n{table}"))
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_owned).collect()
+}
+
+/// The lines of the term table of `space`: from its heading row to the blank line.
+fn term_lines<'a>(table: &'a str, space: &str) -> Vec<&'a str> {
+    let start = table
+        .find(&format!("\n{space} arena: "))
+        .unwrap_or_else(|| panic!("no {space} arena in\n{table}"));
+    table[start + 1..]
+        .lines()
+        .skip(2)
+        .take_while(|line| !line.is_empty())
+        .collect()
+}
+
+/// The (state, holding, offset) of each term row of `space`, in table order.
+fn term_rows(table: &str, space: &str) -> Vec<(String, String, u64)> {
+    term_lines(table, space)
+        .into_iter()
+        .filter(|line| !line.starts_with("-- ") && !line.starts_with("subtotal: "))
+        .map(|line| {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let offset = w.last().and_then(|o| o.parse().ok()).expect("an offset");
+            (w[0].to_owned(), w[2].to_owned(), offset)
+        })
+        .collect()
+}
+
+#[test]
+fn the_summary_comes_first_with_figures_checked_by_hand() {
+    let table = small_table(&[]);
+    // The summary, then the terms.
+    let summary = table.find("\nterm bytes per layer\n").expect("per layer");
+    assert!(
+        summary < table.find("\ndevice arena: ").expect("terms"),
+        "{table}"
+    );
+
+    // Terms of tiny under the small inputs (8 layers, layers 3 and 7 full attention):
+    // - model: 4 KV sides of 40 tokens x 16 bf16 = 1280 B, and each GDN layer's empty
+    //   wy_table (no verify-table rows): 4 + 6 = 10 terms, 5120 B = 5.00 KiB;
+    // - sequence: h (3 x 256 f32 = 3072) and conv (3 x 192 f16 = 1152) of 6 GDN layers, and the
+    //   empty hidden capture: 12 + 1 = 13 terms, 6 x 4224 = 25344 B = 24.75 KiB;
+    // - snapshot: 2 empty prefix snapshots per GDN layer and head.prefix_hidden: 13 terms;
+    // - verify: head.accepted_hidden, empty: 1 term. All: 37 terms, 30464 B = 29.75 KiB.
+    let lifetime = "term bytes per lifetime (padding excluded)";
+    assert_eq!(
+        summary_row(&table, lifetime, "lifetime"),
+        words("lifetime terms device host")
+    );
+    for (row, expected) in [
+        ("model", "model 10 5.00 KiB 0 B"),
+        ("sequence", "sequence 13 24.75 KiB 0 B"),
+        ("snapshot", "snapshot 13 0 B 0 B"),
+        ("verify", "verify 1 0 B 0 B"),
+        ("all", "all 37 29.75 KiB 0 B"),
+    ] {
+        assert_eq!(summary_row(&table, lifetime, row), words(expected));
+    }
+    // Only the kinds the plan has: 12 + 4 + 13 + 6 + 1 + 1 = 37 terms.
+    let kind = "term bytes per kind";
+    for (row, expected) in [
+        ("recurrent", "recurrent device 12 24.75 KiB"),
+        ("paged_kv", "paged_kv device 4 5.00 KiB"),
+        ("prefix_snapshot", "prefix_snapshot device 13 0 B"),
+        ("verify_table", "verify_table device 6 0 B"),
+        ("accept_stash", "accept_stash device 1 0 B"),
+        ("hidden_capture", "hidden_capture device 1 0 B"),
+    ] {
+        assert_eq!(summary_row(&table, kind, row), words(expected));
+    }
+    let kinds = table
+        .split_once("\nterm bytes per kind\n")
+        .expect("kinds")
+        .1;
+    let kind_rows = kinds.lines().take_while(|l| !l.is_empty()).count();
+    assert_eq!(kind_rows, 1 + 6, "a heading and 6 kinds:\n{table}");
+    assert!(
+        !kinds
+            .split("\n\n")
+            .next()
+            .unwrap_or("")
+            .contains("ring_snapshot")
+    );
+
+    // A GDN layer: its h, conv, wy_table and two prefix snapshots, 3072 + 1152 = 4224 B =
+    // 4.125 KiB, shown 4.13; a full-attention layer its k and v, 2 x 1280 = 2560 B.
+    let layer_kind = "term bytes per layer kind";
+    for (row, expected) in [
+        ("prologue", "prologue - 0 0 B"),
+        ("linear_attention", "linear_attention 6 30 24.75 KiB"),
+        ("full_attention", "full_attention 2 4 5.00 KiB"),
+        ("epilogue", "epilogue - 3 0 B"),
+        ("draft", "draft - 0 0 B"),
+    ] {
+        assert_eq!(summary_row(&table, layer_kind, row), words(expected));
+    }
+    let layer = "term bytes per layer";
+    assert_eq!(
+        summary_row(&table, layer, "l0"),
+        words("l0 linear_attention 5 4.13 KiB")
+    );
+    assert_eq!(
+        summary_row(&table, layer, "l3"),
+        words("l3 full_attention 2 2.50 KiB")
+    );
+    assert_eq!(
+        summary_row(&table, layer, "l7"),
+        words("l7 full_attention 2 2.50 KiB")
+    );
+    let layers = table
+        .split_once("\nterm bytes per layer\n")
+        .expect("layers")
+        .1;
+    assert_eq!(
+        layers.lines().take_while(|l| !l.is_empty()).count(),
+        1 + 8,
+        "a heading and one line per layer:\n{table}"
+    );
+
+    // Qwen3.5-27B under the defaults. A GDN layer holds 13 terms: h (786432 f32 = 3145728 B a
+    // unit) and conv (30720 bf16 = 61440 B) live, steps and checkpoint (9 + 36 + 9 units:
+    // 173187072 B), their prefix snapshots (16 units: 51314688 B) and rings (36 units:
+    // 115458048 B), the carry (9 h: 28311552 B), the carry table (288 B) and the wy table
+    // (576 B): 368272224 B = 351.21 MiB. A full-attention layer: k and v of 32 MiB each.
+    let out = run(&["plan", CIRCUIT]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        summary_row(&out.stdout, layer, "l0"),
+        words("l0 linear_attention 13 351.21 MiB")
+    );
+    assert_eq!(
+        summary_row(&out.stdout, layer, "l63"),
+        words("l63 full_attention 2 64.00 MiB")
+    );
+    // 16 x 2 KV sides of the layers, and the draft head's 2.
+    assert_eq!(
+        summary_row(&out.stdout, layer_kind, "full_attention"),
+        words("full_attention 16 32 1.00 GiB")
+    );
+    assert_eq!(
+        summary_row(&out.stdout, layer_kind, "draft"),
+        words("draft - 2 64.00 MiB")
+    );
+}
+
+#[test]
+fn sort_lists_terms_by_offset_or_in_plan_order() {
+    let plan = plan_json(&["--checkpoint", "tiny"]);
+    let device: Vec<(String, String, u64)> = plan["terms"]
+        .as_array()
+        .expect("terms")
+        .iter()
+        .filter(|t| t["space"] == "device")
+        .map(|t| {
+            (
+                t["state"].as_str().expect("state").to_owned(),
+                t["holding"].as_str().expect("holding").to_owned(),
+                u(&t["offset"]),
+            )
+        })
+        .collect();
+    // JSON terms are in plan order: `--sort plan` is that order.
+    let out = run(&["plan", CIRCUIT, "--checkpoint", "tiny", "--sort", "plan"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("device arena: 89 terms, in plan order\n")
+    );
+    assert_eq!(term_rows(&out.stdout, "device"), device);
+    // The default is by offset, plan order among equal offsets.
+    let mut by_offset = device.clone();
+    by_offset.sort_by_key(|(_, _, offset)| *offset);
+    for args in [&["--sort", "offset"][..], &[]] {
+        let mut all = vec!["plan", CIRCUIT, "--checkpoint", "tiny"];
+        all.extend_from_slice(args);
+        let out = run(&all);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("device arena: 89 terms, by offset\n"));
+        let rows = term_rows(&out.stdout, "device");
+        assert_eq!(rows, by_offset, "{args:?}");
+        // The arena starts with layer 0's carry table (the model group comes first and the
+        // tables of layer 0 before layer 3's KV); 288 B at 0, then its wy_table at 512.
+        assert_eq!(rows[0], ("l0.gdn.carry_table".into(), "cache".into(), 0));
+        assert_eq!(rows[1], ("l0.gdn.wy_table".into(), "cache".into(), 512));
+    }
+    let out = run(&["plan", CIRCUIT, "--sort", "size"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("invalid value 'size' for '--sort <ORDER>'"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("[possible values: offset, plan]"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The sections of a grouped table's `space`: each heading with its subtotal's words and the
+/// number of term rows in it.
+fn sections(table: &str, space: &str) -> Vec<(String, Vec<String>, usize)> {
+    let mut out: Vec<(String, Vec<String>, usize)> = Vec::new();
+    for line in term_lines(table, space) {
+        if let Some(heading) = line.strip_prefix("-- ") {
+            out.push((heading.to_owned(), Vec::new(), 0));
+        } else if let Some(last) = out.last_mut() {
+            if line.starts_with("subtotal: ") {
+                last.1 = words(line);
+            } else {
+                last.2 += 1;
+            }
+        } else {
+            panic!("a row before any section: {line}");
+        }
+    }
+    out
+}
+
+#[test]
+fn group_splits_the_terms_into_sections_with_subtotals() {
+    // The figures of `the_summary_comes_first_with_figures_checked_by_hand`, per section.
+    let table = small_table(&["--group", "lifetime"]);
+    assert!(table.contains("device arena: 37 terms, by offset, grouped by lifetime\n"));
+    let expected = [
+        ("lifetime model", "subtotal: 10 terms 5.00 KiB", 10),
+        ("lifetime sequence", "subtotal: 13 terms 24.75 KiB", 13),
+        ("lifetime snapshot", "subtotal: 13 terms 0 B", 13),
+        ("lifetime verify", "subtotal: 1 term 0 B", 1),
+    ];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|&(h, s, n)| (h.to_owned(), words(s), n))
+        .collect();
+    assert_eq!(sections(&table, "device"), expected);
+
+    let table = small_table(&["--group", "kind"]);
+    let expected = [
+        ("kind recurrent", "subtotal: 12 terms 24.75 KiB", 12),
+        ("kind paged_kv", "subtotal: 4 terms 5.00 KiB", 4),
+        ("kind prefix_snapshot", "subtotal: 13 terms 0 B", 13),
+        ("kind verify_table", "subtotal: 6 terms 0 B", 6),
+        ("kind accept_stash", "subtotal: 1 term 0 B", 1),
+        ("kind hidden_capture", "subtotal: 1 term 0 B", 1),
+    ];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|&(h, s, n)| (h.to_owned(), words(s), n))
+        .collect();
+    assert_eq!(sections(&table, "device"), expected);
+
+    // By layer: every layer in index order, then the epilogue; no prologue (no state) and no
+    // draft section (no draft KV under these inputs).
+    let table = small_table(&["--group", "layer", "--sort", "plan"]);
+    let got = sections(&table, "device");
+    let headings: Vec<&str> = got.iter().map(|(h, _, _)| h.as_str()).collect();
+    assert_eq!(
+        headings,
+        [
+            "l0 (linear_attention)",
+            "l1 (linear_attention)",
+            "l2 (linear_attention)",
+            "l3 (full_attention)",
+            "l4 (linear_attention)",
+            "l5 (linear_attention)",
+            "l6 (linear_attention)",
+            "l7 (full_attention)",
+            "epilogue",
+        ]
+    );
+    assert_eq!(got[0].1, words("subtotal: 5 terms 4.13 KiB"));
+    assert_eq!(got[3].1, words("subtotal: 2 terms 2.50 KiB"));
+    assert_eq!(got[8].1, words("subtotal: 3 terms 0 B"));
+    // Every term once: 6 x 5 + 2 x 2 + 3 = 37.
+    assert_eq!(got.iter().map(|(_, _, n)| n).sum::<usize>(), 37);
+    // Inside a section, the sort holds: layer 0 in plan order.
+    let rows = term_rows(&table, "device");
+    let l0: Vec<&str> = rows.iter().take(5).map(|(s, _, _)| s.as_str()).collect();
+    assert_eq!(
+        l0,
+        [
+            "l0.gdn.h",
+            "l0.gdn.conv",
+            "l0.gdn.h_prefix",
+            "l0.gdn.conv_prefix",
+            "l0.gdn.wy_table"
+        ]
+    );
+
+    let twice = run(&["plan", CIRCUIT, "--group", "kind", "--group", "layer"]);
+    assert_eq!(twice.code, 2, "{}", twice.stderr);
+    let bad = run(&["plan", CIRCUIT, "--group", "space"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("[possible values: layer, kind, lifetime]"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// `totals.<path>` of a plan as (terms, bytes).
+fn total(plan: &Value, path: &[&str]) -> (u64, u64) {
+    let mut value = &plan["totals"];
+    for key in path {
+        value = &value[*key];
+    }
+    (u(&value["terms"]), u(&value["bytes"]))
+}
+
+#[test]
+fn plan_json_has_totals_per_lifetime_and_kind() {
+    let inputs = small_inputs();
+    let small = plan_json(&["--checkpoint", "tiny", "--inputs", &inputs]);
+    // The figures of `the_summary_comes_first_with_figures_checked_by_hand`.
+    for (lifetime, expected) in [
+        ("model", (10, 5120)),
+        ("sequence", (13, 25_344)),
+        ("snapshot", (13, 0)),
+        ("verify", (1, 0)),
+    ] {
+        assert_eq!(total(&small, &["lifetime", "device", lifetime]), expected);
+        assert_eq!(total(&small, &["lifetime", "host", lifetime]), (0, 0));
+    }
+    assert_eq!(total(&small, &["kind", "recurrent"]), (12, 25_344));
+    assert_eq!(total(&small, &["kind", "paged_kv"]), (4, 5120));
+    // Every kind is there, those without a term as zeros.
+    assert_eq!(
+        small["totals"]["kind"].as_object().expect("kinds").len(),
+        12
+    );
+    assert_eq!(total(&small, &["kind", "ring_snapshot"]), (0, 0));
+    assert_eq!(total(&small, &["kind", "prompt_lookup_index"]), (0, 0));
+
+    let plan = plan_json(&[]);
+    // Under the defaults: 16 full-attention layers and the draft head have a k and a v of
+    // 2048 x 16 tokens x 4 x 256 fp8 = 33554432 B each: 34 sides, 1140850688 B.
+    assert_eq!(total(&plan, &["kind", "paged_kv"]), (34, 1_140_850_688));
+    // 48 GDN layers x (h: 9 + 36 + 9 units of 786432 f32 = 169869312 B; conv: 9 + 36 + 9
+    // units of 30720 bf16 = 3317760 B) = 48 x 173187072 = 8312979456 B in 288 terms.
+    assert_eq!(total(&plan, &["kind", "recurrent"]), (288, 8_312_979_456));
+    // The model lifetime: the KV sides, and per GDN layer a carry table (9 rows of 4 u64 =
+    // 288 B) and a wy table (36 rows of 2 u64 = 576 B): 1140850688 + 48 x 864 = 1140892160 B.
+    assert_eq!(
+        total(&plan, &["lifetime", "device", "model"]),
+        (34 + 48 + 48, 1_140_892_160)
+    );
+    assert_eq!(
+        total(&plan, &["lifetime", "host", "sequence"]),
+        (1, 1_179_776)
+    );
+    // The totals add up to the terms, per space and over the kinds.
+    let terms = plan["terms"].as_array().expect("terms");
+    for space in ["device", "host"] {
+        let (count, bytes) = ["model", "sequence", "snapshot", "verify"]
+            .iter()
+            .map(|l| total(&plan, &["lifetime", space, l]))
+            .fold((0, 0), |(c, b), (tc, tb)| (c + tc, b + tb));
+        let of_space = terms.iter().filter(|t| t["space"] == space);
+        assert_eq!(count, of_space.clone().count() as u64, "{space}");
+        assert_eq!(
+            bytes,
+            of_space.map(|t| u(&t["bytes"])).sum::<u64>(),
+            "{space}"
+        );
+    }
+    let kinds = plan["totals"]["kind"].as_object().expect("kinds");
+    let count: u64 = kinds.values().map(|k| u(&k["terms"])).sum();
+    assert_eq!(count, terms.len() as u64);
+    // Today's fields are all still there.
+    for key in [
+        "circuit",
+        "checkpoint",
+        "align",
+        "terms",
+        "device_bytes",
+        "host_bytes",
+    ] {
+        assert!(plan.get(key).is_some(), "{key}");
+    }
+    // --sort and --group shape the table only: the JSON is the same.
+    assert_eq!(plan_json(&["--sort", "plan", "--group", "kind"]), plan);
 }
 
 #[test]

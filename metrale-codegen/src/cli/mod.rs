@@ -20,8 +20,11 @@ mod check;
 mod fit;
 mod generate;
 mod import;
+mod json;
 mod plan;
 mod report;
+mod svg;
+mod table;
 
 use std::ffi::OsString;
 
@@ -191,7 +194,10 @@ mod tests {
         assert_eq!(defaults.checkpoint, None);
         assert_eq!(defaults.inputs, None);
         assert_eq!(defaults.align, DEFAULT_ALIGN);
+        assert_eq!(defaults.sort, table::Sort::Offset);
+        assert_eq!(defaults.group, None);
         assert!(!defaults.json);
+        assert_eq!(defaults.svg, None);
 
         let given = plan(&[
             "plan",
@@ -202,12 +208,20 @@ mod tests {
             "--checkpoint=tiny",
             "--inputs",
             "-",
+            "--sort=plan",
+            "--group",
+            "lifetime",
+            "--svg",
+            "map.svg",
         ]);
         assert_eq!(given.circuit, "c.toml");
         assert_eq!(given.align, 64);
         assert_eq!(given.checkpoint.as_deref(), Some("tiny"));
         assert_eq!(given.inputs.as_deref(), Some("-"));
         assert!(given.json);
+        assert_eq!(given.sort, table::Sort::Plan);
+        assert_eq!(given.group, Some(table::Group::Lifetime));
+        assert_eq!(given.svg.as_deref(), Some("map.svg"));
 
         // `--` ends the options; a lone `-` is a positional.
         match parse(&["check", "a.toml", "--", "--x", "-"]) {
@@ -242,6 +256,17 @@ mod tests {
             ErrorKind::ValueValidation
         );
         assert_eq!(refused(&["plan", c, "--json=1"]), ErrorKind::TooManyValues);
+        assert_eq!(
+            refused(&["plan", c, "--sort", "size"]),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(
+            refused(&["plan", c, "--group", "space"]),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(refused(&["plan", c, "--svg"]), ErrorKind::InvalidValue);
+        let twice = ["plan", c, "--svg", "a.svg", "--svg", "b.svg"];
+        assert_eq!(refused(&twice), ErrorKind::ArgumentConflict);
         assert_eq!(
             refused(&["plan", c, "--json", "--json"]),
             ErrorKind::ArgumentConflict

@@ -1,5 +1,8 @@
 //! `metrale-codegen plan <circuit.toml> [--checkpoint NAME] [--inputs FILE] [--align N]
-//! [--json]`: sizes every state of one checkpoint under the plan inputs and lays it out.
+//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE]`: sizes every
+//! state of one checkpoint under the plan inputs, lays it out, and prints it as a table
+//! ([`super::table`]) or JSON ([`super::json`]), and with `--svg` also writes its memory map
+//! ([`super::svg`]).
 //!
 //! Invariants:
 //! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
@@ -9,6 +12,9 @@
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
 //!   together; every format key the inputs lack is reported, each once.
+//! - `--sort` and `--group` shape the table only; `--svg` combines with every other option,
+//!   `--json` included. The map is written only once the plan is made, and a file that cannot
+//!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
 
 use clap::Args;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
@@ -18,6 +24,8 @@ use metrale_circuit::{
 
 use super::Outcome;
 use super::report::{self, Report};
+use super::table::{Group, Sort};
+use super::{json, svg, table};
 
 /// The default plan inputs: the text of `metrale-codegen/inputs/default.toml`.
 pub const DEFAULT_INPUTS: &str = include_str!("../../inputs/default.toml");
@@ -29,10 +37,16 @@ pub const DEFAULT_INPUTS_NAME: &str =
 /// Size every state of one checkpoint of a circuit and lay it out.
 ///
 /// Instantiates the checkpoint's states, sizes each under the plan inputs (slots, KV blocks,
-/// formats, ...) and lays the terms out in their arenas, every region aligned. Prints a table
-/// of terms per space with totals per space and per lifetime, or with --json the plan as JSON
-/// with exact byte counts. Exits 1 on a bad circuit, inputs file or checkpoint, or when the
-/// inputs lack a format key the states need.
+/// formats, ...) and lays the terms out in their arenas, every region aligned.
+///
+/// Prints a summary first: the arena bytes per space, then the term bytes per lifetime, per
+/// kind, per layer kind (the layout's kinds, with the prologue, epilogue and draft as rows of
+/// their own) and per layer; then the terms of each space, by offset or in plan order
+/// (--sort) and, with --group, in sections with a subtotal each. With --json, the plan as
+/// JSON instead; with --svg, also its memory map as a picture.
+///
+/// Exits 1 on a bad circuit, inputs file or checkpoint, when the inputs lack a format key the
+/// states need, or when the --svg file cannot be written.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct PlanArgs {
     /// The circuit file.
@@ -50,9 +64,32 @@ pub struct PlanArgs {
     /// reported with the circuit's and the inputs' errors (exit 1).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN, value_parser = align)]
     pub align: u64,
+    /// The order of the terms in the table.
+    #[arg(long, value_name = "ORDER", value_enum, default_value_t = Sort::Offset)]
+    pub sort: Sort,
+    /// Split the term table into sections, each with a subtotal.
+    #[arg(long, value_name = "BY", value_enum)]
+    pub group: Option<Group>,
     /// Print the plan as JSON (exact byte counts) instead of a table.
+    ///
+    /// An object with `circuit`, `checkpoint`, `align`, `terms` (in plan order, whatever
+    /// --sort and --group say; each with `state`, `kind`, `holding`, `lifetime`, `dtype`,
+    /// `units`, `bytes`, `offset`, `space`), `device_bytes`, `host_bytes` (the arena sizes),
+    /// and `totals`.
+    ///
+    /// `totals.lifetime.<space>.<lifetime>` and `totals.kind.<kind>` are each
+    /// `{"terms": N, "bytes": N}`: the count of terms and their bytes, alignment padding
+    /// excluded. Both spaces, every lifetime and every kind are always there, zeros included.
     #[arg(long)]
     pub json: bool,
+    /// Also write the plan's memory map to FILE, as SVG.
+    ///
+    /// One band per memory space that holds bytes, the band's width its whole arena; each
+    /// term a rectangle at its offset, as wide as its bytes, coloured by lifetime, its state,
+    /// holding and bytes in its hover text; alignment padding hatched; under each band a lane
+    /// per layer marking where that layer's terms lie. The table (or the JSON) still prints.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<String>,
 }
 
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
@@ -64,15 +101,33 @@ fn align(text: &str) -> Result<u64, String> {
 
 /// Runs `plan`.
 pub fn run(args: &PlanArgs) -> Outcome {
-    match plan(args) {
-        Ok(report) if args.json => Outcome::ok(report::json(&report)),
-        Ok(report) => Outcome::ok(report::table(&report)),
-        Err(diagnostics) => Outcome::bad_input(&diagnostics),
+    let report = match plan(args) {
+        Ok(report) => report,
+        Err(diagnostics) => return Outcome::bad_input(&diagnostics),
+    };
+    if let Some(target) = &args.svg
+        && let Err(error) = std::fs::write(target, svg::svg(&report))
+    {
+        return Outcome::bad_input(
+            &Diagnostic::error(format!(
+                "cannot write the memory map to `{target}`: {error}"
+            ))
+            .help("`--svg FILE` names a file to create or overwrite, in a folder that exists")
+            .into(),
+        );
+    }
+    if args.json {
+        Outcome::ok(json::json(&report))
+    } else {
+        Outcome::ok(table::table(&report, args.sort, args.group))
     }
 }
 
-/// What `plan` and `fit` make a plan from: the checkpoint's declarations and the inputs.
+/// What `plan` and `fit` make a plan from: the circuit, the checkpoint's declarations and the
+/// inputs.
 pub struct Prepared {
+    /// The circuit.
+    pub circuit: Circuit,
     /// The checkpoint's name.
     pub checkpoint: String,
     /// How the inputs are named (their path, or the built-in defaults).
@@ -132,6 +187,7 @@ pub fn prepare(
     let decls = circuit.instantiate(&checkpoint)?;
     missing_formats(&decls, &inputs, inputs_path).into_result(())?;
     Ok(Prepared {
+        circuit,
         checkpoint,
         inputs_name,
         inputs,
@@ -181,8 +237,17 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
             &prepared.inputs,
         )
     })?;
+    let layers = prepared
+        .circuit
+        .checkpoint(&prepared.checkpoint)
+        .map(|c| c.layer_kinds().to_vec())
+        .unwrap_or_default();
     Ok(Report {
         circuit: args.circuit.clone(),
+        inputs_file: args.inputs.clone(),
+        places: report::places(&prepared.circuit, &prepared.decls, &plan),
+        layers,
+        layer_kinds: report::layer_kinds(&prepared.circuit),
         checkpoint: prepared.checkpoint,
         inputs: prepared.inputs_name,
         plan,

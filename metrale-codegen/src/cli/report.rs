@@ -1,17 +1,25 @@
-//! What `plan` made ([`Report`]) and how it is printed: a table of terms per space with totals
-//! per space and per lifetime ([`table`]), or JSON with exact byte counts ([`json()`]); and
-//! [`human_bytes`].
+//! What `plan` made ([`Report`]): the plan, what it was made from, where each term's state
+//! sits in the model ([`Place`]), and the totals the outputs show (per lifetime, kind, layer
+//! kind and layer); and [`human_bytes`]. The outputs read it: [`super::table`],
+//! [`super::json`] and [`super::svg`].
 //!
 //! Invariants:
-//! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
-//!   `device`), in both forms; JSON numbers are integers, byte counts exact.
-//! - Rows come in plan order within each space; the columns line up across spaces.
-//! - Writing to a `String` cannot fail, so the `fmt::Result`s of `write!` are ignored.
+//! - `places` is parallel to the plan's terms (one [`Place`] per term, in plan order), and
+//!   `layers` holds one layer kind per layer of the checkpoint, so every `Place::Layer(i)` has
+//!   a kind.
+//! - Bytes per (space, lifetime) are the plan's own ([`StatePlan::lifetime_bytes`], the layout
+//!   law's figures), never summed a second time; the other totals are sums of term bytes. A sum
+//!   is at most the two arenas together, so it saturates rather than wraps in the one case
+//!   (both arenas near `u64::MAX`) where it could not fit.
+//! - Every list of totals is in a fixed order: kinds in [`StateKind::ALL`] order, lifetimes in
+//!   [`Lifetime::LAYOUT_ORDER`], places and layer kinds in plan order (prologue, the layout's
+//!   kinds in file order, epilogue, draft).
 
-use std::fmt::Write as _;
+use std::collections::HashMap;
 
-use metrale_circuit::{Lifetime, Space, StatePlan, StateTerm};
-use serde_json::json;
+use metrale_circuit::{
+    Circuit, Lifetime, Section, Space, StateDecl, StateKind, StatePlan, StateTerm,
+};
 
 /// A plan made, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,14 +30,195 @@ pub struct Report {
     pub checkpoint: String,
     /// The inputs file, as given, or the name of the built-in default inputs.
     pub inputs: String,
+    /// The inputs file as given, `None` for the built-in default inputs.
+    pub inputs_file: Option<String>,
     /// The plan.
     pub plan: StatePlan,
+    /// Where each term's state sits, parallel to `plan.terms()`.
+    pub places: Vec<Place>,
+    /// The kind of each layer of the checkpoint, by layer index.
+    pub layers: Vec<String>,
+    /// The layer kinds of the circuit's layout, in file order.
+    pub layer_kinds: Vec<String>,
 }
 
-/// The column headings of the table.
-const HEADINGS: [&str; 8] = [
-    "state", "kind", "holding", "lifetime", "dtype", "units", "bytes", "offset",
-];
+/// Where a state sits in the model. The order is plan order: prologue, layers by index,
+/// epilogue, draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Place {
+    /// A block of the prologue.
+    Prologue,
+    /// A block of layer `i`.
+    Layer(usize),
+    /// A block of the epilogue.
+    Epilogue,
+    /// A block of the draft head.
+    Draft,
+}
+
+/// How many terms, and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Total {
+    /// Terms counted (empty ones included).
+    pub terms: usize,
+    /// Their bytes, alignment padding excluded.
+    pub bytes: u64,
+}
+
+impl Total {
+    /// Counts `term` in.
+    pub fn add(&mut self, term: &StateTerm) {
+        self.terms += 1;
+        self.bytes = self.bytes.saturating_add(term.bytes);
+    }
+
+    /// The total of `terms`.
+    pub fn of<'a>(terms: impl IntoIterator<Item = &'a StateTerm>) -> Self {
+        let mut total = Self::default();
+        for term in terms {
+            total.add(term);
+        }
+        total
+    }
+}
+
+/// One row of the totals per layer kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerKindTotal {
+    /// `prologue`, a layer kind of the layout, `epilogue` or `draft`.
+    pub name: String,
+    /// The layers of this kind; `None` for the prologue, epilogue and draft rows.
+    pub layers: Option<usize>,
+    /// Their terms.
+    pub total: Total,
+}
+
+/// Where the state of each term of `plan` sits, in plan order: `decls` are the declarations
+/// the plan sized, instantiated from `circuit`.
+pub fn places(circuit: &Circuit, decls: &[StateDecl], plan: &StatePlan) -> Vec<Place> {
+    let place_of = |decl: &StateDecl| match (decl.section, decl.layer) {
+        (Section::Draft, _) => Place::Draft,
+        (Section::Main, Some(layer)) => Place::Layer(layer),
+        // A block is in the prologue or the epilogue, never both (the loader refuses a
+        // repeated instance prefix).
+        (Section::Main, None) if circuit.prologue().contains(&decl.block) => Place::Prologue,
+        (Section::Main, None) => Place::Epilogue,
+    };
+    // Every term is of a declaration, and state ids are unique.
+    let by_id: HashMap<&str, Place> = decls.iter().map(|d| (d.id.as_str(), place_of(d))).collect();
+    plan.terms()
+        .iter()
+        .map(|t| {
+            by_id
+                .get(t.state.as_str())
+                .copied()
+                .unwrap_or(Place::Epilogue)
+        })
+        .collect()
+}
+
+/// The layer kinds of `circuit`'s layout, in file order.
+pub fn layer_kinds(circuit: &Circuit) -> Vec<String> {
+    circuit
+        .layout()
+        .blocks()
+        .iter()
+        .map(|(kind, _)| kind.clone())
+        .collect()
+}
+
+impl Report {
+    /// Every term with its place, in plan order.
+    pub fn terms(&self) -> impl Iterator<Item = (&StateTerm, Place)> + '_ {
+        self.plan.terms().iter().zip(self.places.iter().copied())
+    }
+
+    /// How `place` is named: `prologue`, `l3`, `epilogue`, `draft`.
+    pub fn place_name(place: Place) -> String {
+        match place {
+            Place::Prologue => "prologue".to_owned(),
+            Place::Layer(i) => format!("l{i}"),
+            Place::Epilogue => "epilogue".to_owned(),
+            Place::Draft => "draft".to_owned(),
+        }
+    }
+
+    /// `place` with its layer kind: `l3 (full_attention)`, `epilogue`.
+    pub fn place_label(&self, place: Place) -> String {
+        match place {
+            Place::Layer(i) => format!("l{i} ({})", self.layer_kind(i)),
+            _ => Self::place_name(place),
+        }
+    }
+
+    /// The kind of layer `i` (empty past the last layer, which no place names).
+    pub fn layer_kind(&self, i: usize) -> &str {
+        self.layers.get(i).map_or("", String::as_str)
+    }
+
+    /// The terms of `space` with `lifetime`: their count, and their bytes as the plan's layout
+    /// summed them.
+    pub fn by_lifetime(&self, space: Space, lifetime: Lifetime) -> Total {
+        let terms = self
+            .plan
+            .terms()
+            .iter()
+            .filter(|t| t.space == space && t.lifetime == lifetime)
+            .count();
+        Total {
+            terms,
+            bytes: self.plan.lifetime_bytes(space, lifetime),
+        }
+    }
+
+    /// Every kind, in [`StateKind::ALL`] order, with the total of its terms (zero for a kind
+    /// the plan has no term of).
+    pub fn by_kind(&self) -> Vec<(StateKind, Total)> {
+        StateKind::ALL
+            .iter()
+            .map(|&kind| {
+                let total = Total::of(self.plan.terms().iter().filter(|t| t.kind == kind));
+                (kind, total)
+            })
+            .collect()
+    }
+
+    /// The prologue, each layer kind of the layout (in file order), the epilogue and the draft,
+    /// each with its terms' total.
+    pub fn by_layer_kind(&self) -> Vec<LayerKindTotal> {
+        let section = |name: &str, place: Place| LayerKindTotal {
+            name: name.to_owned(),
+            layers: None,
+            total: Total::of(self.terms().filter(|&(_, p)| p == place).map(|(t, _)| t)),
+        };
+        let mut rows = vec![section("prologue", Place::Prologue)];
+        for kind in &self.layer_kinds {
+            let of_kind =
+                |place: Place| matches!(place, Place::Layer(i) if self.layer_kind(i) == kind);
+            rows.push(LayerKindTotal {
+                name: kind.clone(),
+                layers: Some(self.layers.iter().filter(|k| *k == kind).count()),
+                total: Total::of(self.terms().filter(|&(_, p)| of_kind(p)).map(|(t, _)| t)),
+            });
+        }
+        rows.push(section("epilogue", Place::Epilogue));
+        rows.push(section("draft", Place::Draft));
+        rows
+    }
+
+    /// Every layer of the checkpoint, by index, with the total of its terms.
+    pub fn by_layer(&self) -> Vec<Total> {
+        let mut totals = vec![Total::default(); self.layers.len()];
+        for (term, place) in self.terms() {
+            if let Place::Layer(i) = place
+                && let Some(total) = totals.get_mut(i)
+            {
+                total.add(term);
+            }
+        }
+        totals
+    }
+}
 
 /// Binary units above bytes.
 const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -60,144 +249,6 @@ pub fn human_bytes(bytes: u64) -> String {
         hundredths % 100,
         UNITS[unit]
     )
-}
-
-/// The cells of one term's row.
-fn row(term: &StateTerm) -> [String; 8] {
-    [
-        term.state.clone(),
-        term.kind.name().to_owned(),
-        term.holding.name().to_owned(),
-        term.lifetime.name().to_owned(),
-        term.dtype.name().to_owned(),
-        term.units.to_string(),
-        human_bytes(term.bytes),
-        term.offset.to_string(),
-    ]
-}
-
-/// Appends `cells` padded to `widths`: text columns left-aligned, numbers right-aligned.
-fn push_row(out: &mut String, cells: &[String; 8], widths: &[usize; 8]) {
-    let mut line = String::new();
-    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-        if i > 0 {
-            line.push_str("  ");
-        }
-        if i >= 5 {
-            let _ = write!(line, "{cell:>width$}");
-        } else {
-            let _ = write!(line, "{cell:<width$}");
-        }
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-}
-
-/// The plan as a table: a header, the terms of each space, then the totals.
-pub fn table(report: &Report) -> String {
-    let plan = &report.plan;
-    let rows: Vec<(Space, [String; 8])> = plan.terms().iter().map(|t| (t.space, row(t))).collect();
-    let mut widths = HEADINGS.map(str::len);
-    for (_, cells) in &rows {
-        for (width, cell) in widths.iter_mut().zip(cells) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let headings = HEADINGS.map(str::to_owned);
-    let mut out = format!(
-        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\n",
-        report.circuit,
-        report.checkpoint,
-        report.inputs,
-        plan.align()
-    );
-    for space in Space::ALL {
-        let count = rows.iter().filter(|(s, _)| *s == space).count();
-        if count == 0 {
-            continue;
-        }
-        let terms = if count == 1 { "term" } else { "terms" };
-        let _ = writeln!(out, "\n{} arena: {count} {terms}", space.name());
-        push_row(&mut out, &headings, &widths);
-        for (_, cells) in rows.iter().filter(|(s, _)| *s == space) {
-            push_row(&mut out, cells, &widths);
-        }
-    }
-    out.push_str(&totals(report));
-    out
-}
-
-/// The totals: arena bytes per space, then term bytes per lifetime and space.
-fn totals(report: &Report) -> String {
-    let plan = &report.plan;
-    let mut out = String::from("\narena bytes per space (alignment padding included)\n");
-    let human = |bytes: u64| human_bytes(bytes);
-    let arenas: Vec<[String; 3]> = Space::ALL
-        .iter()
-        .map(|&s| {
-            let bytes = plan.arena_bytes(s);
-            [s.name().to_owned(), human(bytes), format!("{bytes} B")]
-        })
-        .collect();
-    push_cells(&mut out, &arenas);
-    out.push_str("\nterm bytes per lifetime (padding excluded)\n");
-    let mut lifetimes = vec![[String::from("lifetime"), "device".into(), "host".into()]];
-    for lifetime in Lifetime::LAYOUT_ORDER {
-        lifetimes.push([
-            lifetime.name().to_owned(),
-            human(plan.lifetime_bytes(Space::Device, lifetime)),
-            human(plan.lifetime_bytes(Space::Host, lifetime)),
-        ]);
-    }
-    push_cells(&mut out, &lifetimes);
-    out
-}
-
-/// Appends rows of three cells, indented: the first left-aligned, the others right-aligned.
-fn push_cells(out: &mut String, rows: &[[String; 3]]) {
-    let mut widths = [0; 3];
-    for cells in rows {
-        for (width, cell) in widths.iter_mut().zip(cells) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    for [name, a, b] in rows {
-        let [w0, w1, w2] = widths;
-        let _ = writeln!(out, "  {name:<w0$}  {a:>w1$}  {b:>w2$}");
-    }
-}
-
-/// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
-/// `holding`, `lifetime`, `dtype`, `units`, `bytes`, `offset`, `space`), `device_bytes`,
-/// `host_bytes`. Pretty-printed, with a final newline.
-pub fn json(report: &Report) -> String {
-    let plan = &report.plan;
-    let terms: Vec<serde_json::Value> = plan
-        .terms()
-        .iter()
-        .map(|t| {
-            json!({
-                "state": t.state,
-                "kind": t.kind.name(),
-                "holding": t.holding.name(),
-                "lifetime": t.lifetime.name(),
-                "dtype": t.dtype.name(),
-                "units": t.units,
-                "bytes": t.bytes,
-                "offset": t.offset,
-                "space": t.space.name(),
-            })
-        })
-        .collect();
-    let value = json!({
-        "circuit": report.circuit,
-        "checkpoint": report.checkpoint,
-        "align": plan.align(),
-        "terms": terms,
-        "device_bytes": plan.device_bytes(),
-        "host_bytes": plan.host_bytes(),
-    });
-    format!("{value:#}\n")
 }
 
 #[cfg(test)]

@@ -1,0 +1,68 @@
+//! `plan --json` ([`json()`]): the plan with exact byte counts, and its totals per lifetime and
+//! per kind.
+//!
+//! Invariants:
+//! - Spellings are the `name()` of each vocabulary; numbers are integers, byte counts exact.
+//! - `terms` are in plan order, whatever `--sort` and `--group` say (they shape the table).
+//! - The shape is fixed, so a reader can index without checking: `totals.lifetime` has both
+//!   spaces and every lifetime, `totals.kind` every kind, zeros included. The fields of the
+//!   first version (`circuit`, `checkpoint`, `align`, `terms` and their nine keys,
+//!   `device_bytes`, `host_bytes`) are kept as they were.
+
+use metrale_circuit::{Lifetime, Space};
+use serde_json::{Map, Value, json};
+
+use super::report::{Report, Total};
+
+/// `{"terms": N, "bytes": N}`.
+fn total(total: Total) -> Value {
+    json!({ "terms": total.terms, "bytes": total.bytes })
+}
+
+/// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
+/// `holding`, `lifetime`, `dtype`, `units`, `bytes`, `offset`, `space`), `device_bytes`,
+/// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
+/// (kind -> `{terms, bytes}`). Pretty-printed, with a final newline.
+pub fn json(report: &Report) -> String {
+    let plan = &report.plan;
+    let terms: Vec<Value> = plan
+        .terms()
+        .iter()
+        .map(|t| {
+            json!({
+                "state": t.state,
+                "kind": t.kind.name(),
+                "holding": t.holding.name(),
+                "lifetime": t.lifetime.name(),
+                "dtype": t.dtype.name(),
+                "units": t.units,
+                "bytes": t.bytes,
+                "offset": t.offset,
+                "space": t.space.name(),
+            })
+        })
+        .collect();
+    let mut lifetimes = Map::new();
+    for space in Space::ALL {
+        let per: Map<String, Value> = Lifetime::LAYOUT_ORDER
+            .iter()
+            .map(|&l| (l.name().to_owned(), total(report.by_lifetime(space, l))))
+            .collect();
+        lifetimes.insert(space.name().to_owned(), Value::Object(per));
+    }
+    let kinds: Map<String, Value> = report
+        .by_kind()
+        .into_iter()
+        .map(|(kind, t)| (kind.name().to_owned(), total(t)))
+        .collect();
+    let value = json!({
+        "circuit": report.circuit,
+        "checkpoint": report.checkpoint,
+        "align": plan.align(),
+        "terms": terms,
+        "device_bytes": plan.device_bytes(),
+        "host_bytes": plan.host_bytes(),
+        "totals": { "lifetime": lifetimes, "kind": kinds },
+    });
+    format!("{value:#}\n")
+}

@@ -1,0 +1,338 @@
+//! The text `plan` prints ([`table`]): a header, a summary (arena bytes per space, term bytes
+//! per lifetime, kind, layer kind and layer), then the terms of each space, in the order of
+//! [`Sort`] and, with a [`Group`], in sections with a subtotal each.
+//!
+//! Invariants:
+//! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
+//!   `device`); bytes are [`human_bytes`], and the arena sizes also exact.
+//! - The term table is split by space first (an offset means something only in its arena);
+//!   sections and the sort apply inside each space, and every term is listed once, empty ones
+//!   included. Sorting by offset keeps plan order among equal offsets (an empty term sits at
+//!   the offset of the region after it).
+//! - The columns of the term table line up across spaces and sections; the summary rows are
+//!   only for kinds, layer kinds and layers, never per term.
+//! - Writing to a `String` cannot fail, so the `fmt::Result`s of `write!` are ignored.
+
+use std::fmt::Write as _;
+
+use clap::ValueEnum;
+use metrale_circuit::{Lifetime, Space, StateTerm};
+
+use super::report::{Place, Report, Total, human_bytes};
+
+/// The order of the terms in the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Sort {
+    /// By space, then offset: each arena as it lies in memory.
+    #[default]
+    Offset,
+    /// In plan order: declaration order, each state's holdings together.
+    Plan,
+}
+
+/// What the term table is split by, each section with its subtotal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Group {
+    /// The prologue, each layer, the epilogue, the draft head.
+    Layer,
+    /// The state's kind (`recurrent`, `paged_kv`, ...).
+    Kind,
+    /// The term's lifetime, in layout order (model, sequence, snapshot, verify).
+    Lifetime,
+}
+
+/// The column headings of the term table.
+const HEADINGS: [&str; 8] = [
+    "state", "kind", "holding", "lifetime", "dtype", "units", "bytes", "offset",
+];
+
+/// The columns of the term table, from the first, that are text (left-aligned); the others are
+/// numbers (right-aligned).
+const TEXT_COLUMNS: usize = 5;
+
+/// The plan as a table: the header, the summary, then the terms of each space.
+pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
+    let plan = &report.plan;
+    let mut out = format!(
+        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\n",
+        report.circuit,
+        report.checkpoint,
+        report.inputs,
+        plan.align()
+    );
+    out.push_str(&summary(report));
+    out.push_str(&terms(report, sort, group));
+    out
+}
+
+/// The summary: arena bytes per space, then term bytes per lifetime, kind, layer kind and layer.
+fn summary(report: &Report) -> String {
+    let plan = &report.plan;
+    let mut out = String::from("\narena bytes per space (alignment padding included)\n");
+    let arenas: Vec<Vec<String>> = Space::ALL
+        .iter()
+        .map(|&s| {
+            let bytes = plan.arena_bytes(s);
+            vec![
+                s.name().to_owned(),
+                human_bytes(bytes),
+                format!("{bytes} B"),
+            ]
+        })
+        .collect();
+    push_cells(&mut out, &arenas, 1);
+
+    out.push_str("\nterm bytes per lifetime (padding excluded)\n");
+    let mut rows = vec![cells(["lifetime", "terms", "device", "host"])];
+    for lifetime in Lifetime::LAYOUT_ORDER {
+        let [device, host] = Space::ALL.map(|s| report.by_lifetime(s, lifetime));
+        rows.push(vec![
+            lifetime.name().to_owned(),
+            (device.terms + host.terms).to_string(),
+            human_bytes(device.bytes),
+            human_bytes(host.bytes),
+        ]);
+    }
+    rows.push(vec![
+        "all".to_owned(),
+        plan.terms().len().to_string(),
+        human_bytes(plan.term_bytes(Space::Device)),
+        human_bytes(plan.term_bytes(Space::Host)),
+    ]);
+    push_cells(&mut out, &rows, 1);
+
+    out.push_str("\nterm bytes per kind\n");
+    let mut rows = vec![cells(["kind", "space", "terms", "bytes"])];
+    for (kind, total) in report.by_kind() {
+        // Only the kinds the plan has: the vocabulary has twelve.
+        if total.terms > 0 {
+            rows.push(vec![
+                kind.name().to_owned(),
+                Space::of_kind(kind).name().to_owned(),
+                total.terms.to_string(),
+                human_bytes(total.bytes),
+            ]);
+        }
+    }
+    push_cells(&mut out, &rows, 2);
+
+    out.push_str("\nterm bytes per layer kind\n");
+    let mut rows = vec![cells(["layer kind", "layers", "terms", "bytes"])];
+    for row in report.by_layer_kind() {
+        rows.push(vec![
+            row.name,
+            row.layers.map_or_else(|| "-".to_owned(), |n| n.to_string()),
+            row.total.terms.to_string(),
+            human_bytes(row.total.bytes),
+        ]);
+    }
+    push_cells(&mut out, &rows, 1);
+
+    out.push_str("\nterm bytes per layer\n");
+    let mut rows = vec![cells(["layer", "layer kind", "terms", "bytes"])];
+    for (i, total) in report.by_layer().into_iter().enumerate() {
+        rows.push(vec![
+            format!("l{i}"),
+            report.layer_kind(i).to_owned(),
+            total.terms.to_string(),
+            human_bytes(total.bytes),
+        ]);
+    }
+    push_cells(&mut out, &rows, 2);
+    out
+}
+
+/// Owned cells from text.
+fn cells<const N: usize>(text: [&str; N]) -> Vec<String> {
+    text.iter().map(|&t| t.to_owned()).collect()
+}
+
+/// Appends rows of cells, indented, in columns: the first `text` columns left-aligned, the
+/// others right-aligned.
+fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; columns];
+    for cells in rows {
+        for (width, cell) in widths.iter_mut().zip(cells) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for cells in rows {
+        let mut line = String::new();
+        for (i, (cell, &width)) in cells.iter().zip(&widths).enumerate() {
+            line.push_str("  ");
+            if i < text {
+                let _ = write!(line, "{cell:<width$}");
+            } else {
+                let _ = write!(line, "{cell:>width$}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+/// A section of the term table: what its terms share, in the order sections are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Place(Place),
+    /// The kind's index in `StateKind::ALL`.
+    Kind(usize),
+    /// The lifetime's index in `Lifetime::LAYOUT_ORDER`.
+    Lifetime(usize),
+}
+
+impl Key {
+    /// The section of `term` at `place` under `group`.
+    fn of(group: Group, term: &StateTerm, place: Place) -> Self {
+        match group {
+            Group::Layer => Key::Place(place),
+            Group::Kind => Key::Kind(term.kind as usize),
+            Group::Lifetime => Key::Lifetime(
+                Lifetime::LAYOUT_ORDER
+                    .iter()
+                    .position(|&l| l == term.lifetime)
+                    .unwrap_or(Lifetime::LAYOUT_ORDER.len()),
+            ),
+        }
+    }
+
+    /// The section's heading, from one of its terms.
+    fn heading(self, report: &Report, term: &StateTerm) -> String {
+        match self {
+            Key::Place(place) => report.place_label(place),
+            Key::Kind(_) => format!("kind {}", term.kind.name()),
+            Key::Lifetime(_) => format!("lifetime {}", term.lifetime.name()),
+        }
+    }
+}
+
+/// The cells of one term's row.
+fn row(term: &StateTerm) -> [String; 8] {
+    [
+        term.state.clone(),
+        term.kind.name().to_owned(),
+        term.holding.name().to_owned(),
+        term.lifetime.name().to_owned(),
+        term.dtype.name().to_owned(),
+        term.units.to_string(),
+        human_bytes(term.bytes),
+        term.offset.to_string(),
+    ]
+}
+
+/// A section's subtotal row: its term count under `state`, its bytes under `bytes`.
+fn subtotal_row(total: Total) -> [String; 8] {
+    let terms = if total.terms == 1 { "term" } else { "terms" };
+    let mut cells: [String; 8] = Default::default();
+    cells[0] = format!("subtotal: {} {terms}", total.terms);
+    cells[6] = human_bytes(total.bytes);
+    cells
+}
+
+/// Appends `cells` padded to `widths`: text columns left-aligned, numbers right-aligned.
+fn push_row(out: &mut String, cells: &[String; 8], widths: &[usize; 8]) {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        if i >= TEXT_COLUMNS {
+            let _ = write!(line, "{cell:>width$}");
+        } else {
+            let _ = write!(line, "{cell:<width$}");
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// One block of lines of the term table: a section's heading, or a row.
+enum Line {
+    Heading(String),
+    Row([String; 8]),
+}
+
+/// The term table: per space, its terms in `sort` order, in sections of `group`.
+fn terms(report: &Report, sort: Sort, group: Option<Group>) -> String {
+    let mut order: Vec<(&StateTerm, Place)> = report.terms().collect();
+    if sort == Sort::Offset {
+        // A stable sort: equal offsets keep plan order.
+        order.sort_by_key(|(t, _)| t.offset);
+    }
+    let mut spaces: Vec<(Space, usize, Vec<Line>)> = Vec::new();
+    for space in Space::ALL {
+        let in_space: Vec<(&StateTerm, Place)> = order
+            .iter()
+            .copied()
+            .filter(|(t, _)| t.space == space)
+            .collect();
+        if in_space.is_empty() {
+            continue;
+        }
+        let mut lines = Vec::new();
+        match group {
+            None => lines.extend(in_space.iter().map(|(t, _)| Line::Row(row(t)))),
+            Some(group) => {
+                let mut keys: Vec<Key> = in_space
+                    .iter()
+                    .map(|&(t, p)| Key::of(group, t, p))
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                for key in keys {
+                    let members: Vec<&StateTerm> = in_space
+                        .iter()
+                        .filter(|&&(t, p)| Key::of(group, t, p) == key)
+                        .map(|&(t, _)| t)
+                        .collect();
+                    lines.push(Line::Heading(key.heading(report, members[0])));
+                    lines.extend(members.iter().map(|t| Line::Row(row(t))));
+                    lines.push(Line::Row(subtotal_row(Total::of(members.iter().copied()))));
+                }
+            }
+        }
+        spaces.push((space, in_space.len(), lines));
+    }
+
+    let mut widths = HEADINGS.map(str::len);
+    for (_, _, lines) in &spaces {
+        for line in lines {
+            if let Line::Row(cells) = line {
+                for (width, cell) in widths.iter_mut().zip(cells) {
+                    *width = (*width).max(cell.chars().count());
+                }
+            }
+        }
+    }
+    let headings = HEADINGS.map(str::to_owned);
+    let order = match sort {
+        Sort::Offset => "by offset",
+        Sort::Plan => "in plan order",
+    };
+    let grouped = match group {
+        None => String::new(),
+        Some(group) => group.to_possible_value().map_or_else(String::new, |value| {
+            format!(", grouped by {}", value.get_name())
+        }),
+    };
+    let mut out = String::new();
+    for (space, count, lines) in spaces {
+        let terms = if count == 1 { "term" } else { "terms" };
+        let _ = writeln!(
+            out,
+            "\n{} arena: {count} {terms}, {order}{grouped}",
+            space.name()
+        );
+        push_row(&mut out, &headings, &widths);
+        for line in lines {
+            match line {
+                Line::Heading(heading) => {
+                    let _ = writeln!(out, "-- {heading}");
+                }
+                Line::Row(cells) => push_row(&mut out, &cells, &widths),
+            }
+        }
+    }
+    out
+}
