@@ -1321,3 +1321,22 @@ fn fit_refuses_a_budget_too_small_and_a_malformed_size() {
     assert_eq!(budget("80GB"), 80_000_000_000_u64);
     assert_eq!(budget("20000000000"), 20_000_000_000_u64);
 }
+
+#[test]
+fn plan_json_says_unit_bytes_and_kv_blocks() {
+    let plan = plan_json(&[]);
+    // l0.gdn.h: 48 value heads x 128 x 128 f32 = 3,145,728 B per slot.
+    assert_eq!(term(&plan, "l0.gdn.h", "live")["unit_bytes"], 3_145_728);
+    // l3.attn.k: one token is 4 KV heads x 256 fp8 = 1,024 B; the default pool is 2,048
+    // blocks of 16 tokens.
+    let k = term(&plan, "l3.attn.k", "blocks");
+    assert_eq!(
+        (&k["unit_bytes"], &k["blocks"], &k["block_size"], &k["units"]),
+        (&Value::from(1_024), &Value::from(2_048), &Value::from(16), &Value::from(32_768))
+    );
+    // Only paged sides have blocks.
+    assert!(term(&plan, "l0.gdn.h", "live").get("blocks").is_none());
+    // The lookup index's unit is one entry (2 u32 = 8 B), though its bytes follow the
+    // hash-table law.
+    assert_eq!(term(&plan, "head.lookup_index", "cache")["unit_bytes"], 8);
+}

@@ -9,7 +9,7 @@
 //!   first version (`circuit`, `checkpoint`, `align`, `terms` and their nine keys,
 //!   `device_bytes`, `host_bytes`) are kept as they were.
 
-use metrale_circuit::{Lifetime, Space};
+use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 
 use super::report::{Report, Total};
@@ -20,7 +20,9 @@ fn total(total: Total) -> Value {
 }
 
 /// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
-/// `holding`, `lifetime`, `dtype`, `units`, `bytes`, `offset`, `space`), `device_bytes`,
+/// `holding`, `lifetime`, `dtype`, `units`, `unit_bytes` (one unit; for the prompt-lookup
+/// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, and
+/// for a paged KV side `blocks` and `block_size`), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
 /// (kind -> `{terms, bytes}`). Pretty-printed, with a final newline.
 pub fn json(report: &Report) -> String {
@@ -29,17 +31,29 @@ pub fn json(report: &Report) -> String {
         .terms()
         .iter()
         .map(|t| {
-            json!({
+            let mut term = json!({
                 "state": t.state,
                 "kind": t.kind.name(),
                 "holding": t.holding.name(),
                 "lifetime": t.lifetime.name(),
                 "dtype": t.dtype.name(),
                 "units": t.units,
+                "unit_bytes": t.unit_bytes,
                 "bytes": t.bytes,
                 "offset": t.offset,
                 "space": t.space.name(),
-            })
+            });
+            // A paged side's units are tokens: say its blocks too.
+            if t.kind == StateKind::PagedKv
+                && let Some(fields) = term.as_object_mut()
+            {
+                fields.insert("block_size".to_owned(), json!(t.inner));
+                fields.insert(
+                    "blocks".to_owned(),
+                    json!(t.units.checked_div(t.inner).unwrap_or(0)),
+                );
+            }
+            term
         })
         .collect();
     let mut lifetimes = Map::new();
