@@ -52,14 +52,18 @@ use std::path::Path;
 use toml::de::DeTable;
 
 use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::inputs_agree;
 use crate::walk::{Sink, Table, Value, Walk, field};
 use crate::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
-    StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
+    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section,
+    ServingProfile, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+    is_snake_identifier,
 };
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 6] = ["slots", "formats", "verify", "kv", "draft_kv", "caches"];
+const TOP_KEYS: [&str; 7] = [
+    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving",
+];
 /// The keys of `[verify]`.
 const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
 /// The keys of `[kv]` and `[draft_kv]`.
@@ -104,6 +108,9 @@ pub struct InputsFile {
     pub draft_kv: Option<KvInputs>,
     /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
     pub caches: CacheInputs,
+    /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
+    /// every count above is then the one it derives.
+    pub serving: Option<ServingProfile>,
     /// Where `[kv]` and `[draft_kv]` are written, to locate what planning finds missing.
     located: Located,
 }
@@ -119,10 +126,56 @@ struct Located {
 /// `[verify]`, owned: the counts of [`VerifyInputs`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyCounts {
-    /// `h` intermediates per verify slot, the dummy last; its length is the verify slot count.
-    pub h_steps: Vec<u64>,
+    /// `h` intermediates per verify slot, the dummy last; it also says the verify slot count.
+    pub h_steps: StepCounts,
     /// Conv-window intermediates per verify slot.
     pub conv_steps: u64,
+}
+
+/// The rows of each verify slot, owned: [`crate::HSteps`] without the borrow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepCounts {
+    /// `[verify] h_steps`, one entry per verify slot.
+    PerSlot(Vec<u64>),
+    /// A serving profile's `K` rows in each of its verify slots.
+    Uniform {
+        /// Verify slots, the dummy included.
+        slots: u64,
+        /// Rows per verify slot.
+        rows: u64,
+    },
+}
+
+impl StepCounts {
+    /// Borrowed, as the plan inputs take it.
+    #[must_use]
+    pub fn as_h_steps(&self) -> crate::HSteps<'_> {
+        match self {
+            StepCounts::PerSlot(rows) => crate::HSteps::PerSlot(rows),
+            StepCounts::Uniform { slots, rows } => crate::HSteps::Uniform {
+                slots: *slots,
+                rows: *rows,
+            },
+        }
+    }
+
+    /// The number of verify slots.
+    #[must_use]
+    pub fn slots(&self) -> u64 {
+        self.as_h_steps().slots()
+    }
+
+    /// Verify slot `slot`'s rows.
+    #[must_use]
+    pub fn rows_of(&self, slot: u64) -> Option<u64> {
+        self.as_h_steps().rows_of(slot)
+    }
+
+    /// Every slot's rows together; `None` on overflow.
+    #[must_use]
+    pub fn total(&self) -> Option<u64> {
+        self.as_h_steps().total()
+    }
 }
 
 /// An [`InputsFile`] borrowed as [`StateInputs`]: it owns the `(&str, dtype)` list that
@@ -141,7 +194,7 @@ impl InputsView<'_> {
             formats: &self.formats,
             slots: self.file.slots,
             verify: self.file.verify.as_ref().map(|v| VerifyInputs {
-                h_steps: crate::HSteps::PerSlot(&v.h_steps),
+                h_steps: v.h_steps.as_h_steps(),
                 conv_steps: v.conv_steps,
             }),
             kv: self.file.kv,
@@ -224,10 +277,12 @@ impl InputsFile {
 /// The whole file.
 fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     walk.check_keys(root, &TOP_KEYS, "the inputs file");
+    let serving = field(root, "serving");
     let slots = if let Some((_, value)) = field(root, "slots") {
         walk.u64("slots", value).unwrap_or(0)
     } else {
-        if !misspelled(root, "slots", &TOP_KEYS) {
+        // A serving profile derives `slots`.
+        if serving.is_none() && !misspelled(root, "slots", &TOP_KEYS) {
             walk.report(
                 0..0,
                 Diagnostic::error("missing key `slots`")
@@ -244,19 +299,35 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         let (key, value) = field(root, name)?;
         kv(walk, key, value, name)
     };
-    InputsFile {
+    let mut file = InputsFile {
         formats: field(root, "formats").map_or_else(Vec::new, |(_, v)| formats(walk, v)),
         slots,
         verify: field(root, "verify").and_then(|(key, value)| verify(walk, key, value)),
         kv: kv(walk, "kv"),
         draft_kv: kv(walk, "draft_kv"),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
+        serving: None,
         located: Located {
             source: None,
             kv: field(root, "kv").map(|(key, _)| key),
             draft_kv: field(root, "draft_kv").map(|(key, _)| key),
         },
+    };
+    // The counts agree only once each was read: check them when the file has no other error.
+    let before = walk.sink.error_count();
+    match serving {
+        Some((key, value)) => {
+            if let Some(profile) = inputs_agree::serving(walk, key.clone(), value)
+                && walk.sink.error_count() == before
+            {
+                inputs_agree::with_profile(walk, root, key, &profile, &mut file);
+                file.serving = Some(profile);
+            }
+        }
+        None if before == 0 => inputs_agree::without_profile(walk, root, &file),
+        None => {}
     }
+    file
 }
 
 /// `[kv]` or `[draft_kv]`: `blocks` and `block_size`, and the three window keys all or none.
@@ -392,7 +463,7 @@ fn verify(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Option<V
     let conv_steps =
         field(table, "conv_steps").and_then(|(_, value)| walk.u64("verify.conv_steps", value));
     Some(VerifyCounts {
-        h_steps: h_steps?,
+        h_steps: StepCounts::PerSlot(h_steps?),
         conv_steps: conv_steps?,
     })
 }

@@ -67,6 +67,8 @@ mod config_map;
 #[cfg(feature = "load")]
 pub mod diag;
 #[cfg(feature = "load")]
+mod inputs_agree;
+#[cfg(feature = "load")]
 mod inputs_file;
 #[cfg(feature = "load")]
 pub mod load;
@@ -109,6 +111,6 @@ pub use circuit::{
 #[cfg(feature = "load")]
 pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
 #[cfg(feature = "load")]
-pub use inputs_file::{InputsFile, InputsView, VerifyCounts};
+pub use inputs_file::{InputsFile, InputsView, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::LoadReport;

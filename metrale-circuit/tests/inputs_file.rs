@@ -9,9 +9,10 @@ use metrale_circuit::{
     StateDtype, StateInputs, TreeInputs, VerifyCounts, VerifyInputs,
 };
 
-/// Every key, each count distinct so a swapped field shows.
+/// Every key, each count distinct so a swapped field shows, but for the counts that must agree
+/// (`slots`, the verify slots and the cache groups' slots: 3; `verify_table_rows`: 3 + 1 + 2).
 const FULL: &str = r#"# every key
-slots = 5
+slots = 3
 
 [formats]
 kv_cache_dtype = "fp8"
@@ -32,13 +33,13 @@ block_size = 8
 
 [caches]
 prefix_snapshot_slots = 6
-ring = { ring_slots = 2, seq_slots = 5 }
-carry = { slots = 4, table_rows = 12 }
-verify_table_rows = 13
+ring = { ring_slots = 2, seq_slots = 3 }
+carry = { slots = 3, table_rows = 12 }
+verify_table_rows = 6
 capture_rows = 14
 lookup = { sequences = 15, history_tokens = 16 }
-tree = { slots = 17, nodes = 18 }
-drafts = { slots = 19, positions = 20 }
+tree = { slots = 3, nodes = 18 }
+drafts = { slots = 3, positions = 20 }
 "#;
 
 fn parse_err(text: &str) -> Diagnostics {
@@ -75,9 +76,9 @@ fn a_full_file_parses_to_the_exact_values() {
             ("ssm_h_storage".into(), StateDtype::F32),
             ("not_named_by_any_circuit".into(), StateDtype::U64),
         ],
-        5,
+        3,
         Some(VerifyCounts {
-            h_steps: vec![3, 1, 2],
+            h_steps: metrale_circuit::StepCounts::PerSlot(vec![3, 1, 2]),
             conv_steps: 7,
         }),
         Some(KvInputs {
@@ -94,24 +95,24 @@ fn a_full_file_parses_to_the_exact_values() {
             prefix_snapshot_slots: 6,
             ring: Some(RingInputs {
                 ring_slots: 2,
-                seq_slots: 5,
+                seq_slots: 3,
             }),
             carry: Some(CarryInputs {
-                slots: 4,
+                slots: 3,
                 table_rows: 12,
             }),
-            verify_table_rows: 13,
+            verify_table_rows: 6,
             capture_rows: 14,
             lookup: Some(LookupInputs {
                 sequences: 15,
                 history_tokens: 16,
             }),
             tree: Some(TreeInputs {
-                slots: 17,
+                slots: 3,
                 nodes: 18,
             }),
             drafts: Some(DraftInputs {
-                slots: 19,
+                slots: 3,
                 positions: 20,
             }),
         },
@@ -141,7 +142,7 @@ fn a_full_file_parses_to_the_exact_values() {
         inputs,
         StateInputs {
             formats: &formats,
-            slots: 5,
+            slots: 3,
             verify: Some(VerifyInputs {
                 h_steps: metrale_circuit::HSteps::PerSlot(&[3, 1, 2]),
                 conv_steps: 7
@@ -169,7 +170,7 @@ fn absent_tables_are_none_and_absent_counts_zero() {
     // Tables written as headers or dotted keys are the same tables.
     let dotted = InputsFile::parse(
         "in.toml",
-        "slots = 1\n[caches.ring]\nring_slots = 2\nseq_slots = 3\n",
+        "slots = 3\n[caches.ring]\nring_slots = 2\nseq_slots = 3\n",
     )
     .unwrap();
     assert_eq!(
@@ -190,7 +191,7 @@ fn unknown_key_suggests_the_near_one() {
     assert_eq!(
         d.help,
         [
-            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`",
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`",
             "did you mean `slots`?",
         ]
     );
@@ -391,4 +392,120 @@ fn kv_window_keys_come_together() {
     let loc = err.0[0].location.as_ref().expect("located");
     assert_eq!((loc.line, loc.column), (2, 2));
     assert!(err.0[0].help[0].contains("the window keys come together"));
+}
+
+#[test]
+fn a_serving_profile_gives_every_count() {
+    let file = InputsFile::parse(
+        "in.toml",
+        "[serving]\nsequences = 3\nverify_rows = 2\nkv = { block_size = 16, tokens_per_sequence = 100 }\nring_depth = 2\n",
+    )
+    .unwrap();
+    // 3 sequences + the dummy; 2 rows in each of the 4 verify slots; ceil(300 / 16) = 19 blocks.
+    assert_eq!(file.slots, 4);
+    assert_eq!(
+        file.verify,
+        Some(VerifyCounts {
+            h_steps: metrale_circuit::StepCounts::Uniform { slots: 4, rows: 2 },
+            conv_steps: 2
+        })
+    );
+    assert_eq!(file.kv, Some(KvInputs::pool(19, 16)));
+    assert_eq!(file.draft_kv, None);
+    assert_eq!(
+        file.caches.ring,
+        Some(RingInputs {
+            ring_slots: 2,
+            seq_slots: 4
+        })
+    );
+    // (S + 1) x K verify-table rows, S + 1 draft slots of K positions.
+    assert_eq!(file.caches.verify_table_rows, 8);
+    assert_eq!(
+        file.caches.drafts,
+        Some(DraftInputs {
+            slots: 4,
+            positions: 2
+        })
+    );
+    assert_eq!(file.view().inputs().verify.map(|v| v.slots()), Some(4));
+}
+
+#[test]
+fn counts_that_disagree_with_the_profile_are_refused() {
+    // `[verify]` on line 4 (its header at column 1); the profile gives 2 rows in 4 slots.
+    let d = only_err(
+        "[serving]\nsequences = 3\nverify_rows = 2\n[verify]\nh_steps = [2, 2, 2, 3]\nconv_steps = 2\n",
+    );
+    assert_eq!(
+        d.message,
+        "`[verify]` disagrees with `[serving]`, which gives 4 verify slots of 2 rows, `conv_steps = 2`"
+    );
+    assert_eq!(at(&d), (4, 2));
+    // A pool the profile does not have.
+    let d = only_err("[serving]\nsequences = 3\n[kv]\nblocks = 1\nblock_size = 1\n");
+    assert_eq!(
+        d.message,
+        "`[kv]` disagrees with `[serving]`, which gives no pool"
+    );
+    // A cache count, at its key in `[caches]` (line 4).
+    let d = only_err("[serving]\nsequences = 3\n[caches]\nprefix_snapshot_slots = 5\n");
+    assert_eq!(
+        d.message,
+        "`caches.prefix_snapshot_slots` disagrees with `[serving]`, which gives 0"
+    );
+    assert_eq!(at(&d), (4, 1));
+    // The same counts written out agree, and load.
+    InputsFile::parse(
+        "in.toml",
+        "slots = 4\n[serving]\nsequences = 3\n[caches]\nverify_table_rows = 0\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn serving_needs_its_sequences_and_one_pool_size() {
+    let d = only_err("[serving]\nverify_rows = 2\n");
+    assert_eq!(d.message, "missing key `sequences` in `serving`");
+    let d = only_err(
+        "[serving]\nsequences = 1\nkv = { block_size = 16, tokens_per_sequence = 8, blocks = 2 }\n",
+    );
+    assert_eq!(
+        d.message,
+        "`serving.kv` needs exactly one of `tokens_per_sequence` and `blocks`"
+    );
+    let d = only_err("[serving]\nsequences = 1\ncarry = 1\n");
+    assert_eq!(
+        d.message,
+        "`serving.carry` must be a boolean, found an integer"
+    );
+    // Counts past u64: at `[serving]`.
+    let d = only_err("[serving]\nsequences = 18446744073709551615\n");
+    assert!(
+        d.message
+            .starts_with("the serving profile's counts cannot be made"),
+        "{d}"
+    );
+}
+
+#[test]
+fn slot_counts_without_a_profile_must_agree() {
+    let d = only_err("slots = 2\n[verify]\nh_steps = [4]\nconv_steps = 4\n");
+    assert_eq!(d.message, "`verify.h_steps` has 1 entry, but `slots = 2`");
+    assert_eq!(at(&d), (3, 11));
+    let d = only_err(
+        "slots = 1\n[verify]\nh_steps = [4]\nconv_steps = 4\n[caches]\nverify_table_rows = 5\n",
+    );
+    assert_eq!(
+        d.message,
+        "`caches.verify_table_rows = 5`, but `verify.h_steps` totals 4 rows"
+    );
+    for (group, text) in [
+        ("carry.slots = 3", "carry = { slots = 3, table_rows = 1 }"),
+        ("tree.slots = 3", "tree = { slots = 3, nodes = 1 }"),
+        ("drafts.slots = 3", "drafts = { slots = 3, positions = 1 }"),
+    ] {
+        let d = only_err(&format!("slots = 1\n[caches]\n{text}\n"));
+        assert_eq!(d.message, format!("`caches.{group}`, but `slots = 1`"));
+    }
 }

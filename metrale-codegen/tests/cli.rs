@@ -1331,12 +1331,100 @@ fn plan_json_says_unit_bytes_and_kv_blocks() {
     // blocks of 16 tokens.
     let k = term(&plan, "l3.attn.k", "blocks");
     assert_eq!(
-        (&k["unit_bytes"], &k["blocks"], &k["block_size"], &k["units"]),
-        (&Value::from(1_024), &Value::from(2_048), &Value::from(16), &Value::from(32_768))
+        (
+            &k["unit_bytes"],
+            &k["blocks"],
+            &k["block_size"],
+            &k["units"]
+        ),
+        (
+            &Value::from(1_024),
+            &Value::from(2_048),
+            &Value::from(16),
+            &Value::from(32_768)
+        )
     );
     // Only paged sides have blocks.
     assert!(term(&plan, "l0.gdn.h", "live").get("blocks").is_none());
     // The lookup index's unit is one entry (2 u32 = 8 B), though its bytes follow the
     // hash-table law.
     assert_eq!(term(&plan, "head.lookup_index", "cache")["unit_bytes"], 8);
+}
+
+#[test]
+fn fit_sequences_is_exact_at_80_gib_and_32k_context() {
+    let fit = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "80GiB",
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--json",
+    ]);
+    assert_eq!(fit.code, 0, "{}", fit.stderr);
+    let fit: Value = serde_json::from_str(&fit.stdout).unwrap();
+    assert_eq!(fit["for"], "sequences");
+    let value = fit["value"].as_u64().unwrap();
+    // `plan` under the built-in profile at `value` sequences of 32,768 tokens fits the 80 GiB;
+    // one more sequence does not, and the device bytes are the ones fit printed.
+    let profile = include_str!("../inputs/serving.toml");
+    let with = |sequences: u64| {
+        let text = profile
+            .replacen("sequences = 8", &format!("sequences = {sequences}"), 1)
+            .replacen(
+                "tokens_per_sequence = 4096",
+                "tokens_per_sequence = 32768",
+                1,
+            );
+        assert!(text.contains(&format!("sequences = {sequences}\n")));
+        scratch(&format!("fit_seq_{sequences}.toml"), &text)
+    };
+    let at = plan_json(&["--inputs", &with(value)]);
+    let next = plan_json(&["--inputs", &with(value + 1)]);
+    assert_eq!(at["device_bytes"], fit["device_bytes"]);
+    assert_eq!(next["device_bytes"], fit["next_device_bytes"]);
+    assert!(at["device_bytes"].as_u64().unwrap() <= 85_899_345_920);
+    assert!(next["device_bytes"].as_u64().unwrap() > 85_899_345_920);
+    // The main pool of `value` sequences: value x 32768 / 16 blocks.
+    assert_eq!(
+        term(&at, "l3.attn.k", "blocks")["blocks"],
+        value * 32_768 / 16
+    );
+    // `--for sequences` needs `--context` (usage), and a profile in the inputs named.
+    assert_eq!(
+        run(&["fit", CIRCUIT, "--budget", "80GiB", "--for", "sequences"]).code,
+        2
+    );
+    assert_eq!(
+        run(&[
+            "fit",
+            CIRCUIT,
+            "--budget",
+            "80GiB",
+            "--for",
+            "kv-blocks",
+            "--context",
+            "8"
+        ])
+        .code,
+        2
+    );
+    let plain = scratch("no_profile.toml", include_str!("../inputs/default.toml"));
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "80GiB",
+        "--for",
+        "sequences",
+        "--context",
+        "8",
+        "--inputs",
+        &plain,
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("has none"), "{}", out.stderr);
 }

@@ -1,11 +1,16 @@
-//! `metrale-codegen fit <circuit.toml> --budget SIZE --for kv-blocks [--checkpoint NAME]
-//! [--inputs FILE] [--align N] [--json]`: the largest value of one free input whose plan's
-//! device arena fits a byte budget, exact to the byte, before any weight is loaded.
+//! `metrale-codegen fit <circuit.toml> --budget SIZE (--for kv-blocks | --for sequences
+//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json]`: the largest
+//! value of one free input whose plan's device arena fits a byte budget, exact to the byte,
+//! before any weight is loaded.
 //!
 //! Invariants:
 //! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::plan::prepare`]); the answer is `metrale_circuit::fit_kv_blocks`, whose search
-//!   the generated `StatePlan::fit_kv_blocks` shares.
+//!   ([`super::plan::prepare`]); the answer is `metrale_circuit::fit_kv_blocks` or
+//!   `fit_sequences`, whose search the generated `StatePlan::fit_kv_blocks` and
+//!   `fit_sequences` share.
+//! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
+//!   sequence; without `--inputs` it reads the built-in [`SERVING_INPUTS`] (the default server
+//!   as a profile). `--context` is required with it and refused without it (usage, exit 2).
 //! - `--budget` takes bytes or a number with a unit (`B`, `KB` `MB` `GB` `TB` in powers of
 //!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024); a malformed or overflowing size is a
 //!   usage error (exit 2).
@@ -16,11 +21,12 @@ use std::fmt::Write as _;
 use clap::{Args, ValueEnum};
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, Section, StateKind, StatePlan, fit_kv_blocks,
+    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, Section, StateError, StateInputs, StateKind,
+    StatePlan, fit_kv_blocks, fit_sequences,
 };
 
 use super::Outcome;
-use super::plan::{located_plan_error, prepare};
+use super::plan::{DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, located_plan_error, prepare_with};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -28,7 +34,10 @@ use super::plan::{located_plan_error, prepare};
 /// value whose device arena (alignment padding included) fits the budget, the device bytes at
 /// that value and at one more, and the bytes one sequence slot and one KV token take. With
 /// `--for kv-blocks` the free input is the main KV pool's `blocks` (a draft pool stays as
-/// given). Exits 1 on a bad circuit or inputs, or when even 0 exceeds the budget.
+/// given); with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
+/// profile, each holding TOKENS KV tokens, so slots, verify, caches and the KV pool all scale
+/// (without `--inputs`, the built-in metrale-codegen/inputs/serving.toml). Exits 1 on a bad
+/// circuit or inputs, or when even 0 exceeds the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct FitArgs {
     /// The circuit file.
@@ -40,10 +49,14 @@ pub struct FitArgs {
     /// The free input.
     #[arg(long = "for", value_name = "INPUT")]
     pub free: Free,
+    /// KV tokens per sequence, for `--for sequences` (required with it).
+    #[arg(long, value_name = "TOKENS", required_if_eq("free", "sequences"))]
+    pub context: Option<u64>,
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
-    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml].
+    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml, or
+    /// inputs/serving.toml for `--for sequences`].
     #[arg(long, value_name = "FILE")]
     pub inputs: Option<String>,
     /// The alignment of every region in bytes, a power of two.
@@ -60,6 +73,8 @@ pub struct FitArgs {
 pub enum Free {
     /// The main KV pool's blocks.
     KvBlocks,
+    /// The serving profile's concurrent sequences, at `--context` tokens each.
+    Sequences,
 }
 
 impl Free {
@@ -67,6 +82,7 @@ impl Free {
     fn name(self) -> &'static str {
         match self {
             Free::KvBlocks => "kv-blocks",
+            Free::Sequences => "sequences",
         }
     }
 }
@@ -96,8 +112,24 @@ pub fn size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
 }
 
+/// The built-in serving profile: the text of `metrale-codegen/inputs/serving.toml`.
+pub const SERVING_INPUTS: &str = include_str!("../../inputs/serving.toml");
+
+/// How the built-in serving profile is named in errors and in the table.
+pub const SERVING_INPUTS_NAME: &str =
+    "built-in serving profile (metrale-codegen/inputs/serving.toml)";
+
 /// Runs `fit`.
 pub fn run(args: &FitArgs) -> Outcome {
+    if args.free == Free::KvBlocks && args.context.is_some() {
+        return Outcome {
+            status: super::Status::Usage,
+            stdout: String::new(),
+            stderr: "error: `--context` is for `--for sequences`: with `--for kv-blocks` the \
+                     context is the inputs' own\n"
+                .to_owned(),
+        };
+    }
     match fit(args) {
         Ok(answer) if args.json => Outcome::ok(json(args, &answer.fit)),
         Ok(answer) => Outcome::ok(table(args, &answer)),
@@ -118,10 +150,15 @@ struct Answer {
 
 /// Prepares the plan and fits.
 fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
-    let prepared = prepare(
+    let default = match args.free {
+        Free::KvBlocks => (DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
+        Free::Sequences => (SERVING_INPUTS_NAME, SERVING_INPUTS),
+    };
+    let prepared = prepare_with(
         &args.circuit,
         args.checkpoint.as_deref(),
         args.inputs.as_deref(),
+        default,
         args.align,
     )?;
     let view = prepared.inputs.view();
@@ -134,8 +171,26 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
             &prepared.inputs,
         )
     };
-    let fit = match args.free {
-        Free::KvBlocks => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+    let context = args.context.unwrap_or(0);
+    let profile = prepared.inputs.serving;
+    let fit = match (args.free, &profile) {
+        (Free::KvBlocks, _) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+        (Free::Sequences, Some(profile)) => fit_sequences(
+            &prepared.decls,
+            inputs.formats,
+            profile,
+            context,
+            args.align,
+            args.budget,
+        ),
+        (Free::Sequences, None) => {
+            let d = Diagnostic::error(format!(
+                "`--for sequences` varies the inputs' `[serving]` profile, and `{}` has none",
+                prepared.inputs_name
+            ))
+            .help("add a `[serving]` table (docs/inputs.md), or leave out `--inputs` for the built-in profile");
+            return Err(d.in_file(&prepared.inputs_name).into());
+        }
     };
     let fit = fit.map_err(|error| match error {
         FitError::Plan(error) => plan_error(error),
@@ -158,34 +213,29 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         )),
     })?;
     // The per-unit figures, from the plan at the answer.
-    let at = metrale_circuit::KvInputs {
-        blocks: fit.value,
-        ..inputs.kv.unwrap_or(metrale_circuit::KvInputs::pool(0, 0))
+    let counts = match (args.free, &profile) {
+        (Free::Sequences, Some(profile)) => profile
+            .at(fit.value, context)
+            .inputs()
+            .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?,
+        _ => StateInputs {
+            kv: inputs.kv.map(|kv| KvInputs {
+                blocks: fit.value,
+                ..kv
+            }),
+            ..inputs
+        },
     };
     let plan = StatePlan::new(
         &prepared.decls,
-        &metrale_circuit::StateInputs {
-            kv: Some(at),
-            ..inputs
+        &StateInputs {
+            formats: inputs.formats,
+            ..counts
         },
         args.align,
     )
     .map_err(plan_error)?;
-    let per = |keep: &dyn Fn(&metrale_circuit::StateTerm) -> bool| -> u64 {
-        plan.terms()
-            .iter()
-            .filter(|t| keep(t))
-            .map(|t| t.unit_bytes)
-            .sum()
-    };
-    let per_slot = per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live);
-    let draft = |t: &metrale_circuit::StateTerm| {
-        prepared
-            .decls
-            .iter()
-            .any(|d| d.id == t.state && d.section == Section::Draft)
-    };
-    let per_token = per(&|t| t.kind == StateKind::PagedKv && !draft(t));
+    let (per_slot, per_token) = per_unit(&plan, &prepared.decls);
     Ok(Answer {
         checkpoint: prepared.checkpoint,
         inputs: prepared.inputs_name,
@@ -193,6 +243,27 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         per_slot,
         per_token,
     })
+}
+
+/// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
+/// over every layer (draft sides excluded): the units' bytes, padding aside.
+fn per_unit(plan: &StatePlan, decls: &[metrale_circuit::StateDecl]) -> (u64, u64) {
+    let per = |keep: &dyn Fn(&metrale_circuit::StateTerm) -> bool| -> u64 {
+        plan.terms()
+            .iter()
+            .filter(|t| keep(t))
+            .map(|t| t.unit_bytes)
+            .sum()
+    };
+    let draft = |t: &metrale_circuit::StateTerm| {
+        decls
+            .iter()
+            .any(|d| d.id == t.state && d.section == Section::Draft)
+    };
+    (
+        per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),
+        per(&|t| t.kind == StateKind::PagedKv && !draft(t)),
+    )
 }
 
 /// The JSON contract: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`.
@@ -220,6 +291,13 @@ fn table(args: &FitArgs, answer: &Answer) -> String {
         ("inputs", answer.inputs.clone()),
         ("align", args.align.to_string()),
         ("budget", format!("{} B", args.budget)),
+        (
+            "context",
+            args.context.map_or_else(
+                || "the inputs'".to_owned(),
+                |c| format!("{c} tokens per sequence"),
+            ),
+        ),
         (args.free.name(), fit.value.to_string()),
         ("device bytes at it", format!("{} B", fit.device_bytes)),
         ("device bytes at one more", next),

@@ -149,6 +149,26 @@ pub fn prepare(
     inputs_path: Option<&str>,
     align: u64,
 ) -> Result<Prepared, Diagnostics> {
+    prepare_with(
+        circuit_path,
+        checkpoint,
+        inputs_path,
+        (DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
+        align,
+    )
+}
+
+/// [`prepare`] with `default` (its name in errors, its text) read when no inputs file is named.
+///
+/// # Errors
+/// As [`prepare`].
+pub fn prepare_with(
+    circuit_path: &str,
+    checkpoint: Option<&str>,
+    inputs_path: Option<&str>,
+    default: (&str, &str),
+    align: u64,
+) -> Result<Prepared, Diagnostics> {
     let mut diagnostics = Diagnostics::new();
     if !align.is_power_of_two() {
         diagnostics.push(
@@ -162,8 +182,8 @@ pub fn prepare(
     let (inputs_name, inputs) = match inputs_path {
         Some(path) => (path.to_owned(), InputsFile::load(path)),
         None => (
-            DEFAULT_INPUTS_NAME.to_owned(),
-            InputsFile::parse(DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
+            default.0.to_owned(),
+            InputsFile::parse(default.0, default.1),
         ),
     };
     let inputs = inputs.map_err(|found| diagnostics.extend(found)).ok();

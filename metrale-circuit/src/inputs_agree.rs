@@ -1,0 +1,410 @@
+//! The counts of an inputs file agree: with each other, and with its `[serving]` profile.
+//!
+//! This module owns the `[serving]` table (read into a [`ServingProfile`]) and the rules that
+//! refuse counts that cannot all be true of one server:
+//! - with `[serving]`, every count the file also writes must be the one the profile derives
+//!   ([`ServingProfile::inputs`]); the file then holds the derived counts;
+//! - without it, the slot counts that name the same slots must agree: `[verify] h_steps` has
+//!   one entry per slot, and `ring.seq_slots`, `carry.slots`, `tree.slots`, `drafts.slots`
+//!   equal `slots`; `verify_table_rows` is the total of `h_steps`.
+//!
+//! Invariants: each refusal is located at the count that disagrees (its value, or the table
+//! that lacks what the profile derives), names both figures and the rule, and says what would
+//! agree; nothing here panics.
+
+use std::ops::Range;
+
+use crate::diag::Diagnostic;
+use crate::inputs_file::{StepCounts, VerifyCounts};
+use crate::walk::{Table, Value, Walk, field};
+use crate::{CacheInputs, InputsFile, KvInputs, KvTokens, ProfileKv, ServingProfile};
+
+/// The keys of `[serving]`.
+pub(crate) const SERVING_KEYS: [&str; 10] = [
+    "sequences",
+    "verify_rows",
+    "kv",
+    "draft_kv",
+    "prefix_snapshots",
+    "ring_depth",
+    "carry",
+    "tree_nodes",
+    "capture_rows",
+    "lookup_history",
+];
+
+/// The keys of `[serving.kv]`.
+const SERVING_KV_KEYS: [&str; 4] = [
+    "block_size",
+    "tokens_per_sequence",
+    "blocks",
+    "chunk_tokens",
+];
+
+/// `[serving]`: `sequences` required; every other key optional, absent meaning none (0,
+/// `false`, no pool).
+pub(crate) fn serving(
+    walk: &mut Walk<'_>,
+    key: Range<usize>,
+    value: &Value<'_>,
+) -> Option<ServingProfile> {
+    let table = walk.table("serving", value)?;
+    walk.check_keys(table, &SERVING_KEYS, "`serving`");
+    let mut valid = true;
+    let mut count = |walk: &mut Walk<'_>, name: &str| -> u64 {
+        match field(table, name) {
+            Some((_, v)) => walk.u64(&format!("serving.{name}"), v).unwrap_or_else(|| {
+                valid = false;
+                0
+            }),
+            None => 0,
+        }
+    };
+    let sequences = field(table, "sequences").map(|(_, v)| walk.u64("serving.sequences", v));
+    let verify_rows = count(walk, "verify_rows");
+    let prefix_snapshots = count(walk, "prefix_snapshots");
+    let ring_depth = count(walk, "ring_depth");
+    let tree_nodes = count(walk, "tree_nodes");
+    let capture_rows = count(walk, "capture_rows");
+    let lookup_history = count(walk, "lookup_history");
+    let flag = |walk: &mut Walk<'_>, name: &str| -> Option<bool> {
+        match field(table, name) {
+            Some((_, v)) => {
+                if let toml::de::DeValue::Boolean(b) = v.get_ref() {
+                    Some(*b)
+                } else {
+                    walk.wrong_type(&format!("serving.{name}"), "a boolean", v);
+                    None
+                }
+            }
+            None => Some(false),
+        }
+    };
+    let draft_kv = flag(walk, "draft_kv");
+    let carry = flag(walk, "carry");
+    let kv = match field(table, "kv") {
+        Some((kv_key, v)) => serving_kv(walk, kv_key, v).map(Some),
+        None => Some(None),
+    };
+    let Some(sequences) = sequences else {
+        walk.report(
+            key,
+            Diagnostic::error("missing key `sequences` in `serving`")
+                .label("`serving` needs `sequences`")
+                .help("add `sequences = N`: the concurrent sequences the server runs"),
+        );
+        return None;
+    };
+    if !valid {
+        return None;
+    }
+    Some(ServingProfile {
+        sequences: sequences?,
+        verify_rows,
+        kv: kv?,
+        draft_kv: draft_kv?,
+        prefix_snapshots,
+        ring_depth,
+        carry: carry?,
+        tree_nodes,
+        capture_rows,
+        lookup_history,
+    })
+}
+
+/// `[serving.kv]`: `block_size`, and exactly one of `tokens_per_sequence` and `blocks`;
+/// `chunk_tokens` optional.
+fn serving_kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Option<ProfileKv> {
+    let table = walk.table("serving.kv", value)?;
+    walk.check_keys(table, &SERVING_KV_KEYS, "`serving.kv`");
+    let read = |walk: &mut Walk<'_>, name: &str| -> Result<Option<u64>, ()> {
+        match field(table, name) {
+            Some((_, v)) => walk
+                .u64(&format!("serving.kv.{name}"), v)
+                .map(Some)
+                .ok_or(()),
+            None => Ok(None),
+        }
+    };
+    let block_size = read(walk, "block_size");
+    let per_sequence = read(walk, "tokens_per_sequence");
+    let blocks = read(walk, "blocks");
+    let chunk_tokens = read(walk, "chunk_tokens");
+    if matches!(block_size, Ok(None)) {
+        walk.report(
+            key.clone(),
+            Diagnostic::error("missing key `block_size` in `serving.kv`")
+                .label("`serving.kv` needs `block_size`")
+                .help("add `block_size = N`: the tokens of one KV block"),
+        );
+    }
+    let tokens = match (per_sequence, blocks) {
+        (Ok(Some(tokens)), Ok(None)) => Some(KvTokens::PerSequence(tokens)),
+        (Ok(None), Ok(Some(blocks))) => Some(KvTokens::Pool(blocks)),
+        (Ok(Some(_)), Ok(Some(_))) | (Ok(None), Ok(None)) => {
+            walk.report(
+                key,
+                Diagnostic::error(
+                    "`serving.kv` needs exactly one of `tokens_per_sequence` and `blocks`",
+                )
+                .label("the pool's size")
+                .help(
+                    "`tokens_per_sequence` sizes the pool for every sequence's context; \
+                     `blocks` gives the pool as is",
+                ),
+            );
+            None
+        }
+        _ => None,
+    };
+    Some(ProfileKv {
+        block_size: block_size.ok()??,
+        tokens: tokens?,
+        chunk_tokens: chunk_tokens.ok()?,
+    })
+}
+
+/// One count that disagrees: reported at `at`.
+fn refuse(walk: &mut Walk<'_>, at: Range<usize>, message: String, rule: &str, agree: String) {
+    walk.report(
+        at,
+        Diagnostic::error(message)
+            .label("disagrees")
+            .note(rule.to_owned())
+            .help(agree),
+    );
+}
+
+/// With a profile: every written count must be the derived one; the file then holds the
+/// derived counts. `serving_at` is the `[serving]` key.
+pub(crate) fn with_profile(
+    walk: &mut Walk<'_>,
+    root: &Table<'_>,
+    serving_at: Range<usize>,
+    profile: &ServingProfile,
+    file: &mut InputsFile,
+) {
+    let derived = match profile.inputs() {
+        Ok(derived) => derived,
+        Err(fault) => {
+            walk.report(
+                serving_at,
+                Diagnostic::error(format!(
+                    "the serving profile's counts cannot be made: {}",
+                    crate::StateError::of_fault(fault, "the serving profile")
+                ))
+                .label("these counts")
+                .help("lower `sequences` or the per-sequence counts"),
+            );
+            return;
+        }
+    };
+    let profile_rule = "with `[serving]`, every count follows from the profile (docs/inputs.md)";
+    if let Some((_, v)) = field(root, "slots")
+        && file.slots != derived.slots
+    {
+        refuse(
+            walk,
+            v.span(),
+            format!(
+                "`slots = {}` disagrees with `[serving]`: {} sequences make {} slots",
+                file.slots, profile.sequences, derived.slots
+            ),
+            "slots = sequences + 1, the padding dummy batched kernels may write into",
+            format!(
+                "remove `slots` (the profile gives it) or write `slots = {}`",
+                derived.slots
+            ),
+        );
+    }
+    if let Some((key, _)) = field(root, "verify") {
+        let agrees = match (&file.verify, derived.verify) {
+            (Some(given), Some(want)) => {
+                given.conv_steps == want.conv_steps
+                    && given.h_steps.slots() == want.h_steps.slots()
+                    && (0..want.h_steps.slots())
+                        .all(|s| given.h_steps.rows_of(s) == want.h_steps.rows_of(s))
+            }
+            _ => false,
+        };
+        if !agrees {
+            let want = match derived.verify {
+                Some(v) => format!(
+                    "{} verify slots of {} rows, `conv_steps = {}`",
+                    v.slots(),
+                    profile.verify_rows,
+                    v.conv_steps
+                ),
+                None => "no `[verify]` (`verify_rows` is 0)".to_owned(),
+            };
+            refuse(
+                walk,
+                key,
+                format!("`[verify]` disagrees with `[serving]`, which gives {want}"),
+                profile_rule,
+                "remove `[verify]` (the profile gives it) or make it agree".to_owned(),
+            );
+        }
+    }
+    for (name, given, want) in [
+        ("kv", file.kv, derived.kv),
+        ("draft_kv", file.draft_kv, derived.draft_kv),
+    ] {
+        if let Some((key, _)) = field(root, name)
+            && given != want
+        {
+            refuse(
+                walk,
+                key,
+                format!(
+                    "`[{name}]` disagrees with `[serving]`, which gives {}",
+                    describe_kv(want)
+                ),
+                profile_rule,
+                format!("remove `[{name}]` (the profile gives it) or make it agree"),
+            );
+        }
+    }
+    if let Some((_, caches)) = field(root, "caches")
+        && let Some(table) = caches.get_ref().as_table()
+    {
+        caches_agree(walk, table, &file.caches, &derived.caches);
+    }
+    file.slots = derived.slots;
+    file.verify = derived.verify.map(|v| VerifyCounts {
+        h_steps: StepCounts::Uniform {
+            slots: v.slots(),
+            rows: profile.verify_rows,
+        },
+        conv_steps: v.conv_steps,
+    });
+    file.kv = derived.kv;
+    file.draft_kv = derived.draft_kv;
+    file.caches = derived.caches;
+}
+
+/// "2048 blocks of 16 tokens" or "no pool".
+fn describe_kv(kv: Option<KvInputs>) -> String {
+    match kv {
+        Some(kv) => format!("{} blocks of {} tokens", kv.blocks, kv.block_size),
+        None => "no pool".to_owned(),
+    }
+}
+
+/// Each key written in `[caches]` against the profile's.
+fn caches_agree(walk: &mut Walk<'_>, table: &Table<'_>, given: &CacheInputs, want: &CacheInputs) {
+    let counts = [
+        (
+            "prefix_snapshot_slots",
+            given.prefix_snapshot_slots == want.prefix_snapshot_slots,
+            want.prefix_snapshot_slots.to_string(),
+        ),
+        ("ring", given.ring == want.ring, format!("{:?}", want.ring)),
+        (
+            "carry",
+            given.carry == want.carry,
+            format!("{:?}", want.carry),
+        ),
+        (
+            "verify_table_rows",
+            given.verify_table_rows == want.verify_table_rows,
+            want.verify_table_rows.to_string(),
+        ),
+        (
+            "capture_rows",
+            given.capture_rows == want.capture_rows,
+            want.capture_rows.to_string(),
+        ),
+        (
+            "lookup",
+            given.lookup == want.lookup,
+            format!("{:?}", want.lookup),
+        ),
+        ("tree", given.tree == want.tree, format!("{:?}", want.tree)),
+        (
+            "drafts",
+            given.drafts == want.drafts,
+            format!("{:?}", want.drafts),
+        ),
+    ];
+    for (name, agrees, want) in counts {
+        if let (Some((key, _)), false) = (field(table, name), agrees) {
+            refuse(
+                walk,
+                key,
+                format!("`caches.{name}` disagrees with `[serving]`, which gives {want}"),
+                "with `[serving]`, every count follows from the profile (docs/inputs.md)",
+                format!("remove `caches.{name}` (the profile gives it) or make it agree"),
+            );
+        }
+    }
+}
+
+/// Without a profile: the counts that name the same slots agree.
+pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &InputsFile) {
+    let slots = file.slots;
+    let same_slots =
+        "each names the sequence slots, the padding dummy included: they must equal `slots`";
+    if let (Some(verify), Some((_, v))) = (&file.verify, field(root, "verify"))
+        && let Some(table) = v.get_ref().as_table()
+        && let Some((_, h)) = field(table, "h_steps")
+        && verify.h_steps.slots() != slots
+    {
+        refuse(
+            walk,
+            h.span(),
+            format!(
+                "`verify.h_steps` has {} entr{}, but `slots = {slots}`",
+                verify.h_steps.slots(),
+                if verify.h_steps.slots() == 1 {
+                    "y"
+                } else {
+                    "ies"
+                }
+            ),
+            same_slots,
+            format!("give one entry per slot: {slots} entries"),
+        );
+    }
+    let Some((_, caches)) = field(root, "caches") else {
+        return;
+    };
+    let Some(table) = caches.get_ref().as_table() else {
+        return;
+    };
+    let c = &file.caches;
+    let groups = [
+        ("ring", "seq_slots", c.ring.map(|r| r.seq_slots)),
+        ("carry", "slots", c.carry.map(|r| r.slots)),
+        ("tree", "slots", c.tree.map(|r| r.slots)),
+        ("drafts", "slots", c.drafts.map(|r| r.slots)),
+    ];
+    for (group, key, count) in groups {
+        if let (Some(count), Some((at, _))) = (count, field(table, group))
+            && count != slots
+        {
+            refuse(
+                walk,
+                at,
+                format!("`caches.{group}.{key} = {count}`, but `slots = {slots}`"),
+                same_slots,
+                format!("write `{key} = {slots}`"),
+            );
+        }
+    }
+    if let (Some(verify), Some((_, rows))) = (&file.verify, field(table, "verify_table_rows"))
+        && let Some(total) = verify.h_steps.total()
+        && total != c.verify_table_rows
+    {
+        refuse(
+            walk,
+            rows.span(),
+            format!(
+                "`caches.verify_table_rows = {}`, but `verify.h_steps` totals {total} rows",
+                c.verify_table_rows
+            ),
+            "one verify-table row per verified row: the total of `h_steps`",
+            format!("write `verify_table_rows = {total}`"),
+        );
+    }
+}
