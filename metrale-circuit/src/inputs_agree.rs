@@ -15,9 +15,8 @@
 use std::ops::Range;
 
 use crate::diag::Diagnostic;
-use crate::inputs_file::{StepCounts, VerifyCounts};
 use crate::walk::{Table, Value, Walk, field};
-use crate::{CacheInputs, InputsFile, KvInputs, KvTokens, ProfileKv, ServingProfile};
+use crate::{CacheInputs, KvInputs, KvTokens, ProfileKv, ServingProfile, StateInputs};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [
@@ -175,15 +174,16 @@ fn refuse(walk: &mut Walk<'_>, at: Range<usize>, message: String, rule: &str, ag
     );
 }
 
-/// With a profile: every written count must be the derived one; the file then holds the
-/// derived counts. `serving_at` is the `[serving]` key.
+/// With a profile: every count `file` writes must be the derived one. Returns the derived
+/// counts, which the file then holds (`None` when the profile's counts cannot be made).
+/// `serving_at` is the `[serving]` key.
 pub(crate) fn with_profile(
     walk: &mut Walk<'_>,
     root: &Table<'_>,
     serving_at: Range<usize>,
     profile: &ServingProfile,
-    file: &mut InputsFile,
-) {
+    file: &StateInputs<'_>,
+) -> Option<StateInputs<'static>> {
     let derived = match profile.inputs() {
         Ok(derived) => derived,
         Err(fault) => {
@@ -196,7 +196,7 @@ pub(crate) fn with_profile(
                 .label("these counts")
                 .help("lower `sequences` or the per-sequence counts"),
             );
-            return;
+            return None;
         }
     };
     let profile_rule = "with `[serving]`, every count follows from the profile (docs/inputs.md)";
@@ -270,17 +270,7 @@ pub(crate) fn with_profile(
     {
         caches_agree(walk, table, &file.caches, &derived.caches);
     }
-    file.slots = derived.slots;
-    file.verify = derived.verify.map(|v| VerifyCounts {
-        h_steps: StepCounts::Uniform {
-            slots: v.slots(),
-            rows: profile.verify_rows,
-        },
-        conv_steps: v.conv_steps,
-    });
-    file.kv = derived.kv;
-    file.draft_kv = derived.draft_kv;
-    file.caches = derived.caches;
+    Some(derived)
 }
 
 /// "2048 blocks of 16 tokens" or "no pool".
@@ -341,7 +331,7 @@ fn caches_agree(walk: &mut Walk<'_>, table: &Table<'_>, given: &CacheInputs, wan
 }
 
 /// Without a profile: the counts that name the same slots agree.
-pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &InputsFile) {
+pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &StateInputs<'_>) {
     let slots = file.slots;
     let same_slots =
         "each names the sequence slots, the padding dummy included: they must equal `slots`";

@@ -320,14 +320,51 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
             if let Some(profile) = inputs_agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
-                inputs_agree::with_profile(walk, root, key, &profile, &mut file);
+                let written = file.counts();
+                if let Some(derived) =
+                    inputs_agree::with_profile(walk, root, key, &profile, &written)
+                {
+                    file.hold(&derived);
+                }
                 file.serving = Some(profile);
             }
         }
-        None if before == 0 => inputs_agree::without_profile(walk, root, &file),
+        None if before == 0 => inputs_agree::without_profile(walk, root, &file.counts()),
         None => {}
     }
     file
+}
+
+impl InputsFile {
+    /// The counts, without formats, as the plan inputs take them.
+    fn counts(&self) -> StateInputs<'_> {
+        StateInputs {
+            formats: &[],
+            slots: self.slots,
+            verify: self.verify.as_ref().map(|v| VerifyInputs {
+                h_steps: v.h_steps.as_h_steps(),
+                conv_steps: v.conv_steps,
+            }),
+            kv: self.kv,
+            draft_kv: self.draft_kv,
+            caches: self.caches,
+        }
+    }
+
+    /// Holds `derived`'s counts (a serving profile's).
+    fn hold(&mut self, derived: &StateInputs<'_>) {
+        self.slots = derived.slots;
+        self.verify = derived.verify.map(|v| VerifyCounts {
+            h_steps: match v.h_steps {
+                crate::HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
+                crate::HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
+            },
+            conv_steps: v.conv_steps,
+        });
+        self.kv = derived.kv;
+        self.draft_kv = derived.draft_kv;
+        self.caches = derived.caches;
+    }
 }
 
 /// `[kv]` or `[draft_kv]`: `blocks` and `block_size`, and the three window keys all or none.
