@@ -1331,8 +1331,18 @@ fn plan_json_says_unit_bytes_and_kv_blocks() {
     // blocks of 16 tokens.
     let k = term(&plan, "l3.attn.k", "blocks");
     assert_eq!(
-        (&k["unit_bytes"], &k["blocks"], &k["block_size"], &k["units"]),
-        (&Value::from(1_024), &Value::from(2_048), &Value::from(16), &Value::from(32_768))
+        (
+            &k["unit_bytes"],
+            &k["blocks"],
+            &k["block_size"],
+            &k["units"]
+        ),
+        (
+            &Value::from(1_024),
+            &Value::from(2_048),
+            &Value::from(16),
+            &Value::from(32_768)
+        )
     );
     // Only paged sides have blocks.
     assert!(term(&plan, "l0.gdn.h", "live").get("blocks").is_none());
