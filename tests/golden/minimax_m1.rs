@@ -8,6 +8,9 @@
 ///
 /// Build a plan with `<checkpoint>::StatePlan::new(&<checkpoint>::DIMS, &inputs, 256)`;
 /// every state term is a field (`plan.l0.<block>.<state>.<holding>`), a `Region`.
+/// To choose the checkpoint at run time, find it by name or Hugging Face id
+/// (`Checkpoint::from_name`, `Checkpoint::from_hf`) and build its `AnyPlan` with
+/// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
 #[allow(
     dead_code,
     reason = "an engine reads the parts of the plan it needs; the rest stays its API"
@@ -70,6 +73,38 @@ pub mod minimax_m1 {
                 ("kv_cache_dtype", self.kv_cache_dtype),
             ]
         }
+        /// The formats a list of `(key, dtype)` pairs gives, such as a loaded inputs
+        /// file's (`file.view().inputs().formats`): for each key the circuit names, the
+        /// dtype of its first pair. Pairs of keys the circuit does not name are
+        /// ignored, as the dynamic plan ignores them.
+        ///
+        /// # Errors
+        /// `MissingFormat` naming the first key (in the order of the fields) that no
+        /// pair gives.
+        pub const fn from_pairs(
+            pairs: &[(&str, __rt::StateDtype)],
+        ) -> ::core::result::Result<Self, __rt::MissingFormat> {
+            let ::core::option::Option::Some(ssm_h_storage) = __abi::format_of(
+                pairs,
+                "ssm_h_storage",
+            ) else {
+                return ::core::result::Result::Err(__rt::MissingFormat {
+                    key: "ssm_h_storage",
+                });
+            };
+            let ::core::option::Option::Some(kv_cache_dtype) = __abi::format_of(
+                pairs,
+                "kv_cache_dtype",
+            ) else {
+                return ::core::result::Result::Err(__rt::MissingFormat {
+                    key: "kv_cache_dtype",
+                });
+            };
+            ::core::result::Result::Ok(Self {
+                ssm_h_storage,
+                kv_cache_dtype,
+            })
+        }
     }
     /// The plan inputs the engine decides: the formats, and how many units of
     /// each state exist.
@@ -105,7 +140,8 @@ pub mod minimax_m1 {
         }
         /// These formats with the counts of `counts` (its own `formats` unread):
         /// the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded
-        /// inputs file (`file.view().inputs()`).
+        /// inputs file (`file.view().inputs()`, these formats read from it by
+        /// `Formats::from_pairs`; `from_state_inputs` does both).
         #[must_use]
         pub const fn with_counts(
             formats: Formats,
@@ -118,6 +154,24 @@ pub mod minimax_m1 {
                 kv: counts.kv,
                 draft_kv: counts.draft_kv,
                 caches: counts.caches,
+            }
+        }
+        /// The inputs `counts` gives, its formats read by `Formats::from_pairs`: a loaded
+        /// inputs file's in one call (`Inputs::from_state_inputs(&file.view().inputs())`).
+        ///
+        /// # Errors
+        /// `MissingFormat` naming the first format key of the circuit that
+        /// `counts.formats` does not give.
+        pub const fn from_state_inputs(
+            counts: &__rt::StateInputs<'a>,
+        ) -> ::core::result::Result<Self, __rt::MissingFormat> {
+            match Formats::from_pairs(counts.formats) {
+                ::core::result::Result::Ok(formats) => {
+                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
+                }
+                ::core::result::Result::Err(missing) => {
+                    ::core::result::Result::Err(missing)
+                }
             }
         }
     }
@@ -2473,6 +2527,298 @@ pub mod minimax_m1 {
                     6 => ::core::option::Option::Some(super::Layer::Lightning(&self.l6)),
                     7 => ::core::option::Option::Some(super::Layer::Softmax(&self.l7)),
                     _ => ::core::option::Option::None,
+                }
+            }
+        }
+    }
+    /// The most terms the plan of any checkpoint has: what an `AnyPlan`'s
+    /// `regions()` can hold.
+    pub const MAX_TERM_COUNT: usize = 371;
+    /// A checkpoint of `minimax_m1`, chosen at run time: one variant per `[checkpoint.*]` table of
+    /// `circuits/minimax_m1.toml`, in file order. Find one by name (`from_name`) or Hugging Face id
+    /// (`from_hf`), then build its plan as an `AnyPlan` with its own dims:
+    /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Checkpoint {
+        /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:265`), module `minimax_m1_80k`.
+        MinimaxM180k,
+        /// Checkpoint `tiny` (`circuits/minimax_m1.toml:273`), module `tiny`.
+        Tiny,
+    }
+    impl Checkpoint {
+        /// Every checkpoint, in file order.
+        pub const ALL: [Self; 2] = [Self::MinimaxM180k, Self::Tiny];
+        /// Its name (`[checkpoint.<name>]`), which is also its module's name.
+        #[must_use]
+        pub const fn name(self) -> &'static str {
+            match self {
+                Self::MinimaxM180k => "minimax_m1_80k",
+                Self::Tiny => "tiny",
+            }
+        }
+        /// Its Hugging Face id (`hf`), when the circuit gives one.
+        #[must_use]
+        pub const fn hf(self) -> ::core::option::Option<&'static str> {
+            match self {
+                Self::MinimaxM180k => {
+                    ::core::option::Option::Some("MiniMaxAI/MiniMax-M1-80k")
+                }
+                Self::Tiny => ::core::option::Option::None,
+            }
+        }
+        /// The checkpoint named `name`, spelled exactly as `name()` spells it; `None`
+        /// when the circuit has no such checkpoint.
+        #[must_use]
+        pub const fn from_name(name: &str) -> ::core::option::Option<Self> {
+            let mut i = 0;
+            while i < Self::ALL.len() {
+                if __abi::same_str(Self::ALL[i].name(), name) {
+                    return ::core::option::Option::Some(Self::ALL[i]);
+                }
+                i += 1;
+            }
+            ::core::option::Option::None
+        }
+        /// The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`
+        /// spells it (the first in file order when several share it); `None` when no
+        /// checkpoint has that id.
+        #[must_use]
+        pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
+            let mut i = 0;
+            while i < Self::ALL.len() {
+                if ::core::matches!(
+                    Self::ALL[i].hf(), ::core::option::Option::Some(id) if
+                    __abi::same_str(id, hf)
+                ) {
+                    return ::core::option::Option::Some(Self::ALL[i]);
+                }
+                i += 1;
+            }
+            ::core::option::Option::None
+        }
+        /// Its dims (its module's `DIMS`).
+        #[must_use]
+        pub const fn dims(self) -> &'static Dims {
+            match self {
+                Self::MinimaxM180k => &minimax_m1_80k::DIMS,
+                Self::Tiny => &tiny::DIMS,
+            }
+        }
+        /// Every term of its plan, in plan order (its module's `TERMS`): the order
+        /// of an `AnyPlan`'s `regions()`.
+        #[must_use]
+        pub const fn terms(self) -> &'static [__rt::TermInfo] {
+            match self {
+                Self::MinimaxM180k => &minimax_m1_80k::TERMS,
+                Self::Tiny => &tiny::TERMS,
+            }
+        }
+        /// How many terms its plan has (its module's `TERM_COUNT`).
+        #[must_use]
+        pub const fn term_count(self) -> usize {
+            match self {
+                Self::MinimaxM180k => minimax_m1_80k::TERM_COUNT,
+                Self::Tiny => tiny::TERM_COUNT,
+            }
+        }
+        /// How many layers it has (its module's `LAYERS`).
+        #[must_use]
+        pub const fn layer_count(self) -> usize {
+            match self {
+                Self::MinimaxM180k => minimax_m1_80k::LAYERS,
+                Self::Tiny => tiny::LAYERS,
+            }
+        }
+    }
+    /// The plan of any checkpoint, behind one type: one variant per checkpoint, holding
+    /// its module's `StatePlan`. An engine that reads the model's name at start builds
+    /// it with `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, align)` and reads
+    /// every plan by one code path: `terms()` beside `regions()`, the arena sizes,
+    /// `layer(i)`, and the fit searches; a match on the variant reaches the typed plan.
+    ///
+    /// An enum rather than a trait the plans implement: a trait method cannot be a
+    /// `const fn` on stable Rust, and a choice made at run time would need a boxed
+    /// trait object. The enum is built and read by `const fn`s (a constant can be an
+    /// `AnyPlan`), holds its plan by value without allocating, and is as large as the
+    /// largest plan.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[allow(
+        clippy::large_enum_variant,
+        reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
+    )]
+    pub enum AnyPlan {
+        /// The plan of checkpoint `minimax_m1_80k`.
+        MinimaxM180k(minimax_m1_80k::StatePlan),
+        /// The plan of checkpoint `tiny`.
+        Tiny(tiny::StatePlan),
+    }
+    impl AnyPlan {
+        /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
+        /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::new`: `PlanError::BadAlign` when
+        /// `align` is not a nonzero power of two, or the first state whose size fails.
+        pub const fn new(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            inputs: &Inputs<'_>,
+            align: u64,
+        ) -> ::core::result::Result<Self, __rt::PlanError> {
+            match checkpoint {
+                Checkpoint::MinimaxM180k => {
+                    match minimax_m1_80k::StatePlan::new(dims, inputs, align) {
+                        ::core::result::Result::Ok(plan) => {
+                            ::core::result::Result::Ok(Self::MinimaxM180k(plan))
+                        }
+                        ::core::result::Result::Err(error) => {
+                            ::core::result::Result::Err(error)
+                        }
+                    }
+                }
+                Checkpoint::Tiny => {
+                    match tiny::StatePlan::new(dims, inputs, align) {
+                        ::core::result::Result::Ok(plan) => {
+                            ::core::result::Result::Ok(Self::Tiny(plan))
+                        }
+                        ::core::result::Result::Err(error) => {
+                            ::core::result::Result::Err(error)
+                        }
+                    }
+                }
+            }
+        }
+        /// Its checkpoint.
+        #[must_use]
+        pub const fn checkpoint(&self) -> Checkpoint {
+            match self {
+                Self::MinimaxM180k(_) => Checkpoint::MinimaxM180k,
+                Self::Tiny(_) => Checkpoint::Tiny,
+            }
+        }
+        /// Every term of the plan, in plan order: its checkpoint's `TERMS`.
+        #[must_use]
+        pub const fn terms(&self) -> &'static [__rt::TermInfo] {
+            self.checkpoint().terms()
+        }
+        /// Every term's region, in the order of `terms()`: as many as its checkpoint
+        /// has terms, read as a slice (`as_slice()`, or through `Deref`).
+        #[must_use]
+        pub const fn regions(&self) -> __rt::RegionList<MAX_TERM_COUNT> {
+            match self {
+                Self::MinimaxM180k(plan) => __rt::RegionList::from_array(plan.regions()),
+                Self::Tiny(plan) => __rt::RegionList::from_array(plan.regions()),
+            }
+        }
+        /// The arena sizes and per-lifetime totals.
+        #[must_use]
+        pub const fn arena(&self) -> &__rt::Arena {
+            match self {
+                Self::MinimaxM180k(plan) => plan.arena(),
+                Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The device arena's size: the end of its last region, rounded up to
+        /// the alignment.
+        #[must_use]
+        pub const fn device_bytes(&self) -> u64 {
+            self.arena().device_bytes
+        }
+        /// The host arena's size (the prompt-lookup index), rounded up to the
+        /// alignment.
+        #[must_use]
+        pub const fn host_bytes(&self) -> u64 {
+            self.arena().host_bytes
+        }
+        /// The bytes the terms of `space` with `lifetime` hold, padding excluded.
+        #[must_use]
+        pub const fn lifetime_bytes(
+            &self,
+            space: __rt::Space,
+            lifetime: __rt::Lifetime,
+        ) -> u64 {
+            self.arena().lifetime_bytes(space, lifetime)
+        }
+        /// The bytes the terms of `space` hold, padding excluded.
+        #[must_use]
+        pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+            self.arena().term_bytes(space)
+        }
+        /// How many layers the plan has: its checkpoint's `LAYERS`.
+        #[must_use]
+        pub const fn layer_count(&self) -> usize {
+            self.checkpoint().layer_count()
+        }
+        /// Layer `index` (its checkpoint's `StatePlan::layer`), or `None` past the last
+        /// one (`layer_count()`).
+        #[must_use]
+        pub const fn layer(&self, index: usize) -> ::core::option::Option<Layer<'_>> {
+            match self {
+                Self::MinimaxM180k(plan) => plan.layer(index),
+                Self::Tiny(plan) => plan.layer(index),
+            }
+        }
+        /// The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`
+        /// device bytes, every other input as given: the checkpoint's
+        /// `StatePlan::fit_kv_blocks`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
+        /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        pub const fn fit_kv_blocks(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            inputs: &Inputs<'_>,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            match checkpoint {
+                Checkpoint::MinimaxM180k => {
+                    minimax_m1_80k::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
+                }
+            }
+        }
+        /// The most concurrent sequences of `context` tokens each whose plan of
+        /// `checkpoint` fits `budget` device bytes, `profile` scaled to each probed
+        /// count: the checkpoint's `StatePlan::fit_sequences`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
+        /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
+        /// exceed `budget`.
+        pub const fn fit_sequences(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            formats: Formats,
+            profile: &__rt::ServingProfile,
+            context: u64,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            match checkpoint {
+                Checkpoint::MinimaxM180k => {
+                    minimax_m1_80k::StatePlan::fit_sequences(
+                        dims,
+                        formats,
+                        profile,
+                        context,
+                        align,
+                        budget,
+                    )
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_sequences(
+                        dims,
+                        formats,
+                        profile,
+                        context,
+                        align,
+                        budget,
+                    )
                 }
             }
         }
