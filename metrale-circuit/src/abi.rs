@@ -4,7 +4,9 @@
 //! [`ceil_div`]), and the
 //! steps a generated `StatePlan::new` takes: [`valid_align`], [`size_class`] once per size class
 //! (summing the layout in [`Lanes`]), [`first_fault`], [`Lanes::finish`], then
-//! [`ClassSize::take`] once per term; the exact [`replay`] only when a sum could overflow.
+//! [`ClassSize::take`] once per term; the exact [`replay`] only when a sum could overflow. For
+//! a checkpoint chosen at run time, a generated `Checkpoint` compares names with [`same_str`]
+//! and `Formats::from_pairs` reads each key with [`format_of`].
 //!
 //! Owner: metrale-circuit. This is `__private_v0_1`: hidden, not API, read by generated code
 //! only; what engines read of a plan is public at the crate root. Generated code asserts
@@ -24,8 +26,8 @@ use crate::layout::{Arena, LayoutKey, Placer, check_align};
 pub use crate::regions::field_group;
 use crate::sizing::{TermSpec, size_term};
 use crate::{
-    Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateInputs, StateKind,
-    TermInfo, Unit, VerifySteps,
+    Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateDtype, StateInputs,
+    StateKind, TermInfo, Unit, VerifySteps,
 };
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
@@ -338,10 +340,25 @@ pub const fn window<const K: usize, const C: usize>(
     }
 }
 
+/// `a == b` in a `const fn`: a generated `Checkpoint::from_name` and `from_hf` compare by it.
+#[must_use]
+pub const fn same_str(a: &str, b: &str) -> bool {
+    crate::inputs::same_str(a, b)
+}
+
+/// The dtype of the first pair of `pairs` keyed `key`, by the rule the dynamic plan reads its
+/// formats by (`StateInputs::format`): what a generated `Formats::from_pairs` reads each key
+/// with.
+#[must_use]
+pub const fn format_of(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateDtype> {
+    crate::inputs::format_in(pairs, key)
+}
+
 /// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
 /// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
-/// windows; 4: a region carries its unit bytes and inner count).
-const REVISION: u64 = 4;
+/// windows; 4: a region carries its unit bytes and inner count; 5: generated plans fit
+/// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`)).
+const REVISION: u64 = 5;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
@@ -586,7 +603,28 @@ const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StateDtype;
+
+    #[test]
+    fn names_and_formats_are_read_in_const_fn() {
+        const PAIRS: [(&str, StateDtype); 3] = [
+            ("kv", StateDtype::Fp8),
+            ("h", StateDtype::F32),
+            ("kv", StateDtype::Bf16),
+        ];
+        const KV: Option<StateDtype> = format_of(&PAIRS, "kv");
+        // The first pair of a key wins, as `StateInputs::format` reads it.
+        assert_eq!(KV, Some(StateDtype::Fp8));
+        assert_eq!(format_of(&PAIRS, "h"), Some(StateDtype::F32));
+        assert_eq!(format_of(&PAIRS, "k"), None);
+        assert_eq!(format_of(&[], "kv"), None);
+        let inputs = StateInputs {
+            formats: &PAIRS,
+            ..StateInputs::EMPTY
+        };
+        assert_eq!(inputs.format("kv"), Some(StateDtype::Fp8));
+        assert!(same_str("tiny", "tiny") && same_str("", ""));
+        assert!(!same_str("tiny", "tin") && !same_str("tiny", "tinY") && !same_str("a", ""));
+    }
 
     #[test]
     fn arithmetic_is_checked() {

@@ -1,6 +1,7 @@
 //! Why a plan could not be made: [`StateError`] for the dynamic plan (owns the state's id) and
 //! [`PlanError`] for generated const plans (`Copy`, names the state by `&'static str`, since a
-//! value with a destructor cannot be dropped in a `const fn`).
+//! value with a destructor cannot be dropped in a `const fn`), and [`MissingFormat`] for the
+//! `Formats::from_pairs` of generated code (a key the circuit names that a pair list lacks).
 //!
 //! Owner: metrale-circuit.
 //! Invariants: every [`PlanError`] converts into the [`StateError`] the dynamic plan gives for
@@ -182,3 +183,26 @@ impl fmt::Display for PlanError {
 }
 
 impl std::error::Error for PlanError {}
+
+/// A format key the circuit names that a list of `(key, dtype)` pairs does not give: why a
+/// generated `Formats::from_pairs` refuses the list (`Copy`, and the key a `&'static str`,
+/// so a `const fn` can return it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissingFormat {
+    /// The key (`kv_cache_dtype`): the first of the circuit's keys, in the order of its
+    /// `Formats` fields, that no pair gives.
+    pub key: &'static str,
+}
+
+impl fmt::Display for MissingFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the formats give no dtype for format key `{key}` (in an inputs file: \
+             `{key} = \"<dtype>\"` under `[formats]`)",
+            key = self.key
+        )
+    }
+}
+
+impl std::error::Error for MissingFormat {}

@@ -38,14 +38,41 @@ impl StateInputs<'_> {
         caches: CacheInputs::EMPTY,
     };
 
-    /// The dtype given for a format key.
+    /// The dtype given for a format key: the first pair of that key.
     #[must_use]
-    pub fn format(&self, key: &str) -> Option<StateDtype> {
-        self.formats
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, dtype)| *dtype)
+    pub const fn format(&self, key: &str) -> Option<StateDtype> {
+        format_in(self.formats, key)
     }
+}
+
+/// The dtype of the first pair of `pairs` whose key is `key`: the one rule both plans (and a
+/// generated `Formats::from_pairs`) read a format list by.
+pub(crate) const fn format_in(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateDtype> {
+    let mut i = 0;
+    while i < pairs.len() {
+        let (k, dtype) = pairs[i];
+        if same_str(k, key) {
+            return Some(dtype);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `a == b`, in a `const fn` (`str`'s `PartialEq` is not const).
+pub(crate) const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The verify pools of a speculative serve over the recurrent states.

@@ -28,7 +28,7 @@
 //!   [`StateDtype`], [`StateDecl`], [`StateInputs`]), the one sizing law and layout law, the
 //!   dynamic [`StatePlan`], and the types a generated plan is made of ([`Region`],
 //!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], [`Arena`],
-//!   [`PlanError`]). It depends on nothing outside `core`, `alloc` and `std`.
+//!   [`RegionList`], [`PlanError`], [`MissingFormat`]). It depends on nothing outside `core`, `alloc` and `std`.
 //! - The **loader** (feature `load`, on by default): the circuit TOML reader with rustc-like
 //!   diagnostics ([`Circuit`], [`load`], [`diag`], [`shape`]) and the inputs file
 //!   ([`InputsFile`]). An engine that only includes generated plans turns it off with
@@ -91,7 +91,7 @@ pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
-pub use error::{PlanError, StateError};
+pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{Fit, FitError, Search, fit_kv_blocks, fit_sequences};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
@@ -101,7 +101,7 @@ pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use plan::{StatePlan, StateTerm};
 pub use profile::{KvTokens, ProfileKv, ServingProfile};
-pub use regions::{CacheRegions, KvRegions, RecurrentRegions, TermInfo, Unit};
+pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
 pub use sizing::{Holding, SizeFault, Space};
 
 #[cfg(feature = "load")]

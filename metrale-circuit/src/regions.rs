@@ -1,14 +1,17 @@
 //! What an engine reads of a plan besides [`Region`]: the field groups a generated plan's
 //! fields hold, one per kind of state ([`RecurrentRegions`], [`KvRegions`], [`CacheRegions`]),
 //! so that every term is a plain field path (`plan.l0.gdn.h.live`, `plan.l3.attn.k.blocks`,
-//! `plan.head.lookup_index.cache`); the static description of each term ([`TermInfo`]); and one
-//! unit of a state ([`Unit`]).
+//! `plan.head.lookup_index.cache`); the static description of each term ([`TermInfo`]); one
+//! unit of a state ([`Unit`]); and the regions of a plan whose checkpoint is chosen at run
+//! time ([`RegionList`]).
 //!
 //! Owner: metrale-circuit (public API).
 //! Invariants:
 //! - A term's lifetime and space follow from its kind, holding and declared lifetime by the
 //!   rules the dynamic plan uses ([`Holding::lifetime`], [`Space::of_kind`]).
 //! - A field group's empty value holds only [`Region::EMPTY`]s.
+//! - A [`RegionList`] holds exactly the regions it was made from, in order: its capacity is
+//!   checked when it is made, at compile time, so nothing is ever left out.
 
 use crate::layout::LayoutKey;
 use crate::sizing::unit_bytes;
@@ -248,6 +251,116 @@ impl CacheRegions {
     }
 }
 
+/// The regions of a plan whose term count is known only at run time: a generated
+/// `AnyPlan::regions()`, whose checkpoint was chosen by name. It holds up to `N` regions (the
+/// generated `MAX_TERM_COUNT`, the most terms of any checkpoint of the circuit) and reads as a
+/// slice of exactly the plan's regions, in the order of its `terms()`: through
+/// [`RegionList::as_slice`] (a `const fn`), [`Deref`](core::ops::Deref), or by iterating a
+/// `&RegionList`.
+#[derive(Clone, Copy)]
+pub struct RegionList<const N: usize> {
+    /// The regions, then [`Region::EMPTY`] up to `N`.
+    all: [Region; N],
+    /// How many of `all` are the plan's.
+    len: usize,
+}
+
+impl<const N: usize> RegionList<N> {
+    /// The list of `regions`, in order. A list too small for them (`K > N`) is a compile
+    /// error, never a truncation:
+    ///
+    /// ```
+    /// use metrale_circuit::{Region, RegionList};
+    ///
+    /// const LIST: RegionList<4> = RegionList::from_array([Region::EMPTY; 3]);
+    /// assert_eq!(LIST.len(), 3);
+    /// assert_eq!(LIST.as_slice(), [Region::EMPTY; 3]);
+    /// ```
+    ///
+    /// ```compile_fail
+    /// use metrale_circuit::{Region, RegionList};
+    ///
+    /// const LIST: RegionList<2> = RegionList::from_array([Region::EMPTY; 3]);
+    /// ```
+    #[must_use]
+    pub const fn from_array<const K: usize>(regions: [Region; K]) -> Self {
+        const { assert!(K <= N, "a RegionList is too small for the plan's regions") };
+        let mut all = [Region::EMPTY; N];
+        let mut i = 0;
+        while i < K {
+            all[i] = regions[i];
+            i += 1;
+        }
+        Self { all, len: K }
+    }
+
+    /// The regions, in order.
+    #[must_use]
+    pub const fn as_slice(&self) -> &[Region] {
+        match self.all.split_at_checked(self.len) {
+            Some((regions, _)) => regions,
+            None => &self.all,
+        }
+    }
+
+    /// How many regions the list holds.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Holds no region (a plan without terms).
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<const N: usize> core::ops::Deref for RegionList<N> {
+    type Target = [Region];
+
+    fn deref(&self) -> &[Region] {
+        self.as_slice()
+    }
+}
+
+impl<const N: usize> AsRef<[Region]> for RegionList<N> {
+    fn as_ref(&self) -> &[Region] {
+        self.as_slice()
+    }
+}
+
+impl<'a, const N: usize> IntoIterator for &'a RegionList<N> {
+    type Item = &'a Region;
+    type IntoIter = core::slice::Iter<'a, Region>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+/// Lists the plan's regions only, not the empty capacity after them.
+impl<const N: usize> core::fmt::Debug for RegionList<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// Two lists are equal when they hold the same regions, whatever their capacity.
+impl<const N: usize, const M: usize> PartialEq<RegionList<M>> for RegionList<N> {
+    fn eq(&self, other: &RegionList<M>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<const N: usize> Eq for RegionList<N> {}
+
+impl<const N: usize> PartialEq<[Region]> for RegionList<N> {
+    fn eq(&self, other: &[Region]) -> bool {
+        self.as_slice() == other
+    }
+}
+
 /// The name of the field group (above) a state of `kind` has in a generated plan: a struct
 /// whose fields are named after [`Holding::of_kind`]`(kind)`, in that order. The generator
 /// takes it from here, beside the structs, rather than stating the kinds again.
@@ -275,5 +388,32 @@ mod tests {
             checkpoint,
         } = RecurrentRegions::EMPTY;
         assert_eq!([live, steps, checkpoint], [Region::EMPTY; 3]);
+    }
+
+    #[test]
+    fn a_region_list_reads_as_exactly_its_regions() {
+        // A constant, as a generated `AnyPlan::regions()` can be.
+        const ONE: RegionList<3> = RegionList::from_array([Region::EMPTY]);
+        assert_eq!(ONE.as_slice(), [Region::EMPTY]);
+        let a = Region {
+            offset: 256,
+            bytes: 10,
+            units: 5,
+            dtype: StateDtype::Bf16,
+            unit_bytes: 2,
+            inner: 1,
+        };
+        let list = RegionList::<4>::from_array([a, Region::EMPTY]);
+        assert_eq!(list.len(), 2);
+        assert!(!list.is_empty());
+        assert_eq!(list.as_slice(), [a, Region::EMPTY]);
+        assert_eq!(list.iter().map(|r| r.offset).collect::<Vec<_>>(), [256, 0]);
+        assert_eq!((&list).into_iter().count(), 2);
+        // The capacity is not part of the value.
+        assert_eq!(list, RegionList::<2>::from_array([a, Region::EMPTY]));
+        assert_ne!(list, RegionList::<4>::from_array([a]));
+        assert_eq!(format!("{list:?}"), format!("{:?}", [a, Region::EMPTY]));
+        let none = RegionList::<0>::from_array([]);
+        assert!(none.is_empty() && none.as_slice().is_empty());
     }
 }

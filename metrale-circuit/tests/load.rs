@@ -1759,6 +1759,22 @@ fn two_names_may_not_become_one_type() {
 }
 
 #[test]
+fn two_checkpoints_may_not_become_one_variant() {
+    // `c_1` and `c1` both become `Checkpoint::C1`; `c` and `c1` do not collide.
+    let text = edit("[checkpoint.c]", "[checkpoint.c_1]")
+        + "[checkpoint.c1]\nlayers = 1\ndims = { d = 2 }\n"
+        + "[checkpoint.c]\nlayers = 1\ndims = { d = 2 }\n";
+    let d = only(&text);
+    check(
+        &d,
+        "checkpoints `c1` and `c_1` both become the variant `Checkpoint::C1`",
+        "c.toml:18:13",
+        &["rename one of them"],
+    );
+    assert_eq!(d.notes, ["`c_1` is at c.toml:9:13"]);
+}
+
+#[test]
 fn a_layer_kind_must_name_a_type() {
     let text = list_layout("[\"full-attention\"]").replacen(
         "full_attention = [\"b\"]",

@@ -68,6 +68,25 @@
 //!
 //! The whole plan can also be a constant: `const PLAN: StatePlan = match StatePlan::new(..) {
 //! Ok(p) => p, Err(_) => panic!() };`.
+//!
+//! 5. Or choose the checkpoint at run time, from the model's name or Hugging Face id, with one
+//!    code path for every checkpoint: `Checkpoint` has a variant per checkpoint, `AnyPlan` a
+//!    variant per checkpoint's `StatePlan` and what every plan has (terms, regions, arena
+//!    sizes, layers, the fit searches), and `Inputs::from_state_inputs` reads a loaded inputs
+//!    file (a missing format key is a `MissingFormat` error naming it):
+//!
+//!    ```ignore
+//!    use qwen3_5::{AnyPlan, Checkpoint, Inputs};
+//!
+//!    let file = metrale_circuit::InputsFile::load("inputs.toml")?;
+//!    let view = file.view();
+//!    let inputs = Inputs::from_state_inputs(&view.inputs())?;
+//!    let checkpoint = Checkpoint::from_hf("Qwen/Qwen3.5-27B").ok_or("no such checkpoint")?;
+//!    let plan = AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)?;
+//!    for (term, region) in plan.terms().iter().zip(plan.regions().iter()) {
+//!        // one code path for every checkpoint
+//!    }
+//!    ```
 
 mod builder;
 mod emit;

@@ -11,7 +11,9 @@
 //!   and epilogue blocks: such a block may not be called `draft`, `arena` or `l<digits>`;
 //! - a type per layer kind (`<Kind>Layer`, and the `Layer::<Kind>` variant) and per stateful
 //!   block (`<Block>Block`), named by [`camel_case`]: each must be a Rust identifier, and no two
-//!   may be the same.
+//!   may be the same;
+//! - a `Checkpoint` enum (and an `AnyPlan` enum) with a variant per checkpoint, named by
+//!   [`camel_case`]: no two checkpoints may give the same variant.
 //!
 //! Names the walk stages already hold to `[a-z][a-z0-9_]*` (arch, dims, blocks, states,
 //! checkpoints, format keys) are identifiers and not keywords; layer kinds are any TOML key, so
@@ -75,6 +77,26 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
                 .label("taken by the generated code")
                 .help("the generated module holds `blocks` (the unit functions) and `units`: rename the checkpoint"),
             );
+        }
+    }
+    let mut variants: Vec<(&Text, String)> = Vec::new();
+    for checkpoint in &top.checkpoints {
+        let name = &checkpoint.name;
+        let variant = camel_case(&name.text);
+        if let Some((first, _)) = variants.iter().find(|(_, v)| *v == variant) {
+            let place = sink.place(&first.loc);
+            sink.report(
+                &name.loc,
+                Diagnostic::error(format!(
+                    "checkpoints `{}` and `{}` both become the variant `Checkpoint::{variant}`",
+                    name.text, first.text
+                ))
+                .label("same variant name")
+                .note(format!("`{}` is at {place}", first.text))
+                .help("rename one of them"),
+            );
+        } else {
+            variants.push((name, variant));
         }
     }
     let layer_kinds = top

@@ -101,6 +101,11 @@ impl<'a> Emitter<'a> {
         table
     }
 
+    /// How many terms the plan of `checkpoint` has: its `TERM_COUNT`.
+    pub(super) fn term_count(&self, checkpoint: &Checkpoint) -> usize {
+        self.table(checkpoint).rows.len()
+    }
+
     /// `pub mod <checkpoint> { ... }`.
     pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
         let name = ident(checkpoint.name());

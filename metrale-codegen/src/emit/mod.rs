@@ -7,6 +7,8 @@
 //!     <Block>Block, <Kind>Layer,     the typed field groups a plan is made of (model.rs)
 //!     Layer, Draft
 //!     <checkpoint>::{DIMS, LAYERS, TERMS, StatePlan}   one module per checkpoint (checkpoint.rs)
+//!     MAX_TERM_COUNT, Checkpoint, AnyPlan               a checkpoint chosen at run time, and
+//!     Formats::from_pairs, Inputs::from_state_inputs    inputs from a loaded file (choice.rs)
 //! }
 //! ```
 //!
@@ -23,6 +25,7 @@
 //!   dynamic plan is instantiated from, so both plans have the same terms in the same order.
 
 mod checkpoint;
+mod choice;
 mod model;
 mod names;
 mod sizes;
@@ -68,6 +71,14 @@ impl<'a> Emitter<'a> {
             "every state term is a field (`plan.l0.<block>.<state>.<holding>`), a `Region`."
                 .to_owned(),
         );
+        doc.push(
+            "To choose the checkpoint at run time, find it by name or Hugging Face id".to_owned(),
+        );
+        doc.push(
+            "(`Checkpoint::from_name`, `Checkpoint::from_hf`) and build its `AnyPlan` with"
+                .to_owned(),
+        );
+        doc.push("`AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.".to_owned());
         let runtime = &self.runtime;
         let abi = abi_check();
         let inputs = self.inputs_types();
@@ -80,6 +91,7 @@ impl<'a> Emitter<'a> {
             .checkpoints()
             .iter()
             .map(|c| self.checkpoint_module(c));
+        let choice = self.choice();
         quote! {
             #(#[doc = #doc])*
             #[allow(dead_code, reason = "an engine reads the parts of the plan it needs; the rest stays its API")]
@@ -100,6 +112,7 @@ impl<'a> Emitter<'a> {
                 #windows
                 #regions
                 #(#checkpoints)*
+                #choice
             }
         }
     }

@@ -1,5 +1,6 @@
-//! The arch-level types of a generated circuit: its inputs (`Dims`, `Formats`, `Inputs`) and the
-//! typed field groups a plan is made of (`<Block>Block`, `<Kind>Layer`, `Layer`, `Draft`).
+//! The arch-level types of a generated circuit: its inputs (`Dims`, `Formats`, `Inputs`; their
+//! constructors from a loaded inputs file come from `choice.rs`) and the typed field groups a
+//! plan is made of (`<Block>Block`, `<Kind>Layer`, `Layer`, `Draft`).
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
@@ -32,24 +33,8 @@ impl Emitter<'_> {
         });
 
         let derived = self.derived_fns();
-        let keys = circuit.format_keys();
-        let key_count = keys.len();
-        let format_fields = keys.iter().map(|key| {
-            let field = ident(key);
-            let users: Vec<String> = circuit
-                .blocks()
-                .iter()
-                .flat_map(|b| b.states().iter().map(move |s| (b, s)))
-                .filter(|(_, s)| s.format().key() == Some(*key))
-                .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
-                .collect();
-            let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
-            quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
-        });
-        let pairs = keys.iter().map(|key| {
-            let field = ident(key);
-            quote! { (#key, self.#field) }
-        });
+        let formats = self.formats_type();
+        let from_state_inputs = Self::state_inputs_constructor();
 
         quote! {
             #[doc = #dims_doc]
@@ -60,21 +45,7 @@ impl Emitter<'_> {
 
             #derived
 
-            #[doc = "The element type of every format key the circuit names (`{key}`): a plan"]
-            #[doc = "cannot be built without all of them."]
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-            pub struct Formats {
-                #(#format_fields)*
-            }
-
-            impl Formats {
-                #[doc = "Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
-                #[doc = "takes them."]
-                #[must_use]
-                pub const fn pairs(self) -> [(&'static str, __rt::StateDtype); #key_count] {
-                    [#(#pairs),*]
-                }
-            }
+            #formats
 
             #[doc = "The plan inputs the engine decides: the formats, and how many units of"]
             #[doc = "each state exist."]
@@ -112,7 +83,8 @@ impl Emitter<'_> {
 
                 #[doc = "These formats with the counts of `counts` (its own `formats` unread):"]
                 #[doc = "the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded"]
-                #[doc = "inputs file (`file.view().inputs()`)."]
+                #[doc = "inputs file (`file.view().inputs()`, these formats read from it by"]
+                #[doc = "`Formats::from_pairs`; `from_state_inputs` does both)."]
                 #[must_use]
                 pub const fn with_counts(formats: Formats, counts: &__rt::StateInputs<'a>) -> Self {
                     Self {
@@ -124,6 +96,51 @@ impl Emitter<'_> {
                         caches: counts.caches,
                     }
                 }
+
+                #from_state_inputs
+            }
+        }
+    }
+
+    /// `Formats` and its `impl`: one field per format key.
+    fn formats_type(&self) -> TokenStream {
+        let circuit = self.circuit;
+        let keys = circuit.format_keys();
+        let key_count = keys.len();
+        let format_fields = keys.iter().map(|key| {
+            let field = ident(key);
+            let users: Vec<String> = circuit
+                .blocks()
+                .iter()
+                .flat_map(|b| b.states().iter().map(move |s| (b, s)))
+                .filter(|(_, s)| s.format().key() == Some(*key))
+                .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
+                .collect();
+            let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
+            quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
+        });
+        let pairs = keys.iter().map(|key| {
+            let field = ident(key);
+            quote! { (#key, self.#field) }
+        });
+        let from_pairs = self.pairs_constructor();
+        quote! {
+            #[doc = "The element type of every format key the circuit names (`{key}`): a plan"]
+            #[doc = "cannot be built without all of them."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub struct Formats {
+                #(#format_fields)*
+            }
+
+            impl Formats {
+                #[doc = "Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
+                #[doc = "takes them."]
+                #[must_use]
+                pub const fn pairs(self) -> [(&'static str, __rt::StateDtype); #key_count] {
+                    [#(#pairs),*]
+                }
+
+                #from_pairs
             }
         }
     }

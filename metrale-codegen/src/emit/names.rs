@@ -8,8 +8,10 @@
 //!   identifiers and not keywords, so [`ident`] never sees anything else from a valid circuit;
 //!   layer-kind names are checked by the loader's `names` stage to make type names, with the
 //!   one [`camel_case`] both use.
-//! - Fixed type names (`Dims`, `Formats`, `Inputs`, `Layer`, `Draft`, `StatePlan`) cannot
-//!   collide with a derived one: derived names end in `Block` or `Layer`.
+//! - Fixed type names (`Dims`, `Formats`, `Inputs`, `Layer`, `Draft`, `StatePlan`,
+//!   `Checkpoint`, `AnyPlan`) cannot collide with a derived one: derived names end in `Block`
+//!   or `Layer`. The variants of `Checkpoint` and `AnyPlan` are the checkpoints' camel-case
+//!   names, which the loader keeps distinct.
 
 use proc_macro2::{Ident, Literal, Span};
 

@@ -1,0 +1,510 @@
+//! A checkpoint chosen at run time: the `Checkpoint` enum (one variant per checkpoint, by name
+//! and Hugging Face id), `AnyPlan` (one variant per checkpoint's `StatePlan`, with what every
+//! plan has behind one type: terms, regions, arena sizes, layers, fit), `MAX_TERM_COUNT`, and
+//! `Formats::from_pairs`, which reads the formats of a loaded inputs file.
+//!
+//! Owner: metrale-codegen.
+//! Invariants:
+//! - Variants follow `Circuit::checkpoints` (file order), named by the one `camel_case`; the
+//!   loader refuses two checkpoints that would give the same variant (its `names` stage).
+//! - Everything is a `const fn` and delegates to the checkpoint's own module (`DIMS`, `TERMS`,
+//!   `LAYERS`, `StatePlan`): an `AnyPlan` answers exactly what its checkpoint's plan answers.
+//! - Each function is one `match` arm per checkpoint, or a loop over `Checkpoint::ALL`, so
+//!   the code grows with the checkpoints, never with their layers.
+//! - `from_pairs` reads a key by the rule the dynamic plan reads its formats by (the first
+//!   pair of the key; keys the circuit does not name are ignored).
+
+use metrale_circuit::Checkpoint;
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use super::Emitter;
+use super::names::{ident, index, type_name};
+
+impl Emitter<'_> {
+    /// `Formats::from_pairs`: the formats of a `(key, dtype)` list, every key required.
+    pub(super) fn pairs_constructor(&self) -> TokenStream {
+        let keys = self.circuit.format_keys();
+        let doc = quote! {
+            #[doc = "The formats a list of `(key, dtype)` pairs gives, such as a loaded inputs"]
+            #[doc = "file's (`file.view().inputs().formats`): for each key the circuit names, the"]
+            #[doc = "dtype of its first pair. Pairs of keys the circuit does not name are"]
+            #[doc = "ignored, as the dynamic plan ignores them."]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #[doc = "`MissingFormat` naming the first key (in the order of the fields) that no"]
+            #[doc = "pair gives."]
+        };
+        if keys.is_empty() {
+            return quote! {
+                #doc
+                #[allow(clippy::unnecessary_wraps, reason = "every circuit's `from_pairs` returns a `Result`, even one that names no format key")]
+                pub const fn from_pairs(
+                    _pairs: &[(&str, __rt::StateDtype)],
+                ) -> ::core::result::Result<Self, __rt::MissingFormat> {
+                    ::core::result::Result::Ok(Self {})
+                }
+            };
+        }
+        let reads = keys.iter().map(|key| {
+            let field = ident(key);
+            quote! {
+                let ::core::option::Option::Some(#field) = __abi::format_of(pairs, #key) else {
+                    return ::core::result::Result::Err(__rt::MissingFormat { key: #key });
+                };
+            }
+        });
+        let fields = keys.iter().map(|key| ident(key));
+        quote! {
+            #doc
+            pub const fn from_pairs(
+                pairs: &[(&str, __rt::StateDtype)],
+            ) -> ::core::result::Result<Self, __rt::MissingFormat> {
+                #(#reads)*
+                ::core::result::Result::Ok(Self { #(#fields),* })
+            }
+        }
+    }
+
+    /// `Inputs::from_state_inputs`: the formats and counts of one `StateInputs`, in one call.
+    pub(super) fn state_inputs_constructor() -> TokenStream {
+        quote! {
+            #[doc = "The inputs `counts` gives, its formats read by `Formats::from_pairs`: a loaded"]
+            #[doc = "inputs file's in one call (`Inputs::from_state_inputs(&file.view().inputs())`)."]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #[doc = "`MissingFormat` naming the first format key of the circuit that"]
+            #[doc = "`counts.formats` does not give."]
+            pub const fn from_state_inputs(
+                counts: &__rt::StateInputs<'a>,
+            ) -> ::core::result::Result<Self, __rt::MissingFormat> {
+                match Formats::from_pairs(counts.formats) {
+                    ::core::result::Result::Ok(formats) => {
+                        ::core::result::Result::Ok(Self::with_counts(formats, counts))
+                    }
+                    ::core::result::Result::Err(missing) => ::core::result::Result::Err(missing),
+                }
+            }
+        }
+    }
+
+    /// `MAX_TERM_COUNT`, the `Checkpoint` enum and `AnyPlan`.
+    pub(super) fn choice(&self) -> TokenStream {
+        let checkpoints = self.circuit.checkpoints();
+        let max_terms = checkpoints
+            .iter()
+            .map(|c| self.term_count(c))
+            .max()
+            .unwrap_or_default();
+        let max_terms = index(max_terms);
+        let checkpoint = self.checkpoint_enum();
+        let any_plan = self.any_plan();
+        quote! {
+            #[doc = "The most terms the plan of any checkpoint has: what an `AnyPlan`'s"]
+            #[doc = "`regions()` can hold."]
+            pub const MAX_TERM_COUNT: usize = #max_terms;
+
+            #checkpoint
+            #any_plan
+        }
+    }
+
+    /// `enum Checkpoint` and its `impl`.
+    fn checkpoint_enum(&self) -> TokenStream {
+        let circuit = self.circuit;
+        let checkpoints = circuit.checkpoints();
+        let count = index(checkpoints.len());
+        let variants = checkpoints.iter().map(|c| {
+            let variant = variant(c);
+            let source = c.hf().map_or_else(String::new, |hf| format!(" of `{hf}`"));
+            let doc = format!(
+                "Checkpoint `{}`{source} (`{}`), module `{}`.",
+                c.name(),
+                c.origin(),
+                c.name()
+            );
+            quote! { #[doc = #doc] #variant, }
+        });
+        let all = checkpoints.iter().map(|c| {
+            let variant = variant(c);
+            quote!(Self::#variant)
+        });
+        let arms = |value: &dyn Fn(&Checkpoint) -> TokenStream| -> TokenStream {
+            checkpoints
+                .iter()
+                .map(|c| {
+                    let variant = variant(c);
+                    let value = value(c);
+                    quote!(Self::#variant => #value,)
+                })
+                .collect()
+        };
+        let names = arms(&|c| {
+            let name = c.name();
+            quote!(#name)
+        });
+        let hfs = arms(&|c| {
+            c.hf().map_or_else(
+                || quote!(::core::option::Option::None),
+                |hf| quote!(::core::option::Option::Some(#hf)),
+            )
+        });
+        let lookups = lookups();
+        let module_items = self.checkpoint_module_items();
+        let doc = format!(
+            "A checkpoint of `{}`, chosen at run time: one variant per `[checkpoint.*]` table of",
+            circuit.arch()
+        );
+        let doc_from = format!(
+            "`{}`, in file order. Find one by name (`from_name`) or Hugging Face id",
+            circuit.path()
+        );
+        quote! {
+            #[doc = #doc]
+            #[doc = #doc_from]
+            #[doc = "(`from_hf`), then build its plan as an `AnyPlan` with its own dims:"]
+            #[doc = "`AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum Checkpoint {
+                #(#variants)*
+            }
+
+            impl Checkpoint {
+                #[doc = "Every checkpoint, in file order."]
+                pub const ALL: [Self; #count] = [#(#all),*];
+
+                #[doc = "Its name (`[checkpoint.<name>]`), which is also its module's name."]
+                #[must_use]
+                pub const fn name(self) -> &'static str {
+                    match self { #names }
+                }
+
+                #[doc = "Its Hugging Face id (`hf`), when the circuit gives one."]
+                #[must_use]
+                pub const fn hf(self) -> ::core::option::Option<&'static str> {
+                    match self { #hfs }
+                }
+
+                #lookups
+
+                #module_items
+            }
+        }
+    }
+
+    /// The `Checkpoint` items each checkpoint's module answers: its dims, terms and counts.
+    fn checkpoint_module_items(&self) -> TokenStream {
+        let checkpoints = self.circuit.checkpoints();
+        let arms = |item: TokenStream, by_ref: bool| -> TokenStream {
+            checkpoints
+                .iter()
+                .map(|c| {
+                    let variant = variant(c);
+                    let module = ident(c.name());
+                    let amp = if by_ref {
+                        quote!(&)
+                    } else {
+                        TokenStream::new()
+                    };
+                    quote!(Self::#variant => #amp #module::#item,)
+                })
+                .collect()
+        };
+        let dims = arms(quote!(DIMS), true);
+        let terms = arms(quote!(TERMS), true);
+        let term_counts = arms(quote!(TERM_COUNT), false);
+        let layer_counts = arms(quote!(LAYERS), false);
+        quote! {
+            #[doc = "Its dims (its module's `DIMS`)."]
+            #[must_use]
+            pub const fn dims(self) -> &'static Dims {
+                match self { #dims }
+            }
+
+            #[doc = "Every term of its plan, in plan order (its module's `TERMS`): the order"]
+            #[doc = "of an `AnyPlan`'s `regions()`."]
+            #[must_use]
+            pub const fn terms(self) -> &'static [__rt::TermInfo] {
+                match self { #terms }
+            }
+
+            #[doc = "How many terms its plan has (its module's `TERM_COUNT`)."]
+            #[must_use]
+            pub const fn term_count(self) -> usize {
+                match self { #term_counts }
+            }
+
+            #[doc = "How many layers it has (its module's `LAYERS`)."]
+            #[must_use]
+            pub const fn layer_count(self) -> usize {
+                match self { #layer_counts }
+            }
+        }
+    }
+
+    /// `Self::<Variant>(plan) => <value>,` per checkpoint, `value` given the module's name.
+    fn plan_arms(&self, value: &dyn Fn(&Ident) -> TokenStream) -> TokenStream {
+        self.circuit
+            .checkpoints()
+            .iter()
+            .map(|c| {
+                let variant = variant(c);
+                let value = value(&ident(c.name()));
+                quote!(Self::#variant(plan) => #value,)
+            })
+            .collect()
+    }
+
+    /// `Checkpoint::<Variant> => <value>,` per checkpoint, `value` given the variant and the
+    /// module's name.
+    fn checkpoint_arms(&self, value: &dyn Fn(&Ident, &Ident) -> TokenStream) -> TokenStream {
+        self.circuit
+            .checkpoints()
+            .iter()
+            .map(|c| {
+                let variant = variant(c);
+                let value = value(&variant, &ident(c.name()));
+                quote!(Checkpoint::#variant => #value,)
+            })
+            .collect()
+    }
+
+    /// `enum AnyPlan` and its `impl`.
+    fn any_plan(&self) -> TokenStream {
+        let variants = self.circuit.checkpoints().iter().map(|c| {
+            let variant = variant(c);
+            let module = ident(c.name());
+            let doc = format!("The plan of checkpoint `{}`.", c.name());
+            quote! { #[doc = #doc] #variant(#module::StatePlan), }
+        });
+        let new = self.checkpoint_arms(&|variant, module| {
+            quote! {
+                match #module::StatePlan::new(dims, inputs, align) {
+                    ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(Self::#variant(plan)),
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                }
+            }
+        });
+        let which: TokenStream = self
+            .circuit
+            .checkpoints()
+            .iter()
+            .map(|c| {
+                let variant = variant(c);
+                quote!(Self::#variant(_) => Checkpoint::#variant,)
+            })
+            .collect();
+        let regions = self.plan_arms(&|_| quote!(__rt::RegionList::from_array(plan.regions())));
+        let arena = self.plan_arms(&|_| quote!(plan.arena()));
+        let sizes = any_plan_sizes();
+        let layer = self.any_plan_layer();
+        let fits = self.any_plan_fits();
+        quote! {
+            #[doc = "The plan of any checkpoint, behind one type: one variant per checkpoint, holding"]
+            #[doc = "its module's `StatePlan`. An engine that reads the model's name at start builds"]
+            #[doc = "it with `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, align)` and reads"]
+            #[doc = "every plan by one code path: `terms()` beside `regions()`, the arena sizes,"]
+            #[doc = "`layer(i)`, and the fit searches; a match on the variant reaches the typed plan."]
+            #[doc = ""]
+            #[doc = "An enum rather than a trait the plans implement: a trait method cannot be a"]
+            #[doc = "`const fn` on stable Rust, and a choice made at run time would need a boxed"]
+            #[doc = "trait object. The enum is built and read by `const fn`s (a constant can be an"]
+            #[doc = "`AnyPlan`), holds its plan by value without allocating, and is as large as the"]
+            #[doc = "largest plan."]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            #[allow(clippy::large_enum_variant, reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const")]
+            pub enum AnyPlan {
+                #(#variants)*
+            }
+
+            impl AnyPlan {
+                #[doc = "The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),"]
+                #[doc = "`inputs` and `align`: the checkpoint's `StatePlan::new`."]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "Those of the checkpoint's `StatePlan::new`: `PlanError::BadAlign` when"]
+                #[doc = "`align` is not a nonzero power of two, or the first state whose size fails."]
+                pub const fn new(
+                    checkpoint: Checkpoint,
+                    dims: &Dims,
+                    inputs: &Inputs<'_>,
+                    align: u64,
+                ) -> ::core::result::Result<Self, __rt::PlanError> {
+                    match checkpoint { #new }
+                }
+
+                #[doc = "Its checkpoint."]
+                #[must_use]
+                pub const fn checkpoint(&self) -> Checkpoint {
+                    match self { #which }
+                }
+
+                #[doc = "Every term of the plan, in plan order: its checkpoint's `TERMS`."]
+                #[must_use]
+                pub const fn terms(&self) -> &'static [__rt::TermInfo] {
+                    self.checkpoint().terms()
+                }
+
+                #[doc = "Every term's region, in the order of `terms()`: as many as its checkpoint"]
+                #[doc = "has terms, read as a slice (`as_slice()`, or through `Deref`)."]
+                #[must_use]
+                pub const fn regions(&self) -> __rt::RegionList<MAX_TERM_COUNT> {
+                    match self { #regions }
+                }
+
+                #[doc = "The arena sizes and per-lifetime totals."]
+                #[must_use]
+                pub const fn arena(&self) -> &__rt::Arena {
+                    match self { #arena }
+                }
+
+                #sizes
+                #layer
+                #fits
+            }
+        }
+    }
+
+    /// `AnyPlan::layer`, when the circuit has layer kinds (and so a `Layer` enum).
+    fn any_plan_layer(&self) -> TokenStream {
+        if self.circuit.layout().blocks().is_empty() {
+            return TokenStream::new();
+        }
+        let layers = self.plan_arms(&|_| quote!(plan.layer(index)));
+        quote! {
+            #[doc = "Layer `index` (its checkpoint's `StatePlan::layer`), or `None` past the last"]
+            #[doc = "one (`layer_count()`)."]
+            #[must_use]
+            pub const fn layer(&self, index: usize) -> ::core::option::Option<Layer<'_>> {
+                match self { #layers }
+            }
+        }
+    }
+
+    /// `AnyPlan::fit_kv_blocks` and `AnyPlan::fit_sequences`: the chosen checkpoint's searches.
+    fn any_plan_fits(&self) -> TokenStream {
+        let fit_kv = self.checkpoint_arms(
+            &|_, module| quote!(#module::StatePlan::fit_kv_blocks(dims, inputs, align, budget)),
+        );
+        let fit_sequences = self.checkpoint_arms(&|_, module| {
+            quote!(#module::StatePlan::fit_sequences(dims, formats, profile, context, align, budget))
+        });
+        quote! {
+            #[doc = "The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`"]
+            #[doc = "device bytes, every other input as given: the checkpoint's"]
+            #[doc = "`StatePlan::fit_kv_blocks`."]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #[doc = "Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`"]
+            #[doc = "without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,"]
+            #[doc = "`FitError::TooSmall` when even 0 blocks exceed `budget`."]
+            pub const fn fit_kv_blocks(
+                checkpoint: Checkpoint,
+                dims: &Dims,
+                inputs: &Inputs<'_>,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                match checkpoint { #fit_kv }
+            }
+
+            #[doc = "The most concurrent sequences of `context` tokens each whose plan of"]
+            #[doc = "`checkpoint` fits `budget` device bytes, `profile` scaled to each probed"]
+            #[doc = "count: the checkpoint's `StatePlan::fit_sequences`."]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #[doc = "Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when"]
+            #[doc = "the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences"]
+            #[doc = "exceed `budget`."]
+            pub const fn fit_sequences(
+                checkpoint: Checkpoint,
+                dims: &Dims,
+                formats: Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                match checkpoint { #fit_sequences }
+            }
+        }
+    }
+}
+
+/// The sizes of an `AnyPlan`, read from its `arena()` as a `StatePlan` reads its own, and its
+/// layer count.
+fn any_plan_sizes() -> TokenStream {
+    quote! {
+        #[doc = "The device arena's size: the end of its last region, rounded up to"]
+        #[doc = "the alignment."]
+        #[must_use]
+        pub const fn device_bytes(&self) -> u64 {
+            self.arena().device_bytes
+        }
+
+        #[doc = "The host arena's size (the prompt-lookup index), rounded up to the"]
+        #[doc = "alignment."]
+        #[must_use]
+        pub const fn host_bytes(&self) -> u64 {
+            self.arena().host_bytes
+        }
+
+        #[doc = "The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+        #[must_use]
+        pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
+            self.arena().lifetime_bytes(space, lifetime)
+        }
+
+        #[doc = "The bytes the terms of `space` hold, padding excluded."]
+        #[must_use]
+        pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+            self.arena().term_bytes(space)
+        }
+
+        #[doc = "How many layers the plan has: its checkpoint's `LAYERS`."]
+        #[must_use]
+        pub const fn layer_count(&self) -> usize {
+            self.checkpoint().layer_count()
+        }
+    }
+}
+
+/// The `Checkpoint` (and `AnyPlan`) variant of a checkpoint: its camel-case name.
+fn variant(checkpoint: &Checkpoint) -> Ident {
+    type_name(checkpoint.name(), "").unwrap_or_else(|| ident(checkpoint.name()))
+}
+
+/// `Checkpoint::from_name` and `Checkpoint::from_hf`: loops over `Checkpoint::ALL`, so their
+/// size does not grow with the checkpoints.
+fn lookups() -> TokenStream {
+    quote! {
+        #[doc = "The checkpoint named `name`, spelled exactly as `name()` spells it; `None`"]
+        #[doc = "when the circuit has no such checkpoint."]
+        #[must_use]
+        pub const fn from_name(name: &str) -> ::core::option::Option<Self> {
+            let mut i = 0;
+            while i < Self::ALL.len() {
+                if __abi::same_str(Self::ALL[i].name(), name) {
+                    return ::core::option::Option::Some(Self::ALL[i]);
+                }
+                i += 1;
+            }
+            ::core::option::Option::None
+        }
+
+        #[doc = "The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`"]
+        #[doc = "spells it (the first in file order when several share it); `None` when no"]
+        #[doc = "checkpoint has that id."]
+        #[must_use]
+        pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
+            let mut i = 0;
+            while i < Self::ALL.len() {
+                if ::core::matches!(Self::ALL[i].hf(), ::core::option::Option::Some(id) if __abi::same_str(id, hf)) {
+                    return ::core::option::Option::Some(Self::ALL[i]);
+                }
+                i += 1;
+            }
+            ::core::option::Option::None
+        }
+    }
+}

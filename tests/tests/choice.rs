@@ -1,0 +1,426 @@
+//! Choosing a checkpoint at run time. For every checkpoint of two circuits (Qwen3.5 and
+//! Nemotron-H): `Checkpoint` finds it by name and by Hugging Face id and refuses names it does
+//! not have, and its `AnyPlan` answers exactly what the checkpoint's own `StatePlan` answers
+//! under the same inputs (the plan itself, its regions and terms, the arena sizes, every layer,
+//! both fit searches, the errors). And `Inputs` read from the default inputs file
+//! (`Formats::from_pairs`, `Inputs::from_state_inputs`) give the plan of the same figures
+//! written by hand.
+//!
+//! The names, ids, counts and variants below are copied by hand from the circuits'
+//! `[checkpoint.*]` tables; the term counts are counted by hand from their layouts.
+
+use metrale_circuit::{
+    CacheInputs, CarryInputs, DraftInputs, FitError, HSteps, InputsFile, KvInputs, KvTokens,
+    Lifetime, LookupInputs, MissingFormat, PlanError, ProfileKv, RingInputs, ServingProfile, Space,
+    StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+};
+
+/// Every checkpoint of circuit `$arch` (file order), as `module => Variant`: the run-time
+/// choice of each equals its own module.
+macro_rules! choice_agrees {
+    ($arch:ident, [$($ckpt:ident => $variant:ident),* $(,)?]) => {{
+        use metrale_tests::$arch::{AnyPlan, Checkpoint, Formats, Inputs};
+        let formats = Formats {
+            ssm_h_storage: StateDtype::F32,
+            ssm_conv_storage: StateDtype::Bf16,
+            kv_cache_dtype: StateDtype::Fp8,
+        };
+        let h_steps = [4, 4, 4, 1];
+        // A speculative, prefix-cached serve (every term present), and a bare decode (no
+        // verify, no draft KV, no caches: many terms empty).
+        let serve = Inputs {
+            formats,
+            slots: 4,
+            verify: Some(VerifyInputs {
+                h_steps: HSteps::PerSlot(&h_steps),
+                conv_steps: 4,
+            }),
+            kv: metrale_tests::SERVE_KV,
+            draft_kv: Some(KvInputs::pool(64, 16)),
+            caches: metrale_tests::SERVE_CACHES,
+        };
+        let bare = Inputs {
+            formats,
+            slots: 2,
+            verify: None,
+            kv: Some(KvInputs::pool(10, 16)),
+            draft_kv: None,
+            caches: CacheInputs::EMPTY,
+        };
+        let profile = ServingProfile {
+            sequences: 0,
+            verify_rows: 4,
+            kv: Some(ProfileKv {
+                block_size: 16,
+                tokens: KvTokens::PerSequence(0),
+                chunk_tokens: Some(2048),
+            }),
+            draft_kv: true,
+            prefix_snapshots: 2,
+            ring_depth: 4,
+            carry: true,
+            tree_nodes: 16,
+            capture_rows: 4096,
+            lookup_history: 8192,
+        };
+        let mut seen = Vec::new();
+        $(
+            let checkpoint = Checkpoint::$variant;
+            seen.push(checkpoint);
+            let name = stringify!($ckpt);
+            assert_eq!(checkpoint.name(), name);
+            assert_eq!(Checkpoint::from_name(name), Some(checkpoint));
+            if let Some(hf) = checkpoint.hf() {
+                assert_eq!(Checkpoint::from_hf(hf), Some(checkpoint), "{hf}");
+            }
+            // A name is not an id, and an id is matched exactly.
+            assert_eq!(Checkpoint::from_hf(name), None);
+            assert_eq!(Checkpoint::from_name(&name.to_uppercase()), None);
+            assert_eq!(Checkpoint::from_name(&format!("{name} ")), None);
+            assert_eq!(checkpoint.dims(), &$arch::$ckpt::DIMS);
+            assert_eq!(checkpoint.terms(), &$arch::$ckpt::TERMS[..]);
+            assert_eq!(checkpoint.term_count(), $arch::$ckpt::TERM_COUNT);
+            assert_eq!(checkpoint.layer_count(), $arch::$ckpt::LAYERS);
+            assert!(checkpoint.term_count() <= $arch::MAX_TERM_COUNT);
+            for inputs in [&serve, &bare] {
+                for align in [1, 256] {
+                    let own = $arch::$ckpt::StatePlan::new(&$arch::$ckpt::DIMS, inputs, align)
+                        .expect("the checkpoint's plan");
+                    let any = AnyPlan::new(checkpoint, checkpoint.dims(), inputs, align)
+                        .expect("the chosen plan");
+                    assert_eq!(any, AnyPlan::$variant(own));
+                    assert_eq!(any.checkpoint(), checkpoint);
+                    assert_eq!(any.terms(), &$arch::$ckpt::TERMS[..]);
+                    assert_eq!(any.regions().as_slice(), &own.regions()[..]);
+                    assert_eq!(any.regions().len(), any.terms().len());
+                    assert_eq!(any.arena(), own.arena());
+                    assert_eq!(any.device_bytes(), own.device_bytes());
+                    assert_eq!(any.host_bytes(), own.host_bytes());
+                    for space in Space::ALL {
+                        assert_eq!(any.term_bytes(space), own.term_bytes(space));
+                        for lifetime in Lifetime::ALL {
+                            assert_eq!(
+                                any.lifetime_bytes(space, lifetime),
+                                own.lifetime_bytes(space, lifetime)
+                            );
+                        }
+                    }
+                    assert_eq!(any.layer_count(), $arch::$ckpt::LAYERS);
+                    // One past the last layer is `None` in both.
+                    for i in 0..=$arch::$ckpt::LAYERS {
+                        assert_eq!(any.layer(i), own.layer(i), "layer {i}");
+                    }
+                    // A budget below the plan at 0 blocks, the plan's own bytes, and room to
+                    // spare.
+                    for budget in [0, own.device_bytes(), 80 << 30] {
+                        assert_eq!(
+                            AnyPlan::fit_kv_blocks(checkpoint, checkpoint.dims(), inputs, align, budget),
+                            $arch::$ckpt::StatePlan::fit_kv_blocks(&$arch::$ckpt::DIMS, inputs, align, budget),
+                        );
+                        assert_eq!(
+                            AnyPlan::fit_sequences(checkpoint, checkpoint.dims(), formats, &profile, 4096, align, budget),
+                            $arch::$ckpt::StatePlan::fit_sequences(&$arch::$ckpt::DIMS, formats, &profile, 4096, align, budget),
+                        );
+                    }
+                }
+            }
+            // The errors are the checkpoint's too.
+            assert_eq!(
+                AnyPlan::new(checkpoint, checkpoint.dims(), &bare, 3),
+                Err(PlanError::BadAlign { align: 3 })
+            );
+            let no_kv = Inputs { kv: None, ..bare };
+            assert_eq!(
+                AnyPlan::fit_kv_blocks(checkpoint, checkpoint.dims(), &no_kv, 256, 1 << 30),
+                Err(FitError::NoKvPool)
+            );
+        )*
+        assert_eq!(seen, Checkpoint::ALL, "every checkpoint, in file order");
+        assert_eq!(Checkpoint::from_name("no_such_checkpoint"), None);
+        assert_eq!(Checkpoint::from_name(""), None);
+        assert_eq!(Checkpoint::from_hf(""), None);
+    }};
+}
+
+#[test]
+fn qwen3_5_chooses_every_checkpoint() {
+    use metrale_tests::qwen3_5::{self, Checkpoint};
+    choice_agrees!(qwen3_5, [
+        qwen3_5_27b => Qwen3527b,
+        qwen3_5_397b_a17b => Qwen35397bA17b,
+        tiny => Tiny,
+    ]);
+    assert_eq!(
+        Checkpoint::from_hf("Qwen/Qwen3.5-27B"),
+        Some(Checkpoint::Qwen3527b)
+    );
+    assert_eq!(
+        Checkpoint::from_hf("Qwen/Qwen3.5-397B-A17B"),
+        Some(Checkpoint::Qwen35397bA17b)
+    );
+    assert_eq!(Checkpoint::Tiny.hf(), None);
+    // An id is matched as the circuit spells it.
+    assert_eq!(Checkpoint::from_hf("qwen/qwen3.5-27b"), None);
+    // 27B: 48 Gated DeltaNet layers of 13 terms, 16 attention layers of 2, the head's 6 and
+    // the draft's attention 2.
+    assert_eq!(qwen3_5::MAX_TERM_COUNT, 48 * 13 + 16 * 2 + 6 + 2);
+}
+
+#[test]
+fn nemotron_h_chooses_every_checkpoint() {
+    use metrale_tests::nemotron_h::{self, Checkpoint};
+    choice_agrees!(nemotron_h, [
+        nemotron_h_8b => NemotronH8b,
+        nemotron_h_47b => NemotronH47b,
+        nemotron_nano_9b_v2 => NemotronNano9bV2,
+        tiny => Tiny,
+    ]);
+    let ids: Vec<_> = Checkpoint::ALL.iter().map(|c| c.hf()).collect();
+    assert_eq!(
+        ids,
+        [
+            Some("nvidia/Nemotron-H-8B-Base-8K"),
+            Some("nvidia/Nemotron-H-47B-Base-8K"),
+            Some("nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
+            None,
+        ]
+    );
+    // 47B: 45 Mamba-2 layers of 10 terms, 5 attention layers of 2, the head's 1.
+    assert_eq!(nemotron_h::MAX_TERM_COUNT, 45 * 10 + 5 * 2 + 1);
+}
+
+/// The choice works in constants: an engine can pick and plan at compile time too.
+#[test]
+fn a_chosen_plan_can_be_a_constant() {
+    use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Formats, Inputs, tiny};
+    const INPUTS: Inputs<'static> = Inputs {
+        formats: Formats {
+            ssm_h_storage: StateDtype::F32,
+            ssm_conv_storage: StateDtype::Bf16,
+            kv_cache_dtype: StateDtype::Fp8,
+        },
+        slots: 2,
+        verify: None,
+        kv: Some(KvInputs::pool(10, 16)),
+        draft_kv: None,
+        caches: CacheInputs::EMPTY,
+    };
+    const CHOSEN: Option<Checkpoint> = Checkpoint::from_name("tiny");
+    const PLAN: AnyPlan = match CHOSEN {
+        Some(checkpoint) => match AnyPlan::new(checkpoint, checkpoint.dims(), &INPUTS, 256) {
+            Ok(plan) => plan,
+            Err(_) => panic!("the tiny plan"),
+        },
+        None => panic!("a tiny checkpoint"),
+    };
+    const DEVICE: u64 = PLAN.device_bytes();
+    let own = tiny::StatePlan::new(&tiny::DIMS, &INPUTS, 256).expect("the tiny plan");
+    assert_eq!(PLAN, AnyPlan::Tiny(own));
+    assert_eq!(DEVICE, own.device_bytes());
+    assert_eq!(PLAN.regions().as_slice(), &own.regions()[..]);
+}
+
+/// The default inputs file, loaded, gives the same `Inputs` as its figures written by hand.
+#[test]
+fn inputs_from_the_default_inputs_file() {
+    use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Formats, Inputs, qwen3_5_27b};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../metrale-codegen/inputs/default.toml");
+    let file = InputsFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let view = file.view();
+
+    // metrale-codegen/inputs/default.toml, by hand.
+    let h_steps = [4; 9];
+    let window = Some(WindowInputs {
+        sequences: 8,
+        chunk_tokens: 2048,
+        max_tokens: 32768,
+    });
+    let by_hand = Inputs {
+        formats: Formats {
+            ssm_h_storage: StateDtype::F32,
+            ssm_conv_storage: StateDtype::Bf16,
+            kv_cache_dtype: StateDtype::Fp8,
+        },
+        slots: 9,
+        verify: Some(VerifyInputs {
+            h_steps: HSteps::PerSlot(&h_steps),
+            conv_steps: 4,
+        }),
+        kv: Some(KvInputs {
+            blocks: 2048,
+            block_size: 16,
+            window,
+        }),
+        draft_kv: Some(KvInputs {
+            blocks: 2048,
+            block_size: 16,
+            window,
+        }),
+        caches: CacheInputs {
+            prefix_snapshot_slots: 16,
+            ring: Some(RingInputs {
+                ring_slots: 4,
+                seq_slots: 9,
+            }),
+            carry: Some(CarryInputs {
+                slots: 9,
+                table_rows: 9,
+            }),
+            verify_table_rows: 36,
+            capture_rows: 4096,
+            lookup: Some(LookupInputs {
+                sequences: 8,
+                history_tokens: 8192,
+            }),
+            tree: Some(TreeInputs {
+                slots: 9,
+                nodes: 16,
+            }),
+            drafts: Some(DraftInputs {
+                slots: 9,
+                positions: 4,
+            }),
+        },
+    };
+
+    let formats = Formats::from_pairs(view.inputs().formats).expect("every key");
+    assert_eq!(formats, by_hand.formats);
+    let inputs = Inputs::with_counts(formats, &view.inputs());
+    assert_eq!(inputs, by_hand);
+    assert_eq!(Inputs::from_state_inputs(&view.inputs()), Ok(by_hand));
+
+    let from_file = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256).expect("plan");
+    let from_hand = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &by_hand, 256).expect("plan");
+    assert_eq!(from_file, from_hand);
+    // Chosen by id, as an engine reading the model's name does.
+    let checkpoint = Checkpoint::from_hf("Qwen/Qwen3.5-27B").expect("a checkpoint");
+    let any = AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256).expect("plan");
+    assert_eq!(any, AnyPlan::Qwen3527b(from_hand));
+    // The dynamic plan of the same file agrees on the arena.
+    let decls = metrale_circuit::Circuit::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits/qwen3_5.toml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .instantiate("qwen3_5_27b")
+    .expect("decls");
+    let dynamic = metrale_circuit::StatePlan::new(&decls, &view.inputs(), 256).expect("plan");
+    assert_eq!(dynamic.device_bytes(), any.device_bytes());
+    assert_eq!(dynamic.host_bytes(), any.host_bytes());
+}
+
+/// `from_pairs` needs every key the circuit names, reads the first pair of each, and ignores
+/// keys the circuit does not name.
+#[test]
+fn formats_from_pairs_names_the_missing_key() {
+    use metrale_tests::qwen3_5::{Formats, Inputs};
+    let all = [
+        ("unrelated_key", StateDtype::U8),
+        ("kv_cache_dtype", StateDtype::Fp8),
+        ("ssm_h_storage", StateDtype::F32),
+        ("ssm_conv_storage", StateDtype::Bf16),
+        ("kv_cache_dtype", StateDtype::Bf16),
+    ];
+    assert_eq!(
+        Formats::from_pairs(&all),
+        Ok(Formats {
+            ssm_h_storage: StateDtype::F32,
+            ssm_conv_storage: StateDtype::Bf16,
+            kv_cache_dtype: StateDtype::Fp8,
+        })
+    );
+    // The first missing key in field order: `ssm_h_storage`, then `ssm_conv_storage`.
+    assert_eq!(
+        Formats::from_pairs(&[("kv_cache_dtype", StateDtype::Fp8)]),
+        Err(MissingFormat {
+            key: "ssm_h_storage"
+        })
+    );
+    let error = Formats::from_pairs(&all[..3]).expect_err("no ssm_conv_storage");
+    assert_eq!(error.key, "ssm_conv_storage");
+    assert_eq!(
+        error.to_string(),
+        "the formats give no dtype for format key `ssm_conv_storage` (in an inputs file: \
+         `ssm_conv_storage = \"<dtype>\"` under `[formats]`)"
+    );
+    let counts = StateInputs {
+        formats: &all[1..4],
+        slots: 3,
+        ..StateInputs::EMPTY
+    };
+    let inputs = Inputs::from_state_inputs(&counts).expect("every key");
+    assert_eq!(inputs.slots, 3);
+    assert_eq!(
+        inputs.formats,
+        Formats::from_pairs(&all).expect("every key")
+    );
+    assert_eq!(
+        Inputs::from_state_inputs(&StateInputs::EMPTY),
+        Err(MissingFormat {
+            key: "ssm_h_storage"
+        })
+    );
+    // A `?` in an engine's `main` turns it into its error.
+    let boxed: Box<dyn std::error::Error> = error.into();
+    assert!(boxed.to_string().contains("`ssm_conv_storage`"));
+}
+
+/// The README's example ("A typed plan in your crate"), compiled: an engine that reads the
+/// model's name and an inputs file at start, with one code path for every checkpoint.
+fn engine(
+    model: &str,
+    inputs_file: &std::path::Path,
+) -> Result<(u64, usize), Box<dyn std::error::Error>> {
+    use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Inputs};
+
+    let file = InputsFile::load(inputs_file)?;
+    let view = file.view();
+    let inputs = Inputs::from_state_inputs(&view.inputs())?;
+    let checkpoint = Checkpoint::from_name(model)
+        .or_else(|| Checkpoint::from_hf(model))
+        .ok_or("no such checkpoint")?;
+    let plan = AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)?;
+    let device = plan.device_bytes();
+    let mut placed = 0;
+    for (term, region) in plan.terms().iter().zip(plan.regions().iter()) {
+        let arena = match term.space {
+            Space::Device => device,
+            Space::Host => plan.host_bytes(),
+        };
+        assert!(region.end() <= arena, "{} lies in its arena", term.state);
+        placed += 1;
+    }
+    Ok((device, placed))
+}
+
+#[test]
+fn the_readme_engine_runs_every_checkpoint() {
+    use metrale_tests::qwen3_5::{Checkpoint, qwen3_5_27b};
+    let default = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../metrale-codegen/inputs/default.toml");
+    for checkpoint in Checkpoint::ALL {
+        let (_, placed) = engine(checkpoint.name(), &default).expect("planned");
+        assert_eq!(placed, checkpoint.term_count());
+    }
+    // By id, the same plan as by name.
+    assert_eq!(
+        engine("Qwen/Qwen3.5-27B", &default).expect("planned"),
+        engine("qwen3_5_27b", &default).expect("planned")
+    );
+    assert_eq!(
+        engine("qwen3_5_27b", &default).expect("planned").1,
+        qwen3_5_27b::TERM_COUNT
+    );
+    let unknown = engine("Qwen/Qwen3.5-28B", &default).expect_err("no such checkpoint");
+    assert_eq!(unknown.to_string(), "no such checkpoint");
+    // A file without a format key the circuit names is refused, naming the key.
+    let text = std::fs::read_to_string(&default).expect("readable");
+    let without = std::env::temp_dir().join(format!("metrale-choice-{}.toml", std::process::id()));
+    std::fs::write(&without, text.replace("kv_cache_dtype = \"fp8\"", "")).expect("written");
+    let missing = engine("tiny", &without).expect_err("no kv_cache_dtype");
+    let _ = std::fs::remove_file(&without);
+    assert!(
+        missing.to_string().contains("`kv_cache_dtype`"),
+        "{missing}"
+    );
+}
