@@ -8,15 +8,18 @@
 //!   one entry per slot, and `ring.seq_slots`, `carry.slots`, `tree.slots`, `drafts.slots`
 //!   equal `slots`; `verify_table_rows` is the total of `h_steps`.
 //!
-//! Invariants: each refusal is located at the count that disagrees (its value, or the table
-//! that lacks what the profile derives), names both figures and the rule, and says what would
-//! agree; nothing here panics.
+//! The rules themselves are the runtime's (`agree.rs`: [`StateInputs::disagreements`],
+//! [`ServingProfile::disagreements`]); this module locates each disagreement in the file.
+//!
+//! Invariants: each refusal is located at the count that disagrees (its value, or its table's
+//! key), names both figures and the rule, and says what would agree; only counts the file
+//! writes are refused; nothing here panics.
 
 use std::ops::Range;
 
 use crate::diag::Diagnostic;
 use crate::walk::{Table, Value, Walk, field};
-use crate::{CacheInputs, KvInputs, KvTokens, ProfileKv, ServingProfile, StateInputs};
+use crate::{Disagreement, KvInputs, KvTokens, ProfileKv, ServingProfile, StateInputs};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [
@@ -174,9 +177,20 @@ fn refuse(walk: &mut Walk<'_>, at: Range<usize>, message: String, rule: &str, ag
     );
 }
 
-/// With a profile: every count `file` writes must be the derived one. Returns the derived
-/// counts, which the file then holds (`None` when the profile's counts cannot be made).
-/// `serving_at` is the `[serving]` key.
+/// The span of key `key` in the file: a top-level key, or `caches.<key>` in `[caches]`; its
+/// value's span when `value` is set. `None` when the file does not write it.
+fn written(root: &Table<'_>, key: &str, value: bool) -> Option<Range<usize>> {
+    let (table, name) = match key.strip_prefix("caches.") {
+        Some(name) => (field(root, "caches")?.1.get_ref().as_table()?, name),
+        None => (root, key),
+    };
+    let (at, v) = field(table, name)?;
+    Some(if value { v.span() } else { at })
+}
+
+/// With a profile: every count `file` writes must be the derived one
+/// ([`ServingProfile::disagreements`]). Returns the derived counts, which the file then holds
+/// (`None` when the profile's counts cannot be made). `serving_at` is the `[serving]` key.
 pub(crate) fn with_profile(
     walk: &mut Walk<'_>,
     root: &Table<'_>,
@@ -199,78 +213,73 @@ pub(crate) fn with_profile(
             return None;
         }
     };
-    let profile_rule = "with `[serving]`, every count follows from the profile (docs/inputs.md)";
-    if let Some((_, v)) = field(root, "slots")
-        && file.slots != derived.slots
-    {
+    let rule = "with `[serving]`, every count follows from the profile (docs/inputs.md)";
+    for disagreement in profile.disagreements(file) {
+        let Disagreement::Profile { count } = disagreement else {
+            continue;
+        };
+        // Only what the file writes can disagree: an absent count is the derived one.
+        let Some(at) = written(root, count, count == "slots") else {
+            continue;
+        };
+        if count == "slots" {
+            refuse(
+                walk,
+                at,
+                format!(
+                    "`slots = {}` disagrees with `[serving]`: {} sequences make {} slots",
+                    file.slots, profile.sequences, derived.slots
+                ),
+                "slots = sequences + 1, the padding dummy batched kernels may write into",
+                format!(
+                    "remove `slots` (the profile gives it) or write `slots = {}`",
+                    derived.slots
+                ),
+            );
+            continue;
+        }
+        let want = derived_text(count, profile, &derived);
+        let shown = if count.starts_with("caches.") {
+            format!("`{count}`")
+        } else {
+            format!("`[{count}]`")
+        };
         refuse(
             walk,
-            v.span(),
-            format!(
-                "`slots = {}` disagrees with `[serving]`: {} sequences make {} slots",
-                file.slots, profile.sequences, derived.slots
-            ),
-            "slots = sequences + 1, the padding dummy batched kernels may write into",
-            format!(
-                "remove `slots` (the profile gives it) or write `slots = {}`",
-                derived.slots
-            ),
+            at,
+            format!("{shown} disagrees with `[serving]`, which gives {want}"),
+            rule,
+            format!("remove {shown} (the profile gives it) or make it agree"),
         );
     }
-    if let Some((key, _)) = field(root, "verify") {
-        let agrees = match (&file.verify, derived.verify) {
-            (Some(given), Some(want)) => {
-                given.conv_steps == want.conv_steps
-                    && given.h_steps.slots() == want.h_steps.slots()
-                    && (0..want.h_steps.slots())
-                        .all(|s| given.h_steps.rows_of(s) == want.h_steps.rows_of(s))
-            }
-            _ => false,
-        };
-        if !agrees {
-            let want = match derived.verify {
-                Some(v) => format!(
-                    "{} verify slots of {} rows, `conv_steps = {}`",
-                    v.slots(),
-                    profile.verify_rows,
-                    v.conv_steps
-                ),
-                None => "no `[verify]` (`verify_rows` is 0)".to_owned(),
-            };
-            refuse(
-                walk,
-                key,
-                format!("`[verify]` disagrees with `[serving]`, which gives {want}"),
-                profile_rule,
-                "remove `[verify]` (the profile gives it) or make it agree".to_owned(),
-            );
-        }
-    }
-    for (name, given, want) in [
-        ("kv", file.kv, derived.kv),
-        ("draft_kv", file.draft_kv, derived.draft_kv),
-    ] {
-        if let Some((key, _)) = field(root, name)
-            && given != want
-        {
-            refuse(
-                walk,
-                key,
-                format!(
-                    "`[{name}]` disagrees with `[serving]`, which gives {}",
-                    describe_kv(want)
-                ),
-                profile_rule,
-                format!("remove `[{name}]` (the profile gives it) or make it agree"),
-            );
-        }
-    }
-    if let Some((_, caches)) = field(root, "caches")
-        && let Some(table) = caches.get_ref().as_table()
-    {
-        caches_agree(walk, table, &file.caches, &derived.caches);
-    }
     Some(derived)
+}
+
+/// What the profile derives for `count`, in words.
+fn derived_text(count: &str, profile: &ServingProfile, derived: &StateInputs<'_>) -> String {
+    let c = &derived.caches;
+    match count {
+        "verify" => match derived.verify {
+            Some(v) => format!(
+                "{} verify slots of {} rows, `conv_steps = {}`",
+                v.slots(),
+                profile.verify_rows,
+                v.conv_steps
+            ),
+            None => "no `[verify]` (`verify_rows` is 0)".to_owned(),
+        },
+        "kv" => describe_kv(derived.kv),
+        "draft_kv" => describe_kv(derived.draft_kv),
+        "caches.prefix_snapshot_slots" => c.prefix_snapshot_slots.to_string(),
+        "caches.verify_table_rows" => c.verify_table_rows.to_string(),
+        "caches.capture_rows" => c.capture_rows.to_string(),
+        "caches.ring" => format!("{:?}", c.ring),
+        "caches.carry" => format!("{:?}", c.carry),
+        "caches.lookup" => format!("{:?}", c.lookup),
+        "caches.tree" => format!("{:?}", c.tree),
+        "caches.drafts" => format!("{:?}", c.drafts),
+        _ => String::new(),
+    }
 }
 
 /// "2048 blocks of 16 tokens" or "no pool".
@@ -281,120 +290,53 @@ fn describe_kv(kv: Option<KvInputs>) -> String {
     }
 }
 
-/// Each key written in `[caches]` against the profile's.
-fn caches_agree(walk: &mut Walk<'_>, table: &Table<'_>, given: &CacheInputs, want: &CacheInputs) {
-    let counts = [
-        (
-            "prefix_snapshot_slots",
-            given.prefix_snapshot_slots == want.prefix_snapshot_slots,
-            want.prefix_snapshot_slots.to_string(),
-        ),
-        ("ring", given.ring == want.ring, format!("{:?}", want.ring)),
-        (
-            "carry",
-            given.carry == want.carry,
-            format!("{:?}", want.carry),
-        ),
-        (
-            "verify_table_rows",
-            given.verify_table_rows == want.verify_table_rows,
-            want.verify_table_rows.to_string(),
-        ),
-        (
-            "capture_rows",
-            given.capture_rows == want.capture_rows,
-            want.capture_rows.to_string(),
-        ),
-        (
-            "lookup",
-            given.lookup == want.lookup,
-            format!("{:?}", want.lookup),
-        ),
-        ("tree", given.tree == want.tree, format!("{:?}", want.tree)),
-        (
-            "drafts",
-            given.drafts == want.drafts,
-            format!("{:?}", want.drafts),
-        ),
-    ];
-    for (name, agrees, want) in counts {
-        if let (Some((key, _)), false) = (field(table, name), agrees) {
-            refuse(
-                walk,
-                key,
-                format!("`caches.{name}` disagrees with `[serving]`, which gives {want}"),
-                "with `[serving]`, every count follows from the profile (docs/inputs.md)",
-                format!("remove `caches.{name}` (the profile gives it) or make it agree"),
-            );
-        }
-    }
-}
-
-/// Without a profile: the counts that name the same slots agree.
+/// Without a profile: the counts that name the same slots agree
+/// ([`StateInputs::disagreements`]), each refused at the count the file writes.
 pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &StateInputs<'_>) {
     let slots = file.slots;
     let same_slots =
         "each names the sequence slots, the padding dummy included: they must equal `slots`";
-    if let (Some(verify), Some((_, v))) = (&file.verify, field(root, "verify"))
-        && let Some(table) = v.get_ref().as_table()
-        && let Some((_, h)) = field(table, "h_steps")
-        && verify.h_steps.slots() != slots
-    {
-        refuse(
-            walk,
-            h.span(),
-            format!(
-                "`verify.h_steps` has {} entr{}, but `slots = {slots}`",
-                verify.h_steps.slots(),
-                if verify.h_steps.slots() == 1 {
-                    "y"
-                } else {
-                    "ies"
+    for disagreement in file.disagreements() {
+        let message = disagreement.to_string();
+        match disagreement {
+            Disagreement::VerifySlots { .. } => {
+                let at = field(root, "verify")
+                    .and_then(|(_, v)| v.get_ref().as_table().and_then(|t| field(t, "h_steps")))
+                    .map(|(_, h)| h.span());
+                if let Some(at) = at {
+                    refuse(
+                        walk,
+                        at,
+                        message,
+                        same_slots,
+                        format!("give one entry per slot: {slots} entries"),
+                    );
                 }
-            ),
-            same_slots,
-            format!("give one entry per slot: {slots} entries"),
-        );
-    }
-    let Some((_, caches)) = field(root, "caches") else {
-        return;
-    };
-    let Some(table) = caches.get_ref().as_table() else {
-        return;
-    };
-    let c = &file.caches;
-    let groups = [
-        ("ring", "seq_slots", c.ring.map(|r| r.seq_slots)),
-        ("carry", "slots", c.carry.map(|r| r.slots)),
-        ("tree", "slots", c.tree.map(|r| r.slots)),
-        ("drafts", "slots", c.drafts.map(|r| r.slots)),
-    ];
-    for (group, key, count) in groups {
-        if let (Some(count), Some((at, _))) = (count, field(table, group))
-            && count != slots
-        {
-            refuse(
-                walk,
-                at,
-                format!("`caches.{group}.{key} = {count}`, but `slots = {slots}`"),
-                same_slots,
-                format!("write `{key} = {slots}`"),
-            );
+            }
+            Disagreement::GroupSlots { group, key, .. } => {
+                if let Some(at) = written(root, &format!("caches.{group}"), false) {
+                    refuse(
+                        walk,
+                        at,
+                        message,
+                        same_slots,
+                        format!("write `{key} = {slots}`"),
+                    );
+                }
+            }
+            Disagreement::VerifyTableRows { total, .. } => {
+                if let Some(at) = written(root, "caches.verify_table_rows", true) {
+                    refuse(
+                        walk,
+                        at,
+                        message,
+                        "one verify-table row per verified row: the total of `h_steps` (or 0 \
+                         without verify tables)",
+                        format!("write `verify_table_rows = {total}`"),
+                    );
+                }
+            }
+            Disagreement::Profile { .. } | Disagreement::ProfileFault(_) => {}
         }
-    }
-    if let (Some(verify), Some((_, rows))) = (&file.verify, field(table, "verify_table_rows"))
-        && let Some(total) = verify.h_steps.total()
-        && total != c.verify_table_rows
-    {
-        refuse(
-            walk,
-            rows.span(),
-            format!(
-                "`caches.verify_table_rows = {}`, but `verify.h_steps` totals {total} rows",
-                c.verify_table_rows
-            ),
-            "one verify-table row per verified row: the total of `h_steps`",
-            format!("write `verify_table_rows = {total}`"),
-        );
     }
 }

@@ -46,6 +46,7 @@
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
+mod agree;
 mod caches;
 mod decl;
 mod dtype;
@@ -91,6 +92,7 @@ pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
+pub use agree::Disagreement;
 pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{Fit, FitError, Search, fit_kv_blocks, fit_sequences};
 pub use inputs::{
