@@ -110,9 +110,8 @@ impl Layout {
     /// without verify), grouped by state.
     ///
     /// # Errors
-    /// [`EngineError::Invariant`] when a term names no declared state or a state has its
-    /// holdings out of the kind's field group (not for a plan `StatePlan::new` made from
-    /// `decls`).
+    /// [`EngineError::Invariant`] when a term names no state of `decls` (not for a plan
+    /// `StatePlan::new` made from them).
     pub fn new(
         plan: &StatePlan,
         decls: &[StateDecl],

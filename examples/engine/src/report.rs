@@ -184,7 +184,7 @@ impl Report {
         }
         writeln!(
             f,
-            "TAGS BROKEN: {} of {} units checked do not hold their tag (two units alias):",
+            "TAGS BROKEN: {} of {} units checked do not hold their tag (units alias):",
             self.tags.broken, self.tags.checked
         )?;
         for mismatch in &self.tags.first {

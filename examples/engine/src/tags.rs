@@ -202,7 +202,7 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` unit {} ({} bytes {}..{}) does not hold its tag (term {}, unit {}, write {})",
+            "`{}` unit {} ({} bytes {}..{}) must hold the tag of term {}, unit {}, write {}",
             self.name,
             self.index,
             self.space.name(),
@@ -215,11 +215,11 @@ impl fmt::Display for Mismatch {
         match &self.found {
             Found::Tag(tag) => write!(
                 f,
-                ": it holds the tag of term {}, unit {}, write {}",
+                ", and holds that of term {}, unit {}, write {}",
                 tag.term, tag.unit, tag.write
             ),
             Found::Bytes(bytes) => {
-                f.write_str(": it holds")?;
+                f.write_str(", and holds")?;
                 for byte in bytes {
                     write!(f, " {byte:02x}")?;
                 }
