@@ -1,0 +1,681 @@
+//! The plan as the engine reads it ([`Layout`]): every term of the dynamic
+//! [`StatePlan`] (`StateTerm::region()`) wrapped in the field group of its kind
+//! ([`RecurrentRegions`], [`KvRegions`], [`CacheRegions`]), the same groups a generated plan's
+//! fields are, so that every address the engine touches comes from a plan [`Region`] and the
+//! address API: `slot`, `checkpoint_of`, `step` (`[verify slot][step]`), `token`
+//! (`[block][token]`), `ring` (`[sequence slot][ring slot]`), `tree_cell`, `draft`, `unit` and
+//! `lookup_table`. Nothing here computes an offset.
+//!
+//! Invariants:
+//! - A term's index is its index in `StatePlan::terms()` (plan order); a tag names it.
+//! - Each region is kept once, in its state's field group: [`Layout::region`] reads it there,
+//!   and [`Layout::relocate`] (to inject a fault) changes it there, so every accessor sees the
+//!   change.
+//! - Every accessor returns a [`UnitRef`]: the region the API gives, and the unit's index by the
+//!   documented order of its kind (docs/circuit-schema.md, "The twelve kinds"), which is what
+//!   the unit's tag names. The final check reads unit `i` back through `Region::unit(i)`, so an
+//!   accessor that disagreed with the documented order would fail it.
+
+use std::collections::HashMap;
+
+use metrale_circuit::{
+    CacheRegions, HSteps, Holding, KvRegions, RecurrentRegions, Region, Section, Space, StateDecl,
+    StateKind, StatePlan,
+};
+
+use crate::EngineError;
+
+/// One unit the engine reads or writes: which term, its index in the term's unit order, and
+/// where it is (from the address API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnitRef {
+    /// The term's index in plan order.
+    pub term: usize,
+    /// The unit's index in the term's documented order (for the prompt-lookup index, the
+    /// sequence whose table it is).
+    pub index: u64,
+    /// Its bytes in the term's arena.
+    pub region: Region,
+}
+
+/// The regions of one state, in its kind's field group, with the plan index of each term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Group {
+    /// A recurrent state: the live pool, and with verify inputs its intermediates and
+    /// checkpoints.
+    Recurrent {
+        /// The regions, [`Region::EMPTY`] for an absent term.
+        regions: RecurrentRegions,
+        /// The live term.
+        live: usize,
+        /// The verify intermediates' term, with verify inputs.
+        steps: Option<usize>,
+        /// The pre-verify checkpoints' term, with verify inputs.
+        checkpoint: Option<usize>,
+    },
+    /// One side of a paged KV cache.
+    Kv {
+        /// Its blocks.
+        regions: KvRegions,
+        /// Its term.
+        term: usize,
+    },
+    /// A cache.
+    Cache {
+        /// Its units.
+        regions: CacheRegions,
+        /// Its term.
+        term: usize,
+    },
+}
+
+/// One state that has at least one term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateEntry {
+    /// Its id (`l0.gdn.h`).
+    pub id: String,
+    /// Its kind.
+    pub kind: StateKind,
+    /// Main model or draft head.
+    pub section: Section,
+    /// For a copy (a prefix or ring snapshot), the id of the state it copies.
+    pub of: Option<String>,
+    /// For a sliding-window KV side, the window in tokens.
+    pub window: Option<u64>,
+    /// Its regions.
+    pub group: Group,
+}
+
+/// One term: which state it belongs to, what it holds, where it lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TermEntry {
+    state: usize,
+    holding: Holding,
+    space: Space,
+}
+
+/// Every term of a plan, by state, in field groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    states: Vec<StateEntry>,
+    terms: Vec<TermEntry>,
+    h_steps: Option<HSteps<'static>>,
+    align: u64,
+    device_bytes: u64,
+    host_bytes: u64,
+}
+
+impl Layout {
+    /// The terms of `plan`, made from `decls` with `h_steps` as its verify inputs (`None`
+    /// without verify), grouped by state.
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] when a term names no state of `decls` (not for a plan
+    /// `StatePlan::new` made from them).
+    pub fn new(
+        plan: &StatePlan,
+        decls: &[StateDecl],
+        h_steps: Option<HSteps<'static>>,
+    ) -> Result<Self, EngineError> {
+        let index: HashMap<(&str, Holding), usize> = plan
+            .terms()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.state.as_str(), t.holding), i))
+            .collect();
+        let region = |term: Option<usize>| {
+            term.and_then(|i| plan.terms().get(i))
+                .map_or(Region::EMPTY, metrale_circuit::StateTerm::region)
+        };
+        let mut states = Vec::new();
+        let mut terms = vec![None; plan.terms().len()];
+        for decl in decls {
+            let term_of = |holding| index.get(&(decl.id.as_str(), holding)).copied();
+            let group = match decl.kind {
+                StateKind::Recurrent => {
+                    let Some(live) = term_of(Holding::Live) else {
+                        continue;
+                    };
+                    let (steps, checkpoint) =
+                        (term_of(Holding::Steps), term_of(Holding::Checkpoint));
+                    Group::Recurrent {
+                        regions: RecurrentRegions {
+                            live: region(Some(live)),
+                            steps: region(steps),
+                            checkpoint: region(checkpoint),
+                        },
+                        live,
+                        steps,
+                        checkpoint,
+                    }
+                }
+                StateKind::PagedKv => {
+                    let Some(term) = term_of(Holding::Blocks) else {
+                        continue;
+                    };
+                    Group::Kv {
+                        regions: KvRegions {
+                            blocks: region(Some(term)),
+                        },
+                        term,
+                    }
+                }
+                _ => {
+                    let Some(term) = term_of(Holding::Cache) else {
+                        continue;
+                    };
+                    Group::Cache {
+                        regions: CacheRegions {
+                            cache: region(Some(term)),
+                        },
+                        term,
+                    }
+                }
+            };
+            let state = states.len();
+            for (term, holding) in group_terms(&group) {
+                if let Some(slot) = terms.get_mut(term) {
+                    *slot = Some(TermEntry {
+                        state,
+                        holding,
+                        space: plan.terms()[term].space,
+                    });
+                }
+            }
+            states.push(StateEntry {
+                id: decl.id.clone(),
+                kind: decl.kind,
+                section: decl.section,
+                of: decl.of.clone(),
+                window: decl.window,
+                group,
+            });
+        }
+        let terms = terms
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                t.ok_or_else(|| {
+                    EngineError::Invariant(format!(
+                        "term {i} (`{}`) belongs to no declared state",
+                        plan.terms()[i].state
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            states,
+            terms,
+            h_steps,
+            align: plan.align(),
+            device_bytes: plan.device_bytes(),
+            host_bytes: plan.host_bytes(),
+        })
+    }
+
+    /// The states with at least one term, in declaration order.
+    #[must_use]
+    pub fn states(&self) -> &[StateEntry] {
+        &self.states
+    }
+
+    /// The number of terms.
+    #[must_use]
+    pub fn term_count(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The alignment of every region and of each arena's start.
+    #[must_use]
+    pub fn align(&self) -> u64 {
+        self.align
+    }
+
+    /// The arena size of `space`.
+    #[must_use]
+    pub fn arena_bytes(&self, space: Space) -> u64 {
+        match space {
+            Space::Device => self.device_bytes,
+            Space::Host => self.host_bytes,
+        }
+    }
+
+    /// The verify inputs' rows per verify slot; `None` without verify.
+    #[must_use]
+    pub fn h_steps(&self) -> Option<HSteps<'static>> {
+        self.h_steps
+    }
+
+    /// Term `term`'s region, read from its state's field group.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    #[must_use]
+    pub fn region(&self, term: usize) -> Region {
+        let entry = self.terms[term];
+        match (&self.states[entry.state].group, entry.holding) {
+            (Group::Recurrent { regions, .. }, Holding::Live) => regions.live,
+            (Group::Recurrent { regions, .. }, Holding::Steps) => regions.steps,
+            (Group::Recurrent { regions, .. }, Holding::Checkpoint) => regions.checkpoint,
+            (Group::Kv { regions, .. }, _) => regions.blocks,
+            (Group::Cache { regions, .. }, _) => regions.cache,
+            (Group::Recurrent { .. }, _) => Region::EMPTY,
+        }
+    }
+
+    /// The memory space term `term` lives in.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    #[must_use]
+    pub fn space(&self, term: usize) -> Space {
+        self.terms[term].space
+    }
+
+    /// Term `term` as `state holding` (`l0.gdn.h live`), for reports.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    #[must_use]
+    pub fn term_name(&self, term: usize) -> String {
+        let entry = self.terms[term];
+        format!("{} {}", self.states[entry.state].id, entry.holding.name())
+    }
+
+    /// Moves term `term` to `offset` in its arena: a fault to inject (two terms made to
+    /// overlap), which the tag check must catch. Its bytes, units and unit size stay.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    pub fn relocate(&mut self, term: usize, offset: u64) {
+        let entry = self.terms[term];
+        let region = match (&mut self.states[entry.state].group, entry.holding) {
+            (Group::Recurrent { regions, .. }, Holding::Live) => &mut regions.live,
+            (Group::Recurrent { regions, .. }, Holding::Steps) => &mut regions.steps,
+            (Group::Recurrent { regions, .. }, Holding::Checkpoint) => &mut regions.checkpoint,
+            (Group::Kv { regions, .. }, _) => &mut regions.blocks,
+            (Group::Cache { regions, .. }, _) => &mut regions.cache,
+            (Group::Recurrent { .. }, _) => return,
+        };
+        region.offset = offset;
+    }
+
+    /// Every unit of term `term` in its order, through `Region::unit(i)` (for the
+    /// prompt-lookup index, whose entries are hashed, each sequence's table through
+    /// `Region::group(i)`), until the API says there is none.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    pub fn units(&self, term: usize) -> impl Iterator<Item = UnitRef> + use<> {
+        let region = self.region(term);
+        let dense = region.is_dense();
+        (0_u64..).map_while(move |index| {
+            let unit = if dense {
+                region.unit(index)
+            } else {
+                region.group(index)
+            };
+            unit.map(|region| UnitRef {
+                term,
+                index,
+                region,
+            })
+        })
+    }
+
+    /// The recurrent regions of state `state` and their terms.
+    fn recurrent(&self, state: usize) -> Result<RecurrentTerms<'_>, EngineError> {
+        match &self.states[state].group {
+            Group::Recurrent {
+                regions,
+                live,
+                steps,
+                checkpoint,
+            } => Ok((regions, *live, *steps, *checkpoint)),
+            _ => Err(self.wrong_group(state, "recurrent")),
+        }
+    }
+
+    fn kv(&self, state: usize) -> Result<(&KvRegions, usize), EngineError> {
+        match &self.states[state].group {
+            Group::Kv { regions, term } => Ok((regions, *term)),
+            _ => Err(self.wrong_group(state, "paged KV")),
+        }
+    }
+
+    fn cache(&self, state: usize) -> Result<(&CacheRegions, usize), EngineError> {
+        match &self.states[state].group {
+            Group::Cache { regions, term } => Ok((regions, *term)),
+            _ => Err(self.wrong_group(state, "cache")),
+        }
+    }
+
+    fn wrong_group(&self, state: usize, wanted: &str) -> EngineError {
+        EngineError::Invariant(format!(
+            "state `{}` is not a {wanted} state",
+            self.states[state].id
+        ))
+    }
+
+    /// Sequence slot `slot`'s live state (`RecurrentRegions::slot`, `[slot]`).
+    ///
+    /// # Errors
+    /// [`EngineError::Address`] out of range, [`EngineError::Invariant`] for a state that is
+    /// not recurrent.
+    pub fn live(&self, state: usize, slot: u64) -> Result<UnitRef, EngineError> {
+        let (regions, live, ..) = self.recurrent(state)?;
+        let region = regions
+            .slot(slot)
+            .ok_or_else(|| self.no_unit(state, &format!("sequence slot {slot}")))?;
+        Ok(UnitRef {
+            term: live,
+            index: slot,
+            region,
+        })
+    }
+
+    /// The state of verify slot `slot` before its verify (`RecurrentRegions::checkpoint_of`,
+    /// `[verify slot]`); `Ok(None)` when the plan has no verify terms.
+    ///
+    /// # Errors
+    /// As [`Layout::live`].
+    pub fn checkpoint(&self, state: usize, slot: u64) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, _, _, checkpoint) = self.recurrent(state)?;
+        let Some(term) = checkpoint else {
+            return Ok(None);
+        };
+        let region = regions
+            .checkpoint_of(slot)
+            .ok_or_else(|| self.no_unit(state, &format!("checkpoint of verify slot {slot}")))?;
+        Ok(Some(UnitRef {
+            term,
+            index: slot,
+            region,
+        }))
+    }
+
+    /// Verified row `row` of verify slot `slot` (`RecurrentRegions::step`: `[verify
+    /// slot][step]` for `conv_steps`, slot-major rows of `h_steps`); `Ok(None)` past the slot's
+    /// rows or without verify terms.
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] for a state that is not recurrent.
+    pub fn step(&self, state: usize, slot: u64, row: u64) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, _, steps, _) = self.recurrent(state)?;
+        let (Some(term), Some(h_steps)) = (steps, self.h_steps) else {
+            return Ok(None);
+        };
+        let Some(region) = regions.step(slot, row, &h_steps) else {
+            return Ok(None);
+        };
+        // The documented order: `[verify slot][step]` when every slot has `inner` steps, else
+        // each slot's `h_steps` rows after those of the slots before it.
+        let first = if regions.steps.inner > 0 {
+            slot.checked_mul(regions.steps.inner)
+        } else {
+            h_steps.rows_before(slot)
+        };
+        let index = first
+            .and_then(|first| first.checked_add(row))
+            .ok_or_else(|| self.no_unit(state, &format!("row {row} of verify slot {slot}")))?;
+        Ok(Some(UnitRef {
+            term,
+            index,
+            region,
+        }))
+    }
+
+    /// Tokens per block of KV side `state` (`KvRegions::block_size`).
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] for a state that is not a KV side.
+    pub fn block_size(&self, state: usize) -> Result<u64, EngineError> {
+        Ok(self.kv(state)?.0.block_size())
+    }
+
+    /// The blocks KV side `state` holds (`KvRegions::block_count`; for a windowed side what
+    /// the window law gives).
+    ///
+    /// # Errors
+    /// As [`Layout::block_size`].
+    pub fn block_count(&self, state: usize) -> Result<u64, EngineError> {
+        Ok(self.kv(state)?.0.block_count())
+    }
+
+    /// Token `token` of block `block` of KV side `state` (`KvRegions::token`, `[block][token
+    /// in block]`).
+    ///
+    /// # Errors
+    /// [`EngineError::Address`] out of range, [`EngineError::Invariant`] for a state that is
+    /// not a KV side.
+    pub fn token(&self, state: usize, block: u64, token: u64) -> Result<UnitRef, EngineError> {
+        let (regions, term) = self.kv(state)?;
+        let what = || format!("token {token} of block {block}");
+        let region = regions
+            .token(block, token)
+            .ok_or_else(|| self.no_unit(state, &what()))?;
+        let index = block
+            .checked_mul(regions.block_size())
+            .and_then(|first| first.checked_add(token))
+            .ok_or_else(|| self.no_unit(state, &what()))?;
+        Ok(UnitRef {
+            term,
+            index,
+            region,
+        })
+    }
+
+    /// Row or slot `index` of a flat cache (`CacheRegions::unit`, `[row]`); `Ok(None)` out of
+    /// range.
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] for a state that is not a cache.
+    pub fn cache_unit(&self, state: usize, index: u64) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, term) = self.cache(state)?;
+        Ok(regions.unit(index).map(|region| UnitRef {
+            term,
+            index,
+            region,
+        }))
+    }
+
+    /// Ring slot `ring_slot` of sequence slot `seq_slot` (`CacheRegions::ring`, `[sequence
+    /// slot][ring slot]`); `Ok(None)` out of range.
+    ///
+    /// # Errors
+    /// As [`Layout::cache_unit`].
+    pub fn ring(
+        &self,
+        state: usize,
+        seq_slot: u64,
+        ring_slot: u64,
+    ) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, term) = self.cache(state)?;
+        let Some(region) = regions.ring(seq_slot, ring_slot) else {
+            return Ok(None);
+        };
+        let index = seq_slot
+            .checked_mul(regions.cache.inner)
+            .and_then(|first| first.checked_add(ring_slot));
+        Ok(index.map(|index| UnitRef {
+            term,
+            index,
+            region,
+        }))
+    }
+
+    /// The (`from`, `to`) cell of verify slot `slot`'s token-tree mask
+    /// (`CacheRegions::tree_cell`, `[verify slot][node][node]`); `Ok(None)` out of range.
+    ///
+    /// # Errors
+    /// As [`Layout::cache_unit`].
+    pub fn tree_cell(
+        &self,
+        state: usize,
+        slot: u64,
+        from: u64,
+        to: u64,
+    ) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, term) = self.cache(state)?;
+        let Some(region) = regions.tree_cell(slot, from, to) else {
+            return Ok(None);
+        };
+        let nodes = regions.cache.inner;
+        let index = slot
+            .checked_mul(nodes)
+            .and_then(|row| row.checked_add(from))
+            .and_then(|row| row.checked_mul(nodes))
+            .and_then(|first| first.checked_add(to));
+        Ok(index.map(|index| UnitRef {
+            term,
+            index,
+            region,
+        }))
+    }
+
+    /// Draft position `position` of verify slot `slot` (`CacheRegions::draft`, `[verify
+    /// slot][position]`); `Ok(None)` out of range.
+    ///
+    /// # Errors
+    /// As [`Layout::cache_unit`].
+    pub fn draft(
+        &self,
+        state: usize,
+        slot: u64,
+        position: u64,
+    ) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, term) = self.cache(state)?;
+        let Some(region) = regions.draft(slot, position) else {
+            return Ok(None);
+        };
+        let index = slot
+            .checked_mul(regions.cache.inner)
+            .and_then(|first| first.checked_add(position));
+        Ok(index.map(|index| UnitRef {
+            term,
+            index,
+            region,
+        }))
+    }
+
+    /// Sequence `sequence`'s prompt-lookup table (`CacheRegions::lookup_table`, `[sequence]`
+    /// tables); `Ok(None)` out of range.
+    ///
+    /// # Errors
+    /// As [`Layout::cache_unit`].
+    pub fn lookup_table(
+        &self,
+        state: usize,
+        sequence: u64,
+    ) -> Result<Option<UnitRef>, EngineError> {
+        let (regions, term) = self.cache(state)?;
+        Ok(regions.lookup_table(sequence).map(|region| UnitRef {
+            term,
+            index: sequence,
+            region,
+        }))
+    }
+
+    fn no_unit(&self, state: usize, what: &str) -> EngineError {
+        EngineError::Address(format!(
+            "the plan has no {what} for `{}`",
+            self.states[state].id
+        ))
+    }
+}
+
+/// A recurrent state's regions, with the terms of its live pool, its intermediates and its
+/// checkpoints.
+type RecurrentTerms<'a> = (&'a RecurrentRegions, usize, Option<usize>, Option<usize>);
+
+/// The terms of a field group with what each holds.
+fn group_terms(group: &Group) -> Vec<(usize, Holding)> {
+    match group {
+        Group::Recurrent {
+            live,
+            steps,
+            checkpoint,
+            ..
+        } => {
+            let mut terms = vec![(*live, Holding::Live)];
+            terms.extend(steps.map(|t| (t, Holding::Steps)));
+            terms.extend(checkpoint.map(|t| (t, Holding::Checkpoint)));
+            terms
+        }
+        Group::Kv { term, .. } => vec![(*term, Holding::Blocks)],
+        Group::Cache { term, .. } => vec![(*term, Holding::Cache)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metrale_circuit::{
+        HSteps, KvInputs, StateDtype, StateFormat, StateInputs, VerifyInputs, VerifySteps,
+    };
+
+    use super::*;
+
+    fn plan() -> (StatePlan, Vec<StateDecl>, HSteps<'static>) {
+        let f32 = StateFormat::Fixed(StateDtype::F32);
+        let decls = vec![
+            StateDecl::new("l0.gdn.h", StateKind::Recurrent, f32.clone(), 4)
+                .with_verify(VerifySteps::HSteps),
+            StateDecl::new("l0.gdn.conv", StateKind::Recurrent, f32.clone(), 2)
+                .with_verify(VerifySteps::ConvSteps),
+            StateDecl::new("l1.attn.k", StateKind::PagedKv, f32, 2),
+        ];
+        let h_steps = HSteps::PerSlot(&[3, 1, 2]);
+        let inputs = StateInputs {
+            slots: 3,
+            verify: Some(VerifyInputs {
+                h_steps,
+                conv_steps: 2,
+            }),
+            kv: Some(KvInputs::pool(4, 8)),
+            ..StateInputs::EMPTY
+        };
+        (StatePlan::new(&decls, &inputs, 64).unwrap(), decls, h_steps)
+    }
+
+    #[test]
+    fn accessors_name_units_by_the_documented_order() {
+        let (plan, decls, h_steps) = plan();
+        let layout = Layout::new(&plan, &decls, Some(h_steps)).unwrap();
+        assert_eq!(layout.states().len(), 3);
+        assert_eq!(layout.term_count(), plan.terms().len());
+        // Each accessor's unit is the one the term's flat order puts at that index.
+        let check = |unit: UnitRef| {
+            assert_eq!(layout.region(unit.term).unit(unit.index), Some(unit.region));
+        };
+        check(layout.live(0, 2).unwrap());
+        check(layout.checkpoint(0, 1).unwrap().unwrap());
+        // h_steps 3, 1, 2: slot 2's row 1 is unit 3 + 1 + 1 = 5.
+        let row = layout.step(0, 2, 1).unwrap().unwrap();
+        assert_eq!(row.index, 5);
+        check(row);
+        assert_eq!(layout.step(0, 1, 1).unwrap(), None, "slot 1 has one row");
+        // conv_steps: [verify slot][step], 2 per slot.
+        let conv = layout.step(1, 2, 1).unwrap().unwrap();
+        assert_eq!(conv.index, 5);
+        check(conv);
+        let token = layout.token(2, 3, 7).unwrap();
+        assert_eq!(token.index, 31);
+        check(token);
+        assert!(layout.token(2, 4, 0).is_err());
+        assert_eq!(layout.block_count(2).unwrap(), 4);
+        assert!(layout.live(2, 0).is_err(), "a KV side has no live slots");
+    }
+
+    #[test]
+    fn units_walk_every_unit_and_relocate_moves_them() {
+        let (plan, decls, h_steps) = plan();
+        let mut layout = Layout::new(&plan, &decls, Some(h_steps)).unwrap();
+        let k = plan.terms().len() - 1;
+        assert_eq!(layout.term_name(k), "l1.attn.k blocks");
+        assert_eq!(layout.units(k).count(), 32);
+        let first = layout.units(k).next().unwrap().region.offset;
+        layout.relocate(k, first + 8);
+        assert_eq!(layout.token(2, 0, 0).unwrap().region.offset, first + 8);
+        assert_eq!(layout.units(k).next().unwrap().region.offset, first + 8);
+    }
+}

@@ -1,0 +1,229 @@
+//! From the command line to a plan ([`Setup::prepare`]): the circuit loaded
+//! (`Circuit::load`) and instantiated at the checkpoint, the serving profile read from the
+//! inputs file's `[serving]` with the flags over it, the fit (`fit_sequences`: the most
+//! sequences the budget holds at the profile's context), and the dynamic plan at that count.
+//!
+//! Invariants:
+//! - Every count of the plan is the profile's at the fitted sequences
+//!   (`ServingProfile::at(..).inputs()`), and the plan's device arena is the fit's, checked.
+//! - The arenas together are at most `--max-memory` before anything is allocated.
+
+use metrale_circuit::{
+    Circuit, Fit, FitError, InputsFile, KvTokens, ProfileKv, ServingProfile, Space, StateDecl,
+    StateDtype, StateInputs, StatePlan, fit_sequences,
+};
+
+use crate::{Args, EngineError};
+
+/// Everything the engine is made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    /// The circuit file, as given.
+    pub circuit: String,
+    /// The checkpoint's name.
+    pub checkpoint: String,
+    /// Where the profile came from: the inputs file, or the flags alone.
+    pub source: String,
+    /// The checkpoint's state declarations.
+    pub decls: Vec<StateDecl>,
+    /// The dtype of each format key.
+    pub formats: Vec<(String, StateDtype)>,
+    /// The profile at the fitted number of sequences.
+    pub profile: ServingProfile,
+    /// KV tokens per sequence.
+    pub context: u64,
+    /// The device budget.
+    pub budget: u64,
+    /// The fit: the most sequences, the device bytes at them and at one more.
+    pub fit: Fit,
+    /// The plan inputs at the fit (formats left out: see [`Setup::formats`]).
+    pub counts: StateInputs<'static>,
+    /// The plan at the fit.
+    pub plan: StatePlan,
+}
+
+impl Setup {
+    /// Loads, fits and plans what `args` name.
+    ///
+    /// # Errors
+    /// [`EngineError::Input`] for a circuit, checkpoint or inputs file the loader refuses;
+    /// [`EngineError::Profile`] for flags that describe no profile; [`EngineError::Fit`] when
+    /// not even 0 sequences fit, [`EngineError::NoSequence`] when only 0 do;
+    /// [`EngineError::Plan`]; [`EngineError::TooLarge`] when the arenas exceed
+    /// `--max-memory`.
+    pub fn prepare(args: &Args) -> Result<Setup, EngineError> {
+        let circuit = Circuit::load(&args.circuit).map_err(|d| EngineError::Input(d.render()))?;
+        let decls = circuit
+            .instantiate(&args.checkpoint)
+            .map_err(|d| EngineError::Input(d.render()))?;
+        let (profile, formats, source) = profile(args)?;
+        let context = context(args, &profile)?;
+        let borrowed = borrow(&formats);
+        let fit = fit_sequences(
+            &decls,
+            &borrowed,
+            &profile,
+            context,
+            args.align,
+            args.budget,
+        )
+        .map_err(|error| match error {
+            FitError::Plan(error) => EngineError::Plan(error),
+            other => EngineError::Fit(other),
+        })?;
+        if fit.value == 0 {
+            return Err(EngineError::NoSequence {
+                context,
+                fixed: fit.device_bytes,
+                one: fit.next_device_bytes,
+            });
+        }
+        let profile = profile.at(fit.value, context);
+        let counts = profile.inputs().map_err(|fault| {
+            EngineError::Plan(metrale_circuit::StateError::of_fault(
+                fault,
+                "the serving profile",
+            ))
+        })?;
+        let plan = StatePlan::new(
+            &decls,
+            &StateInputs {
+                formats: &borrowed,
+                ..counts
+            },
+            args.align,
+        )?;
+        if plan.device_bytes() != fit.device_bytes {
+            return Err(EngineError::Invariant(format!(
+                "the plan at {} sequences has a device arena of {} bytes, the fit said {}",
+                fit.value,
+                plan.device_bytes(),
+                fit.device_bytes
+            )));
+        }
+        let bytes = plan
+            .arena_bytes(Space::Device)
+            .saturating_add(plan.arena_bytes(Space::Host));
+        if bytes > args.max_memory {
+            return Err(EngineError::TooLarge {
+                bytes,
+                max: args.max_memory,
+            });
+        }
+        Ok(Setup {
+            circuit: args.circuit.clone(),
+            checkpoint: args.checkpoint.clone(),
+            source,
+            decls,
+            formats,
+            profile,
+            context,
+            budget: args.budget,
+            fit,
+            counts,
+            plan,
+        })
+    }
+
+    /// The formats as plan inputs take them.
+    #[must_use]
+    pub fn formats(&self) -> Vec<(&str, StateDtype)> {
+        borrow(&self.formats)
+    }
+
+    /// The number of sequences the fit gave.
+    #[must_use]
+    pub fn sequences(&self) -> u64 {
+        self.profile.sequences
+    }
+}
+
+fn borrow(formats: &[(String, StateDtype)]) -> Vec<(&str, StateDtype)> {
+    formats.iter().map(|(k, d)| (k.as_str(), *d)).collect()
+}
+
+/// A serving profile, the dtype of each format key, and where they came from.
+type Profile = (ServingProfile, Vec<(String, StateDtype)>, String);
+
+/// The profile of the inputs file (or an empty one) with the flags over it, its formats, and
+/// where it came from.
+fn profile(args: &Args) -> Result<Profile, EngineError> {
+    let (mut profile, mut formats, source) = match &args.inputs {
+        Some(path) => {
+            let file = InputsFile::load(path).map_err(|d| EngineError::Input(d.render()))?;
+            let profile = file.serving.ok_or_else(|| {
+                EngineError::Profile(format!(
+                    "the inputs file `{path}` has no `[serving]` profile: the engine fits \
+                     sequences, so it needs one (docs/inputs.md)"
+                ))
+            })?;
+            (profile, file.formats, path.clone())
+        }
+        None => (
+            ServingProfile::EMPTY,
+            Vec::new(),
+            "the command line's flags".to_owned(),
+        ),
+    };
+    let flags = &args.profile;
+    for (key, dtype) in &flags.formats {
+        match formats.iter_mut().find(|(k, _)| k == key) {
+            Some(entry) => entry.1 = *dtype,
+            None => formats.push((key.clone(), *dtype)),
+        }
+    }
+    let set = |field: &mut u64, flag: Option<u64>| {
+        if let Some(value) = flag {
+            *field = value;
+        }
+    };
+    set(&mut profile.verify_rows, flags.verify_rows);
+    set(&mut profile.prefix_snapshots, flags.prefix_snapshots);
+    set(&mut profile.ring_depth, flags.ring_depth);
+    set(&mut profile.tree_nodes, flags.tree_nodes);
+    set(&mut profile.capture_rows, flags.capture_rows);
+    set(&mut profile.lookup_history, flags.lookup_history);
+    if let Some(carry) = flags.carry {
+        profile.carry = carry;
+    }
+    if let Some(draft_kv) = flags.draft_kv {
+        profile.draft_kv = draft_kv;
+    }
+    profile.kv = match (profile.kv, flags.block_size) {
+        (Some(kv), block_size) => Some(ProfileKv {
+            block_size: block_size.unwrap_or(kv.block_size),
+            chunk_tokens: flags.chunk_tokens.or(kv.chunk_tokens),
+            ..kv
+        }),
+        (None, Some(block_size)) => Some(ProfileKv {
+            block_size,
+            tokens: KvTokens::PerSequence(flags.context.unwrap_or(0)),
+            chunk_tokens: flags.chunk_tokens,
+        }),
+        (None, None) if flags.chunk_tokens.is_some() => {
+            return Err(EngineError::Profile(
+                "`--chunk-tokens` needs a KV pool: give `--block-size`, or a profile with `kv`"
+                    .to_owned(),
+            ));
+        }
+        (None, None) => None,
+    };
+    Ok((profile, formats, source))
+}
+
+/// The KV tokens per sequence: `--context`, else the profile's `tokens_per_sequence`; 0 for a
+/// profile without a KV pool.
+fn context(args: &Args, profile: &ServingProfile) -> Result<u64, EngineError> {
+    match (args.profile.context, profile.kv) {
+        (Some(context), _) => Ok(context),
+        (None, None) => Ok(0),
+        (None, Some(kv)) => match kv.tokens {
+            KvTokens::PerSequence(tokens) => Ok(tokens),
+            KvTokens::Pool(_) => Err(EngineError::Profile(
+                "the profile's KV pool is a fixed number of blocks: give `--context TOKENS`, \
+                 the tokens each sequence holds"
+                    .to_owned(),
+            )),
+        },
+    }
+}
