@@ -90,9 +90,9 @@ pub mod __private_v0_1;
 #[doc(hidden)]
 pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
+pub use agree::Disagreement;
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
-pub use agree::Disagreement;
 pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{Fit, FitError, Search, fit_kv_blocks, fit_sequences};
 pub use inputs::{
