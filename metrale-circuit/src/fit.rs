@@ -13,7 +13,10 @@
 //!   the answer's error, [`FitError::Plan`].
 //! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
 
-use crate::{KvInputs, ServingProfile, StateDecl, StateDtype, StateError, StateInputs, StatePlan};
+use crate::{
+    KvInputs, ProfileFree, ServingProfile, StateDecl, StateDtype, StateError, StateInputs,
+    StatePlan,
+};
 
 /// The largest value of the free input that fits, and the device bytes around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,14 +212,46 @@ pub fn fit_kv_blocks(
     search.finish()
 }
 
-/// The most concurrent sequences of `context` tokens each whose plan's device arena fits
-/// `budget` bytes: the profile at each probed count ([`ServingProfile::at`]), so slots,
-/// verify, caches and the KV pool all scale with it.
+/// The largest value of a serving profile's free input `free` whose plan's device arena
+/// fits `budget` bytes: the profile at each probed value ([`ServingProfile::varied`]), so
+/// every count that follows from it scales with it.
 ///
 /// # Errors
-/// [`FitError::Plan`] when the plan fails at 0 sequences (a missing format, a windowed side
-/// without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 sequences (the padding
-/// slot and every fixed term) exceed the budget.
+/// [`FitError::NoKvPool`] when `free` is the pool and the profile has none; [`FitError::Plan`]
+/// when the plan fails at 0 (a missing format, a windowed side without `chunk_tokens`, ...);
+/// [`FitError::TooSmall`] when even 0 exceeds the budget.
+pub fn fit_profile(
+    decls: &[StateDecl],
+    formats: &[(&str, StateDtype)],
+    profile: &ServingProfile,
+    free: ProfileFree,
+    align: u64,
+    budget: u64,
+) -> Result<Fit, FitError<StateError>> {
+    if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
+        return Err(FitError::NoKvPool);
+    }
+    let mut search = Search::new(budget);
+    while let Some(value) = search.probe() {
+        let plan = match profile.varied(free, value).inputs() {
+            Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
+            Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
+        };
+        match plan {
+            Ok(plan) => search.record(Some(plan.device_bytes())),
+            Err(error) if value == 0 => return Err(FitError::Plan(error)),
+            Err(_) => search.record(None),
+        }
+    }
+    search.finish()
+}
+
+/// The most concurrent sequences of `context` tokens each whose plan's device arena fits
+/// `budget` bytes: [`fit_profile`] over `sequences`, so slots, verify, caches and the KV pool
+/// all scale with it.
+///
+/// # Errors
+/// As [`fit_profile`].
 pub fn fit_sequences(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
@@ -225,20 +260,31 @@ pub fn fit_sequences(
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<StateError>> {
-    let mut search = Search::new(budget);
-    while let Some(sequences) = search.probe() {
-        let derived = profile.at(sequences, context).inputs();
-        let plan = match derived {
-            Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
-            Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
-        };
-        match plan {
-            Ok(plan) => search.record(Some(plan.device_bytes())),
-            Err(error) if sequences == 0 => return Err(FitError::Plan(error)),
-            Err(_) => search.record(None),
-        }
-    }
-    search.finish()
+    let free = ProfileFree::Sequences { context };
+    fit_profile(decls, formats, profile, free, align, budget)
+}
+
+/// The most blocks of a serving profile's main KV pool whose plan's device arena fits
+/// `budget` bytes: [`fit_profile`] over the pool, so a draft pool the profile ties to it
+/// (`draft_kv`) grows with it (where [`fit_kv_blocks`] keeps every other input as given).
+///
+/// # Errors
+/// As [`fit_profile`].
+pub fn fit_profile_blocks(
+    decls: &[StateDecl],
+    formats: &[(&str, StateDtype)],
+    profile: &ServingProfile,
+    align: u64,
+    budget: u64,
+) -> Result<Fit, FitError<StateError>> {
+    fit_profile(
+        decls,
+        formats,
+        profile,
+        ProfileFree::PoolBlocks,
+        align,
+        budget,
+    )
 }
 
 #[cfg(test)]

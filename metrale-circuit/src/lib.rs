@@ -94,7 +94,9 @@ pub use agree::Disagreement;
 pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{MissingFormat, PlanError, StateError};
-pub use fit::{Fit, FitError, Search, fit_kv_blocks, fit_sequences};
+pub use fit::{
+    Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
+};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,
@@ -102,7 +104,7 @@ pub use inputs::{
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use plan::{StatePlan, StateTerm};
-pub use profile::{KvTokens, ProfileKv, ServingProfile};
+pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
 pub use sizing::{Holding, SizeFault, Space};
 

@@ -195,6 +195,42 @@ impl ServingProfile {
     }
 }
 
+/// The input of a profile a fit varies ([`ServingProfile::varied`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileFree {
+    /// `sequences`, each holding `context` KV tokens ([`ServingProfile::at`]).
+    Sequences {
+        /// KV tokens per sequence.
+        context: u64,
+    },
+    /// The main KV pool's blocks ([`ServingProfile::with_pool`]).
+    PoolBlocks,
+}
+
+impl ServingProfile {
+    /// The profile with its free input `free` at `value`.
+    #[must_use]
+    pub const fn varied(&self, free: ProfileFree, value: u64) -> ServingProfile {
+        match free {
+            ProfileFree::Sequences { context } => self.at(value, context),
+            ProfileFree::PoolBlocks => self.with_pool(value),
+        }
+    }
+
+    /// The same profile with a main KV pool of `blocks` blocks (what `fit --for kv-blocks`
+    /// varies under a profile): the draft pool follows it when `draft_kv` ties them. A profile
+    /// without a KV pool is returned as it is.
+    #[must_use]
+    pub const fn with_pool(&self, blocks: u64) -> ServingProfile {
+        let mut profile = *self;
+        if let Some(mut kv) = profile.kv {
+            kv.tokens = KvTokens::Pool(blocks);
+            profile.kv = Some(kv);
+        }
+        profile
+    }
+}
+
 /// The KV inputs of a profile's pool for `sequences` sequences.
 const fn pool_inputs(pool: &ProfileKv, sequences: u64) -> Result<KvInputs, SizeFault> {
     let (blocks, max_tokens) = match pool.tokens {

@@ -1428,3 +1428,53 @@ fn fit_sequences_is_exact_at_80_gib_and_32k_context() {
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("has none"), "{}", out.stderr);
 }
+
+#[test]
+fn fit_kv_blocks_under_a_profile_grows_the_tied_draft_pool() {
+    // The built-in profile ties the draft pool to the main one (`draft_kv = true`).
+    let profile = include_str!("../inputs/serving.toml");
+    let inputs = scratch("fit_tied.toml", profile);
+    let fit = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "80GiB",
+        "--for",
+        "kv-blocks",
+        "--inputs",
+        &inputs,
+        "--json",
+    ]);
+    assert_eq!(fit.code, 0, "{}", fit.stderr);
+    let fit: Value = serde_json::from_str(&fit.stdout).unwrap();
+    let value = fit["value"].as_u64().unwrap();
+    // `plan` with the profile's pool at `value` blocks: both pools hold them, and it is the
+    // arena fit printed; one more block does not fit.
+    let with = |blocks: u64| {
+        let text = profile.replacen(
+            "tokens_per_sequence = 4096",
+            &format!("blocks = {blocks}"),
+            1,
+        );
+        scratch(&format!("fit_tied_{blocks}.toml"), &text)
+    };
+    let at = plan_json(&["--inputs", &with(value)]);
+    assert_eq!(at["device_bytes"], fit["device_bytes"]);
+    assert_eq!(term(&at, "l3.attn.k", "blocks")["blocks"], value);
+    assert_eq!(term(&at, "draft.attn.k", "blocks")["blocks"], value);
+    let next = plan_json(&["--inputs", &with(value + 1)]);
+    assert!(next["device_bytes"].as_u64().unwrap() > 85_899_345_920);
+    // Without the tie (the default inputs' explicit draft pool of 2048 blocks), more main
+    // blocks fit: the draft pool stays as given.
+    let untied = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "80GiB",
+        "--for",
+        "kv-blocks",
+        "--json",
+    ]);
+    let untied: Value = serde_json::from_str(&untied.stdout).unwrap();
+    assert!(untied["value"].as_u64().unwrap() > value);
+}

@@ -729,25 +729,30 @@ pub mod llama {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
-            /// The most concurrent sequences of `context` tokens each whose plan's device
-            /// arena fits `budget` bytes: `profile` at each probed count
-            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
-            /// by the same search as `metrale_circuit::fit_sequences`.
+            /// The largest value of `profile`'s free input `free` whose plan's device arena
+            /// fits `budget` bytes: the profile at each probed value
+            /// (`ServingProfile::varied`), by the same search as
+            /// `metrale_circuit::fit_profile`.
             ///
             /// # Errors
-            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
-            /// when even 0 sequences exceed `budget`.
-            pub const fn fit_sequences(
+            /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
+            /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
+            /// exceeds `budget`.
+            pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                context: u64,
+                free: __rt::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none()
+                {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                }
                 let mut search = __rt::Search::new(budget);
-                while let ::core::option::Option::Some(sequences) = search.probe() {
-                    let plan = match profile.at(sequences, context).inputs() {
+                while let ::core::option::Option::Some(value) = search.probe() {
+                    let plan = match profile.varied(free, value).inputs() {
                         ::core::result::Result::Ok(counts) => {
                             Self::new(
                                 dims,
@@ -766,7 +771,7 @@ pub mod llama {
                             search
                                 .record(::core::option::Option::Some(plan.device_bytes()));
                         }
-                        ::core::result::Result::Err(error) if sequences == 0 => {
+                        ::core::result::Result::Err(error) if value == 0 => {
                             return ::core::result::Result::Err(
                                 __rt::FitError::Plan(error),
                             );
@@ -777,6 +782,47 @@ pub mod llama {
                     }
                 }
                 search.finish()
+            }
+            /// The most concurrent sequences of `context` tokens each whose plan fits
+            /// `budget` bytes: `fit_profile` over `sequences`, as
+            /// `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let free = __rt::ProfileFree::Sequences {
+                    context,
+                };
+                Self::fit_profile(dims, formats, profile, free, align, budget)
+            }
+            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
+            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_profile_blocks(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                Self::fit_profile(
+                    dims,
+                    formats,
+                    profile,
+                    __rt::ProfileFree::PoolBlocks,
+                    align,
+                    budget,
+                )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
@@ -1983,25 +2029,30 @@ pub mod llama {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
-            /// The most concurrent sequences of `context` tokens each whose plan's device
-            /// arena fits `budget` bytes: `profile` at each probed count
-            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
-            /// by the same search as `metrale_circuit::fit_sequences`.
+            /// The largest value of `profile`'s free input `free` whose plan's device arena
+            /// fits `budget` bytes: the profile at each probed value
+            /// (`ServingProfile::varied`), by the same search as
+            /// `metrale_circuit::fit_profile`.
             ///
             /// # Errors
-            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
-            /// when even 0 sequences exceed `budget`.
-            pub const fn fit_sequences(
+            /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
+            /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
+            /// exceeds `budget`.
+            pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                context: u64,
+                free: __rt::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none()
+                {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                }
                 let mut search = __rt::Search::new(budget);
-                while let ::core::option::Option::Some(sequences) = search.probe() {
-                    let plan = match profile.at(sequences, context).inputs() {
+                while let ::core::option::Option::Some(value) = search.probe() {
+                    let plan = match profile.varied(free, value).inputs() {
                         ::core::result::Result::Ok(counts) => {
                             Self::new(
                                 dims,
@@ -2020,7 +2071,7 @@ pub mod llama {
                             search
                                 .record(::core::option::Option::Some(plan.device_bytes()));
                         }
-                        ::core::result::Result::Err(error) if sequences == 0 => {
+                        ::core::result::Result::Err(error) if value == 0 => {
                             return ::core::result::Result::Err(
                                 __rt::FitError::Plan(error),
                             );
@@ -2031,6 +2082,47 @@ pub mod llama {
                     }
                 }
                 search.finish()
+            }
+            /// The most concurrent sequences of `context` tokens each whose plan fits
+            /// `budget` bytes: `fit_profile` over `sequences`, as
+            /// `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let free = __rt::ProfileFree::Sequences {
+                    context,
+                };
+                Self::fit_profile(dims, formats, profile, free, align, budget)
+            }
+            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
+            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_profile_blocks(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                Self::fit_profile(
+                    dims,
+                    formats,
+                    profile,
+                    __rt::ProfileFree::PoolBlocks,
+                    align,
+                    budget,
+                )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
@@ -2765,25 +2857,30 @@ pub mod llama {
             pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                 self.arena.term_bytes(space)
             }
-            /// The most concurrent sequences of `context` tokens each whose plan's device
-            /// arena fits `budget` bytes: `profile` at each probed count
-            /// (`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,
-            /// by the same search as `metrale_circuit::fit_sequences`.
+            /// The largest value of `profile`'s free input `free` whose plan's device arena
+            /// fits `budget` bytes: the profile at each probed value
+            /// (`ServingProfile::varied`), by the same search as
+            /// `metrale_circuit::fit_profile`.
             ///
             /// # Errors
-            /// `FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`
-            /// when even 0 sequences exceed `budget`.
-            pub const fn fit_sequences(
+            /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
+            /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
+            /// exceeds `budget`.
+            pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                context: u64,
+                free: __rt::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none()
+                {
+                    return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                }
                 let mut search = __rt::Search::new(budget);
-                while let ::core::option::Option::Some(sequences) = search.probe() {
-                    let plan = match profile.at(sequences, context).inputs() {
+                while let ::core::option::Option::Some(value) = search.probe() {
+                    let plan = match profile.varied(free, value).inputs() {
                         ::core::result::Result::Ok(counts) => {
                             Self::new(
                                 dims,
@@ -2802,7 +2899,7 @@ pub mod llama {
                             search
                                 .record(::core::option::Option::Some(plan.device_bytes()));
                         }
-                        ::core::result::Result::Err(error) if sequences == 0 => {
+                        ::core::result::Result::Err(error) if value == 0 => {
                             return ::core::result::Result::Err(
                                 __rt::FitError::Plan(error),
                             );
@@ -2813,6 +2910,47 @@ pub mod llama {
                     }
                 }
                 search.finish()
+            }
+            /// The most concurrent sequences of `context` tokens each whose plan fits
+            /// `budget` bytes: `fit_profile` over `sequences`, as
+            /// `metrale_circuit::fit_sequences`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_sequences(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                context: u64,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                let free = __rt::ProfileFree::Sequences {
+                    context,
+                };
+                Self::fit_profile(dims, formats, profile, free, align, budget)
+            }
+            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
+            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            ///
+            /// # Errors
+            /// As `fit_profile`.
+            pub const fn fit_profile_blocks(
+                dims: &super::Dims,
+                formats: super::Formats,
+                profile: &__rt::ServingProfile,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                Self::fit_profile(
+                    dims,
+                    formats,
+                    profile,
+                    __rt::ProfileFree::PoolBlocks,
+                    align,
+                    budget,
+                )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same

@@ -7,7 +7,7 @@
 use metrale_circuit::{
     Circuit, DEFAULT_ALIGN, Fit, FitError, KvInputs, KvTokens, ProfileKv, ServingProfile,
     StateDecl, StateDtype, StateError, StateInputs, StatePlan, WindowInputs, fit_kv_blocks,
-    fit_sequences,
+    fit_profile_blocks, fit_sequences,
 };
 use proptest::prelude::*;
 
@@ -248,3 +248,54 @@ fit_sequences_agrees!(
     "circuits/gpt_oss.toml",
     [kv_cache_dtype]
 );
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Under a profile, `--for kv-blocks` grows a tied draft pool with the main one: the
+    /// generated and dynamic fits agree and are optimal, and a tied fit never holds more
+    /// blocks than an untied one.
+    #[test]
+    fn profile_pool_fit_is_optimal_and_ties_the_draft_pool(
+        sequences in 0u64..6,
+        block_size in 1u64..33,
+        draft_kv: bool,
+        budget in 0u64..6_000_000,
+    ) {
+        use metrale_tests::qwen3_5::{Formats, tiny};
+        static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
+        let decls = DECLS.get_or_init(|| decls("circuits/qwen3_5.toml"));
+        let profile = ServingProfile {
+            sequences,
+            verify_rows: 2,
+            kv: Some(ProfileKv { block_size, tokens: KvTokens::Pool(0), chunk_tokens: None }),
+            draft_kv,
+            ..ServingProfile::EMPTY
+        };
+        let formats = Formats {
+            ssm_h_storage: StateDtype::F32,
+            ssm_conv_storage: StateDtype::Bf16,
+            kv_cache_dtype: StateDtype::Fp8,
+        };
+        let pairs = formats.pairs();
+        let generated = tiny::StatePlan::fit_profile_blocks(&tiny::DIMS, formats, &profile, DEFAULT_ALIGN, budget)
+            .map_err(|e| e.map_plan(StateError::from));
+        let dynamic = fit_profile_blocks(decls, &pairs, &profile, DEFAULT_ALIGN, budget);
+        prop_assert_eq!(&generated, &dynamic);
+        let bytes = |blocks: u64| {
+            let inputs = profile.with_pool(blocks).inputs().ok()?;
+            StatePlan::new(decls, &StateInputs { formats: &pairs, ..inputs }, DEFAULT_ALIGN).ok().map(|p| p.device_bytes())
+        };
+        if let Ok(fit) = dynamic {
+            prop_assert_eq!(bytes(fit.value), Some(fit.device_bytes));
+            prop_assert_eq!(bytes(fit.value + 1), fit.next_device_bytes);
+            prop_assert!(bytes(fit.value + 1).is_none_or(|b| b > budget));
+            let first_over = (0..=fit.value + 1).find(|&n| bytes(n).is_none_or(|b| b > budget));
+            prop_assert_eq!(first_over, Some(fit.value + 1));
+            // The tied draft pool is the main one's size.
+            let inputs = profile.with_pool(fit.value).inputs().unwrap();
+            prop_assert_eq!(inputs.draft_kv, if draft_kv { inputs.kv } else { None });
+            let untied = fit_profile_blocks(decls, &pairs, &ServingProfile { draft_kv: false, ..profile }, DEFAULT_ALIGN, budget).unwrap();
+            prop_assert!(fit.value <= untied.value);
+        }
+    }
+}

@@ -22,7 +22,7 @@ use clap::{Args, ValueEnum};
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
     DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, Section, StateError, StateInputs, StateKind,
-    StatePlan, fit_kv_blocks, fit_sequences,
+    StatePlan, fit_kv_blocks, fit_profile_blocks, fit_sequences,
 };
 
 use super::Outcome;
@@ -34,7 +34,8 @@ use super::plan::{DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, located_plan_error, prepa
 /// value whose device arena (alignment padding included) fits the budget, the device bytes at
 /// that value and at one more, and the bytes one sequence slot and one KV token take. With
 /// `--for kv-blocks` the free input is the main KV pool's `blocks` (a draft pool stays as
-/// given); with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
+/// given, unless the inputs' `[serving]` profile ties it to the main pool with `draft_kv`);
+/// with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
 /// profile, each holding TOKENS KV tokens, so slots, verify, caches and the KV pool all scale
 /// (without `--inputs`, the built-in metrale-codegen/inputs/serving.toml). Exits 1 on a bad
 /// circuit or inputs, or when even 0 exceeds the budget.
@@ -174,7 +175,15 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     let context = args.context.unwrap_or(0);
     let profile = prepared.inputs.serving;
     let fit = match (args.free, &profile) {
-        (Free::KvBlocks, _) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+        // Under a profile, a draft pool it ties to the main one grows with it.
+        (Free::KvBlocks, Some(profile)) => fit_profile_blocks(
+            &prepared.decls,
+            inputs.formats,
+            profile,
+            args.align,
+            args.budget,
+        ),
+        (Free::KvBlocks, None) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
         (Free::Sequences, Some(profile)) => fit_sequences(
             &prepared.decls,
             inputs.formats,
@@ -213,19 +222,8 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         )),
     })?;
     // The per-unit figures, from the plan at the answer.
-    let counts = match (args.free, &profile) {
-        (Free::Sequences, Some(profile)) => profile
-            .at(fit.value, context)
-            .inputs()
-            .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?,
-        _ => StateInputs {
-            kv: inputs.kv.map(|kv| KvInputs {
-                blocks: fit.value,
-                ..kv
-            }),
-            ..inputs
-        },
-    };
+    let counts = counts_at(args.free, profile.as_ref(), &inputs, fit.value, context)
+        .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?;
     let plan = StatePlan::new(
         &prepared.decls,
         &StateInputs {
@@ -243,6 +241,28 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         per_slot,
         per_token,
     })
+}
+
+/// The counts (formats aside) of the plan at the answer `value`: the profile varied as the
+/// fit varied it, or the inputs with `value` KV blocks.
+fn counts_at<'a>(
+    free: Free,
+    profile: Option<&metrale_circuit::ServingProfile>,
+    inputs: &StateInputs<'a>,
+    value: u64,
+    context: u64,
+) -> Result<StateInputs<'a>, metrale_circuit::SizeFault> {
+    match (free, profile) {
+        (Free::Sequences, Some(profile)) => profile.at(value, context).inputs(),
+        (Free::KvBlocks, Some(profile)) => profile.with_pool(value).inputs(),
+        _ => Ok(StateInputs {
+            kv: inputs.kv.map(|kv| KvInputs {
+                blocks: value,
+                ..kv
+            }),
+            ..*inputs
+        }),
+    }
 }
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool

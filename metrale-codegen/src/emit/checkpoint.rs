@@ -612,25 +612,29 @@ fn fit_fn() -> TokenStream {
 /// `StatePlan::fit_sequences`: the same search over a serving profile's sequences.
 fn fit_sequences_fn() -> TokenStream {
     quote! {
-        #[doc = "The most concurrent sequences of `context` tokens each whose plan's device"]
-        #[doc = "arena fits `budget` bytes: `profile` at each probed count"]
-        #[doc = "(`ServingProfile::at`), so slots, verify, caches and the KV pool all scale,"]
-        #[doc = "by the same search as `metrale_circuit::fit_sequences`."]
+        #[doc = "The largest value of `profile`'s free input `free` whose plan's device arena"]
+        #[doc = "fits `budget` bytes: the profile at each probed value"]
+        #[doc = "(`ServingProfile::varied`), by the same search as"]
+        #[doc = "`metrale_circuit::fit_profile`."]
         #[doc = ""]
         #[doc = "# Errors"]
-        #[doc = "`FitError::Plan` when the plan fails at 0 sequences; `FitError::TooSmall`"]
-        #[doc = "when even 0 sequences exceed `budget`."]
-        pub const fn fit_sequences(
+        #[doc = "`FitError::NoKvPool` when `free` is the pool and the profile has none;"]
+        #[doc = "`FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
+        #[doc = "exceeds `budget`."]
+        pub const fn fit_profile(
             dims: &super::Dims,
             formats: super::Formats,
             profile: &__rt::ServingProfile,
-            context: u64,
+            free: __rt::ProfileFree,
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none() {
+                return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+            }
             let mut search = __rt::Search::new(budget);
-            while let ::core::option::Option::Some(sequences) = search.probe() {
-                let plan = match profile.at(sequences, context).inputs() {
+            while let ::core::option::Option::Some(value) = search.probe() {
+                let plan = match profile.varied(free, value).inputs() {
                     ::core::result::Result::Ok(counts) => {
                         Self::new(dims, &super::Inputs::with_counts(formats, &counts), align)
                     }
@@ -642,7 +646,7 @@ fn fit_sequences_fn() -> TokenStream {
                     ::core::result::Result::Ok(plan) => {
                         search.record(::core::option::Option::Some(plan.device_bytes()));
                     }
-                    ::core::result::Result::Err(error) if sequences == 0 => {
+                    ::core::result::Result::Err(error) if value == 0 => {
                         return ::core::result::Result::Err(__rt::FitError::Plan(error));
                     }
                     ::core::result::Result::Err(_) => {
@@ -651,6 +655,40 @@ fn fit_sequences_fn() -> TokenStream {
                 }
             }
             search.finish()
+        }
+
+        #[doc = "The most concurrent sequences of `context` tokens each whose plan fits"]
+        #[doc = "`budget` bytes: `fit_profile` over `sequences`, as"]
+        #[doc = "`metrale_circuit::fit_sequences`."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "As `fit_profile`."]
+        pub const fn fit_sequences(
+            dims: &super::Dims,
+            formats: super::Formats,
+            profile: &__rt::ServingProfile,
+            context: u64,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            let free = __rt::ProfileFree::Sequences { context };
+            Self::fit_profile(dims, formats, profile, free, align, budget)
+        }
+
+        #[doc = "The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,"]
+        #[doc = "a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
+        #[doc = "pool, as `metrale_circuit::fit_profile_blocks`."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "As `fit_profile`."]
+        pub const fn fit_profile_blocks(
+            dims: &super::Dims,
+            formats: super::Formats,
+            profile: &__rt::ServingProfile,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            Self::fit_profile(dims, formats, profile, __rt::ProfileFree::PoolBlocks, align, budget)
         }
     }
 }
