@@ -2,38 +2,15 @@
 //! under the default and a small inputs file, the exit codes (clap's usage errors exit 2,
 //! `--help` and `--version` exit 0 on stdout), and located errors.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::PathBuf;
+
+use common::{root, run};
 
 use serde_json::Value;
 
 const CIRCUIT: &str = "circuits/qwen3_5.toml";
-
-/// What one run printed and how it ended.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate sits in the workspace")
-}
-
-fn run(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_metrale-codegen"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs");
-    Run {
-        code: output.status.code().expect("exited"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-    }
-}
 
 /// A file in this test binary's scratch folder, written with `text`.
 fn scratch(name: &str, text: &str) -> String {

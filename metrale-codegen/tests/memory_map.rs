@@ -4,8 +4,11 @@
 //! blank, terms in their lifetime's colours), the committed map of Qwen3.5-27B kept equal to
 //! what the command writes, and the file's errors.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{root, run};
 
 use resvg::tiny_skia::{Pixmap, Transform};
 use resvg::usvg;
@@ -17,32 +20,6 @@ const CIRCUIT: &str = "circuits/qwen3_5.toml";
 const COMMITTED: &str = "docs/memory-map-qwen3_5_27b.svg";
 /// The coordinates are printed with three decimals: a figure is within half the last digit.
 const EPSILON: f64 = 0.000_501;
-
-/// What one run printed and how it ended.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate sits in the workspace")
-}
-
-fn run(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_metrale-codegen"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs");
-    Run {
-        code: output.status.code().expect("exited"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-    }
-}
 
 /// A path in this test binary's scratch folder.
 fn scratch_path(name: &str) -> String {
