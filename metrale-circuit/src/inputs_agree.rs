@@ -128,7 +128,18 @@ fn serving_kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Opti
             None => Ok(None),
         }
     };
-    let block_size = read(walk, "block_size");
+    let mut block_size = read(walk, "block_size");
+    if let (Ok(Some(0)), Some((_, v))) = (block_size, field(table, "block_size")) {
+        walk.report(
+            v.span(),
+            Diagnostic::error("`serving.kv.block_size` must be at least 1")
+                .label("a block of 0 tokens")
+                .help(
+                    "a block of 0 tokens holds nothing: every KV side of the pool would be empty",
+                ),
+        );
+        block_size = Err(());
+    }
     let per_sequence = read(walk, "tokens_per_sequence");
     let blocks = read(walk, "blocks");
     let chunk_tokens = read(walk, "chunk_tokens");

@@ -388,7 +388,18 @@ fn kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>, path: &str) -> 
         }
     };
     let blocks = read(walk, "blocks", true);
-    let block_size = read(walk, "block_size", true);
+    let mut block_size = read(walk, "block_size", true);
+    if let (Ok(Some(0)), Some((_, v))) = (block_size, field(table, "block_size")) {
+        walk.report(
+            v.span(),
+            Diagnostic::error(format!("`{path}.block_size` must be at least 1"))
+                .label("a block of 0 tokens")
+                .help(
+                    "a block of 0 tokens holds nothing: every KV side of the pool would be empty",
+                ),
+        );
+        block_size = Err(());
+    }
     let given = WINDOW_KEYS.map(|name| read(walk, name, false));
     let window = match given {
         [

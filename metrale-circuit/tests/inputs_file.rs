@@ -509,3 +509,13 @@ fn slot_counts_without_a_profile_must_agree() {
         assert_eq!(d.message, format!("`caches.{group}`, but `slots = 1`"));
     }
 }
+
+#[test]
+fn a_block_of_zero_tokens_is_refused() {
+    // `block_size = 0` on line 4, the value at column 14.
+    let d = only_err("slots = 1\n[kv]\nblocks = 8\nblock_size = 0\n");
+    assert_eq!(d.message, "`kv.block_size` must be at least 1");
+    assert_eq!(at(&d), (4, 14));
+    let d = only_err("[serving]\nsequences = 1\nkv = { block_size = 0, blocks = 4 }\n");
+    assert_eq!(d.message, "`serving.kv.block_size` must be at least 1");
+}

@@ -132,10 +132,27 @@ impl Builder {
             read: Vec::new(),
         };
         let mut problems = Diagnostics::new();
+        // Which circuit wrote each module: a second circuit of the same arch would overwrite it.
+        let mut written_by: Vec<(String, &PathBuf)> = Vec::new();
         for circuit in &self.circuits {
             match generate_file(circuit, &self.options) {
                 Ok(generated) => {
                     compiled.read.extend(generated.read);
+                    if let Some((_, first)) = written_by.iter().find(|(a, _)| *a == generated.arch)
+                    {
+                        problems.push(
+                            Diagnostic::error(format!(
+                                "circuits `{}` and `{}` both generate module `{}`",
+                                first.display(),
+                                circuit.display(),
+                                generated.arch
+                            ))
+                            .in_file(circuit.display().to_string())
+                            .help("each module is written to `<arch>.rs`: give one circuit another `arch`, or build them in two builders with their own `out_dir`"),
+                        );
+                        continue;
+                    }
+                    written_by.push((generated.arch.clone(), circuit));
                     let target = out_dir.join(format!("{}.rs", generated.arch));
                     match write_if_changed(&target, &generated.code) {
                         Ok(true) => compiled.written.push(target.clone()),

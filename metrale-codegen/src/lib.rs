@@ -148,7 +148,25 @@ pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagn
         ))
         .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
     })?;
-    Ok(emit::Emitter::new(circuit, runtime.to_token_stream()).module())
+    if runtime.segments.iter().any(|s| !s.arguments.is_none()) {
+        return Err(Diagnostic::error(format!(
+            "runtime path `{}` has generic arguments",
+            options.runtime_path
+        ))
+        .help("the runtime path names a crate or module: `::metrale_circuit`, `crate::rt`")
+        .into());
+    }
+    let module = emit::Emitter::new(circuit, runtime.to_token_stream()).module();
+    // Every doc line made safe once, whichever front end prints or expands the tokens.
+    let mut file: syn::File = syn::parse2(module).map_err(|error| {
+        Diagnostic::error(format!(
+            "internal error: the code generated for `{}` does not parse: {error}",
+            circuit.path()
+        ))
+        .help("please report this with the circuit that caused it")
+    })?;
+    render::escape_docs(&mut file);
+    Ok(file.to_token_stream())
 }
 
 /// The formatted module of `circuit`, header included.

@@ -57,10 +57,18 @@ impl<'a> Emitter<'a> {
         if let Some(description) = &self.circuit.description() {
             // The author's prose, fenced so that rustdoc and clippy's `doc_markdown` leave it
             // as written.
+            // A fence longer than any run of backticks in the text: no line of it can close
+            // the fence (and let a doctest run text taken from the circuit).
+            let longest = description
+                .split(|c| c != '`')
+                .map(str::len)
+                .max()
+                .unwrap_or(0);
+            let fence = "`".repeat(longest.max(2) + 1);
             doc.push(String::new());
-            doc.push("```text".to_owned());
+            doc.push(format!("{fence}text"));
             doc.extend(description.lines().map(str::to_owned));
-            doc.push("```".to_owned());
+            doc.push(fence);
         }
         doc.push(String::new());
         doc.push(
