@@ -1793,6 +1793,23 @@ fn a_layer_kind_must_name_a_type() {
         d.message,
         "`self` cannot name a Rust type (`SelfLayer` is generated from it)"
     );
+    // The hardening issue's class 1 and 4: each of these once reached the generator (a panic,
+    // or a type that collides or that rustc reads as another): every one is refused here.
+    for kind in ["", "_", "Self", "__", "\u{e9}", "e\u{301}"] {
+        let text = list_layout(&format!("[\"{kind}\"]")).replacen(
+            "full_attention = [",
+            &format!("\"{kind}\" = ["),
+            1,
+        );
+        let found = errors(&text);
+        assert!(
+            found
+                .iter()
+                .any(|d| d.message.contains("cannot name a Rust type")),
+            "`{kind}` was not refused as a type name: {}",
+            Diagnostics(found.clone()).render()
+        );
+    }
 }
 
 /// Writes `text` to a fresh file named `name` in the target's temp folder.
