@@ -18,6 +18,35 @@ use crate::{
     StatePlan,
 };
 
+/// Reads a byte budget: bytes, or a number with a decimal (`KB` `MB` `GB` `TB`, powers of
+/// 1000) or binary (`KiB` `MiB` `GiB` `TiB`, powers of 1024) unit, as `80GiB`, `80GB`,
+/// `512MiB`; what `metrale-codegen fit --budget` and the example engine take.
+///
+/// # Errors
+/// A message naming the text when it is no such size or exceeds `u64::MAX` bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    const UNITS: [(&str, u64); 9] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("TB", 1_000_000_000_000),
+        ("GB", 1_000_000_000),
+        ("MB", 1_000_000),
+        ("KB", 1_000),
+        ("B", 1),
+    ];
+    let (number, scale) = UNITS
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .unwrap_or((text, 1));
+    let n: u64 = number.trim().parse().map_err(|_| {
+        format!("expected bytes or a number with a unit (80GiB, 80GB, 512MiB), found `{text}`")
+    })?;
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
+}
+
 /// The largest value of the free input that fits, and the device bytes around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fit {
@@ -197,15 +226,26 @@ pub fn fit_kv_blocks(
     let Some(kv) = inputs.kv else {
         return Err(FitError::NoKvPool);
     };
-    let mut search = Search::new(budget);
-    while let Some(blocks) = search.probe() {
+    drive(budget, |blocks| {
         let trial = StateInputs {
             kv: Some(KvInputs { blocks, ..kv }),
             ..*inputs
         };
-        match StatePlan::new(decls, &trial, align) {
+        StatePlan::new(decls, &trial, align)
+    })
+}
+
+/// Runs a [`Search`] under `budget` over the plans `plan_at` makes: a plan that fails at 0 is
+/// the answer's error, one that fails above 0 does not fit.
+fn drive(
+    budget: u64,
+    mut plan_at: impl FnMut(u64) -> Result<StatePlan, StateError>,
+) -> Result<Fit, FitError<StateError>> {
+    let mut search = Search::new(budget);
+    while let Some(value) = search.probe() {
+        match plan_at(value) {
             Ok(plan) => search.record(Some(plan.device_bytes())),
-            Err(error) if blocks == 0 => return Err(FitError::Plan(error)),
+            Err(error) if value == 0 => return Err(FitError::Plan(error)),
             Err(_) => search.record(None),
         }
     }
@@ -231,19 +271,10 @@ pub fn fit_profile(
     if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
         return Err(FitError::NoKvPool);
     }
-    let mut search = Search::new(budget);
-    while let Some(value) = search.probe() {
-        let plan = match profile.varied(free, value).inputs() {
-            Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
-            Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
-        };
-        match plan {
-            Ok(plan) => search.record(Some(plan.device_bytes())),
-            Err(error) if value == 0 => return Err(FitError::Plan(error)),
-            Err(_) => search.record(None),
-        }
-    }
-    search.finish()
+    drive(budget, |value| match profile.varied(free, value).inputs() {
+        Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
+        Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
+    })
 }
 
 /// The most concurrent sequences of `context` tokens each whose plan's device arena fits

@@ -129,15 +129,7 @@ fn serving_kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Opti
         }
     };
     let mut block_size = read(walk, "block_size");
-    if let (Ok(Some(0)), Some((_, v))) = (block_size, field(table, "block_size")) {
-        walk.report(
-            v.span(),
-            Diagnostic::error("`serving.kv.block_size` must be at least 1")
-                .label("a block of 0 tokens")
-                .help(
-                    "a block of 0 tokens holds nothing: every KV side of the pool would be empty",
-                ),
-        );
+    if !block_size_is_tokens(walk, table, "serving.kv", block_size) {
         block_size = Err(());
     }
     let per_sequence = read(walk, "tokens_per_sequence");
@@ -175,6 +167,26 @@ fn serving_kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Opti
         tokens: tokens?,
         chunk_tokens: chunk_tokens.ok()?,
     })
+}
+
+/// Whether a pool's `block_size`, read as `read`, is not a block of 0 tokens (which would
+/// leave every KV side of the pool empty); reported at the value when it is.
+pub(crate) fn block_size_is_tokens(
+    walk: &mut Walk<'_>,
+    table: &Table<'_>,
+    path: &str,
+    read: Result<Option<u64>, ()>,
+) -> bool {
+    let (Ok(Some(0)), Some((_, v))) = (read, field(table, "block_size")) else {
+        return true;
+    };
+    walk.report(
+        v.span(),
+        Diagnostic::error(format!("`{path}.block_size` must be at least 1"))
+            .label("a block of 0 tokens")
+            .help("a block of 0 tokens holds nothing: every KV side of the pool would be empty"),
+    );
+    false
 }
 
 /// One count that disagrees: reported at `at`.

@@ -192,14 +192,7 @@ impl InputsView<'_> {
     pub fn inputs(&self) -> StateInputs<'_> {
         StateInputs {
             formats: &self.formats,
-            slots: self.file.slots,
-            verify: self.file.verify.as_ref().map(|v| VerifyInputs {
-                h_steps: v.h_steps.as_h_steps(),
-                conv_steps: v.conv_steps,
-            }),
-            kv: self.file.kv,
-            draft_kv: self.file.draft_kv,
-            caches: self.file.caches,
+            ..self.file.counts()
         }
     }
 }
@@ -389,15 +382,7 @@ fn kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>, path: &str) -> 
     };
     let blocks = read(walk, "blocks", true);
     let mut block_size = read(walk, "block_size", true);
-    if let (Ok(Some(0)), Some((_, v))) = (block_size, field(table, "block_size")) {
-        walk.report(
-            v.span(),
-            Diagnostic::error(format!("`{path}.block_size` must be at least 1"))
-                .label("a block of 0 tokens")
-                .help(
-                    "a block of 0 tokens holds nothing: every KV side of the pool would be empty",
-                ),
-        );
+    if !inputs_agree::block_size_is_tokens(walk, table, path, block_size) {
         block_size = Err(());
     }
     let given = WINDOW_KEYS.map(|name| read(walk, name, false));

@@ -96,6 +96,7 @@ pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{
     Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
+    parse_size,
 };
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,

@@ -141,6 +141,12 @@ impl Default for Options {
 /// A diagnostic when the runtime path is not a Rust path (nothing of a loaded circuit can fail:
 /// the loader checked every name the generated code spells).
 pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagnostics> {
+    Ok(module_file(circuit, options)?.to_token_stream())
+}
+
+/// The module of `circuit` as a parsed file, its doc lines made safe once, whichever front
+/// end prints or expands it.
+fn module_file(circuit: &Circuit, options: &Options) -> Result<syn::File, Diagnostics> {
     let runtime: syn::Path = syn::parse_str(&options.runtime_path).map_err(|_| {
         Diagnostic::error(format!(
             "runtime path `{}` is not a Rust path",
@@ -157,16 +163,9 @@ pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagn
         .into());
     }
     let module = emit::Emitter::new(circuit, runtime.to_token_stream()).module();
-    // Every doc line made safe once, whichever front end prints or expands the tokens.
-    let mut file: syn::File = syn::parse2(module).map_err(|error| {
-        Diagnostic::error(format!(
-            "internal error: the code generated for `{}` does not parse: {error}",
-            circuit.path()
-        ))
-        .help("please report this with the circuit that caused it")
-    })?;
+    let mut file = render::parse_generated(module, circuit.path())?;
     render::escape_docs(&mut file);
-    Ok(file.to_token_stream())
+    Ok(file)
 }
 
 /// The formatted module of `circuit`, header included.
@@ -174,7 +173,11 @@ pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagn
 /// # Errors
 /// As [`tokens`].
 pub fn generate(circuit: &Circuit, options: &Options) -> Result<String, Diagnostics> {
-    render(tokens(circuit, options)?, circuit.path())
+    // The parsed module straight to text: parsed once, not printed to tokens and back.
+    Ok(render::render_file(
+        module_file(circuit, options)?,
+        circuit.path(),
+    ))
 }
 
 /// A circuit file's generated module.

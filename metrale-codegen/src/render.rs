@@ -50,28 +50,26 @@ pub fn escaped(text: &str) -> String {
 /// The doc lines of `file` made safe ([`escaped`]): what every front end's tokens carry, the
 /// macro's included, so no circuit text can end a comment or inject a line.
 pub(crate) fn escape_docs(file: &mut syn::File) {
-    EscapedDocs.visit_file_mut(file);
+    DocLines(|value| {
+        let safe = escaped(value);
+        (safe != value).then_some(safe)
+    })
+    .visit_file_mut(file);
 }
 
-/// [`escape_docs`]'s visitor.
-struct EscapedDocs;
-
-impl VisitMut for EscapedDocs {
-    fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
-        if let syn::Meta::NameValue(meta) = &mut attr.meta
-            && meta.path.is_ident("doc")
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(text),
-                ..
-            }) = &mut meta.value
-        {
-            let value = text.value();
-            let safe = escaped(&value);
-            if safe != value {
-                *text = syn::LitStr::new(&safe, text.span());
-            }
-        }
-    }
+/// The generated tokens as a file.
+///
+/// # Errors
+/// A diagnostic when the tokens are not a Rust file (a bug in the generator, reported rather
+/// than panicked on).
+pub(crate) fn parse_generated(tokens: TokenStream, source: &str) -> Result<syn::File, Diagnostics> {
+    syn::parse2(tokens).map_err(|error| {
+        Diagnostic::error(format!(
+            "internal error: the code generated for `{source}` does not parse: {error}"
+        ))
+        .help("please report this with the circuit that caused it")
+        .into()
+    })
 }
 
 /// The formatted file: the header, a blank line, the module.
@@ -80,25 +78,22 @@ impl VisitMut for EscapedDocs {
 /// A diagnostic when the tokens are not a Rust file (a bug in the generator, reported rather
 /// than panicked on).
 pub fn render(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
-    let mut file: syn::File = syn::parse2(tokens).map_err(|error| {
-        Diagnostic::error(format!(
-            "internal error: the code generated for `{source}` does not parse: {error}"
-        ))
-        .help("please report this with the circuit that caused it")
-    })?;
-    SpacedDocs.visit_file_mut(&mut file);
-    Ok(format!(
-        "{}\n{}",
-        header(source),
-        prettyplease::unparse(&file)
-    ))
+    Ok(render_file(parse_generated(tokens, source)?, source))
 }
 
-/// Starts every non-empty doc line with a space, so `#[doc = "text"]` prints as `/// text`: the
-/// emitter writes doc text as it reads, and the convention lives here, once.
-struct SpacedDocs;
+/// [`render`] of a parsed file.
+pub(crate) fn render_file(mut file: syn::File, source: &str) -> String {
+    // Every non-empty doc line starts with a space, so `#[doc = "text"]` prints as
+    // `/// text`: the emitter writes doc text as it reads, and the convention lives here, once.
+    DocLines(|value| (!value.is_empty() && !value.starts_with(' ')).then(|| format!(" {value}")))
+        .visit_file_mut(&mut file);
+    format!("{}\n{}", header(source), prettyplease::unparse(&file))
+}
 
-impl VisitMut for SpacedDocs {
+/// Rewrites the text of every `#[doc = "..."]` line its function returns a new text for.
+struct DocLines<F: FnMut(&str) -> Option<String>>(F);
+
+impl<F: FnMut(&str) -> Option<String>> VisitMut for DocLines<F> {
     fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
         if let syn::Meta::NameValue(meta) = &mut attr.meta
             && meta.path.is_ident("doc")
@@ -106,11 +101,9 @@ impl VisitMut for SpacedDocs {
                 lit: syn::Lit::Str(text),
                 ..
             }) = &mut meta.value
+            && let Some(new) = (self.0)(&text.value())
         {
-            let value = text.value();
-            if !value.is_empty() && !value.starts_with(' ') {
-                *text = syn::LitStr::new(&format!(" {value}"), text.span());
-            }
+            *text = syn::LitStr::new(&new, text.span());
         }
     }
 }

@@ -90,31 +90,12 @@ pub struct ProfileFlags {
     pub formats: Vec<(String, StateDtype)>,
 }
 
-/// Reads a size: bytes, or a number with a decimal (`KB`..`TB`) or binary (`KiB`..`TiB`) unit.
+/// Reads a size: [`metrale_circuit::parse_size`], the one the CLI's `fit --budget` reads.
 ///
 /// # Errors
 /// The message clap prints for a malformed or overflowing size.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    const UNITS: [(&str, u64); 9] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-        ("TB", 1_000_000_000_000),
-        ("GB", 1_000_000_000),
-        ("MB", 1_000_000),
-        ("KB", 1_000),
-        ("B", 1),
-    ];
-    let (number, scale) = UNITS
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .unwrap_or((text, 1));
-    let n: u64 = number.trim().parse().map_err(|_| {
-        format!("expected bytes or a number with a unit (16MiB, 64MB), found `{text}`")
-    })?;
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
+    metrale_circuit::parse_size(text)
 }
 
 /// Reads `KEY=DTYPE`.

@@ -21,8 +21,8 @@ use std::fmt::Write as _;
 use clap::{Args, ValueEnum};
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, Section, StateError, StateInputs, StateKind,
-    StatePlan, fit_kv_blocks, fit_profile_blocks, fit_sequences,
+    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, ProfileFree, Section, StateError, StateInputs,
+    StateKind, StatePlan, fit_kv_blocks, fit_profile,
 };
 
 use super::Outcome;
@@ -88,29 +88,9 @@ impl Free {
     }
 }
 
-/// Reads a `--budget`: bytes, or a number with a decimal (`KB`..`TB`) or binary (`KiB`..`TiB`)
-/// unit.
+/// Reads a `--budget`: [`metrale_circuit::parse_size`].
 pub fn size(text: &str) -> Result<u64, String> {
-    const UNITS: [(&str, u64); 9] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-        ("TB", 1_000_000_000_000),
-        ("GB", 1_000_000_000),
-        ("MB", 1_000_000),
-        ("KB", 1_000),
-        ("B", 1),
-    ];
-    let (number, scale) = UNITS
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .unwrap_or((text, 1));
-    let usage =
-        || format!("expected bytes or a number with a unit (80GiB, 80GB, 512MiB), found `{text}`");
-    let n: u64 = number.trim().parse().map_err(|_| usage())?;
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
+    metrale_circuit::parse_size(text)
 }
 
 /// The built-in serving profile: the text of `metrale-codegen/inputs/serving.toml`.
@@ -174,24 +154,22 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     };
     let context = args.context.unwrap_or(0);
     let profile = prepared.inputs.serving;
+    // Under a profile the free input is the profile's (a draft pool it ties to the main one
+    // grows with it); without one, only the main pool's blocks can be free.
+    let free = match args.free {
+        Free::KvBlocks => ProfileFree::PoolBlocks,
+        Free::Sequences => ProfileFree::Sequences { context },
+    };
     let fit = match (args.free, &profile) {
-        // Under a profile, a draft pool it ties to the main one grows with it.
-        (Free::KvBlocks, Some(profile)) => fit_profile_blocks(
+        (_, Some(profile)) => fit_profile(
             &prepared.decls,
             inputs.formats,
             profile,
+            free,
             args.align,
             args.budget,
         ),
         (Free::KvBlocks, None) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
-        (Free::Sequences, Some(profile)) => fit_sequences(
-            &prepared.decls,
-            inputs.formats,
-            profile,
-            context,
-            args.align,
-            args.budget,
-        ),
         (Free::Sequences, None) => {
             let d = Diagnostic::error(format!(
                 "`--for sequences` varies the inputs' `[serving]` profile, and `{}` has none",
@@ -222,8 +200,19 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         )),
     })?;
     // The per-unit figures, from the plan at the answer.
-    let counts = counts_at(args.free, profile.as_ref(), &inputs, fit.value, context)
-        .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?;
+    let counts = match &profile {
+        Some(profile) => profile
+            .varied(free, fit.value)
+            .inputs()
+            .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?,
+        None => StateInputs {
+            kv: inputs.kv.map(|kv| KvInputs {
+                blocks: fit.value,
+                ..kv
+            }),
+            ..inputs
+        },
+    };
     let plan = StatePlan::new(
         &prepared.decls,
         &StateInputs {
@@ -241,28 +230,6 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
         per_slot,
         per_token,
     })
-}
-
-/// The counts (formats aside) of the plan at the answer `value`: the profile varied as the
-/// fit varied it, or the inputs with `value` KV blocks.
-fn counts_at<'a>(
-    free: Free,
-    profile: Option<&metrale_circuit::ServingProfile>,
-    inputs: &StateInputs<'a>,
-    value: u64,
-    context: u64,
-) -> Result<StateInputs<'a>, metrale_circuit::SizeFault> {
-    match (free, profile) {
-        (Free::Sequences, Some(profile)) => profile.at(value, context).inputs(),
-        (Free::KvBlocks, Some(profile)) => profile.with_pool(value).inputs(),
-        _ => Ok(StateInputs {
-            kv: inputs.kv.map(|kv| KvInputs {
-                blocks: value,
-                ..kv
-            }),
-            ..*inputs
-        }),
-    }
 }
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
