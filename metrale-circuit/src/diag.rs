@@ -28,6 +28,22 @@ pub struct Source {
     text: String,
     /// The byte offset where each line starts (0 first), ascending.
     line_starts: Vec<usize>,
+    /// How many UTF-8 continuation bytes the text holds before each multiple of
+    /// [`CHUNK`] bytes: a column is then counted in at most `CHUNK` bytes, whatever the
+    /// length of the line (a one-line file of a megabyte costs no more per error).
+    continuations: Vec<usize>,
+}
+
+/// The stride of [`Source`]'s continuation-byte counts.
+const CHUNK: usize = 64;
+
+/// The most chars of a source line a diagnostic keeps: a longer line is shown as an excerpt
+/// around the caret, so an error never copies a whole megabyte-long line.
+pub const MAX_SHOWN_CHARS: usize = 120;
+
+/// Whether `b` continues a UTF-8 sequence (is not the first byte of a char).
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
 }
 
 impl Source {
@@ -37,10 +53,18 @@ impl Source {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let mut continuations = Vec::with_capacity(text.len() / CHUNK + 1);
+        let mut count = 0;
+        for chunk in text.as_bytes().chunks(CHUNK) {
+            continuations.push(count);
+            count += chunk.iter().filter(|&&b| is_continuation(b)).count();
+        }
+        continuations.push(count);
         Self {
             name: name.into(),
             text,
             line_starts,
+            continuations,
         }
     }
 
@@ -57,7 +81,9 @@ impl Source {
     }
 
     /// 1-based line and 1-based column (column counted in chars) of a byte offset (clamped to
-    /// the text, snapped back to a char boundary), from the line table (a binary search).
+    /// the text, snapped back to a char boundary), from the line table (a binary search). A
+    /// byte of the line terminator is one column past the line's last char (the `\n` of a
+    /// `\r\n` too).
     #[must_use]
     pub fn line_col(&self, byte: usize) -> (usize, usize) {
         let byte = floor_boundary(&self.text, byte);
@@ -65,26 +91,97 @@ impl Source {
             .line_starts
             .partition_point(|&start| start <= byte)
             .max(1);
-        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
-        let column = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        let bounds = self.line_bounds(byte);
+        let column = self.chars_between(bounds.start, byte.min(bounds.end)) + 1;
         (line, column)
     }
 
+    /// How many chars the text holds from byte `from` to byte `to` (both char boundaries,
+    /// `from <= to`): the bytes less the continuation bytes, from the per-chunk counts.
+    fn chars_between(&self, from: usize, to: usize) -> usize {
+        (to - from) - (self.continuations_before(to) - self.continuations_before(from))
+    }
+
+    /// How many continuation bytes the text holds before byte `byte`.
+    fn continuations_before(&self, byte: usize) -> usize {
+        let chunk = byte / CHUNK;
+        let counted = self.continuations.get(chunk).copied().unwrap_or(0);
+        let rest = self
+            .text
+            .as_bytes()
+            .get(chunk * CHUNK..byte)
+            .map_or(0, |bytes| {
+                bytes.iter().filter(|&&b| is_continuation(b)).count()
+            });
+        counted + rest
+    }
+
     /// The byte range of the line holding byte `byte` (already a boundary), without its line
-    /// terminator (`\n`, or `\r\n`).
+    /// terminator (`\n`, or `\r\n`), from the line table.
     fn line_bounds(&self, byte: usize) -> Range<usize> {
-        let text = self.text.as_str();
-        let start = text
-            .get(..byte)
-            .and_then(|s| s.rfind('\n'))
-            .map_or(0, |i| i + 1);
-        let end = text
-            .get(start..)
-            .and_then(|s| s.find('\n'))
-            .map_or(text.len(), |i| start + i);
-        let line = text.get(start..end).unwrap_or("");
-        let end = if line.ends_with('\r') { end - 1 } else { end };
+        let line = self.line_starts.partition_point(|&start| start <= byte);
+        let start = self
+            .line_starts
+            .get(line.wrapping_sub(1))
+            .copied()
+            .unwrap_or(0);
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&next| next - 1);
+        let end = if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
+            end - 1
+        } else {
+            end
+        };
         start..end
+    }
+}
+
+/// The part of a line a diagnostic shows.
+struct Excerpt {
+    /// Its bytes in the text.
+    bytes: Range<usize>,
+    /// How many chars of the line it leaves out before it.
+    chars_before: usize,
+    /// Where the line ends.
+    line_end: usize,
+}
+
+/// The excerpt of the line `bounds` shown for a caret at byte `at` (a boundary inside or at
+/// the end of the line): the whole line when it has at most [`MAX_SHOWN_CHARS`] chars, else
+/// [`MAX_SHOWN_CHARS`] chars starting up to a third of them before the caret. Linear in the
+/// excerpt, not the line.
+fn excerpt(source: &Source, bounds: Range<usize>, at: usize) -> Excerpt {
+    let text = source.text.as_str();
+    let line = text.get(bounds.clone()).unwrap_or("");
+    let whole = Excerpt {
+        bytes: bounds.clone(),
+        chars_before: 0,
+        line_end: bounds.end,
+    };
+    if line.len() <= MAX_SHOWN_CHARS {
+        return whole;
+    }
+    let before = text.get(bounds.start..at).unwrap_or("");
+    let lead = before
+        .char_indices()
+        .rev()
+        .take(MAX_SHOWN_CHARS / 3)
+        .last()
+        .map_or(at, |(i, _)| bounds.start + i);
+    let tail = text.get(lead..bounds.end).unwrap_or("");
+    let end = tail
+        .char_indices()
+        .nth(MAX_SHOWN_CHARS)
+        .map_or(bounds.end, |(i, _)| lead + i);
+    if lead == bounds.start && end == bounds.end {
+        return whole;
+    }
+    Excerpt {
+        bytes: lead..end,
+        chars_before: source.chars_between(bounds.start, lead),
+        line_end: bounds.end,
     }
 }
 
@@ -115,8 +212,13 @@ pub struct Location {
     pub line: usize,
     /// 1-based column, counted in chars.
     pub column: usize,
-    /// The whole text of the line, without its line terminator.
+    /// The text of the line, without its line terminator: the whole line, or for a line
+    /// longer than [`MAX_SHOWN_CHARS`] the excerpt around the caret.
     pub line_text: String,
+    /// The 1-based column of the line where `line_text` starts (1: from the line's start).
+    pub line_text_from: usize,
+    /// Whether the line goes on after `line_text` (an excerpt that ends early).
+    pub line_continues: bool,
     /// How many carets to draw, in chars: at least 1, limited to the rest of the line.
     pub width: usize,
 }
@@ -164,16 +266,17 @@ impl Diagnostic {
         let end = ceil_boundary(text, span.end).max(start);
         let (line, column) = source.line_col(start);
         let bounds = source.line_bounds(start);
+        let start = start.min(bounds.end);
         let end_on_line = end.min(bounds.end).max(start);
-        let width = text
-            .get(start..end_on_line)
-            .map_or(0, |s| s.chars().count())
-            .max(1);
+        let width = source.chars_between(start, end_on_line).max(1);
+        let excerpt = excerpt(source, bounds, start);
         self.location = Some(Location {
             path: source.name.clone(),
             line,
             column,
-            line_text: text.get(bounds).unwrap_or("").to_owned(),
+            line_text: text.get(excerpt.bytes.clone()).unwrap_or("").to_owned(),
+            line_text_from: excerpt.chars_before + 1,
+            line_continues: excerpt.bytes.end < excerpt.line_end,
             width,
         });
         self.file = None;
@@ -245,13 +348,21 @@ impl Diagnostic {
             (Some(loc), _) => {
                 lines.push(format!("{pad}--> {}:{}:{}", loc.path, loc.line, loc.column));
                 lines.push(format!("{pad} |"));
-                let shown = expand_tabs(&loc.line_text);
+                let cut_before = loc.line_text_from > 1;
+                let mut shown = expand_tabs(&loc.line_text);
+                if cut_before {
+                    shown.insert_str(0, ELLIPSIS);
+                }
+                if loc.line_continues {
+                    shown.push_str(ELLIPSIS);
+                }
                 if shown.is_empty() {
                     lines.push(format!("{} |", loc.line));
                 } else {
                     lines.push(format!("{} | {shown}", loc.line));
                 }
                 let (offset, carets) = caret_extent(loc);
+                let offset = offset + if cut_before { ELLIPSIS.len() } else { 0 };
                 let mut caret_line =
                     format!("{pad} | {}{}", " ".repeat(offset), "^".repeat(carets));
                 if !self.label.is_empty() {
@@ -291,6 +402,9 @@ impl Diagnostic {
     }
 }
 
+/// What stands for the part of a long line an excerpt leaves out.
+const ELLIPSIS: &str = "...";
+
 /// The number of decimal digits of `n` (1 for 0).
 fn digits(mut n: usize) -> usize {
     let mut count = 1;
@@ -316,7 +430,10 @@ fn expand_tabs(line: &str) -> String {
 /// most one past the end of the line and cover at most the rest of it (at least one caret).
 fn caret_extent(loc: &Location) -> (usize, usize) {
     let line_chars = loc.line_text.chars().count();
-    let before = loc.column.saturating_sub(1).min(line_chars);
+    let before = loc
+        .column
+        .saturating_sub(loc.line_text_from.max(1))
+        .min(line_chars);
     let width = loc.width.clamp(1, (line_chars - before).max(1));
     let mut chars = loc.line_text.chars();
     let offset: usize = chars.by_ref().take(before).map(drawn_width).sum();
@@ -514,8 +631,67 @@ mod tests {
             let before = &text[..at];
             let line = before.matches('\n').count() + 1;
             let start = before.rfind('\n').map_or(0, |i| i + 1);
-            let column = before[start..].chars().count() + 1;
+            // A byte of the terminator (`\r` or `\n` of `\r\n`) is one past the line.
+            let line_text = text[start..].split('\n').next().unwrap_or("");
+            let line_chars = line_text
+                .strip_suffix('\r')
+                .unwrap_or(line_text)
+                .chars()
+                .count();
+            let column = before[start..].chars().count().min(line_chars) + 1;
             assert_eq!(src.line_col(byte), (line, column), "byte {byte}");
+        }
+    }
+
+    #[test]
+    fn a_crlf_end_of_line_caret_sits_one_past_the_line() {
+        let src = Source::new("c.toml", "ab\r\ncd\r\n");
+        for byte in [2, 3] {
+            let d = Diagnostic::error("m").at(&src, byte..byte).label("here");
+            assert_eq!(
+                d.render(),
+                "error: m\n --> c.toml:1:3\n  |\n1 | ab\n  |   ^ here"
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_an_excerpt_around_the_caret() {
+        // 1,000 `a`s, then `é` (2 bytes) at char 1,000, then 1,000 `b`s.
+        let line = format!("{}é{}", "a".repeat(1000), "b".repeat(1000));
+        let src = Source::new("l.toml", format!("x\n{line}\n"));
+        let at = 2 + 1000;
+        let d = Diagnostic::error("m").at(&src, at..at + 2).label("here");
+        let loc = d.location.clone().unwrap();
+        assert_eq!((loc.line, loc.column, loc.width), (2, 1001, 1));
+        // 40 chars before the caret, 120 in all.
+        assert_eq!(loc.line_text_from, 1001 - 40);
+        assert_eq!(
+            loc.line_text,
+            format!("{}é{}", "a".repeat(40), "b".repeat(79))
+        );
+        assert!(loc.line_continues);
+        let rendered = d.render();
+        let shown = rendered.lines().nth(3).unwrap();
+        let carets = rendered.lines().nth(4).unwrap();
+        assert_eq!(
+            shown,
+            format!("2 | ...{}é{}...", "a".repeat(40), "b".repeat(79))
+        );
+        assert_eq!(carets, format!("  | {}^ here", " ".repeat(3 + 40)));
+        // At the line's start: no leading ellipsis.
+        let loc = Diagnostic::error("m").at(&src, 2..3).location.unwrap();
+        assert_eq!((loc.line_text_from, loc.line_text.len()), (1, 120));
+    }
+
+    #[test]
+    fn columns_are_chars_on_long_lines_too() {
+        let text = format!("{}\n{}", "é€𝄞a".repeat(100), "ü".repeat(300));
+        let src = Source::new("u.toml", text.clone());
+        for (byte, _) in text.char_indices() {
+            let before = &text[..byte];
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            assert_eq!(src.line_col(byte).1, before[start..].chars().count() + 1);
         }
     }
 
@@ -714,6 +890,8 @@ error: unknown state kind `paged_kvv`
             line: 0,
             column: 9,
             line_text: "ab".into(),
+            line_text_from: 1,
+            line_continues: false,
             width: 0,
         });
         assert_eq!(d.render(), "error: m\n --> p:0:9\n  |\n0 | ab\n  |   ^");
@@ -722,6 +900,8 @@ error: unknown state kind `paged_kvv`
             line: usize::MAX,
             column: usize::MAX,
             line_text: "a\tb".into(),
+            line_text_from: 1,
+            line_continues: false,
             width: usize::MAX,
         });
         let max = usize::MAX;

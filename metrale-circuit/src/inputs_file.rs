@@ -230,10 +230,9 @@ impl InputsFile {
     /// A diagnostic naming the file when it cannot be read, else those of [`InputsFile::parse`].
     pub fn load(path: impl AsRef<Path>) -> Result<InputsFile, Diagnostics> {
         let name = path.as_ref().display().to_string();
-        let text = std::fs::read_to_string(path.as_ref()).map_err(|e| {
-            Diagnostic::error(format!("cannot read inputs file `{name}`: {e}")).in_file(&name)
-        })?;
-        Self::parse(&name, &text)
+        let source = crate::read_source(path.as_ref(), &name, "inputs file")
+            .map_err(|failure| *failure.diagnostic)?;
+        Self::parse(&name, source.text())
     }
 
     /// The file borrowed as plan inputs: `file.view().inputs()`.

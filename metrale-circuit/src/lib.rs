@@ -72,9 +72,13 @@ mod inputs_agree;
 #[cfg(feature = "load")]
 mod inputs_file;
 #[cfg(feature = "load")]
+pub mod limits;
+#[cfg(feature = "load")]
 pub mod load;
 #[cfg(feature = "load")]
 pub mod shape;
+#[cfg(feature = "load")]
+mod source_file;
 #[cfg(feature = "load")]
 mod walk;
 
@@ -119,3 +123,5 @@ pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
 pub use inputs_file::{InputsFile, InputsView, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::LoadReport;
+#[cfg(feature = "load")]
+pub use source_file::{ReadFailure, read_source};

@@ -45,6 +45,8 @@
 
 use std::fmt;
 
+use crate::limits::MAX_SHAPE_TERMS;
+
 /// The grammar in one line, the help of most syntax errors.
 const GRAMMAR_HELP: &str = "a shape is axes joined by ` x `; an axis is terms joined by `+` or \
      `-`, factors by `*`; a factor is a literal > 0, a dim name, or `name/lit`, `name/name`";
@@ -588,6 +590,15 @@ fn dangling(op: &Token<'_>) -> ShapeSyntaxError {
     ShapeSyntaxError::at(op, message, Some(GRAMMAR_HELP.to_owned()))
 }
 
+/// The error at the first factor past [`MAX_SHAPE_TERMS`].
+fn too_many_terms(first: &Token<'_>) -> ShapeSyntaxError {
+    ShapeSyntaxError::at(
+        first,
+        format!("too many terms: the limit is {MAX_SHAPE_TERMS} factors in one shape"),
+        Some("declare a dim, or `[derive]` one (schema 2), for a part of the shape".to_owned()),
+    )
+}
+
 /// Reads a shape token by token.
 struct Parser<'a> {
     /// The whole text.
@@ -611,9 +622,14 @@ impl<'a> Parser<'a> {
         let mut factors = Vec::new();
         let mut subtract = false;
         let mut previous_op: Option<Token<'a>> = None;
+        let mut count = 0usize;
         loop {
             let first = self.lexer.next_token()?;
             let (factor, op) = self.factor(&first, previous_op.as_ref())?;
+            count += 1;
+            if count > MAX_SHAPE_TERMS {
+                return Err(too_many_terms(&first));
+            }
             match op.tok {
                 Tok::Star => factors.push(factor),
                 Tok::Plus | Tok::Minus => {

@@ -14,6 +14,7 @@
 //! - Errors come out in a deterministic order: file order, then byte position; errors at the
 //!   same position keep the order found.
 
+use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use toml::Spanned;
@@ -22,6 +23,7 @@ use toml::de::{DeTable, DeValue};
 use crate::Origin;
 use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::is_snake_identifier;
+use crate::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
 
 /// A span of one of the files read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,13 +34,45 @@ pub(crate) struct Loc {
     pub span: Range<usize>,
 }
 
-/// Every file read and every error found so far.
+/// Every file read and the first [`MAX_ERRORS`] errors found so far (in file then position
+/// order), with the count of all of them: a file of a million errors costs a million cheap
+/// reports, not a million kept diagnostics.
 #[derive(Debug, Default)]
 pub(crate) struct Sink {
     /// The files, in the order read.
     pub files: Vec<Source>,
-    /// The errors with their sort key (file index, byte offset).
-    found: Vec<(usize, usize, Diagnostic)>,
+    /// The errors kept, a max-heap on their sort key, so the one past the first
+    /// [`MAX_ERRORS`] is dropped in `O(log MAX_ERRORS)`.
+    found: BinaryHeap<Found>,
+    /// How many errors were reported, kept or not.
+    total: usize,
+}
+
+/// One error with its sort key: file index, byte offset, then the order reported.
+#[derive(Debug)]
+struct Found {
+    key: (usize, usize, usize),
+    diagnostic: Diagnostic,
+}
+
+impl PartialEq for Found {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Found {}
+
+impl PartialOrd for Found {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Found {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 impl Sink {
@@ -50,23 +84,44 @@ impl Sink {
 
     /// Locates `diagnostic` at `loc` and records it.
     pub fn report(&mut self, loc: &Loc, diagnostic: Diagnostic) {
-        let diagnostic = match self.files.get(loc.file) {
-            Some(source) => diagnostic.at(source, loc.span.clone()),
-            None => diagnostic,
-        };
-        self.found.push((loc.file, loc.span.start, diagnostic));
+        let key = (loc.file, loc.span.start, self.total);
+        if self.keeps(key) {
+            let diagnostic = match self.files.get(loc.file) {
+                Some(source) => diagnostic.at(source, loc.span.clone()),
+                None => diagnostic,
+            };
+            self.keep(key, diagnostic);
+        }
+        self.total += 1;
+    }
+
+    /// Whether an error at `key` is among the first [`MAX_ERRORS`] so far.
+    fn keeps(&self, key: (usize, usize, usize)) -> bool {
+        self.found.len() < MAX_ERRORS || self.found.peek().is_some_and(|last| key < last.key)
+    }
+
+    /// Keeps an error, dropping the last one kept when there are more than [`MAX_ERRORS`].
+    fn keep(&mut self, key: (usize, usize, usize), diagnostic: Diagnostic) {
+        self.found.push(Found { key, diagnostic });
+        if self.found.len() > MAX_ERRORS {
+            self.found.pop();
+        }
     }
 
     /// How many errors were recorded so far: a stage compares it before and after to know
     /// whether its part was refused.
     pub fn error_count(&self) -> usize {
-        self.found.len()
+        self.total
     }
 
     /// Records `diagnostic` as it is (a file that cannot be read), sorted with file `file`'s
     /// errors at byte `offset`.
     pub(crate) fn report_unlocated(&mut self, file: usize, offset: usize, diagnostic: Diagnostic) {
-        self.found.push((file, offset, diagnostic));
+        let key = (file, offset, self.total);
+        if self.keeps(key) {
+            self.keep(key, diagnostic);
+        }
+        self.total += 1;
     }
 
     /// Reports each TOML syntax error of file `file` ("invalid TOML: ..."), located when the
@@ -75,7 +130,11 @@ impl Sink {
         for error in errors {
             let diagnostic =
                 Diagnostic::error(format!("invalid TOML: {}", error.message())).label("here");
-            if let Some(span) = error.span() {
+            let span = error.span().or_else(|| {
+                let text = self.files.get(file)?.text();
+                first_line_reporting(text, error.message())
+            });
+            if let Some(span) = span {
                 self.report(&Loc { file, span }, diagnostic);
             } else {
                 let name = self.name(file).to_owned();
@@ -123,14 +182,70 @@ impl Sink {
 
     /// How many errors were found so far.
     pub fn count(&self) -> usize {
-        self.found.len()
+        self.total
     }
 
-    /// The errors, sorted by file then position (stable).
-    pub(crate) fn into_diagnostics(mut self) -> Diagnostics {
-        self.found.sort_by_key(|(file, offset, _)| (*file, *offset));
-        self.found.into_iter().map(|(_, _, d)| d).collect()
+    /// The errors kept, sorted by file then position (stable), then, when more were found
+    /// than kept, one last error naming the first file that says how many more there are.
+    pub(crate) fn into_diagnostics(self) -> Diagnostics {
+        let more = self.total - self.found.len();
+        let mut out: Diagnostics = self
+            .found
+            .into_sorted_vec()
+            .into_iter()
+            .map(|f| f.diagnostic)
+            .collect();
+        if more > 0 {
+            let name = self.files.first().map_or("", Source::name).to_owned();
+            out.push(
+                Diagnostic::error(format!(
+                    "and {more} more error{} (only the first {MAX_ERRORS} are shown)",
+                    if more == 1 { "" } else { "s" }
+                ))
+                .in_file(name)
+                .help("fix these and run again to see the rest"),
+            );
+        }
+        out
     }
+}
+
+/// The first line of `text` at which the TOML parser reports `message`, for an error it gives
+/// without a span (its recursion limit on a long dotted key): the shortest prefix of whole
+/// lines whose parse reports it, found by bisection (`O(log lines)` parses). `None` when no
+/// prefix reports it (the error needs the whole file).
+fn first_line_reporting(text: &str, message: &str) -> Option<Range<usize>> {
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain((!text.ends_with('\n')).then_some(text.len()))
+        .collect();
+    let reports = |lines: usize| {
+        let prefix = ends
+            .get(lines.wrapping_sub(1))
+            .map_or("", |&end| &text[..end]);
+        let (_, errors) = DeTable::parse_recoverable(prefix);
+        errors
+            .iter()
+            .any(|e| e.span().is_none() && e.message() == message)
+    };
+    // The smallest count of lines whose prefix reports the error.
+    let (mut low, mut high) = (1, ends.len());
+    if high == 0 || !reports(high) {
+        return None;
+    }
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if reports(mid) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    let start = if low >= 2 { ends[low - 2] } else { 0 };
+    let end = ends[low - 1];
+    let line = &text[start..end];
+    Some(start..start + line.trim_end_matches(['\n', '\r']).len())
 }
 
 /// A table of the spanned tree.
@@ -313,6 +428,41 @@ impl Walk<'_> {
         Some(out)
     }
 
+    /// [`Walk::strings`], keeping at most `max` items: the first item past it is reported
+    /// ("too many `what`") and the rest are not read.
+    pub fn strings_at_most(
+        &mut self,
+        key: &str,
+        value: &Value<'_>,
+        max: usize,
+        what: &str,
+    ) -> Option<Vec<Text>> {
+        if let Some(items) = self.array(key, value)
+            && let Some(past) = items.get(max)
+        {
+            self.report(past.span(), too_many(what, max));
+            let mut out = Vec::with_capacity(max);
+            for item in items.iter().take(max) {
+                if let DeValue::String(s) = item.get_ref() {
+                    out.push(self.text(s, item.span()));
+                } else {
+                    self.string(key, item);
+                }
+            }
+            return Some(out);
+        }
+        self.strings(key, value)
+    }
+
+    /// Whether `count` items fit under `max`; else reports the first one past it, at `past`.
+    pub fn at_most(&mut self, count: usize, max: usize, past: Range<usize>, what: &str) -> bool {
+        if count > max {
+            self.report(past, too_many(what, max));
+            return false;
+        }
+        true
+    }
+
     /// The non-negative integer of `value`, or an error (wrong type, negative, too large).
     pub fn u64(&mut self, key: &str, value: &Value<'_>) -> Option<u64> {
         let DeValue::Integer(int) = value.get_ref() else {
@@ -355,6 +505,18 @@ impl Walk<'_> {
                     .help(format!(
                         "the {what} becomes a Rust identifier: use `[a-z][a-z0-9_]*`"
                     )),
+            );
+            return false;
+        }
+        if name.len() > MAX_NAME_BYTES {
+            self.report(
+                span,
+                Diagnostic::error(format!(
+                    "invalid {what}: {} bytes long, the limit is {MAX_NAME_BYTES}",
+                    name.len()
+                ))
+                .label("too long")
+                .help(format!("the {what} becomes a Rust identifier: shorten it")),
             );
             return false;
         }

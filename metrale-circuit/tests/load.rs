@@ -1016,7 +1016,7 @@ fn layers_out_of_range() {
     let d = only(&edit("layers = 1", "layers = 0"));
     check(
         &d,
-        "`layers` must be between 1 and 65536",
+        "`layers` must be between 1 and 1024",
         "c.toml:10:10",
         &[],
     );

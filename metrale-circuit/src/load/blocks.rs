@@ -17,6 +17,7 @@
 use super::nodes;
 use super::raw::{RawBlock, RawState, ShapeValue};
 use crate::diag::Diagnostic;
+use crate::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
 use crate::shape::Shape;
 use crate::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
 use crate::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
@@ -34,8 +35,11 @@ pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
     let Some(table) = w.table("block", value) else {
         return Vec::new();
     };
-    let mut out = Vec::with_capacity(table.len());
-    for (key, v) in table {
+    let mut out = Vec::with_capacity(table.len().min(MAX_BLOCKS));
+    for (i, (key, v)) in table.iter().enumerate() {
+        if !w.at_most(i + 1, MAX_BLOCKS, key.span(), "blocks") {
+            break;
+        }
         let name: &str = key.get_ref();
         w.identifier(name, key.span(), "block name");
         let first = w.loc(first_offset(key.span(), v)..first_offset(key.span(), v));
@@ -60,7 +64,11 @@ fn walk_block(w: &mut Walk<'_>, block: &str, table: &Table<'_>) -> Vec<RawState>
     if let Some((_, v)) = field(table, "state")
         && let Some(items) = w.array("state", v)
     {
-        for item in items {
+        for (i, item) in items.iter().enumerate() {
+            let what = format!("states in block `{block}`");
+            if !w.at_most(i + 1, MAX_STATES_PER_BLOCK, item.span(), &what) {
+                break;
+            }
             let ::toml::de::DeValue::Table(t) = item.get_ref() else {
                 w.wrong_type(&format!("each state of block `{block}`"), "a table", item);
                 continue;

@@ -17,10 +17,11 @@
 
 use super::derive::Values;
 use super::raw::{
-    FULL, LINEAR, MAX_LAYERS, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
+    FULL, LINEAR, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
 };
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
+use crate::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
 use crate::shape::{EvalError, Shape};
 use crate::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
@@ -64,9 +65,12 @@ pub(super) fn walk(
         refused,
         derived,
     });
-    let mut checkpoints = Vec::with_capacity(table.len());
+    let mut checkpoints = Vec::with_capacity(table.len().min(MAX_CHECKPOINTS));
     let mut produced = Vec::new();
-    for (key, v) in table {
+    for (i, (key, v)) in table.iter().enumerate() {
+        if !w.at_most(i + 1, MAX_CHECKPOINTS, key.span(), "checkpoints") {
+            break;
+        }
         let name: &str = key.get_ref();
         w.identifier(name, key.span(), "checkpoint name");
         let Some(t) = w.table(&format!("checkpoint.{name}"), v) else {
@@ -307,7 +311,8 @@ fn list_kinds(
         );
         return None;
     };
-    let kinds = w.strings("layer_kinds", v)?;
+    let max = usize::try_from(MAX_LAYERS).unwrap_or(usize::MAX);
+    let kinds = w.strings_at_most("layer_kinds", v, max, "layers")?;
     if kinds.is_empty() {
         w.report(
             v.span(),

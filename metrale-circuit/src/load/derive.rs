@@ -15,6 +15,7 @@
 
 use super::raw::{RawCheckpoint, RawDerived, ShapeValue};
 use crate::diag::Diagnostic;
+use crate::limits::MAX_DIMS;
 use crate::shape::Shape;
 use crate::walk::{Sink, Table, Text, Walk, field};
 
@@ -44,8 +45,11 @@ pub(crate) fn walk(
     let Some(table) = w.table("derive", v) else {
         return Vec::new();
     };
-    let mut out = Vec::with_capacity(table.len());
-    for (key, value) in table {
+    let mut out = Vec::with_capacity(table.len().min(MAX_DIMS));
+    for (i, (key, value)) in table.iter().enumerate() {
+        if !w.at_most(i + 1, MAX_DIMS, key.span(), "derived dims") {
+            break;
+        }
         let name: &str = key.get_ref();
         if !w.identifier(name, key.span(), "derived dim") {
             continue;
@@ -132,13 +136,13 @@ pub(crate) fn order(
             }
         }
     }
-    // Depth first, in file order: each derived dim after the ones it reads.
+    // Depth first, in file order: each derived dim after the ones it reads. The walk keeps
+    // its own stack (no recursion: a chain of derived dims is as long as the file makes it).
     let mut order = Vec::with_capacity(derived.len());
     let mut state = vec![Visit::New; derived.len()];
     let mut acyclic = true;
     for start in 0..derived.len() {
-        let mut path = Vec::new();
-        if !visit(sink, derived, start, &mut state, &mut path, &mut order) {
+        if !visit(sink, derived, start, &mut state, &mut order) {
             acyclic = false;
         }
     }
@@ -151,57 +155,90 @@ enum Visit {
     New,
     Open,
     Done,
+    /// Done, and in a cycle or reading one: not in the order.
+    Failed,
 }
 
-/// Visits derived dim `i`; `false` when a cycle through it was found (and reported once, at
-/// the dim that closes it).
+/// Visits derived dim `start` and every one it reads, depth first with an explicit stack of
+/// (dim, how many of its reads were visited); `false` when a cycle through them was found
+/// (reported once, at the dim that closes it).
 fn visit(
     sink: &mut Sink,
     derived: &[RawDerived],
-    i: usize,
+    start: usize,
     state: &mut [Visit],
-    path: &mut Vec<usize>,
     order: &mut Vec<usize>,
 ) -> bool {
-    match state.get(i) {
-        Some(Visit::Done) | None => return true,
-        Some(Visit::Open) => {
-            let from = path.iter().position(|&p| p == i).unwrap_or(0);
-            let chain: Vec<&str> = path[from..]
-                .iter()
-                .chain(std::iter::once(&i))
-                .map(|&p| derived[p].name.text.as_str())
-                .collect();
-            sink.report(
-                &derived[i].name.loc,
-                Diagnostic::error(format!(
-                    "derived dim `{}` depends on itself",
-                    derived[i].name.text
-                ))
-                .label("in a cycle")
-                .note(format!("the cycle: {}", chain.join(" -> ")))
-                .help("a derived dim must be computable from declared dims"),
-            );
-            return false;
+    if state.get(start) != Some(&Visit::New) {
+        return state.get(start) != Some(&Visit::Failed);
+    }
+    let reads = |i: usize| -> Vec<usize> {
+        derived[i]
+            .expr
+            .shape
+            .dims()
+            .iter()
+            .filter_map(|dim| derived.iter().position(|d| d.name.text == dim.name))
+            .collect()
+    };
+    let mut stack: Vec<(usize, Vec<usize>, usize, bool)> = vec![(start, reads(start), 0, true)];
+    state[start] = Visit::Open;
+    while let Some((i, next, visited, ok)) = stack.last_mut() {
+        let (i, ok_so_far) = (*i, *ok);
+        if let Some(&j) = next.get(*visited) {
+            *visited += 1;
+            match state[j] {
+                Visit::Done => {}
+                Visit::Failed => *ok = false,
+                Visit::Open => {
+                    *ok = false;
+                    report_cycle(sink, derived, &stack, j);
+                }
+                Visit::New => {
+                    state[j] = Visit::Open;
+                    stack.push((j, reads(j), 0, true));
+                }
+            }
+            continue;
         }
-        Some(Visit::New) => {}
-    }
-    state[i] = Visit::Open;
-    path.push(i);
-    let mut ok = true;
-    for dim in derived[i].expr.shape.dims() {
-        if let Some(j) = derived.iter().position(|d| d.name.text == dim.name)
-            && !visit(sink, derived, j, state, path, order)
-        {
-            ok = false;
+        stack.pop();
+        if ok_so_far {
+            state[i] = Visit::Done;
+            order.push(i);
+        } else {
+            state[i] = Visit::Failed;
+            if let Some(parent) = stack.last_mut() {
+                parent.3 = false;
+            }
         }
     }
-    path.pop();
-    state[i] = Visit::Done;
-    if ok {
-        order.push(i);
-    }
-    ok
+    state[start] == Visit::Done
+}
+
+/// Reports the cycle closed by reading `closes` from the top of `stack` (the open path).
+fn report_cycle(
+    sink: &mut Sink,
+    derived: &[RawDerived],
+    stack: &[(usize, Vec<usize>, usize, bool)],
+    closes: usize,
+) {
+    let from = stack.iter().position(|(p, ..)| *p == closes).unwrap_or(0);
+    let chain: Vec<&str> = stack[from..]
+        .iter()
+        .map(|(p, ..)| *p)
+        .chain(std::iter::once(closes))
+        .map(|p| derived[p].name.text.as_str())
+        .collect();
+    sink.report(
+        &derived[closes].name.loc,
+        Diagnostic::error(format!(
+            "derived dim `{}` depends on itself",
+            derived[closes].name.text
+        ))
+        .label("in a cycle")
+        .note(format!("the cycle: {}", chain.join(" -> ")))
+        .help("a derived dim must be computable from declared dims"),
+    );
 }
 
 /// Every derived dim's value under `checkpoint` (whose dims are complete), in `order`; `None`

@@ -22,6 +22,7 @@ use toml::de::DeValue;
 
 use super::raw::RawState;
 use crate::diag::Diagnostic;
+use crate::limits::MAX_NODES_PER_BLOCK;
 use crate::walk::{Loc, Text, Value, Walk, field};
 use crate::{StateAccess, StateKind};
 
@@ -48,6 +49,10 @@ pub(super) fn walk(w: &mut Walk<'_>, block: &str, value: &Value<'_>, states: &[R
     };
     let mut touches = Vec::new();
     for (n, item) in items.iter().enumerate() {
+        let what = format!("nodes in block `{block}`");
+        if !w.at_most(n + 1, MAX_NODES_PER_BLOCK, item.span(), &what) {
+            break;
+        }
         let DeValue::Table(t) = item.get_ref() else {
             w.wrong_type(&format!("each node of block `{block}`"), "a table", item);
             continue;

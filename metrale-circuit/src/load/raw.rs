@@ -176,9 +176,6 @@ impl RawBlock {
     }
 }
 
-/// The most layers a checkpoint may have.
-pub(crate) const MAX_LAYERS: u64 = 1 << 16;
-
 /// One checkpoint as written.
 #[derive(Debug)]
 pub(crate) struct RawCheckpoint {

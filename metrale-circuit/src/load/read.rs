@@ -25,6 +25,8 @@ use super::raw::{FileSyntax, Loaded};
 use super::top;
 use crate::diag::{Diagnostic, Source};
 use crate::is_snake_identifier;
+use crate::limits::{MAX_LIBRARIES, too_many};
+use crate::source_file::{ReadFailure, read_source};
 use crate::walk::{Sink, Text, Walk};
 
 /// The state of reading one circuit and its libraries.
@@ -105,26 +107,22 @@ pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
         seen: Vec::new(),
         chain: Vec::new(),
     };
-    let text = match input {
-        Input::Text { text, .. } => text.to_owned(),
-        Input::File { path, .. } => match fs::read_to_string(path) {
-            Ok(text) => {
+    let source = match input {
+        Input::Text { text, .. } => Source::new(name, text),
+        Input::File { path, .. } => match read_source(path, name, "circuit") {
+            Ok(source) => {
                 reader.loaded.read.push(path.to_path_buf());
-                text
+                source
             }
-            Err(e) => {
-                reader.sink.report_unlocated(
-                    0,
-                    0,
-                    Diagnostic::error(format!("cannot read circuit `{name}`: {}", io_message(&e)))
-                        .in_file(name),
-                );
+            Err(failure) => {
                 reader.loaded.complete = false;
+                reader.failed(failure, None);
                 return reader.loaded;
             }
         },
     };
-    let file = reader.sink.add_file(Source::new(name, text.clone()));
+    let text = source.text().to_owned();
+    let file = reader.sink.add_file(source);
     let Some(syntax) = parse_and_walk(reader.sink, file, &text, false) else {
         reader.loaded.complete = false;
         return reader.loaded;
@@ -132,19 +130,37 @@ pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
     let includes = syntax.includes.clone();
     reader.loaded.files.push(syntax);
     reader.chain.push((None, name.to_owned()));
-    for include in &includes {
-        reader.include(include);
-    }
+    reader.include_all(includes);
     reader.loaded
 }
 
 impl Reader<'_> {
-    /// Reads the library `include` names (written in an already-read file), then its own
-    /// includes.
-    fn include(&mut self, include: &Text) {
+    /// Reads every library `includes` names (written in the circuit), depth first in the
+    /// order written, each library's own includes before the next. The walk keeps its own stack
+    /// of (includes of a file, how many were read), one frame per entry of `chain`.
+    fn include_all(&mut self, includes: Vec<Text>) {
+        let mut stack: Vec<(Vec<Text>, usize)> = vec![(includes, 0)];
+        while let Some((list, next)) = stack.last_mut() {
+            let Some(include) = list.get(*next).cloned() else {
+                stack.pop();
+                self.chain.pop();
+                continue;
+            };
+            *next += 1;
+            if let Some((display, includes)) = self.include(&include) {
+                self.chain.push((Some(include.text.clone()), display));
+                stack.push((includes, 0));
+            }
+        }
+    }
+
+    /// Reads the library `include` names (written in an already-read file): its display name
+    /// and its own includes, or `None` when it is not read (already read, refused, or with
+    /// errors).
+    fn include(&mut self, include: &Text) -> Option<(String, Vec<Text>)> {
         let name = include.text.as_str();
         if !self.include_name_is_valid(include) {
-            return;
+            return None;
         }
         let display = library_name(&self.root_name, name);
         if self.chain.iter().any(|(n, _)| n.as_deref() == Some(name)) {
@@ -160,46 +176,97 @@ impl Reader<'_> {
                     .label("included while it is being included")
                     .note(format!("include chain: {}", chain.join(" -> "))),
             );
-            return;
+            return None;
         }
         if self.seen.iter().any(|s| s == name) {
-            return;
+            return None;
+        }
+        if self.seen.len() >= MAX_LIBRARIES {
+            self.sink
+                .report(&include.loc, too_many("block libraries", MAX_LIBRARIES));
+            self.loaded.complete = false;
+            return None;
         }
         self.seen.push(name.to_owned());
         let path = self.dir.join("blocks").join(format!("{name}.toml"));
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) => {
-                self.sink.report(
-                    &include.loc,
-                    Diagnostic::error(format!(
-                        "cannot read block library `{display}`: {}",
-                        io_message(&e)
-                    ))
-                    .label("included here")
-                    .note(format!(
-                        "include `{name}` reads `blocks/{name}.toml` beside the circuit"
-                    )),
-                );
+        let source = self
+            .inside_folder(&path, include, &display)
+            .and_then(|()| read_source(&path, &display, "block library"));
+        let source = match source {
+            Ok(source) => source,
+            Err(failure) => {
                 self.loaded.complete = false;
-                return;
+                self.failed(failure, Some(include));
+                return None;
             }
         };
         self.loaded.read.push(path);
-        let file = self
-            .sink
-            .add_file(Source::new(display.clone(), text.clone()));
+        let text = source.text().to_owned();
+        let file = self.sink.add_file(source);
         let Some(syntax) = parse_and_walk(self.sink, file, &text, true) else {
             self.loaded.complete = false;
-            return;
+            return None;
         };
         let includes = syntax.includes.clone();
         self.loaded.files.push(syntax);
-        self.chain.push((Some(name.to_owned()), display));
-        for next in &includes {
-            self.include(next);
+        Some((display, includes))
+    }
+
+    /// `Ok` when the library at `path` is, after following symlinks, inside the circuit's
+    /// folder; else the error (naming where it leads, never its content).
+    fn inside_folder(&self, path: &Path, include: &Text, display: &str) -> Result<(), ReadFailure> {
+        let folder = if self.dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            self.dir.as_path()
+        };
+        let (Ok(real), Ok(folder)) = (fs::canonicalize(path), fs::canonicalize(folder)) else {
+            // Missing: read_source says so.
+            return Ok(());
+        };
+        if real.starts_with(&folder) {
+            return Ok(());
         }
-        self.chain.pop();
+        Err(ReadFailure {
+            diagnostic: Box::new(Diagnostic::error(format!(
+                "cannot read block library `{display}`: it resolves outside the circuit's folder"
+            ))
+            .note(format!(
+                "`blocks/{}.toml` leads to `{}`, outside `{}`",
+                include.text,
+                real.display(),
+                folder.display()
+            ))
+            .help("a block library is a file under the circuit's `blocks/` folder")),
+            source: None,
+        })
+    }
+
+    /// Reports a file that could not be read: located in its text when it was read but is
+    /// not UTF-8 (the text becomes one of the files), else at the include that names it (or
+    /// naming the circuit).
+    fn failed(&mut self, failure: ReadFailure, include: Option<&Text>) {
+        let ReadFailure { diagnostic, source } = failure;
+        let diagnostic = *diagnostic;
+        if let Some(source) = source {
+            let file = self.sink.add_file(*source);
+            self.sink.report_unlocated(file, 0, diagnostic);
+            return;
+        }
+        match include {
+            Some(include) => {
+                let name = include.text.as_str();
+                let mut diagnostic = diagnostic.label("included here");
+                diagnostic.file = None;
+                self.sink.report(
+                    &include.loc,
+                    diagnostic.note(format!(
+                        "include `{name}` reads `blocks/{name}.toml` beside the circuit"
+                    )),
+                );
+            }
+            None => self.sink.report_unlocated(0, 0, diagnostic),
+        }
     }
 
     /// Checks an include name; reports it when it could leave the circuit's folder or is not
@@ -260,14 +327,5 @@ fn library_name(root_name: &str, include: &str) -> String {
         format!("blocks/{include}.toml")
     } else {
         format!("{parent}/blocks/{include}.toml")
-    }
-}
-
-/// An I/O error's text without the trailing " (os error N)".
-fn io_message(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(i) => text.get(..i).unwrap_or(&text).to_owned(),
-        None => text,
     }
 }

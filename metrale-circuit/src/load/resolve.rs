@@ -9,9 +9,12 @@
 //!   block" errors.
 //! - [`resolve`] returns a [`Circuit`] only when no error was found in any stage.
 
+use std::collections::HashMap;
+
 use super::raw::{Loaded, RawBlock, Top};
 use super::{blocks, checkpoints, derive, names};
 use crate::diag::Diagnostic;
+use crate::limits::{MAX_BLOCKS, MAX_TERMS, too_many};
 use crate::walk::{Sink, Text};
 use crate::{Circuit, Layout};
 
@@ -45,6 +48,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         defined_blocks(sink, top, &blocks);
     }
     names::check(sink, top, &blocks);
+    terms_within_limit(sink, top, &blocks);
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
     }
@@ -108,6 +112,10 @@ fn unique_blocks<'b>(
 ) -> Vec<&'b RawBlock> {
     let mut out: Vec<&RawBlock> = Vec::new();
     for block in all {
+        if out.len() == MAX_BLOCKS {
+            sink.report(&block.name.loc, too_many("blocks", MAX_BLOCKS));
+            break;
+        }
         if let Some(first) = out.iter().find(|b| b.name.text == block.name.text) {
             let place = sink.place(&first.name.loc);
             sink.report(
@@ -121,6 +129,50 @@ fn unique_blocks<'b>(
         }
     }
     out
+}
+
+/// The state terms of every checkpoint together (one per state of each block instance) are at
+/// most [`MAX_TERMS`]: reported at the checkpoint that passes it.
+fn terms_within_limit(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
+    let states: HashMap<&str, usize> = blocks
+        .iter()
+        .map(|b| (b.name.text.as_str(), b.states.len()))
+        .collect();
+    let sum = |names: &[Text]| -> usize {
+        names
+            .iter()
+            .map(|n| states.get(n.text.as_str()).copied().unwrap_or(0))
+            .sum()
+    };
+    let fixed = sum(&top.prologue) + sum(&top.epilogue) + sum(&top.draft);
+    let per_kind: HashMap<&str, usize> = top
+        .layout
+        .iter()
+        .flat_map(|l| &l.blocks)
+        .map(|(kind, names)| (kind.text.as_str(), sum(names)))
+        .collect();
+    let mut total = 0usize;
+    for checkpoint in &top.checkpoints {
+        let Some(kinds) = &checkpoint.layer_kinds else {
+            continue;
+        };
+        total = kinds
+            .iter()
+            .fold(total.saturating_add(fixed), |total, kind| {
+                total.saturating_add(per_kind.get(kind.as_str()).copied().unwrap_or(0))
+            });
+        if total > MAX_TERMS {
+            sink.report(
+                &checkpoint.header,
+                too_many("state terms", MAX_TERMS).note(format!(
+                    "with checkpoint `{}`, the circuit's checkpoints hold {total} state terms \
+                     (one per state of each block of each layer)",
+                    checkpoint.name.text
+                )),
+            );
+            return;
+        }
+    }
 }
 
 /// Every block named by the prologue, the epilogue, the draft and the layout is defined.

@@ -16,6 +16,7 @@ use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
 use super::{blocks, checkpoints, config, derive};
 use crate::LayoutRule;
 use crate::diag::Diagnostic;
+use crate::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
 use crate::walk::{Table, Text, Value, Walk, field};
 
 /// The top-level keys of a circuit file.
@@ -186,7 +187,7 @@ fn dims(w: &mut Walk<'_>, root: &Table<'_>) -> Option<(Vec<Text>, Vec<String>)> 
     };
     let mut valid: Vec<Text> = Vec::new();
     let mut refused = Vec::new();
-    for dim in w.strings("dims", v)? {
+    for dim in w.strings_at_most("dims", v, MAX_DIMS, "dims")? {
         let span = dim.loc.span.clone();
         if dim.text == "x" {
             w.report(
@@ -218,7 +219,9 @@ fn block_list(w: &mut Walk<'_>, root: &Table<'_>, key: &str) -> Vec<Text> {
     let Some((_, v)) = field(root, key) else {
         return Vec::new();
     };
-    let names = w.strings(key, v).unwrap_or_default();
+    let names = w
+        .strings_at_most(key, v, MAX_BLOCKS_PER_LIST, &format!("blocks in `{key}`"))
+        .unwrap_or_default();
     no_repeats(w, &names, &format!("`{key}`"));
     names
 }
@@ -265,7 +268,9 @@ fn includes(w: &mut Walk<'_>, root: &Table<'_>) -> Vec<Text> {
     let Some((_, v)) = field(root, "include") else {
         return Vec::new();
     };
-    let names = w.strings("include", v).unwrap_or_default();
+    let names = w
+        .strings_at_most("include", v, MAX_LIBRARIES, "includes")
+        .unwrap_or_default();
     let mut out: Vec<Text> = Vec::with_capacity(names.len());
     for name in names {
         if let Some(first) = out.iter().find(|n| n.text == name.text) {
@@ -481,7 +486,10 @@ fn symbols(w: &mut Walk<'_>, value: &Value<'_>) -> Option<Vec<(char, String)>> {
     let table = w.table("symbols", value)?;
     let mut out = Vec::with_capacity(table.len());
     let mut valid = true;
-    for (key, v) in table {
+    for (i, (key, v)) in table.iter().enumerate() {
+        if !w.at_most(i + 1, MAX_LAYER_KINDS, key.span(), "symbols") {
+            return None;
+        }
         let name: &str = key.get_ref();
         let mut chars = name.chars();
         let symbol = if let (Some(c), None) = (chars.next(), chars.next()) {
@@ -515,8 +523,11 @@ fn layout_blocks(
     let Some(table) = w.table("blocks", value) else {
         return Vec::new();
     };
-    let mut out = Vec::with_capacity(table.len());
-    for (key, v) in table {
+    let mut out = Vec::with_capacity(table.len().min(MAX_LAYER_KINDS));
+    for (i, (key, v)) in table.iter().enumerate() {
+        if !w.at_most(i + 1, MAX_LAYER_KINDS, key.span(), "layer kinds") {
+            break;
+        }
         let kind: &str = key.get_ref();
         if matches!(rule, Some(LayoutRule::Interval { .. })) && !INTERVAL_KINDS.contains(&kind) {
             w.report(
@@ -528,7 +539,8 @@ fn layout_blocks(
                 .expected_one_of("layer kinds", kind, INTERVAL_KINDS),
             );
         }
-        let Some(names) = w.strings(kind, v) else {
+        let what = format!("blocks in layer kind `{kind}`");
+        let Some(names) = w.strings_at_most(kind, v, MAX_BLOCKS_PER_LIST, &what) else {
             continue;
         };
         if names.is_empty() {

@@ -8,8 +8,7 @@
 use std::path::Path;
 
 use clap::Args;
-use metrale_circuit::Circuit;
-use metrale_circuit::diag::{Diagnostic, Source};
+use metrale_circuit::{Circuit, read_source};
 use metrale_codegen::import::{ImportOptions, import};
 
 use super::Outcome;
@@ -43,17 +42,10 @@ pub fn run(args: &ImportArgs) -> Outcome {
         Ok(circuit) => circuit,
         Err(diagnostics) => return Outcome::bad_input(&diagnostics),
     };
-    let text = match std::fs::read_to_string(&args.config) {
-        Ok(text) => text,
-        Err(error) => {
-            return Outcome::bad_input(
-                &Diagnostic::error(format!("cannot read `{}`: {error}", args.config))
-                    .in_file(&args.config)
-                    .into(),
-            );
-        }
+    let config = match read_source(Path::new(&args.config), &args.config, "config") {
+        Ok(config) => config,
+        Err(failure) => return Outcome::bad_input(&(*failure.diagnostic).into()),
     };
-    let config = Source::new(&args.config, text);
     let stem = Path::new(&args.config)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
