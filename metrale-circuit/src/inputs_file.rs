@@ -259,6 +259,38 @@ impl InputsFile {
         }
     }
 
+    /// `diagnostic` located at the value of the key at `path` (`["kv", "blocks"]`,
+    /// `["caches", "ring", "seq_slots"]`), or naming the file when the key is not written (the
+    /// count then comes from a default or the serving profile).
+    #[must_use]
+    pub fn locate_key(&self, path: &[&str], diagnostic: Diagnostic) -> Diagnostic {
+        let Some(source) = &self.located.source else {
+            return diagnostic;
+        };
+        let (root, _) = DeTable::parse_recoverable(source.text());
+        let mut table = root.get_ref();
+        let mut span = None;
+        for (i, key) in path.iter().enumerate() {
+            let Some((_, value)) = field(table, key) else {
+                span = None;
+                break;
+            };
+            span = Some(value.span());
+            match value.get_ref() {
+                ::toml::de::DeValue::Table(next) => table = next,
+                _ if i + 1 < path.len() => {
+                    span = None;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        match span {
+            Some(span) => diagnostic.at(source, span),
+            None => diagnostic.in_file(source.name()),
+        }
+    }
+
     /// The dtype the file gives for a format key.
     #[must_use]
     pub fn format(&self, key: &str) -> Option<StateDtype> {

@@ -41,6 +41,14 @@ pub fn read_source(path: &Path, name: &str, what: &str) -> Result<Source, ReadFa
         ),
         source: None,
     };
+    if path.as_os_str().is_empty() {
+        return Err(ReadFailure {
+            diagnostic: Box::new(Diagnostic::error(format!(
+                "cannot read {what}: its path is empty"
+            ))),
+            source: None,
+        });
+    }
     let metadata = std::fs::metadata(path).map_err(|e| unlocated(io_message(&e)))?;
     if !metadata.is_file() {
         return Err(unlocated(format!(

@@ -15,7 +15,7 @@ use common::{errors, loads, place};
 use metrale_circuit::diag::Diagnostic;
 use metrale_circuit::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_ERRORS, MAX_FILE_BYTES,
-    MAX_LAYER_KINDS, MAX_LAYERS, MAX_LIBRARIES, MAX_NAME_BYTES, MAX_SHAPE_TERMS,
+    MAX_LAYER_KINDS, MAX_LAYERS, MAX_LIBRARIES, MAX_NAME_BYTES, MAX_SHAPE_TERMS, MAX_STATES,
     MAX_STATES_PER_BLOCK, MAX_TERMS,
 };
 use metrale_circuit::load::{Input, load};
@@ -187,6 +187,69 @@ fn states_of_a_block() {
         .find(|d| d.message == "too many states in block `b0`: the limit is 64")
         .unwrap();
     assert_eq!(d.location.as_ref().unwrap().line.to_string(), line);
+}
+
+#[test]
+fn states_over_all_blocks() {
+    // 16 layer kinds of one block each, of 64 states (block `b0`, then 1 + 63 for the
+    // others): 1,024 states, the limit.
+    let many = |kinds: usize| Synth {
+        kinds,
+        layers: kinds,
+        ..SMALL
+    };
+    let per_block = |text: &str, blocks: usize| {
+        let mut out = text.to_owned();
+        for b in 1..blocks {
+            let mut states = String::new();
+            for s in 1..MAX_STATES_PER_BLOCK {
+                write!(
+                    states,
+                    "[[block.b{b}.state]]\nid = \"t{s}\"\nkind = \"paged_kv\"\nformat = \"bf16\"\nshape = \"d\"\n"
+                )
+                .unwrap();
+            }
+            out.push_str(&states);
+        }
+        out
+    };
+    let blocks = MAX_STATES / MAX_STATES_PER_BLOCK;
+    let text = per_block(
+        &Synth {
+            states: MAX_STATES_PER_BLOCK,
+            ..many(blocks)
+        }
+        .text(),
+        blocks,
+    );
+    loads(&text);
+    // One block more, of one state: the 1,025th state.
+    let text = per_block(
+        &Synth {
+            states: MAX_STATES_PER_BLOCK,
+            ..many(blocks + 1)
+        }
+        .text(),
+        blocks,
+    );
+    let header = format!("[[block.b{blocks}.state]]");
+    past_limit(&text, "states", MAX_STATES, &place_of(&text, &header, 0));
+}
+
+#[test]
+fn a_checkpoint_without_state_is_refused() {
+    // Class 12: a plan of nothing once generated code that warned in the user's crate.
+    let text = SMALL.text().replace(
+        "[[block.b0.state]]\nid = \"s0\"\nkind = \"paged_kv\"\nformat = \"bf16\"\nshape = \"d\"\n",
+        "[block.b0]\n",
+    );
+    let all = errors(&text);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        all[0].message,
+        "checkpoint `c0` holds no state: its plan would be empty"
+    );
+    assert_eq!(place(&all[0]), place_of(&text, "[checkpoint.c0]", 0));
 }
 
 #[test]

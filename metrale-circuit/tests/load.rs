@@ -1171,6 +1171,28 @@ fn unknown_access() {
 }
 
 #[test]
+fn a_misspelled_update_is_the_only_error() {
+    // Issue 11, class 10: the misspelling once also reported "never updated", first.
+    let text = with_nodes(STATE, &[("n", "{ s = \"updaet\" }")]);
+    let d = only(&text);
+    check(
+        &d,
+        "unknown state access `updaet`",
+        "c.toml:20:15",
+        &[
+            "valid accesses: `read`, `write`, `update`, `snapshot`",
+            "did you mean `update`?",
+        ],
+    );
+    // An access of the wrong type is one error too.
+    let text = with_nodes(STATE, &[("n", "{ s = 3 }")]);
+    assert_eq!(
+        only(&text).message,
+        "`s` must be a string, found an integer"
+    );
+}
+
+#[test]
 fn recurrent_updated_twice() {
     let d = only(&with_nodes(
         STATE,

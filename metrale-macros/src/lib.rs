@@ -113,6 +113,12 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
     let span = literal.span();
     let text = literal.value();
     match &args.source {
+        Source::Path(_) if text.is_empty() => syn::Error::new(
+            span,
+            "the circuit path is empty: write the path of a circuit TOML file, relative to \
+             this source file (or `inline = \"...\"`)",
+        )
+        .to_compile_error(),
         Source::Path(_) => match resolve::resolve(&text, calling_file, cwd) {
             Ok(path) => {
                 let input = Input::File {
@@ -187,6 +193,15 @@ mod tests {
         let got = expand_str(quote! { "../../circuits/qwen3_5.toml", runtime = "crate::rt" });
         assert!(got.contains("use crate :: rt as __rt ;"), "{got}");
         assert!(!got.contains(":: metrale_circuit ::"));
+    }
+
+    #[test]
+    fn an_empty_path_is_an_error_at_the_literal() {
+        // Issue 11, class 12: it once named an empty location (`--> `).
+        let got = expand_str(quote! { "" });
+        assert!(got.contains("compile_error"), "{got}");
+        assert!(got.contains("the circuit path is empty"), "{got}");
+        assert!(!got.contains("-->"), "{got}");
     }
 
     #[test]

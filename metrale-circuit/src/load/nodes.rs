@@ -34,12 +34,24 @@ const NODE_KEYS: &[&str] = &["id", "op", "in", "out", "binding", "role", "state"
 struct Touch {
     /// The state's index in its block.
     state: usize,
-    /// How.
-    access: StateAccess,
+    /// How; `None` when the access was refused (already reported).
+    access: Option<StateAccess>,
     /// The node, for messages: "node `recurrence`" or "node #3".
     node: String,
     /// The access string's value.
     loc: Loc,
+}
+
+impl Touch {
+    /// A touch of state `state` whose access was refused.
+    fn refused(state: usize, node: &str, loc: Loc) -> Self {
+        Self {
+            state,
+            access: None,
+            node: node.to_owned(),
+            loc,
+        }
+    }
 }
 
 /// Walks the `node` list of `block` and checks the access rules against its `states`.
@@ -74,6 +86,11 @@ pub(super) fn walk(w: &mut Walk<'_>, block: &str, value: &Value<'_>, states: &[R
             continue;
         };
         let mine: Vec<&Touch> = touches.iter().filter(|t| t.state == index).collect();
+        // A touch already refused (its access misspelled) would only add "never updated"
+        // and the like to its own error: the state's rules wait for a valid access.
+        if mine.iter().any(|t| t.access.is_none()) {
+            continue;
+        }
         match kind {
             StateKind::Recurrent => recurrent(w, state, id, &mine),
             StateKind::PagedKv => paged_kv(w, id, &mine),
@@ -127,9 +144,11 @@ fn touches_of(
             continue;
         };
         let Some(s) = w.string(local, v) else {
+            out.push(Touch::refused(index, node, w.loc(v.span())));
             continue;
         };
         let Some(access) = StateAccess::parse(s) else {
+            out.push(Touch::refused(index, node, w.loc(v.span())));
             w.report(
                 v.span(),
                 Diagnostic::error(format!("unknown state access `{s}`"))
@@ -140,7 +159,7 @@ fn touches_of(
         };
         out.push(Touch {
             state: index,
-            access,
+            access: Some(access),
             node: node.to_owned(),
             loc: w.loc(v.span()),
         });
@@ -152,7 +171,7 @@ fn with<'t>(touches: &[&'t Touch], access: StateAccess) -> Vec<&'t Touch> {
     touches
         .iter()
         .copied()
-        .filter(|t| t.access == access)
+        .filter(|t| t.access == Some(access))
         .collect()
 }
 

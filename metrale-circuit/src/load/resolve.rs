@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use super::raw::{Loaded, RawBlock, Top};
 use super::{blocks, checkpoints, derive, names};
 use crate::diag::Diagnostic;
-use crate::limits::{MAX_BLOCKS, MAX_TERMS, too_many};
+use crate::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
 use crate::walk::{Sink, Text};
 use crate::{Circuit, Layout};
 
@@ -48,7 +48,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         defined_blocks(sink, top, &blocks);
     }
     names::check(sink, top, &blocks);
-    terms_within_limit(sink, top, &blocks);
+    terms_of_checkpoints(sink, top, &blocks);
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
     }
@@ -105,17 +105,24 @@ fn schema_1_shapes(sink: &mut Sink, blocks: &[&RawBlock]) {
 }
 
 /// Every block once: a block defined again (in another file) is reported at the second
-/// definition, with a note at the first, and dropped.
+/// definition, with a note at the first, and dropped; blocks past [`MAX_BLOCKS`], or whose
+/// states pass [`MAX_STATES`], are reported and dropped.
 fn unique_blocks<'b>(
     sink: &mut Sink,
     all: impl Iterator<Item = &'b RawBlock>,
 ) -> Vec<&'b RawBlock> {
     let mut out: Vec<&RawBlock> = Vec::new();
+    let mut states = 0usize;
     for block in all {
         if out.len() == MAX_BLOCKS {
             sink.report(&block.name.loc, too_many("blocks", MAX_BLOCKS));
             break;
         }
+        if let Some(past) = block.states.get(MAX_STATES.saturating_sub(states)) {
+            sink.report(&past.header, too_many("states", MAX_STATES));
+            break;
+        }
+        states += block.states.len();
         if let Some(first) = out.iter().find(|b| b.name.text == block.name.text) {
             let place = sink.place(&first.name.loc);
             sink.report(
@@ -131,9 +138,10 @@ fn unique_blocks<'b>(
     out
 }
 
-/// The state terms of every checkpoint together (one per state of each block instance) are at
-/// most [`MAX_TERMS`]: reported at the checkpoint that passes it.
-fn terms_within_limit(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
+/// Every checkpoint holds a state term, and the state terms of every checkpoint together (one
+/// per state of each block instance) are at most [`MAX_TERMS`]: reported at the checkpoint
+/// without one, and at the checkpoint that passes the limit.
+fn terms_of_checkpoints(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     let states: HashMap<&str, usize> = blocks
         .iter()
         .map(|b| (b.name.text.as_str(), b.states.len()))
@@ -151,16 +159,32 @@ fn terms_within_limit(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
         .flat_map(|l| &l.blocks)
         .map(|(kind, names)| (kind.text.as_str(), sum(names)))
         .collect();
+    let clean = sink.count() == 0;
     let mut total = 0usize;
     for checkpoint in &top.checkpoints {
         let Some(kinds) = &checkpoint.layer_kinds else {
             continue;
         };
-        total = kinds
-            .iter()
-            .fold(total.saturating_add(fixed), |total, kind| {
-                total.saturating_add(per_kind.get(kind.as_str()).copied().unwrap_or(0))
-            });
+        let terms = kinds.iter().fold(fixed, |terms, kind| {
+            terms.saturating_add(per_kind.get(kind.as_str()).copied().unwrap_or(0))
+        });
+        // Only in an otherwise valid circuit: an unknown or unread block is no state too.
+        if terms == 0 && clean {
+            sink.report(
+                &checkpoint.header,
+                Diagnostic::error(format!(
+                    "checkpoint `{}` holds no state: its plan would be empty",
+                    checkpoint.name.text
+                ))
+                .label("no state in any of its blocks")
+                .help(
+                    "a circuit declares what a model keeps between decode steps: add a \
+                     `[[block.<name>.state]]` to a block its layers, prologue, epilogue or \
+                     draft use",
+                ),
+            );
+        }
+        total = total.saturating_add(terms);
         if total > MAX_TERMS {
             sink.report(
                 &checkpoint.header,

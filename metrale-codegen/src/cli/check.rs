@@ -7,6 +7,7 @@
 //! any file failed.
 
 use clap::Args;
+use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::Circuit;
 use metrale_circuit::diag::Diagnostics;
 
@@ -20,7 +21,7 @@ use super::Outcome;
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The circuit files to check.
-    #[arg(value_name = "circuit.toml", required = true)]
+    #[arg(value_name = "circuit.toml", required = true, value_parser = NonEmptyStringValueParser::new())]
     pub circuits: Vec<String>,
 }
 

@@ -18,6 +18,7 @@
 
 use std::fmt::Write as _;
 
+use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
@@ -42,7 +43,7 @@ use super::plan::{DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, located_plan_error, prepa
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct FitArgs {
     /// The circuit file.
-    #[arg(value_name = "circuit.toml")]
+    #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
     pub circuit: String,
     /// The device byte budget: bytes, or a number with a unit (80GiB, 80GB, 512MiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
@@ -58,7 +59,7 @@ pub struct FitArgs {
     pub checkpoint: Option<String>,
     /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml, or
     /// inputs/serving.toml for `--for sequences`].
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     pub inputs: Option<String>,
     /// The alignment of every region in bytes, a power of two.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN)]
@@ -149,7 +150,8 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
             &error,
             &args.circuit,
             args.inputs.as_deref(),
-            &prepared.inputs,
+            &prepared,
+            args.align,
         )
     };
     let context = args.context.unwrap_or(0);

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use clap::Args;
+use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::diag::Diagnostic;
 
 use super::Outcome;
@@ -22,7 +23,7 @@ use metrale_codegen::{DEFAULT_RUNTIME_PATH, Options, generate_file, write_if_cha
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct GenArgs {
     /// The circuit file.
-    #[arg(value_name = "circuit.toml")]
+    #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
     pub circuit: String,
     /// Write the module to FILE instead of stdout (only when its bytes change).
     #[arg(short = 'o', value_name = "FILE")]

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use clap::Args;
+use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::{Circuit, read_source};
 use metrale_codegen::import::{ImportOptions, import};
 
@@ -23,10 +24,10 @@ use super::Outcome;
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The circuit file (it must have a `[config]` table).
-    #[arg(value_name = "circuit.toml")]
+    #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
     pub circuit: String,
     /// The model's config.json.
-    #[arg(value_name = "config.json")]
+    #[arg(value_name = "config.json", value_parser = NonEmptyStringValueParser::new())]
     pub config: String,
     /// The checkpoint's name [default: from the config's `_name_or_path`, else the file stem].
     #[arg(long, value_name = "NAME")]

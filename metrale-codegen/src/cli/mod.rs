@@ -16,6 +16,7 @@
 //! - A command is one variant of [`Command`] and one module with its arguments' struct and a
 //!   `run(&Args) -> Outcome`.
 
+mod blame;
 mod check;
 mod fit;
 mod generate;

@@ -17,12 +17,14 @@
 //!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
 
 use clap::Args;
+use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
     Circuit, DEFAULT_ALIGN, InputsFile, Section, StateDecl, StateError, StateFormat, StatePlan,
 };
 
 use super::Outcome;
+use super::blame::{self, Cause};
 use super::report::{self, Report};
 use super::table::{Group, Sort};
 use super::{json, svg, table};
@@ -50,13 +52,13 @@ pub const DEFAULT_INPUTS_NAME: &str =
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct PlanArgs {
     /// The circuit file.
-    #[arg(value_name = "circuit.toml")]
+    #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
     pub circuit: String,
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
     /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml].
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     pub inputs: Option<String>,
     /// The alignment of every region in bytes, a power of two.
     ///
@@ -216,15 +218,39 @@ pub fn prepare_with(
 }
 
 /// A plan error as a located diagnostic: [`plan_error`], a missing window at the inputs'
-/// `[kv]` (or `[draft_kv]`) table that lacks the window keys.
+/// `[kv]` (or `[draft_kv]`) table that lacks the window keys, an overflow at the input that
+/// alone caused it (`--align`, or a count of the inputs file: [`blame::overflow_cause`]).
 pub fn located_plan_error(
     error: &StateError,
     circuit: &str,
     inputs_path: Option<&str>,
-    inputs: &InputsFile,
+    prepared: &Prepared,
+    align: u64,
 ) -> Diagnostic {
     let diagnostic = plan_error(error, circuit, inputs_path);
+    let inputs = &prepared.inputs;
     match error {
+        StateError::Overflow { state } => {
+            let view = inputs.view();
+            match blame::overflow_cause(&prepared.decls, &view.inputs(), align) {
+                Some(Cause::Align) => Diagnostic::error(format!(
+                    "the layout of state `{state}` overflows u64 at `--align {align}`"
+                ))
+                .note("the plan fits at `--align 1`: the alignment padding overflows")
+                .help("lower `--align` (the default is 256)"),
+                Some(Cause::Input(path)) => {
+                    let key = blame::key_name(path);
+                    inputs.locate_key(
+                        path,
+                        Diagnostic::error(error.to_string())
+                            .label("this count")
+                            .note(format!("with {key} at 1 the plan fits"))
+                            .help(format!("lower {key}")),
+                    )
+                }
+                None => diagnostic,
+            }
+        }
         StateError::MissingWindow { state } => {
             let section = if state.starts_with("draft.") {
                 Section::Draft
@@ -254,7 +280,8 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
             &error,
             &args.circuit,
             args.inputs.as_deref(),
-            &prepared.inputs,
+            &prepared,
+            args.align,
         )
     })?;
     let layers = prepared
