@@ -145,7 +145,10 @@ def past(case: dict) -> list:
     if case["checkpoints"] == L["MAX_CHECKPOINTS"]:
         out.append((dict(case, checkpoints=case["checkpoints"] + 1), "too many checkpoints"))
     if case["states"] * case["layers"] * case["checkpoints"] == L["MAX_TERMS"]:
-        out.append((dict(case, states=case["states"] + 1), "too many state terms"))
+        # One layer more, or (at the layer limit) one state more a block.
+        more = (dict(case, layers=case["layers"] + 1) if case["layers"] < L["MAX_LAYERS"]
+                else dict(case, states=case["states"] + 1))
+        out.append((more, "too many state terms"))
     if case["shape_terms"] == L["MAX_SHAPE_TERMS"]:
         out.append((dict(case, shape_terms=case["shape_terms"] + 1), "too many terms"))
     return out
