@@ -11,7 +11,8 @@
 //!   text, or not on a `char` boundary; they are clamped to the text and snapped to boundaries
 //!   (a start snaps back, an end snaps forward).
 //! - Lines and columns are 1-based; columns count `char`s, not bytes. A [`Location`]'s
-//!   `line_text` never holds the line terminator (neither `\n` nor the `\r` of `\r\n`), and its
+//!   `line_text` never holds the line terminator (neither `\n` nor the `\r` of `\r\n`; a lone `\r`
+//!   is text, drawn as `␍`), and its
 //!   `width` is at least 1 and covers only the part of the span on the first line.
 //! - Paths are kept exactly as the user gave them; nothing is made absolute.
 //! - Rendering is plain text (no ANSI colours) with no trailing newline. A tab in a source line
@@ -125,15 +126,15 @@ impl Source {
             .get(line.wrapping_sub(1))
             .copied()
             .unwrap_or(0);
-        let end = self
-            .line_starts
-            .get(line)
-            .map_or(self.text.len(), |&next| next - 1);
-        let end = if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
-            end - 1
-        } else {
-            end
-        };
+        let next = self.line_starts.get(line);
+        let end = next.map_or(self.text.len(), |&next| next - 1);
+        // Only the `\r` of a `\r\n` ends a line; a lone `\r` at the end of the text is text.
+        let end =
+            if next.is_some() && end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
+                end - 1
+            } else {
+                end
+            };
         start..end
     }
 }
@@ -420,9 +421,10 @@ fn drawn_width(c: char) -> usize {
     if c == '\t' { 4 } else { 1 }
 }
 
-/// A source line as drawn: tabs become four spaces.
+/// A source line as drawn: tabs become four spaces, and a lone `\r` (not a line terminator
+/// there, but a terminal would return the cursor on it) the one-column `␍`.
 fn expand_tabs(line: &str) -> String {
-    line.replace('\t', "    ")
+    line.replace('\t', "    ").replace('\r', "\u{240d}")
 }
 
 /// Where the carets of `loc` start (in drawn columns after the gutter) and how many there are.
@@ -652,6 +654,25 @@ mod tests {
                 d.render(),
                 "error: m\n --> c.toml:1:3\n  |\n1 | ab\n  |   ^ here"
             );
+        }
+    }
+
+    #[test]
+    fn a_lone_cr_ending_the_text_is_part_of_its_line() {
+        // Found by the fuzzer: `"\r` once showed the line as `"`, one char short.
+        let src = Source::new("c.toml", "\"\r");
+        let loc = Diagnostic::error("m").at(&src, 1..2).location.unwrap();
+        assert_eq!((loc.line_text.as_str(), loc.column), ("\"\r", 2));
+        let shown = Diagnostic::error("m").at(&src, 1..2).render();
+        assert!(shown.contains("1 | \"\u{240d}\n  |  ^"), "{shown}");
+        // `"\r\n`: the line is `"`, and a caret at the `\r` or the `\n` is one past it.
+        let src = Source::new("c.toml", "\"\r\n");
+        for byte in [1, 2] {
+            let loc = Diagnostic::error("m")
+                .at(&src, byte..byte)
+                .location
+                .unwrap();
+            assert_eq!((loc.line_text.as_str(), loc.column), ("\"", 2));
         }
     }
 
