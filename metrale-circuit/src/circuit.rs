@@ -18,7 +18,10 @@ use std::path::PathBuf;
 
 use crate::diag::{Diagnostic, Source};
 use crate::shape::Shape;
-use crate::{ConfigMap, Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
+use crate::{
+    ConfigMap, Lifetime, Parallel, ParallelError, Rank, Section, StateDecl, StateFormat, StateKind,
+    VerifySteps, shard, stage,
+};
 
 /// Where an item was declared: the file as the user named it and the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -53,6 +56,8 @@ pub struct Circuit {
     /// The derived dims (`[derive]`, schema 2): each one's name and expression, every one after
     /// the derived dims it reads.
     pub(crate) derived: Vec<(String, Shape)>,
+    /// `tensor_parallel` (schema 2): the declared dims a tensor-parallel rank holds a share of.
+    pub(crate) tensor_parallel: Vec<String>,
     /// Blocks before the layers.
     pub(crate) prologue: Vec<String>,
     /// Blocks after the layers.
@@ -365,6 +370,13 @@ impl Circuit {
         &self.derived
     }
 
+    /// The declared dims a tensor-parallel rank holds a share of (`tensor_parallel`), in the
+    /// order written.
+    #[must_use]
+    pub fn tensor_parallel(&self) -> &[String] {
+        &self.tensor_parallel
+    }
+
     /// Blocks before the layers.
     #[must_use]
     pub fn prologue(&self) -> &[String] {
@@ -495,7 +507,8 @@ impl Circuit {
     }
 
     /// Every state of every block instance of the checkpoint `name`, in plan order, with its
-    /// element count evaluated from the checkpoint's dims.
+    /// element count evaluated from the checkpoint's dims: [`Circuit::instantiate_rank`] on one
+    /// GPU.
     ///
     /// # Errors
     /// A [`Diagnostic`] when no checkpoint is named `name` (the loader already checked that
@@ -505,32 +518,126 @@ impl Circuit {
         reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
     )]
     pub fn instantiate(&self, name: &str) -> Result<Vec<StateDecl>, Diagnostic> {
+        self.instantiate_rank(name, &Parallel::SINGLE, Rank::default())
+    }
+
+    /// The dims of `checkpoint` on one of `tp` tensor-parallel ranks: every declared dim, those
+    /// in `tensor_parallel` sharded ([`crate::shard`]), then every derived dim computed from
+    /// them, in the circuit's `derived` order.
+    ///
+    /// # Errors
+    /// [`ParallelError::DimDoesNotSplit`] for the first sharded dim `tp` does not split;
+    /// [`ParallelError::ZeroSize`] when `tp` is 0.
+    pub fn rank_dims(
+        &self,
+        checkpoint: &Checkpoint,
+        tp: u64,
+    ) -> Result<Vec<(String, u64)>, ParallelError> {
+        if tp == 0 {
+            return Err(ParallelError::ZeroSize);
+        }
+        let mut dims: Vec<(String, u64)> = Vec::with_capacity(self.dims.len() + self.derived.len());
+        for (name, value) in &checkpoint.dims {
+            let value = if self.tensor_parallel.contains(name) {
+                shard(*value, tp).ok_or_else(|| ParallelError::DimDoesNotSplit {
+                    dim: name.clone(),
+                    value: *value,
+                    tp,
+                })?
+            } else {
+                *value
+            };
+            dims.push((name.clone(), value));
+        }
+        for (name, shape) in &self.derived {
+            let lookup = |dim: &str| dims.iter().find(|(n, _)| n == dim).map(|(_, v)| *v);
+            // At tp 1 the loader evaluated it; sharded dims are smaller or equal, so only a
+            // subtraction can fail (below zero), reported as a dim that does not split.
+            let value = shape
+                .eval(lookup)
+                .map_err(|_| ParallelError::DimDoesNotSplit {
+                    dim: name.clone(),
+                    value: checkpoint.dim(name).unwrap_or(0),
+                    tp,
+                })?;
+            dims.push((name.clone(), value));
+        }
+        Ok(dims)
+    }
+
+    /// Every state rank `rank` of `parallel` holds of checkpoint `name`, in plan order: the
+    /// layers of its pipeline stage ([`crate::stage`]), the prologue on pipeline rank 0, the
+    /// epilogue and the draft head on the last, each shape evaluated under the rank's dims
+    /// ([`Circuit::rank_dims`]). Ids keep the model's layer indices (`l40.attn.k`).
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] naming the circuit when no checkpoint is named `name`, a sharded dim
+    /// does not split, the rank is out of range or the layers cannot be split.
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
+    pub fn instantiate_rank(
+        &self,
+        name: &str,
+        parallel: &Parallel<'_>,
+        rank: Rank,
+    ) -> Result<Vec<StateDecl>, Diagnostic> {
         let checkpoint = self.checkpoint_or_error(name)?;
+        let refused = |e: ParallelError| {
+            Diagnostic::error(format!(
+                "checkpoint `{name}` at tp {} x pp {}: {e}",
+                parallel.tp, parallel.pp
+            ))
+            .in_file(self.path())
+        };
+        if rank.tp >= parallel.tp {
+            return Err(refused(ParallelError::RankOutOfRange {
+                rank,
+                tp: parallel.tp,
+                pp: parallel.pp,
+            }));
+        }
+        let layers = checkpoint.layer_kinds.len() as u64;
+        let (start, end) = stage(layers, parallel, rank.pp).map_err(refused)?;
+        let dims = self.rank_dims(checkpoint, parallel.tp).map_err(refused)?;
+        let dim = |d: &str| dims.iter().find(|(n, _)| n == d).map(|(_, v)| *v);
+        let last = rank.pp + 1 == parallel.pp;
         let mut decls = Vec::new();
         for instance in self.instances(checkpoint) {
+            let held = match (instance.layer, instance.section) {
+                (Some(layer), _) => (start..end).contains(&(layer as u64)),
+                (None, Section::Draft) => last,
+                (None, Section::Main) => {
+                    if self.prologue.contains(&instance.prefix) {
+                        rank.pp == 0
+                    } else {
+                        last
+                    }
+                }
+            };
+            if !held {
+                continue;
+            }
             let Some(block) = self.block(&instance.block) else {
                 continue;
             };
             for state in &block.states {
-                let elements = block
+                let evaluated = |what: &str, shape: &Shape| {
+                    shape.eval(dim).map_err(|e| {
+                        Diagnostic::error(format!(
+                            "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                            instance.prefix, state.local, checkpoint.name
+                        ))
+                        .in_file(state.origin.to_string())
+                    })
+                };
+                let shape = block
                     .shape_of(state)
-                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?
-                    .eval(|dim| checkpoint.dim(dim))
-                    .map_err(|e| {
-                        Diagnostic::error(format!(
-                            "shape of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
-                            instance.prefix, state.local, checkpoint.name
-                        ))
-                        .in_file(state.origin.to_string())
-                    })?;
+                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
+                let elements = evaluated("shape", shape)?;
                 let window = match &state.window {
-                    Some(window) => Some(window.eval(|dim| checkpoint.dim(dim)).map_err(|e| {
-                        Diagnostic::error(format!(
-                            "window of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
-                            instance.prefix, state.local, checkpoint.name
-                        ))
-                        .in_file(state.origin.to_string())
-                    })?),
+                    Some(window) => Some(evaluated("window", window)?),
                     None => None,
                 };
                 decls.push(StateDecl {

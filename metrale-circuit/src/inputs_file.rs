@@ -55,15 +55,17 @@ use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::inputs_agree;
 use crate::walk::{Sink, Table, Value, Walk, field};
 use crate::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section,
+    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, Parallel, RingInputs, Section,
     ServingProfile, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
     is_snake_identifier,
 };
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 7] = [
-    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving",
+const TOP_KEYS: [&str; 8] = [
+    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving", "parallel",
 ];
+/// The keys of `[parallel]`.
+const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
 /// The keys of `[verify]`.
 const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
 /// The keys of `[kv]` and `[draft_kv]`.
@@ -92,6 +94,37 @@ const TREE_KEYS: [&str; 2] = ["slots", "nodes"];
 /// The keys of `caches.drafts`.
 const DRAFT_KEYS: [&str; 2] = ["slots", "positions"];
 
+/// `[parallel]` of an inputs file, owned: borrow it as [`Parallel`] through
+/// [`ParallelCounts::parallel`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParallelCounts {
+    /// `tp`: tensor-parallel ranks (default 1).
+    pub tp: u64,
+    /// `pp`: pipeline-parallel ranks (default 1).
+    pub pp: u64,
+    /// `pp_layers`: the layers of each pipeline rank, when not vLLM's default split.
+    pub pp_layers: Option<Vec<u64>>,
+}
+
+impl ParallelCounts {
+    /// One GPU.
+    pub const SINGLE: ParallelCounts = ParallelCounts {
+        tp: 1,
+        pp: 1,
+        pp_layers: None,
+    };
+
+    /// Borrowed as the runtime's [`Parallel`].
+    #[must_use]
+    pub fn parallel(&self) -> Parallel<'_> {
+        Parallel {
+            tp: self.tp,
+            pp: self.pp,
+            pp_layers: self.pp_layers.as_deref(),
+        }
+    }
+}
+
 /// The plan inputs of an inputs file, owned. Borrow them as [`StateInputs`] through
 /// [`InputsFile::view`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +144,8 @@ pub struct InputsFile {
     /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
     /// every count above is then the one it derives.
     pub serving: Option<ServingProfile>,
+    /// `[parallel]`: the tensor- and pipeline-parallel sizes (1 and 1 when absent).
+    pub parallel: ParallelCounts,
     /// Where `[kv]` and `[draft_kv]` are written, to locate what planning finds missing.
     located: Located,
 }
@@ -330,6 +365,8 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         kv: kv(walk, "kv"),
         draft_kv: kv(walk, "draft_kv"),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
+        parallel: field(root, "parallel")
+            .map_or(ParallelCounts::SINGLE, |(_, v)| parallel(walk, v)),
         serving: None,
         located: Located {
             source: None,
@@ -530,6 +567,62 @@ fn verify(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>) -> Option<V
         h_steps: StepCounts::PerSlot(h_steps?),
         conv_steps: conv_steps?,
     })
+}
+
+/// `[parallel]`: `tp` and `pp` (each at least 1, default 1) and `pp_layers` (each at least 1,
+/// `pp` of them summing to the layers: checked against the checkpoint when planning).
+fn parallel(walk: &mut Walk<'_>, value: &Value<'_>) -> ParallelCounts {
+    let Some(table) = walk.table("parallel", value) else {
+        return ParallelCounts::SINGLE;
+    };
+    walk.check_keys(table, &PARALLEL_KEYS, "`parallel`");
+    let mut size = |key: &str| {
+        let (_, value) = field(table, key)?;
+        let n = walk.u64(&format!("parallel.{key}"), value)?;
+        if n == 0 {
+            walk.report(
+                value.span(),
+                Diagnostic::error(format!("`parallel.{key}` must be at least 1"))
+                    .label("no rank")
+                    .help("1 is one GPU: no tensor (`tp`) or pipeline (`pp`) parallelism"),
+            );
+            return None;
+        }
+        Some(n)
+    };
+    let tp = size("tp").unwrap_or(1);
+    let pp = size("pp").unwrap_or(1);
+    let pp_layers = field(table, "pp_layers").and_then(|(_, value)| {
+        let items = walk.array("parallel.pp_layers", value)?;
+        let counts: Vec<Option<u64>> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| walk.u64(&format!("parallel.pp_layers[{i}]"), item))
+            .collect();
+        let counts = counts.into_iter().collect::<Option<Vec<u64>>>()?;
+        if u64::try_from(counts.len()).ok() != Some(pp) {
+            walk.report(
+                value.span(),
+                Diagnostic::error(format!(
+                    "`parallel.pp_layers` has {} counts for pp = {pp}",
+                    counts.len()
+                ))
+                .label("one count per pipeline rank")
+                .help("give the layers of each pipeline rank, in rank order"),
+            );
+            return None;
+        }
+        if let Some(zero) = counts.iter().position(|&c| c == 0) {
+            walk.report(
+                items[zero].span(),
+                Diagnostic::error("a pipeline rank of `parallel.pp_layers` holds no layer")
+                    .label("0 layers"),
+            );
+            return None;
+        }
+        Some(counts)
+    });
+    ParallelCounts { tp, pp, pp_layers }
 }
 
 /// `[formats]`: format key -> dtype, in file order.

@@ -55,6 +55,7 @@ mod fit;
 mod inputs;
 mod kinds;
 mod layout;
+mod parallel;
 mod plan;
 mod profile;
 mod regions;
@@ -108,6 +109,7 @@ pub use inputs::{
 };
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
+pub use parallel::{Parallel, ParallelError, Rank, default_stage_layers, shard, stage};
 pub use plan::{StatePlan, StateTerm};
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
@@ -120,7 +122,7 @@ pub use circuit::{
 #[cfg(feature = "load")]
 pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
 #[cfg(feature = "load")]
-pub use inputs_file::{InputsFile, InputsView, StepCounts, VerifyCounts};
+pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::LoadReport;
 #[cfg(feature = "load")]

@@ -55,6 +55,8 @@ pub(crate) struct Top {
     pub draft: Vec<Text>,
     /// `[derive]`: the derived dims (schema 2), in file order.
     pub derived: Vec<RawDerived>,
+    /// `tensor_parallel`: the declared dims a tensor-parallel rank holds a share of.
+    pub tensor_parallel: Vec<String>,
     /// `[layout]`, when present and a table.
     pub layout: Option<RawLayout>,
     /// The checkpoints, in file order.

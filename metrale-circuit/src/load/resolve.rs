@@ -258,6 +258,7 @@ fn assemble(
         description: top.description.clone(),
         dims,
         derived,
+        tensor_parallel: top.tensor_parallel.clone(),
         prologue: names(&top.prologue),
         epilogue: names(&top.epilogue),
         draft: names(&top.draft),

@@ -33,6 +33,7 @@ const CIRCUIT_KEYS: &[&str] = &[
     "draft",
     "layout",
     "derive",
+    "tensor_parallel",
     "config",
     "block",
     "checkpoint",
@@ -103,6 +104,7 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
             derived: &derived,
         },
     );
+    top.tensor_parallel = tensor_parallel(w, root, top.schema, top.dims.as_deref(), &derived);
     top.layout = layout;
     top.checkpoints = checkpoints;
     FileSyntax {
@@ -212,6 +214,73 @@ fn dims(w: &mut Walk<'_>, root: &Table<'_>) -> Option<(Vec<Text>, Vec<String>)> 
         }
     }
     Some((valid, refused))
+}
+
+/// `tensor_parallel` (schema 2): the declared dims a tensor-parallel rank holds a share of, each
+/// once; not a derived dim (it follows the dims it reads).
+fn tensor_parallel(
+    w: &mut Walk<'_>,
+    root: &Table<'_>,
+    schema: Option<u64>,
+    dims: Option<&[Text]>,
+    derived: &[&str],
+) -> Vec<String> {
+    let Some((key, v)) = field(root, "tensor_parallel") else {
+        return Vec::new();
+    };
+    if schema == Some(1) {
+        w.report(
+            key,
+            Diagnostic::error("`tensor_parallel` needs `schema = 2`")
+                .label("a schema-2 key")
+                .help("write `schema = 2` at the top of the circuit"),
+        );
+        return Vec::new();
+    }
+    let Some(names) = w.strings_at_most("tensor_parallel", v, MAX_DIMS, "dims") else {
+        return Vec::new();
+    };
+    let declared: Vec<&str> = dims
+        .unwrap_or(&[])
+        .iter()
+        .map(|d| d.text.as_str())
+        .collect();
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let span = name.loc.span.clone();
+        if out.contains(&name.text) {
+            w.report(
+                span,
+                Diagnostic::error(format!(
+                    "dim `{}` is named twice in `tensor_parallel`",
+                    name.text
+                ))
+                .label("named again"),
+            );
+        } else if derived.contains(&name.text.as_str()) {
+            w.report(
+                span,
+                Diagnostic::error(format!(
+                    "derived dim `{}` cannot be in `tensor_parallel`",
+                    name.text
+                ))
+                .label("a derived dim")
+                .help(
+                    "list the declared dims it reads: a derived dim is computed from a rank's dims",
+                ),
+            );
+        } else if dims.is_some() && !declared.contains(&name.text.as_str()) {
+            w.report(
+                span,
+                Diagnostic::error(format!("unknown dim `{}` in `tensor_parallel`", name.text))
+                    .label("not a declared dim")
+                    .expected_one_of("dims", &name.text, &declared),
+            );
+        } else {
+            out.push(name.text);
+        }
+    }
+    out
 }
 
 /// A list of block names (`prologue`, `epilogue`, `draft`); a name twice is an error.

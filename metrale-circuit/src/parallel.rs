@@ -1,0 +1,322 @@
+//! Tensor- and pipeline-parallel ranks: how a dim shards over T tensor-parallel ranks, and which
+//! layers each of P pipeline ranks holds. The one law for the dynamic plan and generated code
+//! (every function here is a checked `const fn`).
+//!
+//! Invariants:
+//! - A sharded dim `d` over `t` ranks is `d / t` when `t` divides `d`; `1` when `d < t` and
+//!   `d` divides `t` (replicated: each rank holds one, as vLLM does with fewer KV heads than
+//!   ranks); otherwise no value ([`shard`] is `None`), an error naming the dim.
+//! - The default pipeline split is vLLM's (`get_pp_indices` in vllm/distributed/utils.py):
+//!   each of `p` ranks holds `layers / p` layers, and the remainder goes one each to ranks
+//!   `p - 2`, `p - 3`, ... backwards, so the last rank, which also holds the epilogue, is not
+//!   the largest. A split given by hand (`pp_layers`) must have `p` counts that sum to the
+//!   layers. Every rank holds at least one layer.
+//! - The prologue lives on pipeline rank 0; the epilogue and the draft head on the last.
+
+use std::fmt;
+
+/// How many tensor- and pipeline-parallel ranks serve the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallel<'a> {
+    /// Tensor-parallel ranks (at least 1).
+    pub tp: u64,
+    /// Pipeline-parallel ranks (at least 1).
+    pub pp: u64,
+    /// The layers each pipeline rank holds, in rank order, when not vLLM's default split.
+    pub pp_layers: Option<&'a [u64]>,
+}
+
+impl Parallel<'_> {
+    /// One GPU: one tensor- and one pipeline-parallel rank.
+    pub const SINGLE: Parallel<'static> = Parallel {
+        tp: 1,
+        pp: 1,
+        pp_layers: None,
+    };
+}
+
+/// One rank: its tensor-parallel and pipeline-parallel index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rank {
+    /// Tensor-parallel rank, below [`Parallel::tp`].
+    pub tp: u64,
+    /// Pipeline-parallel rank, below [`Parallel::pp`].
+    pub pp: u64,
+}
+
+/// Why a parallel layout cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParallelError {
+    /// A tensor- or pipeline-parallel size of 0.
+    ZeroSize,
+    /// A rank outside its size.
+    RankOutOfRange {
+        /// The rank given.
+        rank: Rank,
+        /// The sizes.
+        tp: u64,
+        /// The sizes.
+        pp: u64,
+    },
+    /// A sharded dim that `tp` neither divides nor is a multiple of.
+    DimDoesNotSplit {
+        /// The dim.
+        dim: String,
+        /// Its value.
+        value: u64,
+        /// The tensor-parallel size.
+        tp: u64,
+    },
+    /// More pipeline ranks than layers: some rank would hold none.
+    MoreStagesThanLayers {
+        /// The layers.
+        layers: u64,
+        /// The pipeline-parallel size.
+        pp: u64,
+    },
+    /// A `pp_layers` that is not `pp` counts of at least 1 summing to the layers.
+    BadPpLayers {
+        /// How many counts it has.
+        ranks: u64,
+        /// What they sum to (saturating).
+        sum: u64,
+        /// The layers.
+        layers: u64,
+        /// The pipeline-parallel size.
+        pp: u64,
+    },
+}
+
+impl fmt::Display for ParallelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroSize => f.write_str("a tensor- or pipeline-parallel size of 0"),
+            Self::RankOutOfRange { rank, tp, pp } => write!(
+                f,
+                "rank (tp {}, pp {}) is outside tp {tp} x pp {pp}",
+                rank.tp, rank.pp
+            ),
+            Self::DimDoesNotSplit { dim, value, tp } => write!(
+                f,
+                "dim `{dim}` = {value} does not split over {tp} tensor-parallel ranks: {tp} \
+                 neither divides {value} nor is a multiple of it"
+            ),
+            Self::MoreStagesThanLayers { layers, pp } => write!(
+                f,
+                "{pp} pipeline-parallel ranks for {layers} layers: a rank would hold no layer"
+            ),
+            Self::BadPpLayers {
+                ranks,
+                sum,
+                layers,
+                pp,
+            } => write!(
+                f,
+                "`pp_layers` gives {ranks} counts summing to {sum}, but the plan has {pp} \
+                 pipeline-parallel ranks and {layers} layers (each count at least 1)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParallelError {}
+
+/// Dim `d` on one of `t` tensor-parallel ranks: `d / t` when `t` divides `d`, `1` when
+/// `d < t` and `d` divides `t` (replicated), else `None`.
+#[must_use]
+pub const fn shard(d: u64, t: u64) -> Option<u64> {
+    if t == 0 {
+        return None;
+    }
+    if d.is_multiple_of(t) {
+        return Some(d / t);
+    }
+    if d != 0 && d < t && t.is_multiple_of(d) {
+        return Some(1);
+    }
+    None
+}
+
+/// The layers pipeline rank `rank` of `pp` holds under vLLM's default split of `layers`.
+/// `None` when `pp` is 0, `rank >= pp` or `pp > layers`.
+#[must_use]
+pub const fn default_stage_layers(layers: u64, pp: u64, rank: u64) -> Option<u64> {
+    if pp == 0 || rank >= pp || pp > layers {
+        return None;
+    }
+    let base = layers / pp;
+    let rest = layers % pp;
+    // Ranks pp - 1 - rest ..= pp - 2 hold one more (none when rest is 0).
+    let extra = rest > 0 && rank + 1 + rest >= pp && rank + 1 < pp;
+    Some(if extra { base + 1 } else { base })
+}
+
+/// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`.
+///
+/// # Errors
+/// [`ParallelError`] when the sizes are 0, the rank is out of range, there are more ranks than
+/// layers, or `pp_layers` is not `pp` counts of at least 1 summing to `layers`.
+pub const fn stage(
+    layers: u64,
+    parallel: &Parallel<'_>,
+    rank: u64,
+) -> Result<(u64, u64), ParallelError> {
+    let pp = parallel.pp;
+    if pp == 0 || parallel.tp == 0 {
+        return Err(ParallelError::ZeroSize);
+    }
+    if rank >= pp {
+        return Err(ParallelError::RankOutOfRange {
+            rank: Rank { tp: 0, pp: rank },
+            tp: parallel.tp,
+            pp,
+        });
+    }
+    if pp > layers {
+        return Err(ParallelError::MoreStagesThanLayers { layers, pp });
+    }
+    if let Some(counts) = parallel.pp_layers {
+        return given_stage(counts, layers, pp, rank);
+    }
+    let mut start = 0u64;
+    let mut r = 0u64;
+    while r < rank {
+        // In range: r < rank < pp <= layers.
+        if let Some(n) = default_stage_layers(layers, pp, r) {
+            start += n;
+        }
+        r += 1;
+    }
+    match default_stage_layers(layers, pp, rank) {
+        Some(n) => Ok((start, start + n)),
+        None => Err(ParallelError::MoreStagesThanLayers { layers, pp }),
+    }
+}
+
+/// The layers `[start, end)` rank `rank` (below `pp`) holds under a split given by hand.
+const fn given_stage(
+    counts: &[u64],
+    layers: u64,
+    pp: u64,
+    rank: u64,
+) -> Result<(u64, u64), ParallelError> {
+    let mut sum = 0u64;
+    let mut has_zero = false;
+    let mut start = 0u64;
+    let mut held = 0u64;
+    let mut i = 0;
+    while i < counts.len() {
+        if counts[i] == 0 {
+            has_zero = true;
+        }
+        if (i as u64) < rank {
+            start = start.saturating_add(counts[i]);
+        } else if i as u64 == rank {
+            held = counts[i];
+        }
+        sum = sum.saturating_add(counts[i]);
+        i += 1;
+    }
+    let ranks = counts.len() as u64;
+    if ranks != pp || sum != layers || has_zero {
+        return Err(ParallelError::BadPpLayers {
+            ranks,
+            sum,
+            layers,
+            pp,
+        });
+    }
+    Ok((start, start + held))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(layers: u64, pp: u64) -> Vec<u64> {
+        let parallel = Parallel {
+            tp: 1,
+            pp,
+            pp_layers: None,
+        };
+        (0..pp)
+            .map(|r| {
+                let (start, end) = stage(layers, &parallel, r).unwrap();
+                end - start
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_divide_or_replicate() {
+        assert_eq!(shard(32, 8), Some(4));
+        assert_eq!(shard(2, 4), Some(1), "fewer KV heads than ranks: one each");
+        assert_eq!(shard(1, 4), Some(1), "one Mamba2 group: replicated");
+        assert_eq!(shard(3, 4), None);
+        assert_eq!(shard(6, 4), None);
+        assert_eq!(shard(0, 4), Some(0));
+        assert_eq!(shard(8, 0), None);
+    }
+
+    #[test]
+    fn the_default_split_is_vllms() {
+        // vLLM's get_pp_indices: layers // pp each, the remainder one each to ranks pp - 2,
+        // pp - 3, ... (its tests: 20 layers over 4 ranks even; hand-checked here).
+        assert_eq!(split(20, 4), [5, 5, 5, 5]);
+        assert_eq!(split(21, 4), [5, 5, 6, 5]);
+        assert_eq!(split(22, 4), [5, 6, 6, 5]);
+        assert_eq!(split(23, 4), [6, 6, 6, 5]);
+        assert_eq!(split(98, 2), [49, 49]);
+        assert_eq!(split(61, 8), [7, 7, 8, 8, 8, 8, 8, 7]);
+        assert_eq!(split(3, 3), [1, 1, 1]);
+        for layers in 1..40u64 {
+            for pp in 1..=layers.min(9) {
+                let counts = split(layers, pp);
+                assert_eq!(counts.iter().sum::<u64>(), layers);
+                assert!(counts.iter().all(|&c| c >= 1));
+                // The last rank (it holds the epilogue too) never takes the remainder.
+                assert_eq!(*counts.last().unwrap(), layers / pp);
+            }
+        }
+    }
+
+    #[test]
+    fn stages_are_contiguous_and_errors_are_named() {
+        let p = Parallel {
+            tp: 1,
+            pp: 3,
+            pp_layers: None,
+        };
+        assert_eq!(stage(10, &p, 0), Ok((0, 3)));
+        assert_eq!(stage(10, &p, 1), Ok((3, 7)));
+        assert_eq!(stage(10, &p, 2), Ok((7, 10)));
+        assert_eq!(
+            stage(2, &p, 0),
+            Err(ParallelError::MoreStagesThanLayers { layers: 2, pp: 3 })
+        );
+        let given = Parallel {
+            pp_layers: Some(&[2, 8]),
+            pp: 2,
+            ..p
+        };
+        assert_eq!(stage(10, &given, 1), Ok((2, 10)));
+        assert_eq!(
+            stage(11, &given, 0),
+            Err(ParallelError::BadPpLayers {
+                ranks: 2,
+                sum: 10,
+                layers: 11,
+                pp: 2
+            })
+        );
+        let zero = Parallel {
+            pp_layers: Some(&[0, 10]),
+            ..given
+        };
+        assert!(matches!(
+            stage(10, &zero, 0),
+            Err(ParallelError::BadPpLayers { .. })
+        ));
+        assert!(stage(10, &p, 3).is_err());
+    }
+}
