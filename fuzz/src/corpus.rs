@@ -290,9 +290,7 @@ fn dictionary<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<String> {
                 }
                 word.clear();
                 quoted = !quoted;
-            } else if quoted {
-                word.push(c);
-            } else if c.is_ascii_alphanumeric() || c == '_' {
+            } else if quoted || c.is_ascii_alphanumeric() || c == '_' {
                 word.push(c);
             } else {
                 if word.len() > 1 && word.starts_with(|c: char| c.is_ascii_alphabetic()) {

@@ -66,6 +66,8 @@ pub fn known(message: &str, input_len: usize) -> Option<&'static str> {
         Some("unlocated TOML recursion-limit error")
     } else if lower.contains("unlocated") && lower.contains("utf-8") {
         Some("unlocated non-UTF-8 error")
+    } else if lower.contains("a `\\r` in the line") {
+        Some("a column or line_text off by the `\\r` of a line (found by this harness)")
     } else if lower.starts_with("slow") && errors > 500 {
         Some("quadratic diagnostics output")
     } else if lower.starts_with("slow") && input_len > 64 * 1024 {
@@ -174,12 +176,15 @@ pub fn save(dir: &Path, finding: &Finding) -> Result<PathBuf, String> {
     Ok(input)
 }
 
+/// A saved input: its bytes, its target's name and its seed's label, when known.
+pub type Saved = (Vec<u8>, Option<String>, Option<String>);
+
 /// A saved input to replay: its bytes, its target's name and its seed's label (from the
 /// `.txt` beside it when there is one, else the target from the file name's prefix).
 ///
 /// # Errors
 /// When the file cannot be read.
-pub fn read_saved(path: &Path) -> Result<(Vec<u8>, Option<String>, Option<String>), String> {
+pub fn read_saved(path: &Path) -> Result<Saved, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let note = std::fs::read_to_string(path.with_extension("txt")).unwrap_or_default();
     let field = |key: &str| {
@@ -208,6 +213,13 @@ mod tests {
     fn known_defects_are_recognized() {
         assert!(known("an unlocated error: recursion limit exceeded", 10).is_some());
         assert!(known("slow: 3000 ms with 2 errors", 1 << 20).is_some());
+        assert!(
+            known(
+                "column 3 outside line 1 of `c` (1 chars) (a `\\r` in the line): x",
+                3
+            )
+            .is_some()
+        );
         assert!(known("slow: 3000 ms with 9000 errors", 100).is_some());
         assert!(known("slow: 3000 ms with 2 errors", 100).is_none());
         assert!(known("panicked: index out of bounds", 100).is_none());

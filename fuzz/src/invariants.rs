@@ -24,7 +24,7 @@ pub fn located(
 ) -> Vec<String> {
     let mut violations = Vec::new();
     let mut last: Option<(usize, usize, usize)> = None;
-    for d in diagnostics.iter() {
+    for d in diagnostics {
         let headline = first_line(&d.message);
         if d.message.is_empty() {
             violations.push("a diagnostic with an empty message".to_owned());
@@ -39,12 +39,21 @@ pub fn located(
                     continue;
                 };
                 if let Some(problem) = place_problem(d, &files[index]) {
-                    violations.push(format!("{problem}: {headline}"));
+                    let line = files[index]
+                        .text()
+                        .split('\n')
+                        .nth(loc.line.saturating_sub(1));
+                    let cr = if line.is_some_and(|l| l.contains('\r')) {
+                        " (a `\\r` in the line)"
+                    } else {
+                        ""
+                    };
+                    violations.push(format!("{problem}{cr}: {headline}"));
                 }
                 let here = (index, loc.line, loc.column);
                 if ordered && last.is_some_and(|before| before > here) {
                     violations.push(format!(
-                        "out of order: {}:{}:{} after an error further on: {headline}",
+                        "out of order: `{}`:{}:{} after an error further on: {headline}",
                         loc.path, loc.line, loc.column
                     ));
                 }
@@ -76,29 +85,34 @@ fn place_problem(d: &Diagnostic, source: &Source) -> Option<String> {
     let lines: Vec<&str> = source.text().split('\n').collect();
     if loc.line == 0 || loc.line > lines.len() {
         return Some(format!(
-            "line {} outside {} ({} lines)",
+            "line {} outside `{}` ({} lines)",
             loc.line,
             loc.path,
             lines.len()
         ));
     }
+    // A line's terminator is `\n` or `\r\n`; a lone `\r` (at the end of the file) is text.
     let line = lines[loc.line - 1];
-    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = if loc.line < lines.len() {
+        line.strip_suffix('\r').unwrap_or(line)
+    } else {
+        line
+    };
     let chars = line.chars().count();
     if loc.column == 0 || loc.column > chars + 1 {
         return Some(format!(
-            "column {} outside line {} of {} ({chars} chars)",
+            "column {} outside line {} of `{}` ({chars} chars)",
             loc.column, loc.line, loc.path
         ));
     }
     if loc.line_text != line {
         return Some(format!(
-            "line_text of {}:{} is not that line",
+            "line_text of `{}`:{} is not that line",
             loc.path, loc.line
         ));
     }
     if loc.width == 0 {
-        return Some(format!("zero caret width at {}:{}", loc.path, loc.line));
+        return Some(format!("zero caret width at `{}`:{}", loc.path, loc.line));
     }
     None
 }
@@ -135,7 +149,7 @@ pub fn layout(plan: &StatePlan, what: &str) -> Vec<String> {
     }
     for space in Space::ALL {
         let total = plan.arena_bytes(space);
-        if total % align != 0 {
+        if !total.is_multiple_of(align) {
             violations.push(format!(
                 "{what}: {} arena of {total} B is not a multiple of {align}",
                 space.name()
@@ -145,7 +159,7 @@ pub fn layout(plan: &StatePlan, what: &str) -> Vec<String> {
         terms.sort_by_key(|t| (t.offset, t.bytes));
         let mut end_before: Option<(u64, &str)> = None;
         for term in terms {
-            if term.offset % align != 0 {
+            if !term.offset.is_multiple_of(align) {
                 violations.push(format!(
                     "{what}: `{}` {:?} at offset {} is not aligned to {align}",
                     term.state, term.holding, term.offset
@@ -202,8 +216,10 @@ mod tests {
         far.location.as_mut().expect("located").line = 9;
         let bad = Diagnostics(vec![Diagnostic::error("z"), far, good]);
         let found = located(&bad, &[source], "c.toml", true);
-        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found.len(), 3, "{found:?}");
         assert!(found[0].starts_with("an unlocated error"));
         assert!(found[1].starts_with("line 9 outside"));
+        // Line 2 after the (bad) line 9: out of order too.
+        assert!(found[2].starts_with("out of order"));
     }
 }

@@ -53,7 +53,7 @@ struct Args {
     #[arg(long, default_value_t = 2000)]
     slow_ms: u64,
     /// The longest mutated input, in bytes.
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = 256 * 1024)]
     max_len: usize,
     /// Findings of the known defects (listed in fuzz/KNOWN.md) do not fail the run.
     #[arg(long)]

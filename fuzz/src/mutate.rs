@@ -193,11 +193,80 @@ impl<'c> Mutator<'c> {
 
     /// One token-level edit: a number, a word or a string replaced, or a line edit.
     fn token(&mut self, data: &mut Vec<u8>) {
-        match self.below(8) {
-            0..=2 => self.replace_token(data, TokenClass::Number),
-            3 | 4 => self.replace_token(data, TokenClass::Word),
+        match self.below(40) {
+            0..=13 => self.replace_token(data, TokenClass::Number),
+            14..=23 => self.replace_token(data, TokenClass::Word),
+            24 | 25 => self.deep_line(data),
+            26 => self.grow(data),
             _ => self.line_edit(data),
         }
+    }
+
+    /// Inserts a line nested deep: a dotted key, nested arrays or nested inline tables, of a
+    /// depth from 2 to a few thousand (past any parser's recursion limit).
+    fn deep_line(&mut self, data: &mut Vec<u8>) {
+        let depth = match self.below(4) {
+            0 => 2 + self.below(16),
+            1 => 100 + self.below(200),
+            _ => 100 + self.below(3000),
+        };
+        let word = self.word();
+        let key = if word.is_empty() {
+            "k".to_owned()
+        } else {
+            word
+        };
+        let line = match self.below(3) {
+            0 => format!("{} = 1", vec![key.as_str(); depth].join(".")),
+            1 => format!("{key} = {}{}", "[".repeat(depth), "]".repeat(depth)),
+            _ => format!("{key} = {}1{}", "{a = ".repeat(depth), "}".repeat(depth)),
+        };
+        let at = self.line_start(data);
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        self.insert(data, at, &bytes);
+    }
+
+    /// Grows the file: one of its lines repeated hundreds to tens of thousands of times, each
+    /// copy's first word numbered (distinct keys, each a new error or a new entry).
+    fn grow(&mut self, data: &mut Vec<u8>) {
+        let text = String::from_utf8_lossy(data).into_owned();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let Some(line) = lines.choose(&mut self.rng).map(|l| (*l).to_owned()) else {
+            return;
+        };
+        // Mostly tens to hundreds of copies; one time in 32 enough for a large file.
+        let copies = if self.below(32) == 0 {
+            1000 + self.below(30_000)
+        } else {
+            10 + self.below(500)
+        };
+        let split = line
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(line.len());
+        let (head, tail) = line.split_at(split);
+        let mut grown = Vec::new();
+        for i in 0..copies {
+            if data.len() + grown.len() > self.max_len {
+                break;
+            }
+            grown.extend_from_slice(format!("{head}_{i}{tail}\n").as_bytes());
+        }
+        let at = self.line_start(data);
+        self.insert(data, at, &grown);
+    }
+
+    /// The start of a random line of `data`.
+    fn line_start(&mut self, data: &[u8]) -> usize {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(
+                data.iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        starts.choose(&mut self.rng).copied().unwrap_or(0)
     }
 
     /// Replaces one token of `class` (a random one of the text) by an edge number or a word.

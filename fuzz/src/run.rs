@@ -7,6 +7,7 @@
 //! from the timing figures and which executions are slow; each job makes exactly its share of
 //! the executions, so a run's counts do not depend on the machine's speed.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -49,7 +50,7 @@ pub struct Outcome {
     pub signatures: Vec<(String, usize, Option<&'static str>)>,
 }
 
-/// The stream seed of job `job` of `target`: SplitMix64 of the three.
+/// The stream seed of job `job` of `target`: `SplitMix64` of the three.
 fn stream_seed(seed: u64, target: Target, job: usize) -> u64 {
     let mut z = seed
         ^ (target as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -276,11 +277,12 @@ pub fn replay(
         let (_, again) = run(&small);
         if let Some(kept) = again.into_iter().find(|f| f.signature() == signature) {
             let saved = crate::findings::save(&config.findings, &kept)?;
-            text.push_str(&format!(
-                "minimized to {} bytes: {}\n",
+            let _ = writeln!(
+                text,
+                "minimized to {} bytes: {}",
                 small.len(),
                 saved.display()
-            ));
+            );
             findings = vec![kept];
         }
     }

@@ -192,6 +192,7 @@ impl<'c> Context<'c> {
     }
 
     /// Runs `target` on `bytes`, a mutation of seed `index`.
+    #[must_use]
     pub fn exec(&self, target: Target, index: usize, bytes: &[u8]) -> Exec {
         match target {
             Target::Shape => shape(bytes),
@@ -384,7 +385,7 @@ impl<'c> Context<'c> {
 fn text_of(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Some(std::borrow::Cow::Borrowed(text)),
-        Err(_) if crate::findings::hash(bytes) % 8 == 0 => None,
+        Err(_) if crate::findings::hash(bytes).is_multiple_of(8) => None,
         Err(_) => Some(String::from_utf8_lossy(bytes)),
     }
 }
