@@ -15,9 +15,9 @@ use metrale_fuzz::targets::Target;
 const EXECS: [(Target, u64); 5] = [
     (Target::Shape, 20_000),
     (Target::Circuit, 4_000),
-    (Target::Library, 2_500),
+    (Target::Library, 2_000),
     (Target::Inputs, 10_000),
-    (Target::Generate, 250),
+    (Target::Generate, 200),
 ];
 
 #[test]
