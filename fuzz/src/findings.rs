@@ -52,29 +52,23 @@ impl Finding {
     }
 }
 
-/// The known open defects another change is fixing, by what their findings say: the name of
-/// the defect for a finding of one. A slow finding's message is `slow: ... with N errors`.
+/// The known open defects, each as (a text its findings' messages hold, lower case; the
+/// defect's name): a finding of one is reported but does not fail (`--skip-known`, the CI
+/// short run). Empty: the five classes this harness first found (an unlocated TOML
+/// recursion-limit error, an unlocated non-UTF-8 error, slow loading of very large files,
+/// quadratic diagnostics, columns off by a line's `\r`) are fixed, and it guards them now.
+const KNOWN: &[(&str, &str)] = &[];
+
+/// The known open defect a finding with `message` (on an input of `input_len` bytes) is an
+/// instance of, if any.
 #[must_use]
 pub fn known(message: &str, input_len: usize) -> Option<&'static str> {
+    let _ = input_len;
     let lower = message.to_lowercase();
-    let errors = lower
-        .rsplit_once(" with ")
-        .and_then(|(_, rest)| rest.split(' ').next())
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0);
-    if lower.contains("unlocated") && lower.contains("recursion") {
-        Some("unlocated TOML recursion-limit error")
-    } else if lower.contains("unlocated") && lower.contains("utf-8") {
-        Some("unlocated non-UTF-8 error")
-    } else if lower.contains("a `\\r` in the line") {
-        Some("a column or line_text off by the `\\r` of a line (found by this harness)")
-    } else if lower.starts_with("slow") && errors > 500 {
-        Some("quadratic diagnostics output")
-    } else if lower.starts_with("slow") && input_len > 64 * 1024 {
-        Some("slow loading of a very large file")
-    } else {
-        None
-    }
+    KNOWN
+        .iter()
+        .find(|(text, _)| lower.contains(text))
+        .map(|(_, name)| *name)
 }
 
 /// `message` with every number replaced by `N` and every backquoted text by `_`.
@@ -210,18 +204,10 @@ mod tests {
     }
 
     #[test]
-    fn known_defects_are_recognized() {
-        assert!(known("an unlocated error: recursion limit exceeded", 10).is_some());
-        assert!(known("slow: 3000 ms with 2 errors", 1 << 20).is_some());
-        assert!(
-            known(
-                "column 3 outside line 1 of `c` (1 chars) (a `\\r` in the line): x",
-                3
-            )
-            .is_some()
-        );
-        assert!(known("slow: 3000 ms with 9000 errors", 100).is_some());
-        assert!(known("slow: 3000 ms with 2 errors", 100).is_none());
+    fn no_defect_is_known_open() {
+        // The five classes once listed here are fixed: a finding of one fails again.
+        assert!(known("an unlocated error: recursion limit exceeded", 10).is_none());
+        assert!(known("slow: 3000 ms with 9000 errors", 100).is_none());
         assert!(known("panicked: index out of bounds", 100).is_none());
     }
 }

@@ -105,10 +105,29 @@ fn place_problem(d: &Diagnostic, source: &Source) -> Option<String> {
             loc.column, loc.line, loc.path
         ));
     }
-    if loc.line_text != line {
+    // The whole line, or (a long line) the excerpt of it from column `line_text_from`.
+    let shown = loc.line_text.chars().count();
+    let excerpt: String = line
+        .chars()
+        .skip(loc.line_text_from.saturating_sub(1))
+        .take(shown)
+        .collect();
+    let ends_early = loc.line_text_from.saturating_sub(1) + shown < chars;
+    let cut = loc.line_text_from > 1 || ends_early;
+    if loc.line_text_from == 0
+        || loc.line_text != excerpt
+        || ends_early != loc.line_continues
+        || (cut && shown > metrale_circuit::diag::MAX_SHOWN_CHARS)
+    {
         return Some(format!(
-            "line_text of `{}`:{} is not that line",
+            "line_text of `{}`:{} is not that line (or its excerpt)",
             loc.path, loc.line
+        ));
+    }
+    if loc.column < loc.line_text_from || loc.column > loc.line_text_from + shown {
+        return Some(format!(
+            "column {} of `{}`:{} outside its excerpt",
+            loc.column, loc.path, loc.line
         ));
     }
     if loc.width == 0 {

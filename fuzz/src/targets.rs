@@ -308,10 +308,14 @@ impl<'c> Context<'c> {
             if let Err(error) = std::fs::write(&path, bytes) {
                 panic!("cannot write {}: {error}", path.display());
             }
+            // The loader locates an encoding error in the text as far as it decodes, the
+            // rest replaced: the same text the check reads.
+            let name = path.display().to_string();
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
             (
                 InputsFile::load(&path),
-                path.display().to_string(),
-                Vec::new(),
+                name.clone(),
+                vec![Source::new(name, lossy)],
             )
         };
         let file = match parsed {
