@@ -191,7 +191,7 @@ fn unknown_key_suggests_the_near_one() {
     assert_eq!(
         d.help,
         [
-            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`",
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`, `parallel`",
             "did you mean `slots`?",
         ]
     );

@@ -118,10 +118,10 @@ fn qwen3_5_loads() {
     assert_eq!(default.dim("hidden"), Some(5120));
     let gdn = c.block("gdn").unwrap();
     assert_eq!(gdn.states().len(), 9);
-    assert_eq!(gdn.origin().line, 76);
+    assert_eq!(gdn.origin().line, 81);
     let h = gdn.state("h").unwrap();
     assert_eq!(h.kind(), StateKind::Recurrent);
-    assert_eq!(h.origin().line, 76);
+    assert_eq!(h.origin().line, 81);
     assert_eq!(gdn.state("h_prefix").unwrap().of(), Some("h"));
     // First use: gdn's `h` (ssm_h_storage), gdn's `conv`, then the library's attention KV.
     assert_eq!(

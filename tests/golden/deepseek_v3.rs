@@ -164,11 +164,11 @@ pub mod deepseek_v3 {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mla` (`circuits/deepseek_v3.toml:81`).
+        /// The units of the states of block `mla` (`circuits/deepseek_v3.toml:85`).
         pub mod mla {
             use super::super::__rt;
             use super::super::__abi::{add, value};
-            /// One unit of `mla.latent` (`circuits/deepseek_v3.toml:81`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `mla.latent` (`circuits/deepseek_v3.toml:85`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -182,11 +182,11 @@ pub mod deepseek_v3 {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/deepseek_v3.toml:146`).
+        /// The units of the states of block `head` (`circuits/deepseek_v3.toml:150`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/deepseek_v3.toml:146`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/deepseek_v3.toml:150`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -196,7 +196,7 @@ pub mod deepseek_v3 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.accepted_hidden` (`circuits/deepseek_v3.toml:154`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.accepted_hidden` (`circuits/deepseek_v3.toml:158`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -206,7 +206,7 @@ pub mod deepseek_v3 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.hidden_capture` (`circuits/deepseek_v3.toml:162`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.hidden_capture` (`circuits/deepseek_v3.toml:166`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -216,7 +216,7 @@ pub mod deepseek_v3 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.draft_tokens` (`circuits/deepseek_v3.toml:172`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
+            /// One unit of `head.draft_tokens` (`circuits/deepseek_v3.toml:176`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -248,10 +248,10 @@ pub mod deepseek_v3 {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `mla` block instance (`circuits/deepseek_v3.toml:81`).
+    /// The regions of one `mla` block instance (`circuits/deepseek_v3.toml:85`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct MlaBlock {
-        /// `mla.latent` (`circuits/deepseek_v3.toml:81`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_lora_rank + qk_rope_head_dim`; one unit per token.
+        /// `mla.latent` (`circuits/deepseek_v3.toml:85`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_lora_rank + qk_rope_head_dim`; one unit per token.
         pub latent: __rt::KvRegions,
     }
     impl MlaBlock {
@@ -278,16 +278,16 @@ pub mod deepseek_v3 {
             [self.latent.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/deepseek_v3.toml:146`).
+    /// The regions of one `head` block instance (`circuits/deepseek_v3.toml:150`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/deepseek_v3.toml:146`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/deepseek_v3.toml:150`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
-        /// `head.accepted_hidden` (`circuits/deepseek_v3.toml:154`): `accept_stash`, lifetime `verify`, format `bf16`, shape `hidden`; one unit per verify-table row.
+        /// `head.accepted_hidden` (`circuits/deepseek_v3.toml:158`): `accept_stash`, lifetime `verify`, format `bf16`, shape `hidden`; one unit per verify-table row.
         pub accepted_hidden: __rt::CacheRegions,
-        /// `head.hidden_capture` (`circuits/deepseek_v3.toml:162`): `hidden_capture`, lifetime `sequence`, format `bf16`, shape `hidden`; one unit per captured row.
+        /// `head.hidden_capture` (`circuits/deepseek_v3.toml:166`): `hidden_capture`, lifetime `sequence`, format `bf16`, shape `hidden`; one unit per captured row.
         pub hidden_capture: __rt::CacheRegions,
-        /// `head.draft_tokens` (`circuits/deepseek_v3.toml:172`): `draft_tokens`, lifetime `verify`, format `f32`, shape `2`; one unit per draft position of a verify slot.
+        /// `head.draft_tokens` (`circuits/deepseek_v3.toml:176`): `draft_tokens`, lifetime `verify`, format `f32`, shape `2`; one unit per draft position of a verify slot.
         pub draft_tokens: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -346,7 +346,7 @@ pub mod deepseek_v3 {
         /// Block `mla`.
         pub mla: MlaBlock,
     }
-    /// Checkpoint `deepseek_v3` of `deepseek-ai/DeepSeek-V3` (`circuits/deepseek_v3.toml:250`): 61 layers.
+    /// Checkpoint `deepseek_v3` of `deepseek-ai/DeepSeek-V3` (`circuits/deepseek_v3.toml:254`): 61 layers.
     pub mod deepseek_v3 {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1639,7 +1639,7 @@ pub mod deepseek_v3 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/deepseek_v3.toml:257`): 3 layers.
+    /// Checkpoint `tiny` (`circuits/deepseek_v3.toml:261`): 3 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2071,9 +2071,9 @@ pub mod deepseek_v3 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `deepseek_v3` of `deepseek-ai/DeepSeek-V3` (`circuits/deepseek_v3.toml:250`), module `deepseek_v3`.
+        /// Checkpoint `deepseek_v3` of `deepseek-ai/DeepSeek-V3` (`circuits/deepseek_v3.toml:254`), module `deepseek_v3`.
         DeepseekV3,
-        /// Checkpoint `tiny` (`circuits/deepseek_v3.toml:257`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/deepseek_v3.toml:261`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

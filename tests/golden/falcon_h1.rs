@@ -213,11 +213,11 @@ pub mod falcon_h1 {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `attn` (`circuits/falcon_h1.toml:97`).
+        /// The units of the states of block `attn` (`circuits/falcon_h1.toml:102`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/falcon_h1.toml:97`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/falcon_h1.toml:102`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -230,7 +230,7 @@ pub mod falcon_h1 {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/falcon_h1.toml:104`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/falcon_h1.toml:109`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -244,11 +244,11 @@ pub mod falcon_h1 {
                 )
             }
         }
-        /// The units of the states of block `mamba2` (`circuits/falcon_h1.toml:152`).
+        /// The units of the states of block `mamba2` (`circuits/falcon_h1.toml:157`).
         pub mod mamba2 {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `mamba2.h` (`circuits/falcon_h1.toml:152`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h` (`circuits/falcon_h1.toml:157`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -264,7 +264,7 @@ pub mod falcon_h1 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv` (`circuits/falcon_h1.toml:165`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv` (`circuits/falcon_h1.toml:170`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -287,7 +287,7 @@ pub mod falcon_h1 {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_prefix` (`circuits/falcon_h1.toml:176`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_prefix` (`circuits/falcon_h1.toml:181`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -303,7 +303,7 @@ pub mod falcon_h1 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_prefix` (`circuits/falcon_h1.toml:183`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_prefix` (`circuits/falcon_h1.toml:188`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -326,7 +326,7 @@ pub mod falcon_h1 {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_ring` (`circuits/falcon_h1.toml:191`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_ring` (`circuits/falcon_h1.toml:196`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -342,7 +342,7 @@ pub mod falcon_h1 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_ring` (`circuits/falcon_h1.toml:198`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_ring` (`circuits/falcon_h1.toml:203`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -366,11 +366,11 @@ pub mod falcon_h1 {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/falcon_h1.toml:268`).
+        /// The units of the states of block `head` (`circuits/falcon_h1.toml:273`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/falcon_h1.toml:268`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/falcon_h1.toml:273`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -406,12 +406,12 @@ pub mod falcon_h1 {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `attn` block instance (`circuits/falcon_h1.toml:97`).
+    /// The regions of one `attn` block instance (`circuits/falcon_h1.toml:102`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/falcon_h1.toml:97`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/falcon_h1.toml:102`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/falcon_h1.toml:104`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/falcon_h1.toml:109`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -441,20 +441,20 @@ pub mod falcon_h1 {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `mamba2` block instance (`circuits/falcon_h1.toml:152`).
+    /// The regions of one `mamba2` block instance (`circuits/falcon_h1.toml:157`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba2Block {
-        /// `mamba2.h` (`circuits/falcon_h1.toml:152`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
+        /// `mamba2.h` (`circuits/falcon_h1.toml:157`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba2.conv` (`circuits/falcon_h1.toml:165`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`; one unit per sequence slot.
+        /// `mamba2.conv` (`circuits/falcon_h1.toml:170`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba2.h_prefix` (`circuits/falcon_h1.toml:176`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba2.h_prefix` (`circuits/falcon_h1.toml:181`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba2.conv_prefix` (`circuits/falcon_h1.toml:183`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba2.conv_prefix` (`circuits/falcon_h1.toml:188`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba2.h_ring` (`circuits/falcon_h1.toml:191`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba2.h_ring` (`circuits/falcon_h1.toml:196`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba2.conv_ring` (`circuits/falcon_h1.toml:198`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba2.conv_ring` (`circuits/falcon_h1.toml:203`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba2Block {
@@ -511,10 +511,10 @@ pub mod falcon_h1 {
             ]
         }
     }
-    /// The regions of one `head` block instance (`circuits/falcon_h1.toml:268`).
+    /// The regions of one `head` block instance (`circuits/falcon_h1.toml:273`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/falcon_h1.toml:268`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/falcon_h1.toml:273`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -555,7 +555,7 @@ pub mod falcon_h1 {
         /// A layer of kind `full_attention`.
         FullAttention(&'a FullAttentionLayer),
     }
-    /// Checkpoint `falcon_h1_7b` of `tiiuae/Falcon-H1-7B-Instruct` (`circuits/falcon_h1.toml:325`): 44 layers.
+    /// Checkpoint `falcon_h1_7b` of `tiiuae/Falcon-H1-7B-Instruct` (`circuits/falcon_h1.toml:330`): 44 layers.
     pub mod falcon_h1_7b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2343,7 +2343,7 @@ pub mod falcon_h1 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/falcon_h1.toml:332`): 4 layers.
+    /// Checkpoint `tiny` (`circuits/falcon_h1.toml:337`): 4 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2940,9 +2940,9 @@ pub mod falcon_h1 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `falcon_h1_7b` of `tiiuae/Falcon-H1-7B-Instruct` (`circuits/falcon_h1.toml:325`), module `falcon_h1_7b`.
+        /// Checkpoint `falcon_h1_7b` of `tiiuae/Falcon-H1-7B-Instruct` (`circuits/falcon_h1.toml:330`), module `falcon_h1_7b`.
         FalconH17b,
-        /// Checkpoint `tiny` (`circuits/falcon_h1.toml:332`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/falcon_h1.toml:337`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -164,11 +164,11 @@ pub mod gemma3 {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `swa` (`circuits/gemma3.toml:68`).
+        /// The units of the states of block `swa` (`circuits/gemma3.toml:72`).
         pub mod swa {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `swa.k` (`circuits/gemma3.toml:68`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.k` (`circuits/gemma3.toml:72`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -190,7 +190,7 @@ pub mod gemma3 {
             ) -> ::core::result::Result<u64, __rt::SizeFault> {
                 value(dims.sliding_window)
             }
-            /// One unit of `swa.v` (`circuits/gemma3.toml:76`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.v` (`circuits/gemma3.toml:80`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -213,11 +213,11 @@ pub mod gemma3 {
                 value(dims.sliding_window)
             }
         }
-        /// The units of the states of block `attn` (`circuits/gemma3.toml:122`).
+        /// The units of the states of block `attn` (`circuits/gemma3.toml:126`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/gemma3.toml:122`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/gemma3.toml:126`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -230,7 +230,7 @@ pub mod gemma3 {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/gemma3.toml:129`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/gemma3.toml:133`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -264,12 +264,12 @@ pub mod gemma3 {
     const fn windows(dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 2] {
         [blocks::swa::k_window(dims), blocks::swa::v_window(dims)]
     }
-    /// The regions of one `swa` block instance (`circuits/gemma3.toml:68`).
+    /// The regions of one `swa` block instance (`circuits/gemma3.toml:72`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SwaBlock {
-        /// `swa.k` (`circuits/gemma3.toml:68`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.k` (`circuits/gemma3.toml:72`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `swa.v` (`circuits/gemma3.toml:76`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.v` (`circuits/gemma3.toml:80`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl SwaBlock {
@@ -299,12 +299,12 @@ pub mod gemma3 {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/gemma3.toml:122`).
+    /// The regions of one `attn` block instance (`circuits/gemma3.toml:126`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/gemma3.toml:122`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/gemma3.toml:126`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/gemma3.toml:129`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/gemma3.toml:133`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -354,7 +354,7 @@ pub mod gemma3 {
         /// A layer of kind `full`.
         Full(&'a FullLayer),
     }
-    /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:238`): 62 layers.
+    /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:242`): 62 layers.
     pub mod gemma_3_27b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1434,7 +1434,7 @@ pub mod gemma3 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/gemma3.toml:245`): 6 layers.
+    /// Checkpoint `tiny` (`circuits/gemma3.toml:249`): 6 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1851,9 +1851,9 @@ pub mod gemma3 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:238`), module `gemma_3_27b`.
+        /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:242`), module `gemma_3_27b`.
         Gemma327b,
-        /// Checkpoint `tiny` (`circuits/gemma3.toml:245`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/gemma3.toml:249`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -164,11 +164,11 @@ pub mod gpt_oss {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `swa` (`circuits/gpt_oss.toml:68`).
+        /// The units of the states of block `swa` (`circuits/gpt_oss.toml:72`).
         pub mod swa {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `swa.k` (`circuits/gpt_oss.toml:68`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.k` (`circuits/gpt_oss.toml:72`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -190,7 +190,7 @@ pub mod gpt_oss {
             ) -> ::core::result::Result<u64, __rt::SizeFault> {
                 value(dims.sliding_window)
             }
-            /// One unit of `swa.v` (`circuits/gpt_oss.toml:76`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.v` (`circuits/gpt_oss.toml:80`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -213,11 +213,11 @@ pub mod gpt_oss {
                 value(dims.sliding_window)
             }
         }
-        /// The units of the states of block `attn` (`circuits/gpt_oss.toml:123`).
+        /// The units of the states of block `attn` (`circuits/gpt_oss.toml:127`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/gpt_oss.toml:123`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/gpt_oss.toml:127`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -230,7 +230,7 @@ pub mod gpt_oss {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/gpt_oss.toml:130`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/gpt_oss.toml:134`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -264,12 +264,12 @@ pub mod gpt_oss {
     const fn windows(dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 2] {
         [blocks::swa::k_window(dims), blocks::swa::v_window(dims)]
     }
-    /// The regions of one `swa` block instance (`circuits/gpt_oss.toml:68`).
+    /// The regions of one `swa` block instance (`circuits/gpt_oss.toml:72`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SwaBlock {
-        /// `swa.k` (`circuits/gpt_oss.toml:68`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.k` (`circuits/gpt_oss.toml:72`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `swa.v` (`circuits/gpt_oss.toml:76`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.v` (`circuits/gpt_oss.toml:80`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl SwaBlock {
@@ -299,12 +299,12 @@ pub mod gpt_oss {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/gpt_oss.toml:123`).
+    /// The regions of one `attn` block instance (`circuits/gpt_oss.toml:127`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/gpt_oss.toml:123`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/gpt_oss.toml:127`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/gpt_oss.toml:130`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/gpt_oss.toml:134`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -354,7 +354,7 @@ pub mod gpt_oss {
         /// A layer of kind `full`.
         Full(&'a FullLayer),
     }
-    /// Checkpoint `gpt_oss_120b` of `openai/gpt-oss-120b` (`circuits/gpt_oss.toml:231`): 36 layers.
+    /// Checkpoint `gpt_oss_120b` of `openai/gpt-oss-120b` (`circuits/gpt_oss.toml:235`): 36 layers.
     pub mod gpt_oss_120b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1122,7 +1122,7 @@ pub mod gpt_oss {
             }
         }
     }
-    /// Checkpoint `gpt_oss_20b` of `openai/gpt-oss-20b` (`circuits/gpt_oss.toml:242`): 24 layers.
+    /// Checkpoint `gpt_oss_20b` of `openai/gpt-oss-20b` (`circuits/gpt_oss.toml:246`): 24 layers.
     pub mod gpt_oss_20b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1746,7 +1746,7 @@ pub mod gpt_oss {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/gpt_oss.toml:250`): 4 layers.
+    /// Checkpoint `tiny` (`circuits/gpt_oss.toml:254`): 4 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2139,11 +2139,11 @@ pub mod gpt_oss {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `gpt_oss_120b` of `openai/gpt-oss-120b` (`circuits/gpt_oss.toml:231`), module `gpt_oss_120b`.
+        /// Checkpoint `gpt_oss_120b` of `openai/gpt-oss-120b` (`circuits/gpt_oss.toml:235`), module `gpt_oss_120b`.
         GptOss120b,
-        /// Checkpoint `gpt_oss_20b` of `openai/gpt-oss-20b` (`circuits/gpt_oss.toml:242`), module `gpt_oss_20b`.
+        /// Checkpoint `gpt_oss_20b` of `openai/gpt-oss-20b` (`circuits/gpt_oss.toml:246`), module `gpt_oss_20b`.
         GptOss20b,
-        /// Checkpoint `tiny` (`circuits/gpt_oss.toml:250`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/gpt_oss.toml:254`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -74,13 +74,13 @@ pub mod granite_4_h {
             use __abi::{ceil_div, value};
             ceil_div(value(self.hidden), value(self.q_heads))
         }
-        /// The derived dim `mamba_inner`: `mamba_expand * hidden` (`[derive]` of `circuits/granite_4_h.toml`).
+        /// The derived dim `mamba_inner`: `mamba_heads * mamba_head_dim` (`[derive]` of `circuits/granite_4_h.toml`).
         ///
         /// # Errors
         /// `SizeFault::Overflow` when a size overflows `u64`.
         pub const fn mamba_inner(&self) -> ::core::result::Result<u64, __rt::SizeFault> {
             use __abi::{mul, value};
-            mul(value(self.mamba_expand), value(self.hidden))
+            mul(value(self.mamba_heads), value(self.mamba_head_dim))
         }
         /// The derived dim `conv_window`: `conv_kernel - 1` (`[derive]` of `circuits/granite_4_h.toml`).
         ///
@@ -228,11 +228,11 @@ pub mod granite_4_h {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mamba2` (`circuits/granite_4_h.toml:100`).
+        /// The units of the states of block `mamba2` (`circuits/granite_4_h.toml:107`).
         pub mod mamba2 {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `mamba2.h` (`circuits/granite_4_h.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h` (`circuits/granite_4_h.toml:107`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -248,7 +248,7 @@ pub mod granite_4_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv` (`circuits/granite_4_h.toml:114`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_inner + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv` (`circuits/granite_4_h.toml:121`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_inner + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -271,7 +271,7 @@ pub mod granite_4_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_prefix` (`circuits/granite_4_h.toml:124`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_prefix` (`circuits/granite_4_h.toml:131`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -287,7 +287,7 @@ pub mod granite_4_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_prefix` (`circuits/granite_4_h.toml:131`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_prefix` (`circuits/granite_4_h.toml:138`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -310,7 +310,7 @@ pub mod granite_4_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_ring` (`circuits/granite_4_h.toml:139`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_ring` (`circuits/granite_4_h.toml:146`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -326,7 +326,7 @@ pub mod granite_4_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_ring` (`circuits/granite_4_h.toml:146`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_ring` (`circuits/granite_4_h.toml:153`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -350,11 +350,11 @@ pub mod granite_4_h {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/granite_4_h.toml:193`).
+        /// The units of the states of block `attn` (`circuits/granite_4_h.toml:200`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/granite_4_h.toml:193`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/granite_4_h.toml:200`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -368,7 +368,7 @@ pub mod granite_4_h {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/granite_4_h.toml:200`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/granite_4_h.toml:207`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -383,11 +383,11 @@ pub mod granite_4_h {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/granite_4_h.toml:270`).
+        /// The units of the states of block `head` (`circuits/granite_4_h.toml:277`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/granite_4_h.toml:270`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/granite_4_h.toml:277`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -423,20 +423,20 @@ pub mod granite_4_h {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `mamba2` block instance (`circuits/granite_4_h.toml:100`).
+    /// The regions of one `mamba2` block instance (`circuits/granite_4_h.toml:107`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba2Block {
-        /// `mamba2.h` (`circuits/granite_4_h.toml:100`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
+        /// `mamba2.h` (`circuits/granite_4_h.toml:107`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba2.conv` (`circuits/granite_4_h.toml:114`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_inner + 2 * n_groups * ssm_state`; one unit per sequence slot.
+        /// `mamba2.conv` (`circuits/granite_4_h.toml:121`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_inner + 2 * n_groups * ssm_state`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba2.h_prefix` (`circuits/granite_4_h.toml:124`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba2.h_prefix` (`circuits/granite_4_h.toml:131`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba2.conv_prefix` (`circuits/granite_4_h.toml:131`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba2.conv_prefix` (`circuits/granite_4_h.toml:138`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba2.h_ring` (`circuits/granite_4_h.toml:139`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba2.h_ring` (`circuits/granite_4_h.toml:146`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba2.conv_ring` (`circuits/granite_4_h.toml:146`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba2.conv_ring` (`circuits/granite_4_h.toml:153`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba2Block {
@@ -493,12 +493,12 @@ pub mod granite_4_h {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/granite_4_h.toml:193`).
+    /// The regions of one `attn` block instance (`circuits/granite_4_h.toml:200`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/granite_4_h.toml:193`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/granite_4_h.toml:200`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/granite_4_h.toml:200`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/granite_4_h.toml:207`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -528,10 +528,10 @@ pub mod granite_4_h {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/granite_4_h.toml:270`).
+    /// The regions of one `head` block instance (`circuits/granite_4_h.toml:277`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/granite_4_h.toml:270`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/granite_4_h.toml:277`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -578,7 +578,7 @@ pub mod granite_4_h {
         /// A layer of kind `attention`.
         Attention(&'a AttentionLayer),
     }
-    /// Checkpoint `granite_4_0_h_small` of `ibm-granite/granite-4.0-h-small` (`circuits/granite_4_h.toml:332`): 40 layers.
+    /// Checkpoint `granite_4_0_h_small` of `ibm-granite/granite-4.0-h-small` (`circuits/granite_4_h.toml:339`): 40 layers.
     pub mod granite_4_0_h_small {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1822,7 +1822,7 @@ pub mod granite_4_h {
             }
         }
     }
-    /// Checkpoint `granite_4_0_h_tiny` of `ibm-granite/granite-4.0-h-tiny` (`circuits/granite_4_h.toml:348`): 40 layers.
+    /// Checkpoint `granite_4_0_h_tiny` of `ibm-granite/granite-4.0-h-tiny` (`circuits/granite_4_h.toml:355`): 40 layers.
     pub mod granite_4_0_h_tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -3066,7 +3066,7 @@ pub mod granite_4_h {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/granite_4_h.toml:356`): 5 layers.
+    /// Checkpoint `tiny` (`circuits/granite_4_h.toml:363`): 5 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -3637,11 +3637,11 @@ pub mod granite_4_h {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `granite_4_0_h_small` of `ibm-granite/granite-4.0-h-small` (`circuits/granite_4_h.toml:332`), module `granite_4_0_h_small`.
+        /// Checkpoint `granite_4_0_h_small` of `ibm-granite/granite-4.0-h-small` (`circuits/granite_4_h.toml:339`), module `granite_4_0_h_small`.
         Granite40HSmall,
-        /// Checkpoint `granite_4_0_h_tiny` of `ibm-granite/granite-4.0-h-tiny` (`circuits/granite_4_h.toml:348`), module `granite_4_0_h_tiny`.
+        /// Checkpoint `granite_4_0_h_tiny` of `ibm-granite/granite-4.0-h-tiny` (`circuits/granite_4_h.toml:355`), module `granite_4_0_h_tiny`.
         Granite40HTiny,
-        /// Checkpoint `tiny` (`circuits/granite_4_h.toml:356`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/granite_4_h.toml:363`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -222,11 +222,11 @@ pub mod jamba {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mamba1` (`circuits/jamba.toml:95`).
+        /// The units of the states of block `mamba1` (`circuits/jamba.toml:100`).
         pub mod mamba1 {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `mamba1.h` (`circuits/jamba.toml:95`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `inner x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba1.h` (`circuits/jamba.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `inner x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -239,7 +239,7 @@ pub mod jamba {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba1.conv` (`circuits/jamba.toml:107`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x inner`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba1.conv` (`circuits/jamba.toml:112`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x inner`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -253,7 +253,7 @@ pub mod jamba {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba1.h_prefix` (`circuits/jamba.toml:117`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba1.h_prefix` (`circuits/jamba.toml:122`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -266,7 +266,7 @@ pub mod jamba {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba1.conv_prefix` (`circuits/jamba.toml:124`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba1.conv_prefix` (`circuits/jamba.toml:129`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -280,7 +280,7 @@ pub mod jamba {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba1.h_ring` (`circuits/jamba.toml:132`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba1.h_ring` (`circuits/jamba.toml:137`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -293,7 +293,7 @@ pub mod jamba {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba1.conv_ring` (`circuits/jamba.toml:139`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba1.conv_ring` (`circuits/jamba.toml:144`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -308,11 +308,11 @@ pub mod jamba {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/jamba.toml:193`).
+        /// The units of the states of block `attn` (`circuits/jamba.toml:198`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/jamba.toml:193`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/jamba.toml:198`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -326,7 +326,7 @@ pub mod jamba {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/jamba.toml:200`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/jamba.toml:205`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -341,11 +341,11 @@ pub mod jamba {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/jamba.toml:258`).
+        /// The units of the states of block `head` (`circuits/jamba.toml:263`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/jamba.toml:258`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/jamba.toml:263`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -381,20 +381,20 @@ pub mod jamba {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `mamba1` block instance (`circuits/jamba.toml:95`).
+    /// The regions of one `mamba1` block instance (`circuits/jamba.toml:100`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba1Block {
-        /// `mamba1.h` (`circuits/jamba.toml:95`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `inner x ssm_state`; one unit per sequence slot.
+        /// `mamba1.h` (`circuits/jamba.toml:100`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `inner x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba1.conv` (`circuits/jamba.toml:107`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x inner`; one unit per sequence slot.
+        /// `mamba1.conv` (`circuits/jamba.toml:112`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x inner`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba1.h_prefix` (`circuits/jamba.toml:117`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba1.h_prefix` (`circuits/jamba.toml:122`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba1.conv_prefix` (`circuits/jamba.toml:124`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba1.conv_prefix` (`circuits/jamba.toml:129`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba1.h_ring` (`circuits/jamba.toml:132`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba1.h_ring` (`circuits/jamba.toml:137`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba1.conv_ring` (`circuits/jamba.toml:139`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba1.conv_ring` (`circuits/jamba.toml:144`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba1Block {
@@ -451,12 +451,12 @@ pub mod jamba {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/jamba.toml:193`).
+    /// The regions of one `attn` block instance (`circuits/jamba.toml:198`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/jamba.toml:193`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/jamba.toml:198`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/jamba.toml:200`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/jamba.toml:205`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -486,10 +486,10 @@ pub mod jamba {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/jamba.toml:258`).
+    /// The regions of one `head` block instance (`circuits/jamba.toml:263`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/jamba.toml:258`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/jamba.toml:263`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -536,7 +536,7 @@ pub mod jamba {
         /// A layer of kind `attention`.
         Attention(&'a AttentionLayer),
     }
-    /// Checkpoint `jamba_v0_1` of `ai21labs/Jamba-v0.1` (`circuits/jamba.toml:309`): 32 layers.
+    /// Checkpoint `jamba_v0_1` of `ai21labs/Jamba-v0.1` (`circuits/jamba.toml:314`): 32 layers.
     pub mod jamba_v0_1 {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1617,7 +1617,7 @@ pub mod jamba {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/jamba.toml:316`): 8 layers.
+    /// Checkpoint `tiny` (`circuits/jamba.toml:321`): 8 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2245,9 +2245,9 @@ pub mod jamba {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `jamba_v0_1` of `ai21labs/Jamba-v0.1` (`circuits/jamba.toml:309`), module `jamba_v0_1`.
+        /// Checkpoint `jamba_v0_1` of `ai21labs/Jamba-v0.1` (`circuits/jamba.toml:314`), module `jamba_v0_1`.
         JambaV01,
-        /// Checkpoint `tiny` (`circuits/jamba.toml:316`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/jamba.toml:321`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -207,11 +207,11 @@ pub mod kimi_linear {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `kda` (`circuits/kimi_linear.toml:100`).
+        /// The units of the states of block `kda` (`circuits/kimi_linear.toml:104`).
         pub mod kda {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `kda.h` (`circuits/kimi_linear.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `kda_heads x kda_head_dim x kda_head_dim`, element type `{ssm_h_storage}`.
+            /// One unit of `kda.h` (`circuits/kimi_linear.toml:104`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `kda_heads x kda_head_dim x kda_head_dim`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -227,7 +227,7 @@ pub mod kimi_linear {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `kda.conv` (`circuits/kimi_linear.toml:113`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x kda_heads * kda_head_dim * 3`, element type `{ssm_conv_storage}`.
+            /// One unit of `kda.conv` (`circuits/kimi_linear.toml:117`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x kda_heads * kda_head_dim * 3`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -247,7 +247,7 @@ pub mod kimi_linear {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `kda.h_prefix` (`circuits/kimi_linear.toml:123`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `kda.h_prefix` (`circuits/kimi_linear.toml:127`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -263,7 +263,7 @@ pub mod kimi_linear {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `kda.conv_prefix` (`circuits/kimi_linear.toml:130`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `kda.conv_prefix` (`circuits/kimi_linear.toml:134`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -283,7 +283,7 @@ pub mod kimi_linear {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `kda.h_ring` (`circuits/kimi_linear.toml:138`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `kda.h_ring` (`circuits/kimi_linear.toml:142`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -299,7 +299,7 @@ pub mod kimi_linear {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `kda.conv_ring` (`circuits/kimi_linear.toml:145`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `kda.conv_ring` (`circuits/kimi_linear.toml:149`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -320,11 +320,11 @@ pub mod kimi_linear {
                 )
             }
         }
-        /// The units of the states of block `mla` (`circuits/kimi_linear.toml:197`).
+        /// The units of the states of block `mla` (`circuits/kimi_linear.toml:201`).
         pub mod mla {
             use super::super::__rt;
             use super::super::__abi::{add, value};
-            /// One unit of `mla.latent` (`circuits/kimi_linear.toml:197`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `mla.latent` (`circuits/kimi_linear.toml:201`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -338,11 +338,11 @@ pub mod kimi_linear {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/kimi_linear.toml:275`).
+        /// The units of the states of block `head` (`circuits/kimi_linear.toml:279`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/kimi_linear.toml:275`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/kimi_linear.toml:279`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -377,20 +377,20 @@ pub mod kimi_linear {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `kda` block instance (`circuits/kimi_linear.toml:100`).
+    /// The regions of one `kda` block instance (`circuits/kimi_linear.toml:104`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct KdaBlock {
-        /// `kda.h` (`circuits/kimi_linear.toml:100`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `kda_heads x kda_head_dim x kda_head_dim`; one unit per sequence slot.
+        /// `kda.h` (`circuits/kimi_linear.toml:104`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `kda_heads x kda_head_dim x kda_head_dim`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `kda.conv` (`circuits/kimi_linear.toml:113`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x kda_heads * kda_head_dim * 3`; one unit per sequence slot.
+        /// `kda.conv` (`circuits/kimi_linear.toml:117`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x kda_heads * kda_head_dim * 3`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `kda.h_prefix` (`circuits/kimi_linear.toml:123`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `kda.h_prefix` (`circuits/kimi_linear.toml:127`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `kda.conv_prefix` (`circuits/kimi_linear.toml:130`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `kda.conv_prefix` (`circuits/kimi_linear.toml:134`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `kda.h_ring` (`circuits/kimi_linear.toml:138`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `kda.h_ring` (`circuits/kimi_linear.toml:142`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `kda.conv_ring` (`circuits/kimi_linear.toml:145`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `kda.conv_ring` (`circuits/kimi_linear.toml:149`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl KdaBlock {
@@ -447,10 +447,10 @@ pub mod kimi_linear {
             ]
         }
     }
-    /// The regions of one `mla` block instance (`circuits/kimi_linear.toml:197`).
+    /// The regions of one `mla` block instance (`circuits/kimi_linear.toml:201`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct MlaBlock {
-        /// `mla.latent` (`circuits/kimi_linear.toml:197`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_lora_rank + qk_rope_head_dim`; one unit per token.
+        /// `mla.latent` (`circuits/kimi_linear.toml:201`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_lora_rank + qk_rope_head_dim`; one unit per token.
         pub latent: __rt::KvRegions,
     }
     impl MlaBlock {
@@ -477,10 +477,10 @@ pub mod kimi_linear {
             [self.latent.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/kimi_linear.toml:275`).
+    /// The regions of one `head` block instance (`circuits/kimi_linear.toml:279`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/kimi_linear.toml:275`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/kimi_linear.toml:279`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -527,7 +527,7 @@ pub mod kimi_linear {
         /// A layer of kind `mla`.
         Mla(&'a MlaLayer),
     }
-    /// Checkpoint `kimi_linear_48b_a3b` of `moonshotai/Kimi-Linear-48B-A3B-Instruct` (`circuits/kimi_linear.toml:337`): 27 layers.
+    /// Checkpoint `kimi_linear_48b_a3b` of `moonshotai/Kimi-Linear-48B-A3B-Instruct` (`circuits/kimi_linear.toml:341`): 27 layers.
     pub mod kimi_linear_48b_a3b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1453,7 +1453,7 @@ pub mod kimi_linear {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/kimi_linear.toml:345`): 6 layers.
+    /// Checkpoint `tiny` (`circuits/kimi_linear.toml:349`): 6 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2013,9 +2013,9 @@ pub mod kimi_linear {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `kimi_linear_48b_a3b` of `moonshotai/Kimi-Linear-48B-A3B-Instruct` (`circuits/kimi_linear.toml:337`), module `kimi_linear_48b_a3b`.
+        /// Checkpoint `kimi_linear_48b_a3b` of `moonshotai/Kimi-Linear-48B-A3B-Instruct` (`circuits/kimi_linear.toml:341`), module `kimi_linear_48b_a3b`.
         KimiLinear48bA3b,
-        /// Checkpoint `tiny` (`circuits/kimi_linear.toml:345`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/kimi_linear.toml:349`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

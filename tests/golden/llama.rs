@@ -162,11 +162,11 @@ pub mod llama {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `attn` (`circuits/llama.toml:53`).
+        /// The units of the states of block `attn` (`circuits/llama.toml:57`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/llama.toml:53`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/llama.toml:57`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -179,7 +179,7 @@ pub mod llama {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/llama.toml:60`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/llama.toml:64`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -208,12 +208,12 @@ pub mod llama {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `attn` block instance (`circuits/llama.toml:53`).
+    /// The regions of one `attn` block instance (`circuits/llama.toml:57`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/llama.toml:53`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/llama.toml:57`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/llama.toml:60`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/llama.toml:64`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -255,7 +255,7 @@ pub mod llama {
         /// A layer of kind `full_attention`.
         FullAttention(&'a FullAttentionLayer),
     }
-    /// Checkpoint `llama_3_1_8b` of `meta-llama/Llama-3.1-8B` (`circuits/llama.toml:164`): 32 layers.
+    /// Checkpoint `llama_3_1_8b` of `meta-llama/Llama-3.1-8B` (`circuits/llama.toml:168`): 32 layers.
     pub mod llama_3_1_8b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1075,7 +1075,7 @@ pub mod llama {
             }
         }
     }
-    /// Checkpoint `llama_3_1_70b` of `meta-llama/Llama-3.1-70B` (`circuits/llama.toml:172`): 80 layers.
+    /// Checkpoint `llama_3_1_70b` of `meta-llama/Llama-3.1-70B` (`circuits/llama.toml:176`): 80 layers.
     pub mod llama_3_1_70b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2663,7 +2663,7 @@ pub mod llama {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/llama.toml:179`): 4 layers.
+    /// Checkpoint `tiny` (`circuits/llama.toml:183`): 4 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -3044,11 +3044,11 @@ pub mod llama {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `llama_3_1_8b` of `meta-llama/Llama-3.1-8B` (`circuits/llama.toml:164`), module `llama_3_1_8b`.
+        /// Checkpoint `llama_3_1_8b` of `meta-llama/Llama-3.1-8B` (`circuits/llama.toml:168`), module `llama_3_1_8b`.
         Llama318b,
-        /// Checkpoint `llama_3_1_70b` of `meta-llama/Llama-3.1-70B` (`circuits/llama.toml:172`), module `llama_3_1_70b`.
+        /// Checkpoint `llama_3_1_70b` of `meta-llama/Llama-3.1-70B` (`circuits/llama.toml:176`), module `llama_3_1_70b`.
         Llama3170b,
-        /// Checkpoint `tiny` (`circuits/llama.toml:179`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/llama.toml:183`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -178,11 +178,11 @@ pub mod minimax_m1 {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `lightning` (`circuits/minimax_m1.toml:84`).
+        /// The units of the states of block `lightning` (`circuits/minimax_m1.toml:88`).
         pub mod lightning {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `lightning.h` (`circuits/minimax_m1.toml:84`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `heads x head_dim x head_dim`, element type `{ssm_h_storage}`.
+            /// One unit of `lightning.h` (`circuits/minimax_m1.toml:88`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `heads x head_dim x head_dim`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -198,7 +198,7 @@ pub mod minimax_m1 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `lightning.h_prefix` (`circuits/minimax_m1.toml:94`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `lightning.h_prefix` (`circuits/minimax_m1.toml:98`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -214,7 +214,7 @@ pub mod minimax_m1 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `lightning.h_ring` (`circuits/minimax_m1.toml:102`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `lightning.h_ring` (`circuits/minimax_m1.toml:106`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -231,11 +231,11 @@ pub mod minimax_m1 {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/minimax_m1.toml:143`).
+        /// The units of the states of block `attn` (`circuits/minimax_m1.toml:147`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/minimax_m1.toml:143`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/minimax_m1.toml:147`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -248,7 +248,7 @@ pub mod minimax_m1 {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/minimax_m1.toml:150`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/minimax_m1.toml:154`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -262,11 +262,11 @@ pub mod minimax_m1 {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/minimax_m1.toml:214`).
+        /// The units of the states of block `head` (`circuits/minimax_m1.toml:218`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/minimax_m1.toml:214`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/minimax_m1.toml:218`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -299,14 +299,14 @@ pub mod minimax_m1 {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `lightning` block instance (`circuits/minimax_m1.toml:84`).
+    /// The regions of one `lightning` block instance (`circuits/minimax_m1.toml:88`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct LightningBlock {
-        /// `lightning.h` (`circuits/minimax_m1.toml:84`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `heads x head_dim x head_dim`; one unit per sequence slot.
+        /// `lightning.h` (`circuits/minimax_m1.toml:88`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `heads x head_dim x head_dim`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `lightning.h_prefix` (`circuits/minimax_m1.toml:94`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `lightning.h_prefix` (`circuits/minimax_m1.toml:98`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `lightning.h_ring` (`circuits/minimax_m1.toml:102`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `lightning.h_ring` (`circuits/minimax_m1.toml:106`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
     }
     impl LightningBlock {
@@ -347,12 +347,12 @@ pub mod minimax_m1 {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/minimax_m1.toml:143`).
+    /// The regions of one `attn` block instance (`circuits/minimax_m1.toml:147`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/minimax_m1.toml:143`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/minimax_m1.toml:147`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/minimax_m1.toml:150`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/minimax_m1.toml:154`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -382,10 +382,10 @@ pub mod minimax_m1 {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/minimax_m1.toml:214`).
+    /// The regions of one `head` block instance (`circuits/minimax_m1.toml:218`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/minimax_m1.toml:214`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/minimax_m1.toml:218`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -432,7 +432,7 @@ pub mod minimax_m1 {
         /// A layer of kind `softmax`.
         Softmax(&'a SoftmaxLayer),
     }
-    /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:265`): 80 layers.
+    /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:269`): 80 layers.
     pub mod minimax_m1_80k {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2115,7 +2115,7 @@ pub mod minimax_m1 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/minimax_m1.toml:273`): 8 layers.
+    /// Checkpoint `tiny` (`circuits/minimax_m1.toml:277`): 8 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2632,9 +2632,9 @@ pub mod minimax_m1 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:265`), module `minimax_m1_80k`.
+        /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:269`), module `minimax_m1_80k`.
         MinimaxM180k,
-        /// Checkpoint `tiny` (`circuits/minimax_m1.toml:273`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/minimax_m1.toml:277`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -164,11 +164,11 @@ pub mod mistral {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `swa` (`circuits/mistral.toml:62`).
+        /// The units of the states of block `swa` (`circuits/mistral.toml:66`).
         pub mod swa {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `swa.k` (`circuits/mistral.toml:62`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.k` (`circuits/mistral.toml:66`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -190,7 +190,7 @@ pub mod mistral {
             ) -> ::core::result::Result<u64, __rt::SizeFault> {
                 value(dims.sliding_window)
             }
-            /// One unit of `swa.v` (`circuits/mistral.toml:70`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.v` (`circuits/mistral.toml:74`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -228,12 +228,12 @@ pub mod mistral {
     const fn windows(dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 2] {
         [blocks::swa::k_window(dims), blocks::swa::v_window(dims)]
     }
-    /// The regions of one `swa` block instance (`circuits/mistral.toml:62`).
+    /// The regions of one `swa` block instance (`circuits/mistral.toml:66`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SwaBlock {
-        /// `swa.k` (`circuits/mistral.toml:62`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.k` (`circuits/mistral.toml:66`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `swa.v` (`circuits/mistral.toml:70`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.v` (`circuits/mistral.toml:74`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl SwaBlock {
@@ -275,7 +275,7 @@ pub mod mistral {
         /// A layer of kind `full_attention`.
         FullAttention(&'a FullAttentionLayer),
     }
-    /// Checkpoint `mistral_7b_v0_1` of `mistralai/Mistral-7B-v0.1` (`circuits/mistral.toml:175`): 32 layers.
+    /// Checkpoint `mistral_7b_v0_1` of `mistralai/Mistral-7B-v0.1` (`circuits/mistral.toml:179`): 32 layers.
     pub mod mistral_7b_v0_1 {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1096,7 +1096,7 @@ pub mod mistral {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/mistral.toml:182`): 4 layers.
+    /// Checkpoint `tiny` (`circuits/mistral.toml:186`): 4 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1478,9 +1478,9 @@ pub mod mistral {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `mistral_7b_v0_1` of `mistralai/Mistral-7B-v0.1` (`circuits/mistral.toml:175`), module `mistral_7b_v0_1`.
+        /// Checkpoint `mistral_7b_v0_1` of `mistralai/Mistral-7B-v0.1` (`circuits/mistral.toml:179`), module `mistral_7b_v0_1`.
         Mistral7bV01,
-        /// Checkpoint `tiny` (`circuits/mistral.toml:182`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/mistral.toml:186`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -211,11 +211,11 @@ pub mod nemotron_h {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:82`).
+        /// The units of the states of block `mamba2` (`circuits/nemotron_h.toml:87`).
         pub mod mamba2 {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:82`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h` (`circuits/nemotron_h.toml:87`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `mamba_heads x mamba_head_dim x ssm_state`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -231,7 +231,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:105`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -254,7 +254,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:110`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:115`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -270,7 +270,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:117`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:122`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -293,7 +293,7 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:125`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:130`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -309,7 +309,7 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:132`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:137`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -333,11 +333,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:178`).
+        /// The units of the states of block `attn` (`circuits/nemotron_h.toml:183`).
         pub mod attn {
             use super::super::__rt;
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/nemotron_h.toml:178`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/nemotron_h.toml:183`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -350,7 +350,7 @@ pub mod nemotron_h {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/nemotron_h.toml:185`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/nemotron_h.toml:190`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -364,11 +364,11 @@ pub mod nemotron_h {
                 )
             }
         }
-        /// The units of the states of block `head` (`circuits/nemotron_h.toml:254`).
+        /// The units of the states of block `head` (`circuits/nemotron_h.toml:259`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:254`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/nemotron_h.toml:259`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -404,20 +404,20 @@ pub mod nemotron_h {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:82`).
+    /// The regions of one `mamba2` block instance (`circuits/nemotron_h.toml:87`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Mamba2Block {
-        /// `mamba2.h` (`circuits/nemotron_h.toml:82`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
+        /// `mamba2.h` (`circuits/nemotron_h.toml:87`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `mamba_heads x mamba_head_dim x ssm_state`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `mamba2.conv` (`circuits/nemotron_h.toml:100`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
+        /// `mamba2.conv` (`circuits/nemotron_h.toml:105`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:110`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `mamba2.h_prefix` (`circuits/nemotron_h.toml:115`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:117`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `mamba2.conv_prefix` (`circuits/nemotron_h.toml:122`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:125`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `mamba2.h_ring` (`circuits/nemotron_h.toml:130`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:132`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `mamba2.conv_ring` (`circuits/nemotron_h.toml:137`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
     }
     impl Mamba2Block {
@@ -474,12 +474,12 @@ pub mod nemotron_h {
             ]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:178`).
+    /// The regions of one `attn` block instance (`circuits/nemotron_h.toml:183`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/nemotron_h.toml:178`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/nemotron_h.toml:183`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/nemotron_h.toml:185`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/nemotron_h.toml:190`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -509,10 +509,10 @@ pub mod nemotron_h {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:254`).
+    /// The regions of one `head` block instance (`circuits/nemotron_h.toml:259`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:254`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/nemotron_h.toml:259`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -564,7 +564,7 @@ pub mod nemotron_h {
         /// A layer of kind `mlp`.
         Mlp(&'a MlpLayer),
     }
-    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:323`): 52 layers.
+    /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:328`): 52 layers.
     pub mod nemotron_h_8b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -1688,7 +1688,7 @@ pub mod nemotron_h {
             }
         }
     }
-    /// Checkpoint `nemotron_h_47b` of `nvidia/Nemotron-H-47B-Base-8K` (`circuits/nemotron_h.toml:345`): 98 layers.
+    /// Checkpoint `nemotron_h_47b` of `nvidia/Nemotron-H-47B-Base-8K` (`circuits/nemotron_h.toml:350`): 98 layers.
     pub mod nemotron_h_47b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -3368,7 +3368,7 @@ pub mod nemotron_h {
             }
         }
     }
-    /// Checkpoint `nemotron_nano_9b_v2` of `nvidia/NVIDIA-Nemotron-Nano-9B-v2` (`circuits/nemotron_h.toml:364`): 56 layers.
+    /// Checkpoint `nemotron_nano_9b_v2` of `nvidia/NVIDIA-Nemotron-Nano-9B-v2` (`circuits/nemotron_h.toml:369`): 56 layers.
     pub mod nemotron_nano_9b_v2 {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -4559,7 +4559,7 @@ pub mod nemotron_h {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:372`): 6 layers.
+    /// Checkpoint `tiny` (`circuits/nemotron_h.toml:377`): 6 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -5105,13 +5105,13 @@ pub mod nemotron_h {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:323`), module `nemotron_h_8b`.
+        /// Checkpoint `nemotron_h_8b` of `nvidia/Nemotron-H-8B-Base-8K` (`circuits/nemotron_h.toml:328`), module `nemotron_h_8b`.
         NemotronH8b,
-        /// Checkpoint `nemotron_h_47b` of `nvidia/Nemotron-H-47B-Base-8K` (`circuits/nemotron_h.toml:345`), module `nemotron_h_47b`.
+        /// Checkpoint `nemotron_h_47b` of `nvidia/Nemotron-H-47B-Base-8K` (`circuits/nemotron_h.toml:350`), module `nemotron_h_47b`.
         NemotronH47b,
-        /// Checkpoint `nemotron_nano_9b_v2` of `nvidia/NVIDIA-Nemotron-Nano-9B-v2` (`circuits/nemotron_h.toml:364`), module `nemotron_nano_9b_v2`.
+        /// Checkpoint `nemotron_nano_9b_v2` of `nvidia/NVIDIA-Nemotron-Nano-9B-v2` (`circuits/nemotron_h.toml:369`), module `nemotron_nano_9b_v2`.
         NemotronNano9bV2,
-        /// Checkpoint `tiny` (`circuits/nemotron_h.toml:372`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/nemotron_h.toml:377`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -211,11 +211,11 @@ pub mod qwen3_5 {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `gdn` (`circuits/qwen3_5.toml:76`).
+        /// The units of the states of block `gdn` (`circuits/qwen3_5.toml:81`).
         pub mod gdn {
             use super::super::__rt;
             use super::super::__abi::{add, mul, value};
-            /// One unit of `gdn.h` (`circuits/qwen3_5.toml:76`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `lin_v_heads x lin_k_dim x lin_v_dim`, element type `{ssm_h_storage}`.
+            /// One unit of `gdn.h` (`circuits/qwen3_5.toml:81`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `lin_v_heads x lin_k_dim x lin_v_dim`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -231,7 +231,7 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `gdn.conv` (`circuits/qwen3_5.toml:89`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, element type `{ssm_conv_storage}`.
+            /// One unit of `gdn.conv` (`circuits/qwen3_5.toml:94`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -254,7 +254,7 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `gdn.h_prefix` (`circuits/qwen3_5.toml:99`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `gdn.h_prefix` (`circuits/qwen3_5.toml:104`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -270,7 +270,7 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `gdn.conv_prefix` (`circuits/qwen3_5.toml:106`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `gdn.conv_prefix` (`circuits/qwen3_5.toml:111`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -293,7 +293,7 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `gdn.h_ring` (`circuits/qwen3_5.toml:114`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
+            /// One unit of `gdn.h_ring` (`circuits/qwen3_5.toml:119`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -309,7 +309,7 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `gdn.conv_ring` (`circuits/qwen3_5.toml:121`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
+            /// One unit of `gdn.conv_ring` (`circuits/qwen3_5.toml:126`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`;
@@ -332,7 +332,7 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
-            /// One unit of `gdn.carry` (`circuits/qwen3_5.toml:132`), its bytes and element type: a `carry_stash` state living `verify`, one unit per verify slot (the dummy included). Shape `lin_v_heads x lin_k_dim x lin_v_dim`, element type `{ssm_h_storage}`.
+            /// One unit of `gdn.carry` (`circuits/qwen3_5.toml:137`), its bytes and element type: a `carry_stash` state living `verify`, one unit per verify slot (the dummy included). Shape `lin_v_heads x lin_k_dim x lin_v_dim`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -348,7 +348,7 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
-            /// One unit of `gdn.carry_table` (`circuits/qwen3_5.toml:141`), its bytes and element type: a `carry_table` state living `model`, one unit per carry-table row. Shape `4`, element type `u64`.
+            /// One unit of `gdn.carry_table` (`circuits/qwen3_5.toml:146`), its bytes and element type: a `carry_table` state living `model`, one unit per carry-table row. Shape `4`, element type `u64`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -358,7 +358,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(4), __rt::StateDtype::U64)
             }
-            /// One unit of `gdn.wy_table` (`circuits/qwen3_5.toml:150`), its bytes and element type: a `verify_table` state living `model`, one unit per verify-table row. Shape `2`, element type `u64`.
+            /// One unit of `gdn.wy_table` (`circuits/qwen3_5.toml:155`), its bytes and element type: a `verify_table` state living `model`, one unit per verify-table row. Shape `2`, element type `u64`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -369,11 +369,11 @@ pub mod qwen3_5 {
                 __rt::Unit::of(value(2), __rt::StateDtype::U64)
             }
         }
-        /// The units of the states of block `head` (`circuits/qwen3_5.toml:197`).
+        /// The units of the states of block `head` (`circuits/qwen3_5.toml:202`).
         pub mod head {
             use super::super::__rt;
             use super::super::__abi::value;
-            /// One unit of `head.prefix_hidden` (`circuits/qwen3_5.toml:197`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.prefix_hidden` (`circuits/qwen3_5.toml:202`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -383,7 +383,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.accepted_hidden` (`circuits/qwen3_5.toml:205`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.accepted_hidden` (`circuits/qwen3_5.toml:210`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -393,7 +393,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.hidden_capture` (`circuits/qwen3_5.toml:213`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
+            /// One unit of `head.hidden_capture` (`circuits/qwen3_5.toml:218`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -403,7 +403,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
             }
-            /// One unit of `head.lookup_index` (`circuits/qwen3_5.toml:222`), its bytes and element type: a `prompt_lookup_index` state living `sequence`, one entry per history token, in host memory sized by the hash-table law. Shape `2`, element type `u32`.
+            /// One unit of `head.lookup_index` (`circuits/qwen3_5.toml:227`), its bytes and element type: a `prompt_lookup_index` state living `sequence`, one entry per history token, in host memory sized by the hash-table law. Shape `2`, element type `u32`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -413,7 +413,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(2), __rt::StateDtype::U32)
             }
-            /// One unit of `head.tree_mask` (`circuits/qwen3_5.toml:230`), its bytes and element type: a `token_tree_mask` state living `verify`, one unit per (tree node, tree node) pair of a verify slot. Shape `1`, element type `u8`.
+            /// One unit of `head.tree_mask` (`circuits/qwen3_5.toml:235`), its bytes and element type: a `token_tree_mask` state living `verify`, one unit per (tree node, tree node) pair of a verify slot. Shape `1`, element type `u8`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -423,7 +423,7 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __rt::Unit::of(value(1), __rt::StateDtype::U8)
             }
-            /// One unit of `head.draft_tokens` (`circuits/qwen3_5.toml:239`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
+            /// One unit of `head.draft_tokens` (`circuits/qwen3_5.toml:244`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -498,26 +498,26 @@ pub mod qwen3_5 {
     const fn windows(_dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; 0] {
         []
     }
-    /// The regions of one `gdn` block instance (`circuits/qwen3_5.toml:76`).
+    /// The regions of one `gdn` block instance (`circuits/qwen3_5.toml:81`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct GdnBlock {
-        /// `gdn.h` (`circuits/qwen3_5.toml:76`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `lin_v_heads x lin_k_dim x lin_v_dim`; one unit per sequence slot.
+        /// `gdn.h` (`circuits/qwen3_5.toml:81`): `recurrent`, lifetime `sequence`, format `{ssm_h_storage}`, shape `lin_v_heads x lin_k_dim x lin_v_dim`; one unit per sequence slot.
         pub h: __rt::RecurrentRegions,
-        /// `gdn.conv` (`circuits/qwen3_5.toml:89`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`; one unit per sequence slot.
+        /// `gdn.conv` (`circuits/qwen3_5.toml:94`): `recurrent`, lifetime `sequence`, format `{ssm_conv_storage}`, shape `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`; one unit per sequence slot.
         pub conv: __rt::RecurrentRegions,
-        /// `gdn.h_prefix` (`circuits/qwen3_5.toml:99`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
+        /// `gdn.h_prefix` (`circuits/qwen3_5.toml:104`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per snapshot slot.
         pub h_prefix: __rt::CacheRegions,
-        /// `gdn.conv_prefix` (`circuits/qwen3_5.toml:106`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
+        /// `gdn.conv_prefix` (`circuits/qwen3_5.toml:111`): `prefix_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per snapshot slot.
         pub conv_prefix: __rt::CacheRegions,
-        /// `gdn.h_ring` (`circuits/qwen3_5.toml:114`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
+        /// `gdn.h_ring` (`circuits/qwen3_5.toml:119`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_h_storage}`, a copy of `h`; one unit per ring slot per sequence slot.
         pub h_ring: __rt::CacheRegions,
-        /// `gdn.conv_ring` (`circuits/qwen3_5.toml:121`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
+        /// `gdn.conv_ring` (`circuits/qwen3_5.toml:126`): `ring_snapshot`, lifetime `snapshot`, format `{ssm_conv_storage}`, a copy of `conv`; one unit per ring slot per sequence slot.
         pub conv_ring: __rt::CacheRegions,
-        /// `gdn.carry` (`circuits/qwen3_5.toml:132`): `carry_stash`, lifetime `verify`, format `{ssm_h_storage}`, shape `lin_v_heads x lin_k_dim x lin_v_dim`; one unit per verify slot (the dummy included).
+        /// `gdn.carry` (`circuits/qwen3_5.toml:137`): `carry_stash`, lifetime `verify`, format `{ssm_h_storage}`, shape `lin_v_heads x lin_k_dim x lin_v_dim`; one unit per verify slot (the dummy included).
         pub carry: __rt::CacheRegions,
-        /// `gdn.carry_table` (`circuits/qwen3_5.toml:141`): `carry_table`, lifetime `model`, format `u64`, shape `4`; one unit per carry-table row.
+        /// `gdn.carry_table` (`circuits/qwen3_5.toml:146`): `carry_table`, lifetime `model`, format `u64`, shape `4`; one unit per carry-table row.
         pub carry_table: __rt::CacheRegions,
-        /// `gdn.wy_table` (`circuits/qwen3_5.toml:150`): `verify_table`, lifetime `model`, format `u64`, shape `2`; one unit per verify-table row.
+        /// `gdn.wy_table` (`circuits/qwen3_5.toml:155`): `verify_table`, lifetime `model`, format `u64`, shape `2`; one unit per verify-table row.
         pub wy_table: __rt::CacheRegions,
     }
     impl GdnBlock {
@@ -586,20 +586,20 @@ pub mod qwen3_5 {
             ]
         }
     }
-    /// The regions of one `head` block instance (`circuits/qwen3_5.toml:197`).
+    /// The regions of one `head` block instance (`circuits/qwen3_5.toml:202`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct HeadBlock {
-        /// `head.prefix_hidden` (`circuits/qwen3_5.toml:197`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
+        /// `head.prefix_hidden` (`circuits/qwen3_5.toml:202`): `prefix_snapshot`, lifetime `snapshot`, format `bf16`, shape `hidden`; one unit per snapshot slot.
         pub prefix_hidden: __rt::CacheRegions,
-        /// `head.accepted_hidden` (`circuits/qwen3_5.toml:205`): `accept_stash`, lifetime `verify`, format `bf16`, shape `hidden`; one unit per verify-table row.
+        /// `head.accepted_hidden` (`circuits/qwen3_5.toml:210`): `accept_stash`, lifetime `verify`, format `bf16`, shape `hidden`; one unit per verify-table row.
         pub accepted_hidden: __rt::CacheRegions,
-        /// `head.hidden_capture` (`circuits/qwen3_5.toml:213`): `hidden_capture`, lifetime `sequence`, format `bf16`, shape `hidden`; one unit per captured row.
+        /// `head.hidden_capture` (`circuits/qwen3_5.toml:218`): `hidden_capture`, lifetime `sequence`, format `bf16`, shape `hidden`; one unit per captured row.
         pub hidden_capture: __rt::CacheRegions,
-        /// `head.lookup_index` (`circuits/qwen3_5.toml:222`): `prompt_lookup_index`, lifetime `sequence`, format `u32`, shape `2`; one entry per history token, in host memory sized by the hash-table law.
+        /// `head.lookup_index` (`circuits/qwen3_5.toml:227`): `prompt_lookup_index`, lifetime `sequence`, format `u32`, shape `2`; one entry per history token, in host memory sized by the hash-table law.
         pub lookup_index: __rt::CacheRegions,
-        /// `head.tree_mask` (`circuits/qwen3_5.toml:230`): `token_tree_mask`, lifetime `verify`, format `u8`, shape `1`; one unit per (tree node, tree node) pair of a verify slot.
+        /// `head.tree_mask` (`circuits/qwen3_5.toml:235`): `token_tree_mask`, lifetime `verify`, format `u8`, shape `1`; one unit per (tree node, tree node) pair of a verify slot.
         pub tree_mask: __rt::CacheRegions,
-        /// `head.draft_tokens` (`circuits/qwen3_5.toml:239`): `draft_tokens`, lifetime `verify`, format `f32`, shape `2`; one unit per draft position of a verify slot.
+        /// `head.draft_tokens` (`circuits/qwen3_5.toml:244`): `draft_tokens`, lifetime `verify`, format `f32`, shape `2`; one unit per draft position of a verify slot.
         pub draft_tokens: __rt::CacheRegions,
     }
     impl HeadBlock {
@@ -709,7 +709,7 @@ pub mod qwen3_5 {
         /// Block `attn`.
         pub attn: AttnBlock,
     }
-    /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:322`): 64 layers.
+    /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:327`): 64 layers.
     pub mod qwen3_5_27b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -2926,7 +2926,7 @@ pub mod qwen3_5 {
             }
         }
     }
-    /// Checkpoint `qwen3_5_397b_a17b` of `Qwen/Qwen3.5-397B-A17B` (`circuits/qwen3_5.toml:338`): 60 layers.
+    /// Checkpoint `qwen3_5_397b_a17b` of `Qwen/Qwen3.5-397B-A17B` (`circuits/qwen3_5.toml:343`): 60 layers.
     pub mod qwen3_5_397b_a17b {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -5046,7 +5046,7 @@ pub mod qwen3_5 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/qwen3_5.toml:345`): 8 layers.
+    /// Checkpoint `tiny` (`circuits/qwen3_5.toml:350`): 8 layers.
     pub mod tiny {
         use super::{__abi, __rt};
         /// The checkpoint's dims.
@@ -5914,11 +5914,11 @@ pub mod qwen3_5 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:322`), module `qwen3_5_27b`.
+        /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:327`), module `qwen3_5_27b`.
         Qwen3527b,
-        /// Checkpoint `qwen3_5_397b_a17b` of `Qwen/Qwen3.5-397B-A17B` (`circuits/qwen3_5.toml:338`), module `qwen3_5_397b_a17b`.
+        /// Checkpoint `qwen3_5_397b_a17b` of `Qwen/Qwen3.5-397B-A17B` (`circuits/qwen3_5.toml:343`), module `qwen3_5_397b_a17b`.
         Qwen35397bA17b,
-        /// Checkpoint `tiny` (`circuits/qwen3_5.toml:345`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/qwen3_5.toml:350`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -69,7 +69,7 @@ pub fn json(report: &Report) -> String {
         .into_iter()
         .map(|(kind, t)| (kind.name().to_owned(), total(t)))
         .collect();
-    let value = json!({
+    let mut value = json!({
         "circuit": report.circuit,
         "checkpoint": report.checkpoint,
         "align": plan.align(),
@@ -78,5 +78,14 @@ pub fn json(report: &Report) -> String {
         "host_bytes": plan.host_bytes(),
         "totals": { "lifetime": lifetimes, "kind": kinds },
     });
+    // One rank of several: which, and the model's layers it holds.
+    if let (Some(rank), Some(fields)) = (report.rank, value.as_object_mut()) {
+        fields.insert("tp".to_owned(), json!(rank.tp));
+        fields.insert("pp".to_owned(), json!(rank.pp));
+        fields.insert("tp_rank".to_owned(), json!(rank.rank.tp));
+        fields.insert("pp_rank".to_owned(), json!(rank.rank.pp));
+        let layers: Vec<u64> = (rank.layers.0..rank.layers.1).collect();
+        fields.insert("layers".to_owned(), json!(layers));
+    }
     format!("{value:#}\n")
 }

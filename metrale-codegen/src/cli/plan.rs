@@ -25,6 +25,8 @@ use metrale_circuit::{
 
 use super::Outcome;
 use super::blame::{self, Cause};
+use super::ranks::{self, ParallelArgs};
+use super::report::RankOf;
 use super::report::{self, Report};
 use super::table::{Group, Sort};
 use super::{json, svg, table};
@@ -92,6 +94,12 @@ pub struct PlanArgs {
     /// per layer marking where that layer's terms lie. The table (or the JSON) still prints.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<String>,
+    /// Tensor- and pipeline-parallel ranks: with `--tp-rank` and `--pp-rank`, that rank's plan
+    /// (the JSON adds `tp`, `pp`, `tp_rank`, `pp_rank` and `layers`, the layer indices it
+    /// holds); without them, over more than one rank, every rank's device and host bytes and
+    /// their sum.
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
 }
 
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
@@ -104,7 +112,8 @@ fn align(text: &str) -> Result<u64, String> {
 /// Runs `plan`.
 pub fn run(args: &PlanArgs) -> Outcome {
     let report = match plan(args) {
-        Ok(report) => report,
+        Ok(Planned::Rank(report)) => *report,
+        Ok(Planned::AllRanks(text)) => return Outcome::ok(text),
         Err(diagnostics) => return Outcome::bad_input(&diagnostics),
     };
     if let Some(target) = &args.svg
@@ -263,17 +272,51 @@ pub fn located_plan_error(
     }
 }
 
-/// Loads the circuit and the inputs, instantiates the checkpoint and makes its plan.
+/// What `plan` made: one rank's report, or the table of every rank.
+pub enum Planned {
+    /// The plan of one rank (the only one on one GPU).
+    Rank(Box<Report>),
+    /// Every rank's bytes ([`ranks::all_ranks`]), as printed.
+    AllRanks(String),
+}
+
+/// Loads the circuit and the inputs, instantiates the checkpoint (on the rank asked for) and
+/// makes its plan; over more than one rank with none asked for, every rank's bytes.
 ///
 /// # Errors
-/// As [`prepare`], or the plan's error.
-pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
-    let prepared = prepare(
+/// As [`prepare`], a rank that cannot be made, or the plan's error.
+pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
+    let mut prepared = prepare(
         &args.circuit,
         args.checkpoint.as_deref(),
         args.inputs.as_deref(),
         args.align,
     )?;
+    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
+    let single = resolved.counts.tp == 1 && resolved.counts.pp == 1;
+    let rank = match resolved.rank {
+        None if single => None,
+        None => {
+            return ranks::all_ranks(
+                &prepared,
+                &resolved.counts,
+                (&args.circuit, args.inputs.as_deref()),
+                args.align,
+                args.json,
+            )
+            .map(Planned::AllRanks);
+        }
+        Some(rank) => {
+            let held = ranks::rank_decls(&prepared, &resolved.counts.parallel(), rank)?;
+            prepared.decls = held.decls;
+            Some(RankOf {
+                tp: resolved.counts.tp,
+                pp: resolved.counts.pp,
+                rank,
+                layers: held.layers,
+            })
+        }
+    };
     let view = prepared.inputs.view();
     let plan = StatePlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
         located_plan_error(
@@ -289,7 +332,8 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
         .checkpoint(&prepared.checkpoint)
         .map(|c| c.layer_kinds().to_vec())
         .unwrap_or_default();
-    Ok(Report {
+    Ok(Planned::Rank(Box::new(Report {
+        rank,
         circuit: args.circuit.clone(),
         inputs_file: args.inputs.clone(),
         places: report::places(&prepared.circuit, &prepared.decls, &plan),
@@ -298,7 +342,7 @@ pub fn plan(args: &PlanArgs) -> Result<Report, Diagnostics> {
         checkpoint: prepared.checkpoint,
         inputs: prepared.inputs_name,
         plan,
-    })
+    })))
 }
 
 /// One error per format key the declarations name and `inputs` lacks, naming the first state

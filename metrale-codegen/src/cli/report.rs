@@ -40,6 +40,21 @@ pub struct Report {
     pub layers: Vec<String>,
     /// The layer kinds of the circuit's layout, in file order.
     pub layer_kinds: Vec<String>,
+    /// The tensor- and pipeline-parallel rank planned, when one was asked for.
+    pub rank: Option<RankOf>,
+}
+
+/// The rank a plan is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankOf {
+    /// Tensor-parallel ranks.
+    pub tp: u64,
+    /// Pipeline-parallel ranks.
+    pub pp: u64,
+    /// This rank.
+    pub rank: metrale_circuit::Rank,
+    /// The model's layers `[start, end)` it holds.
+    pub layers: (u64, u64),
 }
 
 /// Where a state sits in the model. The order is plan order: prologue, layers by index,

@@ -60,6 +60,13 @@ pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
         report.inputs,
         plan.align()
     );
+    if let Some(rank) = report.rank {
+        let _ = writeln!(
+            out,
+            "rank        tp {} of {}, pp {} of {} (layers {}..{})",
+            rank.rank.tp, rank.tp, rank.rank.pp, rank.pp, rank.layers.0, rank.layers.1
+        );
+    }
     out.push_str(&summary(report));
     out.push_str(&terms(report, sort, group));
     out

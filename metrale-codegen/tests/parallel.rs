@@ -1,0 +1,100 @@
+//! `plan --tp --pp` (issue 12, contract 4): every rank's bytes and their sum, one rank's plan
+//! with its rank and layers in the JSON, and the errors of a split that cannot be made.
+
+mod common;
+
+use common::run;
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn every_rank_and_the_sum() {
+    let all = json(&[
+        "plan",
+        "circuits/qwen3_next.toml",
+        "--tp",
+        "4",
+        "--pp",
+        "2",
+        "--json",
+    ]);
+    assert_eq!((all["tp"].as_u64(), all["pp"].as_u64()), (Some(4), Some(2)));
+    let ranks = all["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 8);
+    let sum: u64 = ranks
+        .iter()
+        .map(|r| r["device_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(all["device_bytes"].as_u64(), Some(sum));
+    // 48 layers over 2 pipeline ranks: 24 each, in order; every tensor rank alike.
+    let layers = |r: &Value| r["layers"].as_array().unwrap().len();
+    assert!(ranks.iter().all(|r| layers(r) == 24));
+    assert_eq!(ranks[4]["layers"][0].as_u64(), Some(24));
+    assert_eq!(ranks[0]["device_bytes"], ranks[3]["device_bytes"]);
+
+    // One rank's plan is that row, with its rank and layers.
+    let one = json(&[
+        "plan",
+        "circuits/qwen3_next.toml",
+        "--tp",
+        "4",
+        "--pp",
+        "2",
+        "--tp-rank",
+        "1",
+        "--pp-rank",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(one["device_bytes"], ranks[5]["device_bytes"]);
+    assert_eq!(one["host_bytes"], ranks[5]["host_bytes"]);
+    assert_eq!(
+        (one["tp_rank"].as_u64(), one["pp_rank"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(one["layers"], ranks[5]["layers"]);
+    // Its terms are of its layers only.
+    assert!(one["terms"].as_array().unwrap().iter().all(|t| {
+        let state = t["state"].as_str().unwrap();
+        !state.starts_with("l0.") && !state.starts_with("l3.")
+    }));
+
+    // The table says the same.
+    let table = run(&["plan", "circuits/qwen3_next.toml", "--tp", "4", "--pp", "2"]);
+    assert_eq!(table.code, 0);
+    assert!(table.stdout.contains("parallel    tp 4 x pp 2\n"));
+    assert!(
+        table.stdout.contains(&format!("({sum} B)")),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn a_rank_needs_both_indices_and_a_split_that_fits() {
+    let one_index = run(&["plan", "circuits/llama.toml", "--tp", "2", "--tp-rank", "0"]);
+    assert_eq!(one_index.code, 2, "{}", one_index.stderr);
+    let three = run(&["plan", "circuits/qwen3_next.toml", "--tp", "3"]);
+    assert_eq!(three.code, 1);
+    assert!(
+        three
+            .stderr
+            .contains("dim `q_heads` = 16 does not split over 3 tensor-parallel ranks"),
+        "{}",
+        three.stderr
+    );
+    let deep = run(&["plan", "circuits/llama.toml", "--pp", "33"]);
+    assert_eq!(deep.code, 1);
+    assert!(
+        deep.stderr.contains("a rank would hold no layer"),
+        "{}",
+        deep.stderr
+    );
+    let zero = run(&["plan", "circuits/llama.toml", "--tp", "0"]);
+    assert_eq!(zero.code, 2, "{}", zero.stderr);
+}
