@@ -98,3 +98,34 @@ fn a_rank_needs_both_indices_and_a_split_that_fits() {
     let zero = run(&["plan", "circuits/llama.toml", "--tp", "0"]);
     assert_eq!(zero.code, 2, "{}", zero.stderr);
 }
+
+#[test]
+fn fit_answers_for_the_rank_that_binds_first() {
+    let base = [
+        "fit",
+        "circuits/nemotron_h.toml",
+        "--checkpoint",
+        "nemotron_h_47b",
+        "--tp",
+        "4",
+        "--pp",
+        "2",
+        "--budget",
+        "80GiB",
+        "--for",
+        "kv-blocks",
+        "--json",
+    ];
+    let all = json(&base);
+    let of_rank = |pp: &str| {
+        let mut args = base.to_vec();
+        args.extend(["--tp-rank", "0", "--pp-rank", pp]);
+        json(&args)["value"].as_u64().unwrap()
+    };
+    let (first, last) = (of_rank("0"), of_rank("1"));
+    assert_ne!(first, last, "the two stages hold different layers");
+    assert_eq!(all["value"].as_u64(), Some(first.min(last)));
+    let binding = if first <= last { 0 } else { 1 };
+    assert_eq!(all["pp_rank"].as_u64(), Some(binding));
+    assert_eq!((all["tp"].as_u64(), all["pp"].as_u64()), (Some(4), Some(2)));
+}

@@ -22,12 +22,15 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, ProfileFree, Section, StateError, StateInputs,
-    StateKind, StatePlan, fit_kv_blocks, fit_profile,
+    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, ProfileFree, Rank, Section, StateError,
+    StateInputs, StateKind, StatePlan, fit_kv_blocks, fit_profile,
 };
 
 use super::Outcome;
-use super::plan::{DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, located_plan_error, prepare_with};
+use super::plan::{
+    DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, Prepared, located_plan_error, prepare_with,
+};
+use super::ranks::{self, ParallelArgs};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -65,9 +68,14 @@ pub struct FitArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN)]
     pub align: u64,
     /// Print the answer as JSON: `{"for", "value", "budget", "device_bytes",
-    /// "next_device_bytes"}`.
+    /// "next_device_bytes"}`, over several ranks with `tp`, `pp`, `tp_rank`, `pp_rank` (the
+    /// rank that binds).
     #[arg(long)]
     pub json: bool,
+    /// Tensor- and pipeline-parallel ranks: the budget is per GPU, so over several ranks the
+    /// answer is that of the rank that binds first (or of the rank given).
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
 }
 
 /// The input `fit` solves for.
@@ -113,7 +121,7 @@ pub fn run(args: &FitArgs) -> Outcome {
         };
     }
     match fit(args) {
-        Ok(answer) if args.json => Outcome::ok(json(args, &answer.fit)),
+        Ok(answer) if args.json => Outcome::ok(json(args, &answer)),
         Ok(answer) => Outcome::ok(table(args, &answer)),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
@@ -121,6 +129,8 @@ pub fn run(args: &FitArgs) -> Outcome {
 
 /// An answer and what the table prints beside it.
 struct Answer {
+    /// The rank it is of (with the sizes), over several ranks.
+    rank: Option<(Rank, u64, u64)>,
     checkpoint: String,
     inputs: String,
     fit: Fit,
@@ -130,19 +140,50 @@ struct Answer {
     per_token: u64,
 }
 
-/// Prepares the plan and fits.
+/// Prepares the plan and fits: on one GPU, or on each rank asked for (every rank when none
+/// is), keeping the smallest answer.
 fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     let default = match args.free {
         Free::KvBlocks => (DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
         Free::Sequences => (SERVING_INPUTS_NAME, SERVING_INPUTS),
     };
-    let prepared = prepare_with(
+    let mut prepared = prepare_with(
         &args.circuit,
         args.checkpoint.as_deref(),
         args.inputs.as_deref(),
         default,
         args.align,
     )?;
+    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
+    let counts = resolved.counts;
+    let ranks: Vec<Rank> = match resolved.rank {
+        Some(rank) => vec![rank],
+        None if counts.tp == 1 && counts.pp == 1 => return fit_rank(args, &prepared, None),
+        None => (0..counts.pp)
+            .flat_map(|pp| (0..counts.tp).map(move |tp| Rank { tp, pp }))
+            .collect(),
+    };
+    let parallel = counts.parallel();
+    let mut binding: Option<Answer> = None;
+    for rank in ranks {
+        prepared.decls = ranks::rank_decls(&prepared, &parallel, rank)?.decls;
+        let answer = fit_rank(args, &prepared, Some((rank, counts.tp, counts.pp)))?;
+        if binding
+            .as_ref()
+            .is_none_or(|b| answer.fit.value < b.fit.value)
+        {
+            binding = Some(answer);
+        }
+    }
+    binding.ok_or_else(|| Diagnostics::from(Diagnostic::error("no rank to fit")))
+}
+
+/// Fits the prepared declarations (those of `rank`, when one).
+fn fit_rank(
+    args: &FitArgs,
+    prepared: &Prepared,
+    rank: Option<(Rank, u64, u64)>,
+) -> Result<Answer, Diagnostics> {
     let view = prepared.inputs.view();
     let inputs = view.inputs();
     let plan_error = |error| {
@@ -150,7 +191,7 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
             &error,
             &args.circuit,
             args.inputs.as_deref(),
-            &prepared,
+            prepared,
             args.align,
         )
     };
@@ -226,8 +267,9 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     .map_err(plan_error)?;
     let (per_slot, per_token) = per_unit(&plan, &prepared.decls);
     Ok(Answer {
-        checkpoint: prepared.checkpoint,
-        inputs: prepared.inputs_name,
+        rank,
+        checkpoint: prepared.checkpoint.clone(),
+        inputs: prepared.inputs_name.clone(),
         fit,
         per_slot,
         per_token,
@@ -256,14 +298,25 @@ fn per_unit(plan: &StatePlan, decls: &[metrale_circuit::StateDecl]) -> (u64, u64
 }
 
 /// The JSON contract: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`.
-fn json(args: &FitArgs, fit: &Fit) -> String {
-    let value = serde_json::json!({
+fn json(args: &FitArgs, answer: &Answer) -> String {
+    let fit = &answer.fit;
+    let mut value = serde_json::json!({
         "for": args.free.name(),
         "value": fit.value,
         "budget": args.budget,
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
     });
+    if let (Some((rank, tp, pp)), Some(fields)) = (answer.rank, value.as_object_mut()) {
+        for (key, n) in [
+            ("tp", tp),
+            ("pp", pp),
+            ("tp_rank", rank.tp),
+            ("pp_rank", rank.pp),
+        ] {
+            fields.insert(key.to_owned(), serde_json::json!(n));
+        }
+    }
     format!("{value:#}\n")
 }
 
@@ -274,7 +327,7 @@ fn table(args: &FitArgs, answer: &Answer) -> String {
         || "cannot be planned".to_owned(),
         |b| format!("{b} B (over the budget)"),
     );
-    let rows = [
+    let mut rows = vec![
         ("circuit", args.circuit.clone()),
         ("checkpoint", answer.checkpoint.clone()),
         ("inputs", answer.inputs.clone()),
@@ -293,6 +346,19 @@ fn table(args: &FitArgs, answer: &Answer) -> String {
         ("bytes per sequence slot", format!("{} B", answer.per_slot)),
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
+    // Over several ranks: the one whose answer this is.
+    if let Some((rank, tp, pp)) = answer.rank {
+        rows.insert(
+            1,
+            (
+                "rank",
+                format!(
+                    "tp {} of {tp}, pp {} of {pp} (the rank that binds first)",
+                    rank.tp, rank.pp
+                ),
+            ),
+        );
+    }
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut out = String::new();
     for (k, v) in &rows {
