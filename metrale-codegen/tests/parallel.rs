@@ -125,7 +125,7 @@ fn fit_answers_for_the_rank_that_binds_first() {
     let (first, last) = (of_rank("0"), of_rank("1"));
     assert_ne!(first, last, "the two stages hold different layers");
     assert_eq!(all["value"].as_u64(), Some(first.min(last)));
-    let binding = if first <= last { 0 } else { 1 };
+    let binding = u64::from(first > last);
     assert_eq!(all["pp_rank"].as_u64(), Some(binding));
     assert_eq!((all["tp"].as_u64(), all["pp"].as_u64()), (Some(4), Some(2)));
 }
