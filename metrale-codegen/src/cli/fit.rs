@@ -5,7 +5,7 @@
 //!
 //! Invariants:
 //! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::plan::prepare`]); the answer is `metrale_circuit::fit_kv_blocks` or
+//!   ([`super::prepare::prepare`]); the answer is `metrale_circuit::fit_kv_blocks` or
 //!   `fit_sequences`, whose search the generated `StatePlan::fit_kv_blocks` and
 //!   `fit_sequences` share.
 //! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
@@ -27,7 +27,7 @@ use metrale_circuit::{
 };
 
 use super::Outcome;
-use super::plan::{
+use super::prepare::{
     DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, Prepared, located_plan_error, prepare_with,
 };
 use super::ranks::{self, ParallelArgs};

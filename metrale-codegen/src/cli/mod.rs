@@ -23,6 +23,7 @@ mod generate;
 mod import;
 mod json;
 mod plan;
+mod prepare;
 mod ranks;
 mod report;
 mod svg;

@@ -13,7 +13,7 @@ use metrale_circuit::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::{Parallel, ParallelCounts, Rank, StateDecl, StatePlan, stage};
 use serde_json::json;
 
-use super::plan::{Prepared, located_plan_error};
+use super::prepare::{Prepared, located_plan_error};
 use super::report::human_bytes;
 
 /// The parallel options of `plan` and `fit`.
