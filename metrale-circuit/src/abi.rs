@@ -357,8 +357,9 @@ pub const fn format_of(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateD
 /// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
 /// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
 /// windows; 4: a region carries its unit bytes and inner count; 5: generated plans fit
-/// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`)).
-const REVISION: u64 = 5;
+/// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`);
+/// 6: `Dims::on_tp` calls `shard` and names `ShardFault`).
+const REVISION: u64 = 6;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -121,6 +121,36 @@ impl fmt::Display for ParallelError {
 
 impl std::error::Error for ParallelError {}
 
+/// Why generated `Dims::on_tp` has no rank's dims: the `const`-friendly (`Copy`, named by
+/// `&'static str`) form of the [`ParallelError`]s it can give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardFault {
+    /// `tp` is 0.
+    ZeroRanks,
+    /// A sharded dim that `tp` neither divides nor is a multiple of.
+    DoesNotSplit {
+        /// The dim.
+        dim: &'static str,
+        /// Its value.
+        value: u64,
+        /// The tensor-parallel size.
+        tp: u64,
+    },
+}
+
+impl From<ShardFault> for ParallelError {
+    fn from(fault: ShardFault) -> Self {
+        match fault {
+            ShardFault::ZeroRanks => ParallelError::ZeroSize,
+            ShardFault::DoesNotSplit { dim, value, tp } => ParallelError::DimDoesNotSplit {
+                dim: dim.to_owned(),
+                value,
+                tp,
+            },
+        }
+    }
+}
+
 /// Dim `d` on one of `t` tensor-parallel ranks: `d / t` when `t` divides `d`, `1` when
 /// `d < t` and `d` divides `t` (replicated), else `None`.
 #[must_use]

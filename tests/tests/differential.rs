@@ -1,13 +1,15 @@
 //! Generated == dynamic: for every circuit in `circuits/` and each of its checkpoints, the
 //! generated `StatePlan::new` and the dynamic `metrale_circuit::StatePlan::new` on the
 //! instantiated declarations give the same terms, units, bytes, dtypes and offsets, the same
-//! arena totals, and the same error, under randomized inputs (overflowing ones included).
+//! arena totals, and the same error, under randomized inputs (overflowing ones included), on
+//! a randomized tensor-parallel rank: generated `Dims::on_tp` against `Circuit::rank_dims` and
+//! `instantiate_rank`.
 
 use metrale_circuit::TermInfo;
 use metrale_circuit::{
     CacheInputs, CarryInputs, Circuit, DraftInputs, HSteps, Holding, KvInputs, Lifetime,
-    LookupInputs, PlanError, Region, RingInputs, Space, StateDecl, StateDtype, StateError,
-    StateInputs, StatePlan, TreeInputs, VerifyInputs, WindowInputs,
+    LookupInputs, Parallel, ParallelError, PlanError, Rank, Region, RingInputs, Space, StateDecl,
+    StateDtype, StateError, StateInputs, StatePlan, TreeInputs, VerifyInputs, WindowInputs,
 };
 use proptest::prelude::*;
 
@@ -122,6 +124,16 @@ fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
         )
 }
 
+/// A tensor-parallel size: mostly 1 and powers of two (the sizes that split real heads), and
+/// any of 0 to 16 (most of which do not split, an error both sides must agree on).
+fn tp() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        2 => Just(1u64),
+        4 => (1u32..5).prop_map(|p| 1u64 << p),
+        1 => 0u64..=16,
+    ]
+}
+
 /// A generated plan as compared: its regions, arena sizes and per-lifetime bytes.
 type GeneratedPlan = (Vec<Region>, [u64; 2], Vec<u64>);
 
@@ -228,14 +240,29 @@ macro_rules! differential {
         proptest! {
             #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
-            fn $test(drawn in drawn([$(stringify!($format)),*].len())) {
+            fn $test(drawn in drawn([$(stringify!($format)),*].len()), tp in tp()) {
                 use metrale_tests::$arch::{self as arch, $checkpoint as checkpoint};
-                static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
-                let decls = DECLS.get_or_init(|| {
-                    load($circuit)
-                        .instantiate(stringify!($checkpoint))
-                        .unwrap_or_else(|e| panic!("{e}"))
-                });
+                static CIRCUIT: std::sync::OnceLock<Circuit> = std::sync::OnceLock::new();
+                let circuit = CIRCUIT.get_or_init(|| load($circuit));
+                // A tensor-parallel rank's dims: generated `Dims::on_tp` against the dynamic
+                // `Circuit::rank_dims`, the same dims or the same error.
+                let name = stringify!($checkpoint);
+                let dynamic_dims = circuit.rank_dims(circuit.checkpoint(name).unwrap(), tp);
+                let dims = match (checkpoint::DIMS.on_tp(tp), dynamic_dims) {
+                    (Ok(dims), Ok(_)) => dims,
+                    (Err(fault), Err(error)) => {
+                        prop_assert_eq!(ParallelError::from(fault), error);
+                        return Ok(());
+                    }
+                    (generated, dynamic) => {
+                        return Err(TestCaseError::fail(format!(
+                            "tp {tp}: generated {generated:?} but dynamic {dynamic:?}"
+                        )));
+                    }
+                };
+                let decls = &circuit
+                    .instantiate_rank(name, &Parallel { tp, pp: 1, pp_layers: None }, Rank::default())
+                    .unwrap_or_else(|e| panic!("{e}"));
                 let mut dtypes = drawn.dtypes.iter().copied();
                 let formats = arch::Formats {
                     $($format: dtypes.next().unwrap_or(StateDtype::F32),)*
@@ -248,7 +275,7 @@ macro_rules! differential {
                     draft_kv: drawn.draft_kv,
                     caches: drawn.caches,
                 };
-                let generated = checkpoint::StatePlan::new(&checkpoint::DIMS, &inputs, drawn.align)
+                let generated = checkpoint::StatePlan::new(&dims, &inputs, drawn.align)
                     .map(|plan| {
                         (
                             plan.regions().to_vec(),

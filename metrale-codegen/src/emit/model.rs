@@ -18,6 +18,66 @@ use super::Emitter;
 use super::names::{ident, type_name};
 
 impl Emitter<'_> {
+    /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
+    /// one of `tp` tensor-parallel ranks, each dim of `tensor_parallel` sharded by the
+    /// runtime's `shard` (the dynamic `Circuit::rank_dims`'s law), in the order listed.
+    fn on_tp_fn(&self) -> TokenStream {
+        let listed = self.circuit.tensor_parallel();
+        let doc = if listed.is_empty() {
+            "These dims on one of `tp` tensor-parallel ranks: the circuit shards no dim, so the \
+             same dims on every rank."
+                .to_owned()
+        } else {
+            format!(
+                "These dims on one of `tp` tensor-parallel ranks: {} divided by `tp`, or 1 \
+                 where a dim is fewer than `tp` and divides it (replicated); every other dim \
+                 as it is.",
+                listed
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let shards = listed.iter().map(|dim| {
+            let field = ident(dim);
+            quote! {
+                dims.#field = match __rt::shard(self.#field, tp) {
+                    ::core::option::Option::Some(value) => value,
+                    ::core::option::Option::None => {
+                        return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                            dim: #dim,
+                            value: self.#field,
+                            tp,
+                        });
+                    }
+                };
+            }
+        });
+        let binding = if listed.is_empty() {
+            quote! { let dims = *self; }
+        } else {
+            quote! { let mut dims = *self; }
+        };
+        quote! {
+            impl Dims {
+                #[doc = #doc]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "`ShardFault::ZeroRanks` when `tp` is 0; `ShardFault::DoesNotSplit`, naming"]
+                #[doc = "the first listed dim `tp` neither divides nor is a multiple of."]
+                pub const fn on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::ShardFault> {
+                    if tp == 0 {
+                        return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                    }
+                    #binding
+                    #(#shards)*
+                    ::core::result::Result::Ok(dims)
+                }
+            }
+        }
+    }
+
     /// `Dims`, `Formats`, `Inputs`.
     pub(super) fn inputs_types(&self) -> TokenStream {
         let circuit = self.circuit;
@@ -33,6 +93,7 @@ impl Emitter<'_> {
         });
 
         let derived = self.derived_fns();
+        let on_tp = self.on_tp_fn();
         let formats = self.formats_type();
         let from_state_inputs = Self::state_inputs_constructor();
 
@@ -44,6 +105,8 @@ impl Emitter<'_> {
             }
 
             #derived
+
+            #on_tp
 
             #formats
 
