@@ -552,13 +552,13 @@ impl Circuit {
         for (name, shape) in &self.derived {
             let lookup = |dim: &str| dims.iter().find(|(n, _)| n == dim).map(|(_, v)| *v);
             // At tp 1 the loader evaluated it; sharded dims are smaller or equal, so only a
-            // subtraction can fail (below zero), reported as a dim that does not split.
+            // subtraction can fail (below zero).
             let value = shape
                 .eval(lookup)
-                .map_err(|_| ParallelError::DimDoesNotSplit {
+                .map_err(|e| ParallelError::DerivedDimFails {
                     dim: name.clone(),
-                    value: checkpoint.dim(name).unwrap_or(0),
                     tp,
+                    reason: format!("`{shape}` {e}"),
                 })?;
             dims.push((name.clone(), value));
         }

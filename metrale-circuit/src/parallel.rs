@@ -67,6 +67,15 @@ pub enum ParallelError {
         /// The tensor-parallel size.
         tp: u64,
     },
+    /// A derived dim that cannot be computed from a rank's dims (a subtraction below zero).
+    DerivedDimFails {
+        /// The derived dim.
+        dim: String,
+        /// The tensor-parallel size.
+        tp: u64,
+        /// Why, as the shape evaluation says it.
+        reason: String,
+    },
     /// More pipeline ranks than layers: some rank would hold none.
     MoreStagesThanLayers {
         /// The layers.
@@ -100,6 +109,11 @@ impl fmt::Display for ParallelError {
                 f,
                 "dim `{dim}` = {value} does not split over {tp} tensor-parallel ranks: {tp} \
                  neither divides {value} nor is a multiple of it"
+            ),
+            Self::DerivedDimFails { dim, tp, reason } => write!(
+                f,
+                "derived dim `{dim}` cannot be computed on one of {tp} tensor-parallel ranks: \
+                 {reason}"
             ),
             Self::MoreStagesThanLayers { layers, pp } => write!(
                 f,

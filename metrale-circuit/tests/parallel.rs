@@ -230,3 +230,18 @@ fn the_inputs_file_gives_the_parallel_sizes() {
         ]
     );
 }
+
+#[test]
+fn a_derived_dim_below_zero_on_a_rank_is_named() {
+    // f = d - 2: 2 on one GPU, 1 - 2 on one of 4 ranks (d = 4 / 4).
+    let text = format!("tensor_parallel = [\"d\"]\n{TP_BASE}")
+        .replace("f = \"d + 1\"", "f = \"d - 2\"")
+        .replace("d = 2, e = 4", "d = 4, e = 4");
+    let c = common::loads(&text);
+    let error = c.rank_dims(&c.checkpoints()[0], 4).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "derived dim `f` cannot be computed on one of 4 tensor-parallel ranks: `d - 2` is below \
+         zero"
+    );
+}

@@ -35,6 +35,9 @@ struct Reader<'s> {
     sink: &'s mut Sink,
     /// The folder holding `blocks/` on disk.
     dir: PathBuf,
+    /// That folder with its symlinks resolved, once (`None` when it does not resolve: then
+    /// no library can be read, and `read_source` says why).
+    real_dir: Option<PathBuf>,
     /// The display name of the circuit (libraries are named beside it).
     root_name: String,
     /// What was read.
@@ -96,9 +99,17 @@ impl<'a> Input<'a> {
 /// Reads and walks the circuit and every library it includes.
 pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
     let name = input.name();
+    let dir = input.dir();
+    let folder = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir.as_path()
+    };
+    let real_dir = fs::canonicalize(folder).ok();
     let mut reader = Reader {
         sink,
-        dir: input.dir(),
+        real_dir,
+        dir,
         root_name: name.to_owned(),
         loaded: Loaded {
             complete: true,
@@ -215,16 +226,11 @@ impl Reader<'_> {
     /// `Ok` when the library at `path` is, after following symlinks, inside the circuit's
     /// folder; else the error (naming where it leads, never its content).
     fn inside_folder(&self, path: &Path, include: &Text, display: &str) -> Result<(), ReadFailure> {
-        let folder = if self.dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            self.dir.as_path()
-        };
-        let (Ok(real), Ok(folder)) = (fs::canonicalize(path), fs::canonicalize(folder)) else {
+        let (Ok(real), Some(folder)) = (fs::canonicalize(path), &self.real_dir) else {
             // Missing: read_source says so.
             return Ok(());
         };
-        if real.starts_with(&folder) {
+        if real.starts_with(folder) {
             return Ok(());
         }
         Err(ReadFailure {

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::prepare::{Prepared, located_plan_error};
 use super::report::human_bytes;
+use super::table::push_cells;
 
 /// The parallel options of `plan` and `fit`.
 #[derive(Debug, Clone, PartialEq, Eq, Args, Default)]
@@ -167,40 +168,29 @@ pub fn all_ranks(
         "circuit     {circuit}\ncheckpoint  {}\ninputs      {}\nalign       {align} B\nparallel    tp {} x pp {}\n\n",
         prepared.checkpoint, prepared.inputs_name, counts.tp, counts.pp
     );
-    let mut table = vec![[
-        "tp_rank".to_owned(),
-        "pp_rank".to_owned(),
-        "layers".to_owned(),
-        "device".to_owned(),
-        "host".to_owned(),
-    ]];
+    let mut table = vec![
+        ["tp_rank", "pp_rank", "layers", "device", "host"]
+            .map(str::to_owned)
+            .to_vec(),
+    ];
+    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
     for r in &rows {
-        table.push([
+        table.push(vec![
             r.rank.tp.to_string(),
             r.rank.pp.to_string(),
             format!("{}..{}", r.layers.0, r.layers.1),
-            format!("{} ({} B)", human_bytes(r.device), r.device),
-            format!("{} ({} B)", human_bytes(r.host), r.host),
+            bytes(r.device),
+            bytes(r.host),
         ]);
     }
-    table.push([
+    table.push(vec![
         "sum".to_owned(),
         String::new(),
         String::new(),
-        format!("{} ({device} B)", human_bytes(device)),
-        format!("{} ({host} B)", human_bytes(host)),
+        bytes(device),
+        bytes(host),
     ]);
-    let widths: Vec<usize> = (0..5)
-        .map(|c| table.iter().map(|row| row[c].len()).max().unwrap_or(0))
-        .collect();
-    for row in &table {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
+    // The ranks and layers as text, the bytes aligned right.
+    push_cells(&mut out, &table, 3);
     Ok(out)
 }

@@ -156,7 +156,7 @@ fn cells<const N: usize>(text: [&str; N]) -> Vec<String> {
 
 /// Appends rows of cells, indented, in columns: the first `text` columns left-aligned, the
 /// others right-aligned.
-fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
+pub(super) fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for cells in rows {
