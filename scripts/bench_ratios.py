@@ -33,9 +33,12 @@ def main() -> None:
     generated = mean_ns("plan/generated")
     dynamic = mean_ns("plan/dynamic")
     dynamic_load = mean_ns("plan/dynamic_load")
+    rank = mean_ns("plan/generated_rank")
     copy = mean_ns("plan/copy")
     store = mean_ns("plan/store")
     print(f"plan/generated     {human(generated)}")
+    print(f"plan/generated_rank {human(rank)}   (for_rank, tp 4 x pp 2; "
+          f"{rank / generated:.2f}x plan/generated)")
     print(f"plan/copy          {human(copy)}   (the plan's 21 KB copied, nothing computed)")
     print(f"plan/store         {human(store)}   (as many regions stored from one value)")
     print(f"plan/dynamic       {human(dynamic)}")

@@ -2,9 +2,11 @@
 //! classes ([`SizeClass`], [`terms`], [`steps`], [`first_rows`]), the checked `const fn`
 //! arithmetic unit functions are written in ([`value`], [`mul`], [`add`], [`sub`],
 //! [`ceil_div`]), and the
-//! steps a generated `StatePlan::new` takes: [`valid_align`], [`size_class`] once per size class
-//! (summing the layout in [`Lanes`]), [`first_fault`], [`Lanes::finish`], then
-//! [`ClassSize::take`] once per term; the exact [`replay`] only when a sum could overflow. For
+//! steps a generated `StatePlan::new` takes: [`valid_align`], [`held`] (what its pipeline
+//! stage holds), [`size_class`] once per size class (summing the layout in [`Lanes`]),
+//! [`first_fault`], [`Lanes::finish`], then [`ClassSize::take`] once per term, through
+//! [`StageClasses`] so the terms of layers another rank holds are [`ClassSize::ABSENT`]; the
+//! exact [`replay`] only when a sum could overflow. For
 //! a checkpoint chosen at run time, a generated `Checkpoint` compares names with [`same_str`]
 //! and `Formats::from_pairs` reads each key with [`format_of`].
 //!
@@ -26,8 +28,8 @@ use crate::layout::{Arena, LayoutKey, Placer, check_align};
 pub use crate::regions::field_group;
 use crate::sizing::{TermSpec, size_term};
 use crate::{
-    Holding, Lifetime, PlanError, Region, Section, SizeFault, Space, StateDtype, StateInputs,
-    StateKind, TermInfo, Unit, VerifySteps,
+    Holding, Lifetime, Place, PlanError, Region, Section, SizeFault, Space, Stage, StateDtype,
+    StateInputs, StateKind, TermInfo, Unit, VerifySteps,
 };
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
@@ -55,10 +57,14 @@ pub struct SizeClass {
     pub group: usize,
 }
 
-/// The [`TermInfo`] of every row of a generated plan's table (`(state id, size class)`).
+/// One row of a generated plan's table, one per term in plan order: its state id, its size
+/// class, and where its block instance sits (which pipeline rank holds it).
+pub type Row = (&'static str, usize, Place);
+
+/// The [`TermInfo`] of every row of a generated plan's table.
 #[must_use]
 pub const fn terms<const N: usize, const C: usize>(
-    table: &[(&'static str, usize); N],
+    table: &[Row; N],
     classes: &[SizeClass; C],
 ) -> [TermInfo; N] {
     let mut terms = [TermInfo {
@@ -70,7 +76,7 @@ pub const fn terms<const N: usize, const C: usize>(
     }; N];
     let mut i = 0;
     while i < N {
-        let (state, class) = table[i];
+        let (state, class, _) = table[i];
         let class = &classes[class];
         terms[i] = TermInfo::new(state, class.kind, class.holding, class.lifetime);
         i += 1;
@@ -81,9 +87,7 @@ pub const fn terms<const N: usize, const C: usize>(
 /// The first row (in plan order) of every size class of a generated plan's table: a class's
 /// fault is reported for that row's state, as the dynamic plan reports it.
 #[must_use]
-pub const fn first_rows<const N: usize, const C: usize>(
-    table: &[(&'static str, usize); N],
-) -> [usize; C] {
+pub const fn first_rows<const N: usize, const C: usize>(table: &[Row; N]) -> [usize; C] {
     let mut first = [usize::MAX; C];
     let mut i = N;
     while i > 0 {
@@ -192,7 +196,7 @@ pub struct Step {
 /// `const` item: the order [`replay`] places them in.
 #[must_use]
 pub const fn steps<const N: usize, const C: usize>(
-    table: &[(&'static str, usize); N],
+    table: &[Row; N],
     classes: &[SizeClass; C],
 ) -> [Step; N] {
     let mut keys = [LayoutKey {
@@ -237,8 +241,9 @@ pub const fn put<const K: usize, const N: usize>(
 }
 
 /// The slow, exact layout of a generated plan, term by term in `steps` with the layout's one
-/// [`Placer`]: run only when a sum of [`Lanes`] overflowed, to report the term the dynamic plan
-/// reports. `align` was checked by [`valid_align`].
+/// [`Placer`], skipping the terms its stage does not hold: run only when a sum of [`Lanes`]
+/// overflowed, to report the term the dynamic plan reports. `align` was checked by
+/// [`valid_align`].
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
@@ -246,13 +251,14 @@ pub const fn replay<const N: usize, const C: usize>(
     classes: &[ClassSize; C],
     steps: &[Step; N],
     terms: &[TermInfo; N],
+    held: &Held<'_, N, C>,
     align: u64,
 ) -> Result<Arena, PlanError> {
     let mut placer = Placer::new(align);
     let mut k = 0;
     while k < N {
         let class = &classes[steps[k].class];
-        if class.present {
+        if class.present && held.holds_row(steps[k].row) {
             let key = LayoutKey {
                 space: class.space,
                 lifetime: class.lifetime,
@@ -292,6 +298,18 @@ pub struct ClassSize {
 }
 
 impl ClassSize {
+    /// A term the plan's pipeline stage does not hold: an empty region at offset 0 that takes
+    /// no room (a block instance's `lay` reads these for a layer another rank holds).
+    pub const ABSENT: Self = Self {
+        region: Region::EMPTY,
+        present: false,
+        keep: 0,
+        space: Space::Device,
+        lifetime: Lifetime::Model,
+        stride: 0,
+        fault: None,
+    };
+
     /// The region of the next term of this class in the group whose cursor is `cursor`, and
     /// the cursor moved past it (see [`Lanes`]). An absent term is empty at offset 0 and
     /// takes no room. Wrapping arithmetic: [`Lanes::finish`] has checked every sum.
@@ -340,6 +358,143 @@ pub const fn window<const K: usize, const C: usize>(
     }
 }
 
+/// A generated plan's sized classes as its pipeline stage reads them: a block instance the
+/// stage holds lays its terms out from the sized classes, one it does not hold from
+/// [`ClassSize::ABSENT`] throughout (its terms are empty regions that take no room).
+#[derive(Debug, Clone, Copy)]
+pub struct StageClasses<'c, const C: usize> {
+    sized: &'c [ClassSize; C],
+    absent: [ClassSize; C],
+    stage: Stage,
+}
+
+impl<'c, const C: usize> StageClasses<'c, C> {
+    /// `sized` as `stage` reads it.
+    #[must_use]
+    pub const fn new(sized: &'c [ClassSize; C], stage: &Stage) -> Self {
+        Self {
+            sized,
+            absent: [ClassSize::ABSENT; C],
+            stage: *stage,
+        }
+    }
+
+    /// The [`window`] of the `K` classes from `first` of the block instance at `place`.
+    #[must_use]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "with a constant `first`, inlining turns the range check into nothing"
+    )]
+    pub const fn at<const K: usize>(&self, first: usize, place: Place) -> &[ClassSize; K] {
+        if self.stage.holds(place) {
+            window(self.sized, first)
+        } else {
+            window(&self.absent, first)
+        }
+    }
+
+    /// [`StageClasses::at`] a prologue block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn prologue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Prologue)
+    }
+
+    /// [`StageClasses::at`] a block of layer `layer`.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn layer<const K: usize>(&self, first: usize, layer: u64) -> &[ClassSize; K] {
+        self.at(first, Place::Layer(layer))
+    }
+
+    /// [`StageClasses::at`] an epilogue block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn epilogue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Epilogue)
+    }
+
+    /// [`StageClasses::at`] a draft-head block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn draft<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Draft)
+    }
+}
+
+/// What one pipeline stage holds of a generated plan: each size class's held terms and the
+/// first of them in plan order (where its fault is reported), by [`Stage::holds`] on each
+/// row's [`Place`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held<'p, const N: usize, const C: usize> {
+    /// How many terms of each class the stage holds.
+    pub counts: [u64; C],
+    /// The first held row of each class (`usize::MAX` when none).
+    pub first: [usize; C],
+    /// Every row, and the stage; `None` when the stage holds the whole model.
+    rows: Option<(&'p [Row; N], Stage)>,
+}
+
+impl<const N: usize, const C: usize> Held<'_, N, C> {
+    /// Whether the stage holds row `row`.
+    #[must_use]
+    pub const fn holds_row(&self, row: usize) -> bool {
+        match self.rows {
+            None => true,
+            Some((rows, stage)) => row < N && stage.holds(rows[row].2),
+        }
+    }
+}
+
+/// What `stage` holds of a generated plan whose table is `table`, its classes `classes`
+/// (first rows `first_rows`) and its layers `layers`. The whole model is read from the static
+/// table; a stage is one pass over the rows.
+#[must_use]
+pub const fn held<'p, const N: usize, const C: usize>(
+    table: &'p [Row; N],
+    classes: &[SizeClass; C],
+    first_rows: &[usize; C],
+    stage: &Stage,
+    layers: usize,
+) -> Held<'p, N, C> {
+    if stage.is_whole(layers as u64) {
+        let mut counts = [0; C];
+        let mut c = 0;
+        while c < C {
+            counts[c] = classes[c].count;
+            c += 1;
+        }
+        return Held {
+            counts,
+            first: *first_rows,
+            rows: None,
+        };
+    }
+    let mut counts = [0; C];
+    let mut first = [usize::MAX; C];
+    let mut row = 0;
+    while row < N {
+        let (_, class, place) = table[row];
+        if class < C && stage.holds(place) {
+            if counts[class] == 0 {
+                first[class] = row;
+            }
+            counts[class] += 1;
+        }
+        row += 1;
+    }
+    Held {
+        counts,
+        first,
+        rows: Some((table, *stage)),
+    }
+}
+
 /// `a == b` in a `const fn`: a generated `Checkpoint::from_name` and `from_hf` compare by it.
 #[must_use]
 pub const fn same_str(a: &str, b: &str) -> bool {
@@ -358,8 +513,10 @@ pub const fn format_of(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateD
 /// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
 /// windows; 4: a region carries its unit bytes and inner count; 5: generated plans fit
 /// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`);
-/// 6: `Dims::on_tp` calls `shard` and names `ShardFault`).
-const REVISION: u64 = 6;
+/// 6: `Dims::on_tp` calls `shard` and names `ShardFault`; 7: plans are built for a pipeline
+/// stage: a table row carries its `Place`; `held`, `StageClasses`, `ClassSize::ABSENT`;
+/// `size_class` takes the held count and `replay` the `Held`).
+const REVISION: u64 = 7;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
@@ -498,8 +655,9 @@ impl Lanes {
     }
 }
 
-/// Sizes one class of a generated plan by [`size_term`] and adds its terms to `lanes`; a class
-/// that cannot be sized keeps its fault for [`first_fault`]. Inlined into a generated `StatePlan::new` with a constant
+/// Sizes one class of a generated plan by [`size_term`] and adds its `count` held terms
+/// ([`Held`]) to `lanes`; a class that cannot be sized keeps its fault for [`first_fault`],
+/// and one with no held term is absent without being sized. Inlined into a generated `StatePlan::new` with a constant
 /// `class`, the size law folds down to the arithmetic of that one kind and holding.
 #[must_use]
 #[inline(always)]
@@ -509,6 +667,7 @@ impl Lanes {
 )]
 pub const fn size_class<const U: usize, const W: usize>(
     class: &SizeClass,
+    count: u64,
     units: &[Result<Unit, SizeFault>; U],
     windows: &[Result<u64, SizeFault>; W],
     inputs: &StateInputs<'_>,
@@ -523,6 +682,10 @@ pub const fn size_class<const U: usize, const W: usize>(
         stride: 0,
         fault: None,
     };
+    // A class the plan's stage holds no term of is not sized: another rank sizes it.
+    if count == 0 {
+        return sized;
+    }
     let window = match class.window {
         Some(i) => match windows[i] {
             Ok(tokens) => Ok(Some(tokens)),
@@ -555,7 +718,7 @@ pub const fn size_class<const U: usize, const W: usize>(
             sized.region.inner = size.inner;
             sized.present = true;
             sized.keep = u64::MAX;
-            lanes.add(&mut sized, class.count, class.group);
+            lanes.add(&mut sized, count, class.group);
         }
         Ok(None) => {}
         Err(fault) => sized.fault = Some(fault),

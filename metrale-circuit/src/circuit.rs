@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use crate::diag::{Diagnostic, Source};
 use crate::shape::Shape;
 use crate::{
-    ConfigMap, Lifetime, Parallel, ParallelError, Rank, Section, StateDecl, StateFormat, StateKind,
-    VerifySteps, shard, stage,
+    ConfigMap, Lifetime, Parallel, ParallelError, Place, Rank, Section, Stage, StageFault,
+    StateDecl, StateFormat, StateKind, VerifySteps, shard,
 };
 
 /// Where an item was declared: the file as the user named it and the 1-based line.
@@ -330,6 +330,8 @@ pub struct Instance {
     pub layer: Option<usize>,
     /// Main model or draft head.
     pub section: Section,
+    /// Where it sits: which pipeline rank holds it.
+    pub place: Place,
 }
 
 impl Circuit {
@@ -479,13 +481,17 @@ impl Circuit {
     /// epilogue, draft.
     #[must_use]
     pub fn instances(&self, checkpoint: &Checkpoint) -> Vec<Instance> {
-        let main = |block: &String| Instance {
-            prefix: block.clone(),
-            block: block.clone(),
-            layer: None,
-            section: Section::Main,
+        let main = |place: Place| {
+            move |block: &String| Instance {
+                prefix: block.clone(),
+                block: block.clone(),
+                layer: None,
+                section: Section::Main,
+                place,
+            }
         };
-        let mut instances: Vec<Instance> = self.prologue.iter().map(main).collect();
+        let mut instances: Vec<Instance> =
+            self.prologue.iter().map(main(Place::Prologue)).collect();
         for (layer, kind) in checkpoint.layer_kinds.iter().enumerate() {
             for block in self.layout.blocks_of(kind) {
                 instances.push(Instance {
@@ -493,15 +499,17 @@ impl Circuit {
                     block: block.clone(),
                     layer: Some(layer),
                     section: Section::Main,
+                    place: Place::Layer(layer as u64),
                 });
             }
         }
-        instances.extend(self.epilogue.iter().map(main));
+        instances.extend(self.epilogue.iter().map(main(Place::Epilogue)));
         instances.extend(self.draft.iter().map(|block| Instance {
             prefix: format!("draft.{block}"),
             block: block.clone(),
             layer: None,
             section: Section::Draft,
+            place: Place::Draft,
         }));
         instances
     }
@@ -527,14 +535,14 @@ impl Circuit {
     ///
     /// # Errors
     /// [`ParallelError::DimDoesNotSplit`] for the first sharded dim `tp` does not split;
-    /// [`ParallelError::ZeroSize`] when `tp` is 0.
+    /// [`StageFault::ZeroSize`] when `tp` is 0.
     pub fn rank_dims(
         &self,
         checkpoint: &Checkpoint,
         tp: u64,
     ) -> Result<Vec<(String, u64)>, ParallelError> {
         if tp == 0 {
-            return Err(ParallelError::ZeroSize);
+            return Err(ParallelError::Stage(StageFault::ZeroSize));
         }
         let mut dims: Vec<(String, u64)> = Vec::with_capacity(self.dims.len() + self.derived.len());
         for (name, value) in &checkpoint.dims {
@@ -591,32 +599,13 @@ impl Circuit {
             ))
             .in_file(self.path())
         };
-        if rank.tp >= parallel.tp {
-            return Err(refused(ParallelError::RankOutOfRange {
-                rank,
-                tp: parallel.tp,
-                pp: parallel.pp,
-            }));
-        }
         let layers = checkpoint.layer_kinds.len() as u64;
-        let (start, end) = stage(layers, parallel, rank.pp).map_err(refused)?;
+        let stage = Stage::of(layers, parallel, rank).map_err(|f| refused(f.into()))?;
         let dims = self.rank_dims(checkpoint, parallel.tp).map_err(refused)?;
         let dim = |d: &str| dims.iter().find(|(n, _)| n == d).map(|(_, v)| *v);
-        let last = rank.pp + 1 == parallel.pp;
         let mut decls = Vec::new();
         for instance in self.instances(checkpoint) {
-            let held = match (instance.layer, instance.section) {
-                (Some(layer), _) => (start..end).contains(&(layer as u64)),
-                (None, Section::Draft) => last,
-                (None, Section::Main) => {
-                    if self.prologue.contains(&instance.prefix) {
-                        rank.pp == 0
-                    } else {
-                        last
-                    }
-                }
-            };
-            if !held {
+            if !stage.holds(instance.place) {
                 continue;
             }
             let Some(block) = self.block(&instance.block) else {

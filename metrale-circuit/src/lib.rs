@@ -109,7 +109,10 @@ pub use inputs::{
 };
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
-pub use parallel::{Parallel, ParallelError, Rank, ShardFault, default_stage_layers, shard, stage};
+pub use parallel::{
+    Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
+    default_stage_layers, shard, stage,
+};
 pub use plan::{StatePlan, StateTerm};
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

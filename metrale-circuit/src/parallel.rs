@@ -11,7 +11,8 @@
 //!   `p - 2`, `p - 3`, ... backwards, so the last rank, which also holds the epilogue, is not
 //!   the largest. A split given by hand (`pp_layers`) must have `p` counts that sum to the
 //!   layers. Every rank holds at least one layer.
-//! - The prologue lives on pipeline rank 0; the epilogue and the draft head on the last.
+//! - The prologue lives on pipeline rank 0; the epilogue and the draft head on the last
+//!   ([`Stage::holds`], the one rule the dynamic plan and generated plans place by).
 
 use std::fmt;
 
@@ -44,9 +45,10 @@ pub struct Rank {
     pub pp: u64,
 }
 
-/// Why a parallel layout cannot be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParallelError {
+/// Why a rank cannot be placed: its sizes, its index or the split of the layers. `Copy` and
+/// without allocation, so a `const fn` ([`stage`], [`Stage::of`]) can give it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageFault {
     /// A tensor- or pipeline-parallel size of 0.
     ZeroSize,
     /// A rank outside its size.
@@ -57,24 +59,6 @@ pub enum ParallelError {
         tp: u64,
         /// The sizes.
         pp: u64,
-    },
-    /// A sharded dim that `tp` neither divides nor is a multiple of.
-    DimDoesNotSplit {
-        /// The dim.
-        dim: String,
-        /// Its value.
-        value: u64,
-        /// The tensor-parallel size.
-        tp: u64,
-    },
-    /// A derived dim that cannot be computed from a rank's dims (a subtraction below zero).
-    DerivedDimFails {
-        /// The derived dim.
-        dim: String,
-        /// The tensor-parallel size.
-        tp: u64,
-        /// Why, as the shape evaluation says it.
-        reason: String,
     },
     /// More pipeline ranks than layers: some rank would hold none.
     MoreStagesThanLayers {
@@ -96,7 +80,7 @@ pub enum ParallelError {
     },
 }
 
-impl fmt::Display for ParallelError {
+impl fmt::Display for StageFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ZeroSize => f.write_str("a tensor- or pipeline-parallel size of 0"),
@@ -104,16 +88,6 @@ impl fmt::Display for ParallelError {
                 f,
                 "rank (tp {}, pp {}) is outside tp {tp} x pp {pp}",
                 rank.tp, rank.pp
-            ),
-            Self::DimDoesNotSplit { dim, value, tp } => write!(
-                f,
-                "dim `{dim}` = {value} does not split over {tp} tensor-parallel ranks: {tp} \
-                 neither divides {value} nor is a multiple of it"
-            ),
-            Self::DerivedDimFails { dim, tp, reason } => write!(
-                f,
-                "derived dim `{dim}` cannot be computed on one of {tp} tensor-parallel ranks: \
-                 {reason}"
             ),
             Self::MoreStagesThanLayers { layers, pp } => write!(
                 f,
@@ -128,6 +102,53 @@ impl fmt::Display for ParallelError {
                 f,
                 "`pp_layers` gives {ranks} counts summing to {sum}, but the plan has {pp} \
                  pipeline-parallel ranks and {layers} layers (each count at least 1)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StageFault {}
+
+/// Why a parallel layout cannot be made (the dynamic plan's form, naming dims by `String`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParallelError {
+    /// The rank cannot be placed.
+    Stage(StageFault),
+    /// A sharded dim that `tp` neither divides nor is a multiple of.
+    DimDoesNotSplit {
+        /// The dim.
+        dim: String,
+        /// Its value.
+        value: u64,
+        /// The tensor-parallel size.
+        tp: u64,
+    },
+    /// A derived dim that cannot be computed from a rank's dims (a subtraction below zero).
+    DerivedDimFails {
+        /// The derived dim.
+        dim: String,
+        /// The tensor-parallel size.
+        tp: u64,
+        /// Why, as the shape evaluation says it.
+        reason: String,
+    },
+}
+
+impl From<StageFault> for ParallelError {
+    fn from(fault: StageFault) -> Self {
+        ParallelError::Stage(fault)
+    }
+}
+
+impl fmt::Display for ParallelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stage(fault) => write!(f, "{fault}"),
+            Self::DimDoesNotSplit { dim, value, tp } => does_not_split(f, dim, *value, *tp),
+            Self::DerivedDimFails { dim, tp, reason } => write!(
+                f,
+                "derived dim `{dim}` cannot be computed on one of {tp} tensor-parallel ranks: \
+                 {reason}"
             ),
         }
     }
@@ -155,7 +176,7 @@ pub enum ShardFault {
 impl From<ShardFault> for ParallelError {
     fn from(fault: ShardFault) -> Self {
         match fault {
-            ShardFault::ZeroRanks => ParallelError::ZeroSize,
+            ShardFault::ZeroRanks => ParallelError::Stage(StageFault::ZeroSize),
             ShardFault::DoesNotSplit { dim, value, tp } => ParallelError::DimDoesNotSplit {
                 dim: dim.to_owned(),
                 value,
@@ -164,6 +185,134 @@ impl From<ShardFault> for ParallelError {
         }
     }
 }
+
+impl fmt::Display for ShardFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroRanks => f.write_str("a tensor-parallel size of 0"),
+            Self::DoesNotSplit { dim, value, tp } => does_not_split(f, dim, *value, *tp),
+        }
+    }
+}
+
+impl std::error::Error for ShardFault {}
+
+/// The message of a sharded dim that does not split, in either error's form.
+fn does_not_split(f: &mut fmt::Formatter<'_>, dim: &str, value: u64, tp: u64) -> fmt::Result {
+    write!(
+        f,
+        "dim `{dim}` = {value} does not split over {tp} tensor-parallel ranks: {tp} neither \
+         divides {value} nor is a multiple of it"
+    )
+}
+
+/// Where a block instance sits in the model: what decides which pipeline rank holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A prologue block (held by pipeline rank 0).
+    Prologue,
+    /// A block of layer `n` (held by the rank whose stage has the layer).
+    Layer(u64),
+    /// An epilogue block (held by the last pipeline rank).
+    Epilogue,
+    /// A draft-head block (held by the last pipeline rank).
+    Draft,
+}
+
+/// The part of the model one pipeline rank holds: layers `start..end`, the prologue when it is
+/// the first rank, the epilogue and the draft head when it is the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stage {
+    /// The first layer held.
+    pub start: u64,
+    /// One past the last layer held.
+    pub end: u64,
+    /// Pipeline rank 0: holds the prologue.
+    pub first: bool,
+    /// The last pipeline rank: holds the epilogue and the draft head.
+    pub last: bool,
+}
+
+impl Stage {
+    /// The whole model of `layers` layers, on one pipeline rank.
+    #[must_use]
+    pub const fn whole(layers: u64) -> Self {
+        Self {
+            start: 0,
+            end: layers,
+            first: true,
+            last: true,
+        }
+    }
+
+    /// What rank `rank` of `parallel` holds of a model of `layers` layers ([`stage`]).
+    ///
+    /// # Errors
+    /// [`StageFault::ZeroSize`] when a size is 0, [`StageFault::RankOutOfRange`] when
+    /// either index is outside its size, and [`stage`]'s errors for a split that cannot be
+    /// made.
+    pub const fn of(layers: u64, parallel: &Parallel<'_>, rank: Rank) -> Result<Self, StageFault> {
+        if parallel.tp == 0 || parallel.pp == 0 {
+            return Err(StageFault::ZeroSize);
+        }
+        if rank.tp >= parallel.tp || rank.pp >= parallel.pp {
+            return Err(StageFault::RankOutOfRange {
+                rank,
+                tp: parallel.tp,
+                pp: parallel.pp,
+            });
+        }
+        match stage(layers, parallel, rank.pp) {
+            Ok((start, end)) => Ok(Self {
+                start,
+                end,
+                first: rank.pp == 0,
+                last: rank.pp + 1 == parallel.pp,
+            }),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Whether this stage holds the block instance at `place`.
+    #[must_use]
+    pub const fn holds(&self, place: Place) -> bool {
+        match place {
+            Place::Prologue => self.first,
+            Place::Layer(layer) => self.start <= layer && layer < self.end,
+            Place::Epilogue | Place::Draft => self.last,
+        }
+    }
+
+    /// Whether this stage holds the whole model of `layers` layers.
+    #[must_use]
+    pub const fn is_whole(&self, layers: u64) -> bool {
+        self.first && self.last && self.start == 0 && self.end == layers
+    }
+}
+
+/// Why generated code has no plan (or fit) for one rank: its dims do not shard, the rank or
+/// the split is wrong, or the rank's plan fails (`E`: a `PlanError`, or a fit's error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RankError<E> {
+    /// A sharded dim does not split (generated `Dims::on_tp`).
+    Shard(ShardFault),
+    /// The rank is outside the sizes, or the layers cannot be split ([`Stage::of`]).
+    Stage(StageFault),
+    /// The rank's plan or fit fails.
+    Plan(E),
+}
+
+impl<E: fmt::Display> fmt::Display for RankError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Shard(fault) => write!(f, "{fault}"),
+            Self::Stage(fault) => write!(f, "{fault}"),
+            Self::Plan(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for RankError<E> {}
 
 /// Dim `d` on one of `t` tensor-parallel ranks: `d / t` when `t` divides `d`, `1` when
 /// `d < t` and `d` divides `t` (replicated), else `None`.
@@ -198,26 +347,26 @@ pub const fn default_stage_layers(layers: u64, pp: u64, rank: u64) -> Option<u64
 /// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`.
 ///
 /// # Errors
-/// [`ParallelError`] when the sizes are 0, the rank is out of range, there are more ranks than
+/// [`StageFault`] when the sizes are 0, the rank is out of range, there are more ranks than
 /// layers, or `pp_layers` is not `pp` counts of at least 1 summing to `layers`.
 pub const fn stage(
     layers: u64,
     parallel: &Parallel<'_>,
     rank: u64,
-) -> Result<(u64, u64), ParallelError> {
+) -> Result<(u64, u64), StageFault> {
     let pp = parallel.pp;
     if pp == 0 || parallel.tp == 0 {
-        return Err(ParallelError::ZeroSize);
+        return Err(StageFault::ZeroSize);
     }
     if rank >= pp {
-        return Err(ParallelError::RankOutOfRange {
+        return Err(StageFault::RankOutOfRange {
             rank: Rank { tp: 0, pp: rank },
             tp: parallel.tp,
             pp,
         });
     }
     if pp > layers {
-        return Err(ParallelError::MoreStagesThanLayers { layers, pp });
+        return Err(StageFault::MoreStagesThanLayers { layers, pp });
     }
     if let Some(counts) = parallel.pp_layers {
         return given_stage(counts, layers, pp, rank);
@@ -233,7 +382,7 @@ pub const fn stage(
     }
     match default_stage_layers(layers, pp, rank) {
         Some(n) => Ok((start, start + n)),
-        None => Err(ParallelError::MoreStagesThanLayers { layers, pp }),
+        None => Err(StageFault::MoreStagesThanLayers { layers, pp }),
     }
 }
 
@@ -243,7 +392,7 @@ const fn given_stage(
     layers: u64,
     pp: u64,
     rank: u64,
-) -> Result<(u64, u64), ParallelError> {
+) -> Result<(u64, u64), StageFault> {
     let mut sum = 0u64;
     let mut has_zero = false;
     let mut start = 0u64;
@@ -263,7 +412,7 @@ const fn given_stage(
     }
     let ranks = counts.len() as u64;
     if ranks != pp || sum != layers || has_zero {
-        return Err(ParallelError::BadPpLayers {
+        return Err(StageFault::BadPpLayers {
             ranks,
             sum,
             layers,
@@ -336,7 +485,7 @@ mod tests {
         assert_eq!(stage(10, &p, 2), Ok((7, 10)));
         assert_eq!(
             stage(2, &p, 0),
-            Err(ParallelError::MoreStagesThanLayers { layers: 2, pp: 3 })
+            Err(StageFault::MoreStagesThanLayers { layers: 2, pp: 3 })
         );
         let given = Parallel {
             pp_layers: Some(&[2, 8]),
@@ -346,7 +495,7 @@ mod tests {
         assert_eq!(stage(10, &given, 1), Ok((2, 10)));
         assert_eq!(
             stage(11, &given, 0),
-            Err(ParallelError::BadPpLayers {
+            Err(StageFault::BadPpLayers {
                 ranks: 2,
                 sum: 10,
                 layers: 11,
@@ -359,7 +508,7 @@ mod tests {
         };
         assert!(matches!(
             stage(10, &zero, 0),
-            Err(ParallelError::BadPpLayers { .. })
+            Err(StageFault::BadPpLayers { .. })
         ));
         assert!(stage(10, &p, 3).is_err());
     }

@@ -109,7 +109,16 @@ fn qwen3_5_loads() {
         .iter()
         .map(metrale_circuit::Checkpoint::name)
         .collect();
-    assert_eq!(checkpoints, ["qwen3_5_27b", "qwen3_5_397b_a17b", "tiny"]);
+    assert_eq!(
+        checkpoints,
+        [
+            "qwen3_5_27b",
+            "qwen3_5_397b_a17b",
+            "qwen3_5_35b_a3b",
+            "qwen3_5_4b",
+            "tiny"
+        ]
+    );
     let default = c.default_checkpoint().unwrap();
     assert_eq!(default.hf(), Some("Qwen/Qwen3.5-27B"));
     assert_eq!(default.layer_kinds().len(), 64);

@@ -4,6 +4,9 @@
 //!   run-time inputs (the module this crate's `build.rs` generates through
 //!   `metrale_codegen::Builder`, as a user's crate does; the golden test keeps the checked-in
 //!   golden equal to it);
+//! - `plan/generated_rank`: the generated `StatePlan::for_rank` of the same checkpoint and
+//!   inputs, for rank (tp 1, pp 1) of tp 4 x pp 2 (a rank's dims, and a pass over the table
+//!   for what its stage holds);
 //! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
 //! - `plan/dynamic_load`: load + instantiate + dynamic plan;
 //! - `plan/copy` and `plan/store`: producing the plan's 21 KB with nothing computed (a copy of
@@ -76,6 +79,24 @@ fn plans(c: &mut Criterion) {
                 black_box(&qwen3_5::qwen3_5_27b::DIMS),
                 black_box(&inputs),
                 black_box(256),
+            );
+            black_box(&plan);
+        });
+    });
+    group.bench_function("generated_rank", |b| {
+        let parallel = metrale_circuit::Parallel {
+            tp: 4,
+            pp: 2,
+            pp_layers: None,
+        };
+        let rank = metrale_circuit::Rank { tp: 1, pp: 1 };
+        b.iter(|| {
+            let plan = qwen3_5::qwen3_5_27b::StatePlan::for_rank(
+                black_box(&qwen3_5::qwen3_5_27b::DIMS),
+                black_box(&inputs),
+                black_box(256),
+                black_box(&parallel),
+                black_box(rank),
             );
             black_box(&plan);
         });

@@ -148,6 +148,8 @@ fn qwen3_5_chooses_every_checkpoint() {
     choice_agrees!(qwen3_5, [
         qwen3_5_27b => Qwen3527b,
         qwen3_5_397b_a17b => Qwen35397bA17b,
+        qwen3_5_35b_a3b => Qwen3535bA3b,
+        qwen3_5_4b => Qwen354b,
         tiny => Tiny,
     ]);
     assert_eq!(

@@ -2,14 +2,17 @@
 //! generated `StatePlan::new` and the dynamic `metrale_circuit::StatePlan::new` on the
 //! instantiated declarations give the same terms, units, bytes, dtypes and offsets, the same
 //! arena totals, and the same error, under randomized inputs (overflowing ones included), on
-//! a randomized tensor-parallel rank: generated `Dims::on_tp` against `Circuit::rank_dims` and
-//! `instantiate_rank`.
+//! a randomized rank of a randomized tensor- and pipeline-parallel layout: generated
+//! `Dims::on_tp` against `Circuit::rank_dims`, and generated `StatePlan::for_rank` against the
+//! dynamic plan of `instantiate_rank` (whose terms are the rank's only: every term of a block
+//! instance the rank does not hold must be `Region::EMPTY`).
 
 use metrale_circuit::TermInfo;
 use metrale_circuit::{
     CacheInputs, CarryInputs, Circuit, DraftInputs, HSteps, Holding, KvInputs, Lifetime,
-    LookupInputs, Parallel, ParallelError, PlanError, Rank, Region, RingInputs, Space, StateDecl,
-    StateDtype, StateError, StateInputs, StatePlan, TreeInputs, VerifyInputs, WindowInputs,
+    LookupInputs, Parallel, ParallelError, PlanError, Rank, RankError, Region, RingInputs, Space,
+    StateDecl, StateDtype, StateError, StateInputs, StatePlan, TreeInputs, VerifyInputs,
+    WindowInputs,
 };
 use proptest::prelude::*;
 
@@ -134,12 +137,73 @@ fn tp() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// A parallel layout and one rank of it, as proptest draws them.
+#[derive(Debug, Clone)]
+struct DrawnRank {
+    tp: u64,
+    pp: u64,
+    pp_layers: Option<Vec<u64>>,
+    rank: Rank,
+}
+
+/// A layout of a model of `layers` layers: the tensor-parallel size of [`tp`]; mostly one
+/// pipeline rank, often 2 to 4, sometimes any of 0 to `layers + 2` (more ranks than layers is
+/// an error); a hand-given split a fifth of the time (cut at random points, so some counts
+/// are 0, an error); a rank inside the sizes, or one of them out of range.
+fn parallel(layers: usize) -> impl Strategy<Value = DrawnRank> {
+    let layers = layers as u64;
+    (
+        tp(),
+        prop_oneof![4 => Just(1u64), 3 => 2u64..=4, 1 => 0..=layers + 2],
+        proptest::option::weighted(0.2, proptest::collection::vec(any::<u64>(), 0..6)),
+        (any::<u64>(), any::<u64>(), proptest::bool::weighted(0.05)),
+    )
+        .prop_map(move |(tp, pp, cuts, (tp_raw, pp_raw, outside))| {
+            // Counts between sorted cut points in 0..=layers, so they sum to the layers
+            // (unless there are not pp - 1 cuts).
+            let pp_layers = cuts.map(|raw| {
+                let mut cuts: Vec<u64> = raw.iter().map(|c| c % (layers + 1)).collect();
+                cuts.truncate(usize::try_from(pp.saturating_sub(1)).unwrap_or(0));
+                cuts.sort_unstable();
+                cuts.push(layers);
+                let mut start = 0;
+                cuts.iter()
+                    .map(|&cut| {
+                        let count = cut - start;
+                        start = cut;
+                        count
+                    })
+                    .collect()
+            });
+            let rank = if outside {
+                Rank {
+                    tp,
+                    pp: pp_raw % (pp + 1),
+                }
+            } else {
+                Rank {
+                    tp: tp_raw % tp.max(1),
+                    pp: pp_raw % pp.max(1),
+                }
+            };
+            DrawnRank {
+                tp,
+                pp,
+                pp_layers,
+                rank,
+            }
+        })
+}
+
 /// A generated plan as compared: its regions, arena sizes and per-lifetime bytes.
 type GeneratedPlan = (Vec<Region>, [u64; 2], Vec<u64>);
 
-/// Compares one generated plan (its `TERMS` and `regions()`) with the dynamic plan.
+/// Compares one generated plan (its `TERMS` and `regions()`) with the dynamic plan of the
+/// states `held` (a rank's, from `instantiate_rank`): a held term the dynamic plan lacks is
+/// an absent group's, empty at offset 0; a term not held is `Region::EMPTY`.
 fn compare(
     terms: &[TermInfo],
+    held: &[StateDecl],
     generated: Result<GeneratedPlan, PlanError>,
     dynamic: &Result<StatePlan, StateError>,
 ) -> Result<(), TestCaseError> {
@@ -164,12 +228,19 @@ fn compare(
                             (info.kind, info.lifetime, info.space)
                         );
                     }
-                    None => prop_assert!(
+                    None if held.iter().any(|d| d.id == info.state) => prop_assert!(
                         region.units == 0 && region.bytes == 0 && region.offset == 0,
                         "absent term {} {:?} is not empty: {:?}",
                         info.state,
                         info.holding,
                         region
+                    ),
+                    None => prop_assert_eq!(
+                        *region,
+                        Region::EMPTY,
+                        "term {} {:?} of a block instance the rank does not hold",
+                        info.state,
+                        info.holding
                     ),
                 }
             }
@@ -240,29 +311,32 @@ macro_rules! differential {
         proptest! {
             #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
-            fn $test(drawn in drawn([$(stringify!($format)),*].len()), tp in tp()) {
+            fn $test(
+                drawn in drawn([$(stringify!($format)),*].len()),
+                at in parallel(metrale_tests::$arch::$checkpoint::LAYERS),
+            ) {
                 use metrale_tests::$arch::{self as arch, $checkpoint as checkpoint};
                 static CIRCUIT: std::sync::OnceLock<Circuit> = std::sync::OnceLock::new();
                 let circuit = CIRCUIT.get_or_init(|| load($circuit));
+                let name = stringify!($checkpoint);
                 // A tensor-parallel rank's dims: generated `Dims::on_tp` against the dynamic
                 // `Circuit::rank_dims`, the same dims or the same error.
-                let name = stringify!($checkpoint);
+                let tp = at.tp;
                 let dynamic_dims = circuit.rank_dims(circuit.checkpoint(name).unwrap(), tp);
-                let dims = match (checkpoint::DIMS.on_tp(tp), dynamic_dims) {
-                    (Ok(dims), Ok(_)) => dims,
-                    (Err(fault), Err(error)) => {
-                        prop_assert_eq!(ParallelError::from(fault), error);
-                        return Ok(());
-                    }
+                match (checkpoint::DIMS.on_tp(tp), &dynamic_dims) {
+                    (Ok(_), Ok(_)) => {}
+                    (Err(fault), Err(error)) => prop_assert_eq!(&ParallelError::from(fault), error),
                     (generated, dynamic) => {
                         return Err(TestCaseError::fail(format!(
                             "tp {tp}: generated {generated:?} but dynamic {dynamic:?}"
                         )));
                     }
+                }
+                let parallel = Parallel {
+                    tp,
+                    pp: at.pp,
+                    pp_layers: at.pp_layers.as_deref(),
                 };
-                let decls = &circuit
-                    .instantiate_rank(name, &Parallel { tp, pp: 1, pp_layers: None }, Rank::default())
-                    .unwrap_or_else(|e| panic!("{e}"));
                 let mut dtypes = drawn.dtypes.iter().copied();
                 let formats = arch::Formats {
                     $($format: dtypes.next().unwrap_or(StateDtype::F32),)*
@@ -275,7 +349,40 @@ macro_rules! differential {
                     draft_kv: drawn.draft_kv,
                     caches: drawn.caches,
                 };
-                let generated = checkpoint::StatePlan::new(&dims, &inputs, drawn.align)
+                let generated =
+                    checkpoint::StatePlan::for_rank(&checkpoint::DIMS, &inputs, drawn.align, &parallel, at.rank);
+                let decls = match (&generated, circuit.instantiate_rank(name, &parallel, at.rank)) {
+                    // The rank cannot be placed, or its dims do not shard: the same error.
+                    (Err(RankError::Stage(fault)), Err(error)) => {
+                        prop_assert!(error.message.ends_with(&fault.to_string()), "{error} vs {fault}");
+                        return Ok(());
+                    }
+                    (Err(RankError::Shard(fault)), Err(error)) => {
+                        let fault = ParallelError::from(*fault).to_string();
+                        prop_assert!(error.message.ends_with(&fault), "{error} vs {fault}");
+                        return Ok(());
+                    }
+                    (Ok(_) | Err(RankError::Plan(_)), Ok(decls)) => decls,
+                    (generated, dynamic) => {
+                        return Err(TestCaseError::fail(format!(
+                            "{at:?}: generated {:?} but dynamic {:?}",
+                            generated.as_ref().map(|_| "a plan"),
+                            dynamic.map(|_| "states")
+                        )));
+                    }
+                };
+                // One GPU's plan is `new`'s.
+                if (at.tp, at.pp, at.rank) == (1, 1, Rank::default()) {
+                    prop_assert_eq!(
+                        &checkpoint::StatePlan::new(&checkpoint::DIMS, &inputs, drawn.align).map_err(RankError::Plan),
+                        &generated
+                    );
+                }
+                let generated = generated
+                    .map_err(|error| match error {
+                        RankError::Plan(error) => error,
+                        other => unreachable!("placed above: {other:?}"),
+                    })
                     .map(|plan| {
                         (
                             plan.regions().to_vec(),
@@ -283,8 +390,8 @@ macro_rules! differential {
                             lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
                         )
                     });
-                let dynamic = dynamic(decls, &formats.pairs(), &drawn);
-                compare(&checkpoint::TERMS, generated, &dynamic)?;
+                let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+                compare(&checkpoint::TERMS, &decls, generated, &dynamic)?;
             }
         }
     };
@@ -524,6 +631,22 @@ differential!(
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
 differential!(
+    qwen3_5_35b_a3b_generated_equals_dynamic,
+    qwen3_5,
+    qwen3_5_35b_a3b,
+    "circuits/qwen3_5.toml",
+    64,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
+    qwen3_5_4b_generated_equals_dynamic,
+    qwen3_5,
+    qwen3_5_4b,
+    "circuits/qwen3_5.toml",
+    64,
+    [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+differential!(
     qwen3_5_tiny_generated_equals_dynamic,
     qwen3_5,
     tiny,
@@ -590,7 +713,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         [plan.device_bytes(), plan.host_bytes()],
         lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
     ));
-    compare(&qwen3_5_27b::TERMS, generated, &dynamic).expect("same plan");
+    compare(&qwen3_5_27b::TERMS, &decls, generated, &dynamic).expect("same plan");
     // By hand: l0.gdn.h is 48 x 128 x 128 f32 = 3 MiB a slot, 9 slots.
     assert_eq!(plan.l0.gdn.h.live.bytes, 9 * 48 * 128 * 128 * 4);
     assert_eq!(plan.l0.gdn.h.steps.units, 36);

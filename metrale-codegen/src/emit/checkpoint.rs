@@ -1,6 +1,7 @@
 //! One checkpoint's module: its `DIMS` and `LAYERS`, the static table of its plan's terms
-//! (`TERMS`, size classes, layout order), and `StatePlan`, a struct with one named `Region`
-//! field per term and a `const fn new` that sizes and lays them out.
+//! (`TERMS`, size classes, places, layout order), and `StatePlan`, a struct with one named
+//! `Region` field per term, a `const fn new` that sizes and lays them out, and `for_rank`, the
+//! same for one tensor- and pipeline-parallel rank.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
@@ -16,13 +17,18 @@
 //!   runtime's `layout_order` places them: one add per term. Only sizes so large that a sum
 //!   could overflow fall back to the exact term-by-term replay (`__private_v0_1::replay` over
 //!   `STEPS`), which names the term as the dynamic plan does.
+//! - `new` and `for_rank` are one constructor (`on_stage`): a rank's dims come from
+//!   `Dims::on_tp`, and its pipeline stage (`Stage`) decides, by each row's `Place`, which
+//!   terms are sized (`__private_v0_1::held`) and which block instances lay out absent classes
+//!   (`StageClasses`), so a term the rank does not hold is `Region::EMPTY` and takes no room.
+//!   One GPU is the stage that holds everything, read from the static table without a pass.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
 //!   than the model (`scripts/compile_scale.py` measures it).
 
 use std::collections::HashMap;
 
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Section, StateTemplate};
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place, Section, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -43,6 +49,8 @@ struct PlanParts {
 struct Table<'a> {
     /// `(state id, class)` per term, in plan order.
     rows: Vec<(String, usize)>,
+    /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
+    places: Vec<Place>,
     /// Row of each `(state id, holding)`.
     row_of: HashMap<(String, Holding), usize>,
     /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
@@ -62,6 +70,7 @@ impl<'a> Emitter<'a> {
     fn table(&self, checkpoint: &Checkpoint) -> Table<'a> {
         let mut table = Table {
             rows: Vec::new(),
+            places: Vec::new(),
             row_of: HashMap::new(),
             classes: Vec::new(),
             counts: Vec::new(),
@@ -92,6 +101,7 @@ impl<'a> Emitter<'a> {
                         });
                     table.row_of.insert((id.clone(), holding), table.rows.len());
                     table.rows.push((id.clone(), class));
+                    table.places.push(instance.place);
                     if let Some(count) = table.counts.get_mut(class) {
                         *count += 1;
                     }
@@ -130,13 +140,25 @@ impl<'a> Emitter<'a> {
             quote!(#field: #value)
         });
         let classes = self.class_literals(&table);
-        let rows = table.rows.iter().map(|(id, class)| {
-            let class = index(*class);
-            quote!((#id, #class))
-        });
+        let rows = table
+            .rows
+            .iter()
+            .zip(&table.places)
+            .map(|((id, class), place)| {
+                let class = index(*class);
+                let place = place_literal(*place);
+                quote!((#id, #class, #place))
+            });
         let parts = self.plan_fields(checkpoint, &table);
         let fields = &parts.fields;
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
+        let rank_of = rank_of_fn(&int(checkpoint.layer_kinds().len() as u64));
+        // A model of some hundred terms makes these tables larger than clippy's threshold for
+        // a `const` array; they are read by reference only, which rustc promotes to one
+        // static, so nothing large is copied. `const`, not `static`: const fns read them.
+        let large = quote! {
+            #[allow(clippy::large_const_arrays, reason = "read by reference only: promoted to one static, never copied")]
+        };
         let plan_doc = format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
             checkpoint.name()
@@ -160,10 +182,13 @@ impl<'a> Emitter<'a> {
                 #[doc = "thing in one section, sized once per plan."]
                 const CLASSES: [__abi::SizeClass; #c] = [#(#classes),*];
 
-                #[doc = "Every term's state id and size class, in plan order."]
-                const TABLE: [(&str, usize); TERM_COUNT] = [#(#rows),*];
+                #[doc = "Every term's state id, size class and place (which pipeline rank holds it),"]
+                #[doc = "in plan order."]
+                #large
+                const TABLE: [__abi::Row; TERM_COUNT] = [#(#rows),*];
 
                 #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
+                #large
                 pub const TERMS: [__rt::TermInfo; TERM_COUNT] =
                     __abi::terms(&TABLE, &CLASSES);
 
@@ -172,6 +197,7 @@ impl<'a> Emitter<'a> {
 
                 #[doc = "Every term in layout order, with its size class and arena (for the exact"]
                 #[doc = "replay of a layout that could overflow)."]
+                #large
                 const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
 
                 #[doc = #plan_doc]
@@ -184,6 +210,8 @@ impl<'a> Emitter<'a> {
                 }
 
                 #plan_impl
+
+                #rank_of
             }
         }
     }
@@ -247,12 +275,14 @@ impl<'a> Emitter<'a> {
         let regions = self.regions_body();
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
-        let fit_fn = fit_fn();
+        let whole = int(checkpoint.layer_kinds().len() as u64);
+        let fit_fn = fit_fn(&whole);
+        let for_rank = for_rank_fn();
         let c = index(table.classes.len());
         // One call per class with a constant index: each folds to its kind's size law.
         let sizes = (0..table.classes.len()).map(|class| {
             let class = index(class);
-            quote!(__abi::size_class(&CLASSES[#class], &units, &windows, &state, &mut lanes))
+            quote!(__abi::size_class(&CLASSES[#class], held.counts[#class], &units, &windows, &plan_inputs, &mut lanes))
         });
         quote! {
             impl StatePlan {
@@ -268,27 +298,42 @@ impl<'a> Emitter<'a> {
                     inputs: &super::Inputs<'_>,
                     align: u64,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
+                    Self::on_stage(dims, inputs, align, &__rt::Stage::whole(#whole))
+                }
+
+                #for_rank
+
+                #[doc = "`new` for what `stage` holds, under `dims` (a rank's)."]
+                const fn on_stage(
+                    dims: &super::Dims,
+                    inputs: &super::Inputs<'_>,
+                    align: u64,
+                    stage: &__rt::Stage,
+                ) -> ::core::result::Result<Self, __rt::PlanError> {
                     let units = super::units(dims, inputs.formats);
                     let windows = super::windows(dims);
                     // The alignment is checked first, as the dynamic plan does.
                     if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
                         return ::core::result::Result::Err(error);
                     }
-                    let state = inputs.state_inputs();
+                    let plan_inputs = inputs.state_inputs();
+                    let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
                     let mut lanes = __abi::Lanes::new(align);
-                    let classes: [__abi::ClassSize; #c] = [#(#sizes),*];
-                    if let ::core::option::Option::Some(error) = __abi::first_fault(&classes, &FIRST_ROW, &TERMS) {
+                    let sized: [__abi::ClassSize; #c] = [#(#sizes),*];
+                    if let ::core::option::Option::Some(error) = __abi::first_fault(&sized, &held.first, &TERMS) {
                         return ::core::result::Result::Err(error);
                     }
                     let (mut cursors, arena) = lanes.finish();
                     let arena = match arena {
                         ::core::option::Option::Some(arena) => arena,
                         // A sum could overflow: the exact layout names the term.
-                        ::core::option::Option::None => match __abi::replay(&classes, &STEPS, &TERMS, align) {
+                        ::core::option::Option::None => match __abi::replay(&sized, &STEPS, &TERMS, &held, align) {
                             ::core::result::Result::Ok(arena) => arena,
                             ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                         },
                     };
+                    // A block instance the stage does not hold reads absent classes.
+                    let classes = __abi::StageClasses::new(&sized, stage);
                     // The literal's fields are evaluated in plan order, so each group's cursor
                     // meets its terms in the order the layout places them.
                     ::core::result::Result::Ok(Self { #init arena })
@@ -345,7 +390,7 @@ impl<'a> Emitter<'a> {
         let circuit = self.circuit;
         let mut parts = PlanParts::default();
         for name in circuit.prologue() {
-            self.top_block(name, table, &mut parts);
+            self.top_block(name, Place::Prologue, table, &mut parts);
         }
         for (i, kind) in checkpoint.layer_kinds().iter().enumerate() {
             let field = format_ident!("l{i}");
@@ -356,28 +401,33 @@ impl<'a> Emitter<'a> {
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
             let value = self.group_value(
                 circuit.layout().blocks_of(kind),
-                &format!("l{i}"),
+                (&format!("l{i}"), Place::Layer(i as u64)),
                 &quote!(super::#ty),
                 table,
             );
             parts.init.extend(quote! { #field: #value, });
         }
         for name in circuit.epilogue() {
-            self.top_block(name, table, &mut parts);
+            self.top_block(name, Place::Epilogue, table, &mut parts);
         }
         if self.has_draft() {
             parts.fields.extend(quote! {
                 #[doc = "The draft head's blocks."]
                 pub draft: super::Draft,
             });
-            let value = self.group_value(circuit.draft(), "draft", &quote!(super::Draft), table);
+            let value = self.group_value(
+                circuit.draft(),
+                ("draft", Place::Draft),
+                &quote!(super::Draft),
+                table,
+            );
             parts.init.extend(quote! { draft: #value, });
         }
         parts
     }
 
     /// A prologue or epilogue block: a field of the plan itself, laid out by its own `lay`.
-    fn top_block(&self, name: &str, table: &Table<'_>, parts: &mut PlanParts) {
+    fn top_block(&self, name: &str, place: Place, table: &Table<'_>, parts: &mut PlanParts) {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
             let ty = block_type(name);
@@ -385,7 +435,7 @@ impl<'a> Emitter<'a> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let window = Self::window(block, name, table);
+            let window = Self::window(block, (name, place), table);
             parts
                 .init
                 .extend(quote! { #field: super::#ty::lay(#window, &mut cursors), });
@@ -398,7 +448,7 @@ impl<'a> Emitter<'a> {
     fn group_value(
         &self,
         blocks: &[String],
-        prefix: &str,
+        (prefix, place): (&str, Place),
         ty: &TokenStream,
         table: &Table<'_>,
     ) -> TokenStream {
@@ -407,17 +457,22 @@ impl<'a> Emitter<'a> {
             if let Some(block) = self.stateful(name) {
                 let field = ident(name);
                 let block_ty = block_type(name);
-                let window = Self::window(block, &format!("{prefix}.{name}"), table);
+                let window = Self::window(block, (&format!("{prefix}.{name}"), place), table);
                 fields.push(quote!(#field: super::#block_ty::lay(#window, &mut cursors)));
             }
         }
         quote!(#ty { #(#fields),* })
     }
 
-    /// `__private_v0_1::window(&classes, <first class>)`: the classes of a block instance's terms,
-    /// which are consecutive rows sized by consecutive classes (made by the first instance of
-    /// the block in its section).
-    fn window(block: &BlockTemplate, prefix: &str, table: &Table<'_>) -> TokenStream {
+    /// `classes.<place>(<first class>)` (`__private_v0_1::StageClasses`): the classes of a
+    /// block instance's terms, which are consecutive rows sized by consecutive classes (made by
+    /// the first instance of the block in its section), or absent ones when the plan's stage
+    /// does not hold the instance.
+    fn window(
+        block: &BlockTemplate,
+        (prefix, place): (&str, Place),
+        table: &Table<'_>,
+    ) -> TokenStream {
         let row = block
             .states()
             .first()
@@ -429,7 +484,15 @@ impl<'a> Emitter<'a> {
             .unwrap_or_default();
         let class = table.rows.get(row).map_or(0, |(_, class)| *class);
         let class = index(class);
-        quote!(__abi::window(&classes, #class))
+        match place {
+            Place::Prologue => quote!(classes.prologue(#class)),
+            Place::Layer(layer) => {
+                let layer = int(layer);
+                quote!(classes.layer(#class, #layer))
+            }
+            Place::Epilogue => quote!(classes.epilogue(#class)),
+            Place::Draft => quote!(classes.draft(#class)),
+        }
     }
 
     /// The body of `regions()`: each block instance's regions put after the previous one's, in
@@ -565,52 +628,137 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// `StatePlan::fit_kv_blocks`: the runtime's one search (`Search`) driven by this plan's `new`.
-fn fit_fn() -> TokenStream {
-    let sequences = fit_sequences_fn();
+/// `StatePlan::for_rank`: the plan of one rank, its dims and stage from `rank_of`.
+fn for_rank_fn() -> TokenStream {
     quote! {
-        #sequences
-
-                #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
-                #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
-                #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
-                #[doc = "at it and at one more block."]
+                #[doc = "The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
+                #[doc = "`DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
+                #[doc = "pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
+                #[doc = "prologue off the first rank and the epilogue and draft head off the last,"]
+                #[doc = "are empty regions at offset 0 that take no room, as absent groups are. The"]
+                #[doc = "same plan as the dynamic one of `Circuit::instantiate_rank`."]
                 #[doc = ""]
                 #[doc = "# Errors"]
-                #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
-                #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
-                pub const fn fit_kv_blocks(
+                #[doc = "`RankError::Stage` when a size is 0, the rank is outside them or the"]
+                #[doc = "layers do not split; `RankError::Shard` when a sharded dim does not split;"]
+                #[doc = "`RankError::Plan` with the rank's `PlanError`, as `new`."]
+                pub const fn for_rank(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
                     align: u64,
-                    budget: u64,
-                ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-                    let ::core::option::Option::Some(kv) = inputs.kv else {
-                        return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+                    parallel: &__rt::Parallel<'_>,
+                    rank: __rt::Rank,
+                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+                    let (dims, stage) = match rank_of(dims, parallel, rank) {
+                        ::core::result::Result::Ok(ranked) => ranked,
+                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                     };
-                    let mut search = __rt::Search::new(budget);
-                    while let ::core::option::Option::Some(blocks) = search.probe() {
-                        let mut trial = *inputs;
-                        trial.kv = ::core::option::Option::Some(__rt::KvInputs { blocks, ..kv });
-                        match Self::new(dims, &trial, align) {
-                            ::core::result::Result::Ok(plan) => {
-                                search.record(::core::option::Option::Some(plan.device_bytes()));
-                            }
-                            ::core::result::Result::Err(error) if blocks == 0 => {
-                                return ::core::result::Result::Err(__rt::FitError::Plan(error));
-                            }
-                            ::core::result::Result::Err(_) => {
-                        search.record(::core::option::Option::None);
+                    match Self::on_stage(&dims, inputs, align, &stage) {
+                        ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(plan),
+                        ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
                     }
-                        }
-                    }
-                    search.finish()
                 }
+
     }
 }
 
-/// `StatePlan::fit_sequences`: the same search over a serving profile's sequences.
-fn fit_sequences_fn() -> TokenStream {
+/// A `Place` as generated code writes it.
+fn place_literal(place: Place) -> TokenStream {
+    match place {
+        Place::Prologue => quote!(__rt::Place::Prologue),
+        Place::Layer(layer) => {
+            let layer = int(layer);
+            quote!(__rt::Place::Layer(#layer))
+        }
+        Place::Epilogue => quote!(__rt::Place::Epilogue),
+        Place::Draft => quote!(__rt::Place::Draft),
+    }
+}
+
+/// `StatePlan::fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's one search
+/// (`Search`) driven by this plan's constructor for a stage; `whole` is the layer count.
+fn fit_fn(whole: &proc_macro2::Literal) -> TokenStream {
+    let profile = fit_profile_fn(whole);
+    quote! {
+        #profile
+
+        #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
+        #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
+        #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
+        #[doc = "at it and at one more block."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
+        #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+        pub const fn fit_kv_blocks(
+            dims: &super::Dims,
+            inputs: &super::Inputs<'_>,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            Self::fit_kv_blocks_on(dims, inputs, align, budget, &__rt::Stage::whole(#whole))
+        }
+
+        #[doc = "`fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
+        #[doc = "budget is that GPU's)."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
+        #[doc = "with the rank's `FitError`, as `fit_kv_blocks`."]
+        pub const fn fit_kv_blocks_for_rank(
+            dims: &super::Dims,
+            inputs: &super::Inputs<'_>,
+            align: u64,
+            budget: u64,
+            parallel: &__rt::Parallel<'_>,
+            rank: __rt::Rank,
+        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+            let (dims, stage) = match rank_of(dims, parallel, rank) {
+                ::core::result::Result::Ok(ranked) => ranked,
+                ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+            };
+            match Self::fit_kv_blocks_on(&dims, inputs, align, budget, &stage) {
+                ::core::result::Result::Ok(fit) => ::core::result::Result::Ok(fit),
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
+            }
+        }
+
+        #[doc = "`fit_kv_blocks` for what `stage` holds, under `dims` (a rank's)."]
+        const fn fit_kv_blocks_on(
+            dims: &super::Dims,
+            inputs: &super::Inputs<'_>,
+            align: u64,
+            budget: u64,
+            stage: &__rt::Stage,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            let ::core::option::Option::Some(kv) = inputs.kv else {
+                return ::core::result::Result::Err(__rt::FitError::NoKvPool);
+            };
+            let mut search = __rt::Search::new(budget);
+            while let ::core::option::Option::Some(blocks) = search.probe() {
+                let mut trial = *inputs;
+                trial.kv = ::core::option::Option::Some(__rt::KvInputs { blocks, ..kv });
+                match Self::on_stage(dims, &trial, align, stage) {
+                    ::core::result::Result::Ok(plan) => {
+                        search.record(::core::option::Option::Some(plan.device_bytes()));
+                    }
+                    ::core::result::Result::Err(error) if blocks == 0 => {
+                        return ::core::result::Result::Err(__rt::FitError::Plan(error));
+                    }
+                    ::core::result::Result::Err(_) => {
+                        search.record(::core::option::Option::None);
+                    }
+                }
+            }
+            search.finish()
+        }
+    }
+}
+
+/// `StatePlan::fit_profile` and `fit_profile_for_rank`, the same search over a serving
+/// profile's free input, with its wrappers.
+fn fit_profile_fn(whole: &proc_macro2::Literal) -> TokenStream {
+    let wrappers = fit_profile_wrappers();
     quote! {
         #[doc = "The largest value of `profile`'s free input `free` whose plan's device arena"]
         #[doc = "fits `budget` bytes: the profile at each probed value"]
@@ -629,15 +777,59 @@ fn fit_sequences_fn() -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            let whole = __rt::Stage::whole(#whole);
+            Self::fit_profile_on(dims, formats, profile, free, align, budget, &whole)
+        }
+
+        #[doc = "`fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
+        #[doc = "budget is that GPU's)."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
+        #[doc = "with the rank's `FitError`, as `fit_profile`."]
+        #[allow(clippy::too_many_arguments, reason = "`fit_profile`'s arguments and the rank's two")]
+        pub const fn fit_profile_for_rank(
+            dims: &super::Dims,
+            formats: super::Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::ProfileFree,
+            align: u64,
+            budget: u64,
+            parallel: &__rt::Parallel<'_>,
+            rank: __rt::Rank,
+        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+            let (dims, stage) = match rank_of(dims, parallel, rank) {
+                ::core::result::Result::Ok(ranked) => ranked,
+                ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+            };
+            match Self::fit_profile_on(&dims, formats, profile, free, align, budget, &stage) {
+                ::core::result::Result::Ok(fit) => ::core::result::Result::Ok(fit),
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
+            }
+        }
+
+        #[doc = "`fit_profile` for what `stage` holds, under `dims` (a rank's)."]
+        const fn fit_profile_on(
+            dims: &super::Dims,
+            formats: super::Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::ProfileFree,
+            align: u64,
+            budget: u64,
+            stage: &__rt::Stage,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
             if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none() {
                 return ::core::result::Result::Err(__rt::FitError::NoKvPool);
             }
             let mut search = __rt::Search::new(budget);
             while let ::core::option::Option::Some(value) = search.probe() {
                 let plan = match profile.varied(free, value).inputs() {
-                    ::core::result::Result::Ok(counts) => {
-                        Self::new(dims, &super::Inputs::with_counts(formats, &counts), align)
-                    }
+                    ::core::result::Result::Ok(counts) => Self::on_stage(
+                        dims,
+                        &super::Inputs::with_counts(formats, &counts),
+                        align,
+                        stage,
+                    ),
                     ::core::result::Result::Err(fault) => ::core::result::Result::Err(
                         __rt::PlanError::of_fault(fault, "the serving profile"),
                     ),
@@ -657,6 +849,13 @@ fn fit_sequences_fn() -> TokenStream {
             search.finish()
         }
 
+        #wrappers
+    }
+}
+
+/// `StatePlan::fit_sequences` and `fit_profile_blocks`: `fit_profile` with its free input set.
+fn fit_profile_wrappers() -> TokenStream {
+    quote! {
         #[doc = "The most concurrent sequences of `context` tokens each whose plan fits"]
         #[doc = "`budget` bytes: `fit_profile` over `sequences`, as"]
         #[doc = "`metrale_circuit::fit_sequences`."]
@@ -689,6 +888,28 @@ fn fit_sequences_fn() -> TokenStream {
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
             Self::fit_profile(dims, formats, profile, __rt::ProfileFree::PoolBlocks, align, budget)
+        }
+    }
+}
+
+/// `rank_of`: a rank's dims and pipeline stage, or why it has none (its stage first, as the
+/// dynamic `Circuit::instantiate_rank` checks it).
+fn rank_of_fn(whole: &proc_macro2::Literal) -> TokenStream {
+    quote! {
+        #[doc = "The dims and the stage of rank `rank` of `parallel`, `dims` the checkpoint's."]
+        const fn rank_of<E>(
+            dims: &super::Dims,
+            parallel: &__rt::Parallel<'_>,
+            rank: __rt::Rank,
+        ) -> ::core::result::Result<(super::Dims, __rt::Stage), __rt::RankError<E>> {
+            let stage = match __rt::Stage::of(#whole, parallel, rank) {
+                ::core::result::Result::Ok(stage) => stage,
+                ::core::result::Result::Err(fault) => return ::core::result::Result::Err(__rt::RankError::Stage(fault)),
+            };
+            match dims.on_tp(parallel.tp) {
+                ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
+                ::core::result::Result::Err(fault) => ::core::result::Result::Err(__rt::RankError::Shard(fault)),
+            }
         }
     }
 }

@@ -285,6 +285,7 @@ impl Emitter<'_> {
                 }
             }
         });
+        let for_rank = self.any_plan_for_rank();
         let which: TokenStream = self
             .circuit
             .checkpoints()
@@ -333,6 +334,8 @@ impl Emitter<'_> {
                     match checkpoint { #new }
                 }
 
+                #for_rank
+
                 #[doc = "Its checkpoint."]
                 #[must_use]
                 pub const fn checkpoint(&self) -> Checkpoint {
@@ -365,6 +368,38 @@ impl Emitter<'_> {
         }
     }
 
+    /// `AnyPlan::for_rank`: the chosen checkpoint's `StatePlan::for_rank`.
+    fn any_plan_for_rank(&self) -> TokenStream {
+        let arms = self.checkpoint_arms(&|variant, module| {
+            quote! {
+                match #module::StatePlan::for_rank(dims, inputs, align, parallel, rank) {
+                    ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(Self::#variant(plan)),
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                }
+            }
+        });
+        quote! {
+                #[doc = "The plan of `checkpoint` on one rank of `parallel`, `dims` the checkpoint's"]
+                #[doc = "own: the checkpoint's `StatePlan::for_rank`."]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "Those of the checkpoint's `StatePlan::for_rank`: `RankError::Stage` for a"]
+                #[doc = "size, rank or split that cannot be, `RankError::Shard` for a dim that does"]
+                #[doc = "not split, `RankError::Plan` with the rank's `PlanError`."]
+                pub const fn for_rank(
+                    checkpoint: Checkpoint,
+                    dims: &Dims,
+                    inputs: &Inputs<'_>,
+                    align: u64,
+                    parallel: &__rt::Parallel<'_>,
+                    rank: __rt::Rank,
+                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+                    match checkpoint { #arms }
+                }
+
+        }
+    }
+
     /// `AnyPlan::layer`, when the circuit has layer kinds (and so a `Layer` enum).
     fn any_plan_layer(&self) -> TokenStream {
         if self.circuit.layout().blocks().is_empty() {
@@ -381,11 +416,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// `AnyPlan::fit_kv_blocks` and `AnyPlan::fit_sequences`: the chosen checkpoint's searches.
+    /// `AnyPlan::fit_kv_blocks`, its rank's form, and `AnyPlan::fit_sequences`: the chosen
+    /// checkpoint's searches.
     fn any_plan_fits(&self) -> TokenStream {
         let fit_kv = self.checkpoint_arms(
             &|_, module| quote!(#module::StatePlan::fit_kv_blocks(dims, inputs, align, budget)),
         );
+        let fit_kv_rank = self.checkpoint_arms(&|_, module| {
+            quote!(#module::StatePlan::fit_kv_blocks_for_rank(dims, inputs, align, budget, parallel, rank))
+        });
         let fit_sequences = self.checkpoint_arms(&|_, module| {
             quote!(#module::StatePlan::fit_sequences(dims, formats, profile, context, align, budget))
         });
@@ -406,6 +445,23 @@ impl Emitter<'_> {
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
                 match checkpoint { #fit_kv }
+            }
+
+            #[doc = "`fit_kv_blocks` on one rank of `parallel` (the budget is that GPU's): the"]
+            #[doc = "checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            #[doc = ""]
+            #[doc = "# Errors"]
+            #[doc = "Those of the checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            pub const fn fit_kv_blocks_for_rank(
+                checkpoint: Checkpoint,
+                dims: &Dims,
+                inputs: &Inputs<'_>,
+                align: u64,
+                budget: u64,
+                parallel: &__rt::Parallel<'_>,
+                rank: __rt::Rank,
+            ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+                match checkpoint { #fit_kv_rank }
             }
 
             #[doc = "The most concurrent sequences of `context` tokens each whose plan of"]
