@@ -57,9 +57,9 @@ pub struct SizeClass {
     pub group: usize,
 }
 
-/// One row of a generated plan's table, one per term in plan order: its state id, its size
-/// class, and where its block instance sits (which pipeline rank holds it).
-pub type Row = (&'static str, usize, Place);
+/// One row of a generated plan's table, one per term in plan order: its state id and its size
+/// class. Where its block instance sits comes from the table's place starts ([`place_of`]).
+pub type Row = (&'static str, usize);
 
 /// The [`TermInfo`] of every row of a generated plan's table.
 #[must_use]
@@ -76,7 +76,7 @@ pub const fn terms<const N: usize, const C: usize>(
     }; N];
     let mut i = 0;
     while i < N {
-        let (state, class, _) = table[i];
+        let (state, class) = table[i];
         let class = &classes[class];
         terms[i] = TermInfo::new(state, class.kind, class.holding, class.lifetime);
         i += 1;
@@ -247,11 +247,11 @@ pub const fn put<const K: usize, const N: usize>(
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
-pub const fn replay<const N: usize, const C: usize>(
+pub const fn replay<const N: usize, const C: usize, const S: usize>(
     classes: &[ClassSize; C],
     steps: &[Step; N],
     terms: &[TermInfo; N],
-    held: &Held<'_, N, C>,
+    held: &Held<'_, C, S>,
     align: u64,
 ) -> Result<Arena, PlanError> {
     let mut placer = Placer::new(align);
@@ -427,42 +427,76 @@ impl<'c, const C: usize> StageClasses<'c, C> {
     }
 }
 
+/// The place of row `row` of a generated plan whose places start at `starts` (plan order puts
+/// them in order: the prologue's rows, each layer's, the epilogue's, the draft head's):
+/// `starts[k]` is the first row of layer `k` for `k` below the layers, then the first of the
+/// epilogue, then the first of the draft head; rows before `starts[0]` are the prologue's.
+#[must_use]
+pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Place {
+    // The number of places that start at or before `row`: a binary search on the sorted starts.
+    let (mut low, mut high) = (0, S);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if starts[mid] <= row {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    place_at::<S>(low)
+}
+
+/// The place whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
+const fn place_at<const S: usize>(begun: usize) -> Place {
+    let layers = S.saturating_sub(2);
+    if begun == 0 {
+        Place::Prologue
+    } else if begun <= layers {
+        Place::Layer((begun - 1) as u64)
+    } else if begun == layers + 1 {
+        Place::Epilogue
+    } else {
+        Place::Draft
+    }
+}
+
 /// What one pipeline stage holds of a generated plan: each size class's held terms and the
 /// first of them in plan order (where its fault is reported), by [`Stage::holds`] on each
 /// row's [`Place`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held<'p, const N: usize, const C: usize> {
+pub struct Held<'p, const C: usize, const S: usize> {
     /// How many terms of each class the stage holds.
     pub counts: [u64; C],
     /// The first held row of each class (`usize::MAX` when none).
     pub first: [usize; C],
-    /// Every row, and the stage; `None` when the stage holds the whole model.
-    rows: Option<(&'p [Row; N], Stage)>,
+    /// Where the places start, and the stage; `None` when the stage holds the whole model.
+    places: Option<(&'p [usize; S], Stage)>,
 }
 
-impl<const N: usize, const C: usize> Held<'_, N, C> {
+impl<const C: usize, const S: usize> Held<'_, C, S> {
     /// Whether the stage holds row `row`.
     #[must_use]
     pub const fn holds_row(&self, row: usize) -> bool {
-        match self.rows {
+        match self.places {
             None => true,
-            Some((rows, stage)) => row < N && stage.holds(rows[row].2),
+            Some((starts, stage)) => stage.holds(place_of(starts, row)),
         }
     }
 }
 
 /// What `stage` holds of a generated plan whose table is `table`, its classes `classes`
-/// (first rows `first_rows`) and its layers `layers`. The whole model is read from the static
-/// table; a stage is one pass over the rows.
+/// (first rows `first_rows`) and its places starting at `starts` ([`place_of`]; one per layer
+/// and two more). The whole model is read from the static table; a stage is one pass over the
+/// rows.
 #[must_use]
-pub const fn held<'p, const N: usize, const C: usize>(
-    table: &'p [Row; N],
+pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
+    table: &[Row; N],
     classes: &[SizeClass; C],
     first_rows: &[usize; C],
+    starts: &'p [usize; S],
     stage: &Stage,
-    layers: usize,
-) -> Held<'p, N, C> {
-    if stage.is_whole(layers as u64) {
+) -> Held<'p, C, S> {
+    if stage.is_whole(S.saturating_sub(2) as u64) {
         let mut counts = [0; C];
         let mut c = 0;
         while c < C {
@@ -472,15 +506,20 @@ pub const fn held<'p, const N: usize, const C: usize>(
         return Held {
             counts,
             first: *first_rows,
-            rows: None,
+            places: None,
         };
     }
     let mut counts = [0; C];
     let mut first = [usize::MAX; C];
+    // Rows are in place order: `begun` counts the places started so far.
+    let mut begun = 0;
     let mut row = 0;
     while row < N {
-        let (_, class, place) = table[row];
-        if class < C && stage.holds(place) {
+        while begun < S && starts[begun] <= row {
+            begun += 1;
+        }
+        let class = table[row].1;
+        if class < C && stage.holds(place_at::<S>(begun)) {
             if counts[class] == 0 {
                 first[class] = row;
             }
@@ -491,7 +530,7 @@ pub const fn held<'p, const N: usize, const C: usize>(
     Held {
         counts,
         first,
-        rows: Some((table, *stage)),
+        places: Some((starts, *stage)),
     }
 }
 
@@ -514,7 +553,7 @@ pub const fn format_of(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateD
 /// windows; 4: a region carries its unit bytes and inner count; 5: generated plans fit
 /// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`);
 /// 6: `Dims::on_tp` calls `shard` and names `ShardFault`; 7: plans are built for a pipeline
-/// stage: a table row carries its `Place`; `held`, `StageClasses`, `ClassSize::ABSENT`;
+/// stage: `place_of` over a table's place starts, `held`, `StageClasses`, `ClassSize::ABSENT`;
 /// `size_class` takes the held count and `replay` the `Held`).
 const REVISION: u64 = 7;
 
@@ -991,6 +1030,65 @@ mod tests {
             first_fault(&classes, &[0, 1, 2], &terms),
             Some(PlanError::Overflow { state: "l0.b" })
         );
+    }
+
+    #[test]
+    fn rows_find_their_place() {
+        // One prologue row, layers 0 and 1 of two rows each, layer 2 without state, one
+        // epilogue row, two draft rows: starts are [1, 3, 5, 5, 6].
+        let starts = [1, 3, 5, 5, 6];
+        let places = (0..8).map(|row| place_of(&starts, row)).collect::<Vec<_>>();
+        assert_eq!(
+            places,
+            [
+                Place::Prologue,
+                Place::Layer(0),
+                Place::Layer(0),
+                Place::Layer(1),
+                Place::Layer(1),
+                Place::Epilogue,
+                Place::Draft,
+                Place::Draft,
+            ]
+        );
+        // Pipeline rank 1 of 2 holding layers 1..3: the epilogue and draft rows, and layer 1's.
+        let table: [Row; 8] = [
+            ("p", 0),
+            ("a", 1),
+            ("b", 2),
+            ("a", 1),
+            ("b", 2),
+            ("e", 3),
+            ("d", 4),
+            ("d", 4),
+        ];
+        let class = |count| SizeClass {
+            kind: StateKind::Recurrent,
+            holding: Holding::Live,
+            section: Section::Main,
+            verify: None,
+            lifetime: Lifetime::Sequence,
+            unit: 0,
+            window: None,
+            count,
+            group: 1,
+        };
+        let classes = [class(1), class(2), class(2), class(1), class(2)];
+        let first_rows = first_rows(&table);
+        let stage = Stage {
+            start: 1,
+            end: 3,
+            first: false,
+            last: true,
+        };
+        let held = held(&table, &classes, &first_rows, &starts, &stage);
+        assert_eq!(held.counts, [0, 1, 1, 1, 2]);
+        assert_eq!(held.first, [usize::MAX, 3, 4, 5, 6]);
+        assert!(!held.holds_row(0) && !held.holds_row(1) && held.holds_row(3) && held.holds_row(7));
+        // The whole model is the static table.
+        let whole = super::held(&table, &classes, &first_rows, &starts, &Stage::whole(3));
+        assert_eq!(whole.counts, [1, 2, 2, 1, 2]);
+        assert_eq!(whole.first, first_rows);
     }
 
     #[test]

@@ -458,79 +458,87 @@ pub mod deepseek_v3 {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.mla.latent", 0, __rt::Place::Layer(0)),
-            ("l1.mla.latent", 0, __rt::Place::Layer(1)),
-            ("l2.mla.latent", 0, __rt::Place::Layer(2)),
-            ("l3.mla.latent", 0, __rt::Place::Layer(3)),
-            ("l4.mla.latent", 0, __rt::Place::Layer(4)),
-            ("l5.mla.latent", 0, __rt::Place::Layer(5)),
-            ("l6.mla.latent", 0, __rt::Place::Layer(6)),
-            ("l7.mla.latent", 0, __rt::Place::Layer(7)),
-            ("l8.mla.latent", 0, __rt::Place::Layer(8)),
-            ("l9.mla.latent", 0, __rt::Place::Layer(9)),
-            ("l10.mla.latent", 0, __rt::Place::Layer(10)),
-            ("l11.mla.latent", 0, __rt::Place::Layer(11)),
-            ("l12.mla.latent", 0, __rt::Place::Layer(12)),
-            ("l13.mla.latent", 0, __rt::Place::Layer(13)),
-            ("l14.mla.latent", 0, __rt::Place::Layer(14)),
-            ("l15.mla.latent", 0, __rt::Place::Layer(15)),
-            ("l16.mla.latent", 0, __rt::Place::Layer(16)),
-            ("l17.mla.latent", 0, __rt::Place::Layer(17)),
-            ("l18.mla.latent", 0, __rt::Place::Layer(18)),
-            ("l19.mla.latent", 0, __rt::Place::Layer(19)),
-            ("l20.mla.latent", 0, __rt::Place::Layer(20)),
-            ("l21.mla.latent", 0, __rt::Place::Layer(21)),
-            ("l22.mla.latent", 0, __rt::Place::Layer(22)),
-            ("l23.mla.latent", 0, __rt::Place::Layer(23)),
-            ("l24.mla.latent", 0, __rt::Place::Layer(24)),
-            ("l25.mla.latent", 0, __rt::Place::Layer(25)),
-            ("l26.mla.latent", 0, __rt::Place::Layer(26)),
-            ("l27.mla.latent", 0, __rt::Place::Layer(27)),
-            ("l28.mla.latent", 0, __rt::Place::Layer(28)),
-            ("l29.mla.latent", 0, __rt::Place::Layer(29)),
-            ("l30.mla.latent", 0, __rt::Place::Layer(30)),
-            ("l31.mla.latent", 0, __rt::Place::Layer(31)),
-            ("l32.mla.latent", 0, __rt::Place::Layer(32)),
-            ("l33.mla.latent", 0, __rt::Place::Layer(33)),
-            ("l34.mla.latent", 0, __rt::Place::Layer(34)),
-            ("l35.mla.latent", 0, __rt::Place::Layer(35)),
-            ("l36.mla.latent", 0, __rt::Place::Layer(36)),
-            ("l37.mla.latent", 0, __rt::Place::Layer(37)),
-            ("l38.mla.latent", 0, __rt::Place::Layer(38)),
-            ("l39.mla.latent", 0, __rt::Place::Layer(39)),
-            ("l40.mla.latent", 0, __rt::Place::Layer(40)),
-            ("l41.mla.latent", 0, __rt::Place::Layer(41)),
-            ("l42.mla.latent", 0, __rt::Place::Layer(42)),
-            ("l43.mla.latent", 0, __rt::Place::Layer(43)),
-            ("l44.mla.latent", 0, __rt::Place::Layer(44)),
-            ("l45.mla.latent", 0, __rt::Place::Layer(45)),
-            ("l46.mla.latent", 0, __rt::Place::Layer(46)),
-            ("l47.mla.latent", 0, __rt::Place::Layer(47)),
-            ("l48.mla.latent", 0, __rt::Place::Layer(48)),
-            ("l49.mla.latent", 0, __rt::Place::Layer(49)),
-            ("l50.mla.latent", 0, __rt::Place::Layer(50)),
-            ("l51.mla.latent", 0, __rt::Place::Layer(51)),
-            ("l52.mla.latent", 0, __rt::Place::Layer(52)),
-            ("l53.mla.latent", 0, __rt::Place::Layer(53)),
-            ("l54.mla.latent", 0, __rt::Place::Layer(54)),
-            ("l55.mla.latent", 0, __rt::Place::Layer(55)),
-            ("l56.mla.latent", 0, __rt::Place::Layer(56)),
-            ("l57.mla.latent", 0, __rt::Place::Layer(57)),
-            ("l58.mla.latent", 0, __rt::Place::Layer(58)),
-            ("l59.mla.latent", 0, __rt::Place::Layer(59)),
-            ("l60.mla.latent", 0, __rt::Place::Layer(60)),
-            ("head.prefix_hidden", 1, __rt::Place::Epilogue),
-            ("head.accepted_hidden", 2, __rt::Place::Epilogue),
-            ("head.hidden_capture", 3, __rt::Place::Epilogue),
-            ("head.draft_tokens", 4, __rt::Place::Epilogue),
-            ("draft.mla.latent", 5, __rt::Place::Draft),
+            ("l0.mla.latent", 0),
+            ("l1.mla.latent", 0),
+            ("l2.mla.latent", 0),
+            ("l3.mla.latent", 0),
+            ("l4.mla.latent", 0),
+            ("l5.mla.latent", 0),
+            ("l6.mla.latent", 0),
+            ("l7.mla.latent", 0),
+            ("l8.mla.latent", 0),
+            ("l9.mla.latent", 0),
+            ("l10.mla.latent", 0),
+            ("l11.mla.latent", 0),
+            ("l12.mla.latent", 0),
+            ("l13.mla.latent", 0),
+            ("l14.mla.latent", 0),
+            ("l15.mla.latent", 0),
+            ("l16.mla.latent", 0),
+            ("l17.mla.latent", 0),
+            ("l18.mla.latent", 0),
+            ("l19.mla.latent", 0),
+            ("l20.mla.latent", 0),
+            ("l21.mla.latent", 0),
+            ("l22.mla.latent", 0),
+            ("l23.mla.latent", 0),
+            ("l24.mla.latent", 0),
+            ("l25.mla.latent", 0),
+            ("l26.mla.latent", 0),
+            ("l27.mla.latent", 0),
+            ("l28.mla.latent", 0),
+            ("l29.mla.latent", 0),
+            ("l30.mla.latent", 0),
+            ("l31.mla.latent", 0),
+            ("l32.mla.latent", 0),
+            ("l33.mla.latent", 0),
+            ("l34.mla.latent", 0),
+            ("l35.mla.latent", 0),
+            ("l36.mla.latent", 0),
+            ("l37.mla.latent", 0),
+            ("l38.mla.latent", 0),
+            ("l39.mla.latent", 0),
+            ("l40.mla.latent", 0),
+            ("l41.mla.latent", 0),
+            ("l42.mla.latent", 0),
+            ("l43.mla.latent", 0),
+            ("l44.mla.latent", 0),
+            ("l45.mla.latent", 0),
+            ("l46.mla.latent", 0),
+            ("l47.mla.latent", 0),
+            ("l48.mla.latent", 0),
+            ("l49.mla.latent", 0),
+            ("l50.mla.latent", 0),
+            ("l51.mla.latent", 0),
+            ("l52.mla.latent", 0),
+            ("l53.mla.latent", 0),
+            ("l54.mla.latent", 0),
+            ("l55.mla.latent", 0),
+            ("l56.mla.latent", 0),
+            ("l57.mla.latent", 0),
+            ("l58.mla.latent", 0),
+            ("l59.mla.latent", 0),
+            ("l60.mla.latent", 0),
+            ("head.prefix_hidden", 1),
+            ("head.accepted_hidden", 2),
+            ("head.hidden_capture", 3),
+            ("head.draft_tokens", 4),
+            ("draft.mla.latent", 5),
+        ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+            22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+            41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
+            60, 61, 65,
         ];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
@@ -740,7 +748,7 @@ pub mod deepseek_v3 {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 6] = [
                     __abi::size_class(
@@ -1784,22 +1792,25 @@ pub mod deepseek_v3 {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.mla.latent", 0, __rt::Place::Layer(0)),
-            ("l1.mla.latent", 0, __rt::Place::Layer(1)),
-            ("l2.mla.latent", 0, __rt::Place::Layer(2)),
-            ("head.prefix_hidden", 1, __rt::Place::Epilogue),
-            ("head.accepted_hidden", 2, __rt::Place::Epilogue),
-            ("head.hidden_capture", 3, __rt::Place::Epilogue),
-            ("head.draft_tokens", 4, __rt::Place::Epilogue),
-            ("draft.mla.latent", 5, __rt::Place::Draft),
+            ("l0.mla.latent", 0),
+            ("l1.mla.latent", 0),
+            ("l2.mla.latent", 0),
+            ("head.prefix_hidden", 1),
+            ("head.accepted_hidden", 2),
+            ("head.hidden_capture", 3),
+            ("head.draft_tokens", 4),
+            ("draft.mla.latent", 5),
         ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [0, 1, 2, 3, 7];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
             clippy::large_const_arrays,
@@ -1892,7 +1903,7 @@ pub mod deepseek_v3 {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 6] = [
                     __abi::size_class(

@@ -454,85 +454,91 @@ pub mod gpt_oss {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.swa.k", 0, __rt::Place::Layer(0)),
-            ("l0.swa.v", 1, __rt::Place::Layer(0)),
-            ("l1.attn.k", 2, __rt::Place::Layer(1)),
-            ("l1.attn.v", 3, __rt::Place::Layer(1)),
-            ("l2.swa.k", 0, __rt::Place::Layer(2)),
-            ("l2.swa.v", 1, __rt::Place::Layer(2)),
-            ("l3.attn.k", 2, __rt::Place::Layer(3)),
-            ("l3.attn.v", 3, __rt::Place::Layer(3)),
-            ("l4.swa.k", 0, __rt::Place::Layer(4)),
-            ("l4.swa.v", 1, __rt::Place::Layer(4)),
-            ("l5.attn.k", 2, __rt::Place::Layer(5)),
-            ("l5.attn.v", 3, __rt::Place::Layer(5)),
-            ("l6.swa.k", 0, __rt::Place::Layer(6)),
-            ("l6.swa.v", 1, __rt::Place::Layer(6)),
-            ("l7.attn.k", 2, __rt::Place::Layer(7)),
-            ("l7.attn.v", 3, __rt::Place::Layer(7)),
-            ("l8.swa.k", 0, __rt::Place::Layer(8)),
-            ("l8.swa.v", 1, __rt::Place::Layer(8)),
-            ("l9.attn.k", 2, __rt::Place::Layer(9)),
-            ("l9.attn.v", 3, __rt::Place::Layer(9)),
-            ("l10.swa.k", 0, __rt::Place::Layer(10)),
-            ("l10.swa.v", 1, __rt::Place::Layer(10)),
-            ("l11.attn.k", 2, __rt::Place::Layer(11)),
-            ("l11.attn.v", 3, __rt::Place::Layer(11)),
-            ("l12.swa.k", 0, __rt::Place::Layer(12)),
-            ("l12.swa.v", 1, __rt::Place::Layer(12)),
-            ("l13.attn.k", 2, __rt::Place::Layer(13)),
-            ("l13.attn.v", 3, __rt::Place::Layer(13)),
-            ("l14.swa.k", 0, __rt::Place::Layer(14)),
-            ("l14.swa.v", 1, __rt::Place::Layer(14)),
-            ("l15.attn.k", 2, __rt::Place::Layer(15)),
-            ("l15.attn.v", 3, __rt::Place::Layer(15)),
-            ("l16.swa.k", 0, __rt::Place::Layer(16)),
-            ("l16.swa.v", 1, __rt::Place::Layer(16)),
-            ("l17.attn.k", 2, __rt::Place::Layer(17)),
-            ("l17.attn.v", 3, __rt::Place::Layer(17)),
-            ("l18.swa.k", 0, __rt::Place::Layer(18)),
-            ("l18.swa.v", 1, __rt::Place::Layer(18)),
-            ("l19.attn.k", 2, __rt::Place::Layer(19)),
-            ("l19.attn.v", 3, __rt::Place::Layer(19)),
-            ("l20.swa.k", 0, __rt::Place::Layer(20)),
-            ("l20.swa.v", 1, __rt::Place::Layer(20)),
-            ("l21.attn.k", 2, __rt::Place::Layer(21)),
-            ("l21.attn.v", 3, __rt::Place::Layer(21)),
-            ("l22.swa.k", 0, __rt::Place::Layer(22)),
-            ("l22.swa.v", 1, __rt::Place::Layer(22)),
-            ("l23.attn.k", 2, __rt::Place::Layer(23)),
-            ("l23.attn.v", 3, __rt::Place::Layer(23)),
-            ("l24.swa.k", 0, __rt::Place::Layer(24)),
-            ("l24.swa.v", 1, __rt::Place::Layer(24)),
-            ("l25.attn.k", 2, __rt::Place::Layer(25)),
-            ("l25.attn.v", 3, __rt::Place::Layer(25)),
-            ("l26.swa.k", 0, __rt::Place::Layer(26)),
-            ("l26.swa.v", 1, __rt::Place::Layer(26)),
-            ("l27.attn.k", 2, __rt::Place::Layer(27)),
-            ("l27.attn.v", 3, __rt::Place::Layer(27)),
-            ("l28.swa.k", 0, __rt::Place::Layer(28)),
-            ("l28.swa.v", 1, __rt::Place::Layer(28)),
-            ("l29.attn.k", 2, __rt::Place::Layer(29)),
-            ("l29.attn.v", 3, __rt::Place::Layer(29)),
-            ("l30.swa.k", 0, __rt::Place::Layer(30)),
-            ("l30.swa.v", 1, __rt::Place::Layer(30)),
-            ("l31.attn.k", 2, __rt::Place::Layer(31)),
-            ("l31.attn.v", 3, __rt::Place::Layer(31)),
-            ("l32.swa.k", 0, __rt::Place::Layer(32)),
-            ("l32.swa.v", 1, __rt::Place::Layer(32)),
-            ("l33.attn.k", 2, __rt::Place::Layer(33)),
-            ("l33.attn.v", 3, __rt::Place::Layer(33)),
-            ("l34.swa.k", 0, __rt::Place::Layer(34)),
-            ("l34.swa.v", 1, __rt::Place::Layer(34)),
-            ("l35.attn.k", 2, __rt::Place::Layer(35)),
-            ("l35.attn.v", 3, __rt::Place::Layer(35)),
+            ("l0.swa.k", 0),
+            ("l0.swa.v", 1),
+            ("l1.attn.k", 2),
+            ("l1.attn.v", 3),
+            ("l2.swa.k", 0),
+            ("l2.swa.v", 1),
+            ("l3.attn.k", 2),
+            ("l3.attn.v", 3),
+            ("l4.swa.k", 0),
+            ("l4.swa.v", 1),
+            ("l5.attn.k", 2),
+            ("l5.attn.v", 3),
+            ("l6.swa.k", 0),
+            ("l6.swa.v", 1),
+            ("l7.attn.k", 2),
+            ("l7.attn.v", 3),
+            ("l8.swa.k", 0),
+            ("l8.swa.v", 1),
+            ("l9.attn.k", 2),
+            ("l9.attn.v", 3),
+            ("l10.swa.k", 0),
+            ("l10.swa.v", 1),
+            ("l11.attn.k", 2),
+            ("l11.attn.v", 3),
+            ("l12.swa.k", 0),
+            ("l12.swa.v", 1),
+            ("l13.attn.k", 2),
+            ("l13.attn.v", 3),
+            ("l14.swa.k", 0),
+            ("l14.swa.v", 1),
+            ("l15.attn.k", 2),
+            ("l15.attn.v", 3),
+            ("l16.swa.k", 0),
+            ("l16.swa.v", 1),
+            ("l17.attn.k", 2),
+            ("l17.attn.v", 3),
+            ("l18.swa.k", 0),
+            ("l18.swa.v", 1),
+            ("l19.attn.k", 2),
+            ("l19.attn.v", 3),
+            ("l20.swa.k", 0),
+            ("l20.swa.v", 1),
+            ("l21.attn.k", 2),
+            ("l21.attn.v", 3),
+            ("l22.swa.k", 0),
+            ("l22.swa.v", 1),
+            ("l23.attn.k", 2),
+            ("l23.attn.v", 3),
+            ("l24.swa.k", 0),
+            ("l24.swa.v", 1),
+            ("l25.attn.k", 2),
+            ("l25.attn.v", 3),
+            ("l26.swa.k", 0),
+            ("l26.swa.v", 1),
+            ("l27.attn.k", 2),
+            ("l27.attn.v", 3),
+            ("l28.swa.k", 0),
+            ("l28.swa.v", 1),
+            ("l29.attn.k", 2),
+            ("l29.attn.v", 3),
+            ("l30.swa.k", 0),
+            ("l30.swa.v", 1),
+            ("l31.attn.k", 2),
+            ("l31.attn.v", 3),
+            ("l32.swa.k", 0),
+            ("l32.swa.v", 1),
+            ("l33.attn.k", 2),
+            ("l33.attn.v", 3),
+            ("l34.swa.k", 0),
+            ("l34.swa.v", 1),
+            ("l35.attn.k", 2),
+            ("l35.attn.v", 3),
+        ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [
+            0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38,
+            40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72, 72,
         ];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
@@ -688,7 +694,7 @@ pub mod gpt_oss {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 4] = [
                     __abi::size_class(
@@ -1322,61 +1328,67 @@ pub mod gpt_oss {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.swa.k", 0, __rt::Place::Layer(0)),
-            ("l0.swa.v", 1, __rt::Place::Layer(0)),
-            ("l1.attn.k", 2, __rt::Place::Layer(1)),
-            ("l1.attn.v", 3, __rt::Place::Layer(1)),
-            ("l2.swa.k", 0, __rt::Place::Layer(2)),
-            ("l2.swa.v", 1, __rt::Place::Layer(2)),
-            ("l3.attn.k", 2, __rt::Place::Layer(3)),
-            ("l3.attn.v", 3, __rt::Place::Layer(3)),
-            ("l4.swa.k", 0, __rt::Place::Layer(4)),
-            ("l4.swa.v", 1, __rt::Place::Layer(4)),
-            ("l5.attn.k", 2, __rt::Place::Layer(5)),
-            ("l5.attn.v", 3, __rt::Place::Layer(5)),
-            ("l6.swa.k", 0, __rt::Place::Layer(6)),
-            ("l6.swa.v", 1, __rt::Place::Layer(6)),
-            ("l7.attn.k", 2, __rt::Place::Layer(7)),
-            ("l7.attn.v", 3, __rt::Place::Layer(7)),
-            ("l8.swa.k", 0, __rt::Place::Layer(8)),
-            ("l8.swa.v", 1, __rt::Place::Layer(8)),
-            ("l9.attn.k", 2, __rt::Place::Layer(9)),
-            ("l9.attn.v", 3, __rt::Place::Layer(9)),
-            ("l10.swa.k", 0, __rt::Place::Layer(10)),
-            ("l10.swa.v", 1, __rt::Place::Layer(10)),
-            ("l11.attn.k", 2, __rt::Place::Layer(11)),
-            ("l11.attn.v", 3, __rt::Place::Layer(11)),
-            ("l12.swa.k", 0, __rt::Place::Layer(12)),
-            ("l12.swa.v", 1, __rt::Place::Layer(12)),
-            ("l13.attn.k", 2, __rt::Place::Layer(13)),
-            ("l13.attn.v", 3, __rt::Place::Layer(13)),
-            ("l14.swa.k", 0, __rt::Place::Layer(14)),
-            ("l14.swa.v", 1, __rt::Place::Layer(14)),
-            ("l15.attn.k", 2, __rt::Place::Layer(15)),
-            ("l15.attn.v", 3, __rt::Place::Layer(15)),
-            ("l16.swa.k", 0, __rt::Place::Layer(16)),
-            ("l16.swa.v", 1, __rt::Place::Layer(16)),
-            ("l17.attn.k", 2, __rt::Place::Layer(17)),
-            ("l17.attn.v", 3, __rt::Place::Layer(17)),
-            ("l18.swa.k", 0, __rt::Place::Layer(18)),
-            ("l18.swa.v", 1, __rt::Place::Layer(18)),
-            ("l19.attn.k", 2, __rt::Place::Layer(19)),
-            ("l19.attn.v", 3, __rt::Place::Layer(19)),
-            ("l20.swa.k", 0, __rt::Place::Layer(20)),
-            ("l20.swa.v", 1, __rt::Place::Layer(20)),
-            ("l21.attn.k", 2, __rt::Place::Layer(21)),
-            ("l21.attn.v", 3, __rt::Place::Layer(21)),
-            ("l22.swa.k", 0, __rt::Place::Layer(22)),
-            ("l22.swa.v", 1, __rt::Place::Layer(22)),
-            ("l23.attn.k", 2, __rt::Place::Layer(23)),
-            ("l23.attn.v", 3, __rt::Place::Layer(23)),
+            ("l0.swa.k", 0),
+            ("l0.swa.v", 1),
+            ("l1.attn.k", 2),
+            ("l1.attn.v", 3),
+            ("l2.swa.k", 0),
+            ("l2.swa.v", 1),
+            ("l3.attn.k", 2),
+            ("l3.attn.v", 3),
+            ("l4.swa.k", 0),
+            ("l4.swa.v", 1),
+            ("l5.attn.k", 2),
+            ("l5.attn.v", 3),
+            ("l6.swa.k", 0),
+            ("l6.swa.v", 1),
+            ("l7.attn.k", 2),
+            ("l7.attn.v", 3),
+            ("l8.swa.k", 0),
+            ("l8.swa.v", 1),
+            ("l9.attn.k", 2),
+            ("l9.attn.v", 3),
+            ("l10.swa.k", 0),
+            ("l10.swa.v", 1),
+            ("l11.attn.k", 2),
+            ("l11.attn.v", 3),
+            ("l12.swa.k", 0),
+            ("l12.swa.v", 1),
+            ("l13.attn.k", 2),
+            ("l13.attn.v", 3),
+            ("l14.swa.k", 0),
+            ("l14.swa.v", 1),
+            ("l15.attn.k", 2),
+            ("l15.attn.v", 3),
+            ("l16.swa.k", 0),
+            ("l16.swa.v", 1),
+            ("l17.attn.k", 2),
+            ("l17.attn.v", 3),
+            ("l18.swa.k", 0),
+            ("l18.swa.v", 1),
+            ("l19.attn.k", 2),
+            ("l19.attn.v", 3),
+            ("l20.swa.k", 0),
+            ("l20.swa.v", 1),
+            ("l21.attn.k", 2),
+            ("l21.attn.v", 3),
+            ("l22.swa.k", 0),
+            ("l22.swa.v", 1),
+            ("l23.attn.k", 2),
+            ("l23.attn.v", 3),
+        ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [
+            0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38,
+            40, 42, 44, 46, 48, 48,
         ];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
@@ -1508,7 +1520,7 @@ pub mod gpt_oss {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 4] = [
                     __abi::size_class(
@@ -2082,22 +2094,25 @@ pub mod gpt_oss {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.swa.k", 0, __rt::Place::Layer(0)),
-            ("l0.swa.v", 1, __rt::Place::Layer(0)),
-            ("l1.attn.k", 2, __rt::Place::Layer(1)),
-            ("l1.attn.v", 3, __rt::Place::Layer(1)),
-            ("l2.swa.k", 0, __rt::Place::Layer(2)),
-            ("l2.swa.v", 1, __rt::Place::Layer(2)),
-            ("l3.attn.k", 2, __rt::Place::Layer(3)),
-            ("l3.attn.v", 3, __rt::Place::Layer(3)),
+            ("l0.swa.k", 0),
+            ("l0.swa.v", 1),
+            ("l1.attn.k", 2),
+            ("l1.attn.v", 3),
+            ("l2.swa.k", 0),
+            ("l2.swa.v", 1),
+            ("l3.attn.k", 2),
+            ("l3.attn.v", 3),
         ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [0, 2, 4, 6, 8, 8];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
             clippy::large_const_arrays,
@@ -2188,7 +2203,7 @@ pub mod gpt_oss {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 4] = [
                     __abi::size_class(

@@ -353,77 +353,83 @@ pub mod mistral {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.swa.k", 0, __rt::Place::Layer(0)),
-            ("l0.swa.v", 1, __rt::Place::Layer(0)),
-            ("l1.swa.k", 0, __rt::Place::Layer(1)),
-            ("l1.swa.v", 1, __rt::Place::Layer(1)),
-            ("l2.swa.k", 0, __rt::Place::Layer(2)),
-            ("l2.swa.v", 1, __rt::Place::Layer(2)),
-            ("l3.swa.k", 0, __rt::Place::Layer(3)),
-            ("l3.swa.v", 1, __rt::Place::Layer(3)),
-            ("l4.swa.k", 0, __rt::Place::Layer(4)),
-            ("l4.swa.v", 1, __rt::Place::Layer(4)),
-            ("l5.swa.k", 0, __rt::Place::Layer(5)),
-            ("l5.swa.v", 1, __rt::Place::Layer(5)),
-            ("l6.swa.k", 0, __rt::Place::Layer(6)),
-            ("l6.swa.v", 1, __rt::Place::Layer(6)),
-            ("l7.swa.k", 0, __rt::Place::Layer(7)),
-            ("l7.swa.v", 1, __rt::Place::Layer(7)),
-            ("l8.swa.k", 0, __rt::Place::Layer(8)),
-            ("l8.swa.v", 1, __rt::Place::Layer(8)),
-            ("l9.swa.k", 0, __rt::Place::Layer(9)),
-            ("l9.swa.v", 1, __rt::Place::Layer(9)),
-            ("l10.swa.k", 0, __rt::Place::Layer(10)),
-            ("l10.swa.v", 1, __rt::Place::Layer(10)),
-            ("l11.swa.k", 0, __rt::Place::Layer(11)),
-            ("l11.swa.v", 1, __rt::Place::Layer(11)),
-            ("l12.swa.k", 0, __rt::Place::Layer(12)),
-            ("l12.swa.v", 1, __rt::Place::Layer(12)),
-            ("l13.swa.k", 0, __rt::Place::Layer(13)),
-            ("l13.swa.v", 1, __rt::Place::Layer(13)),
-            ("l14.swa.k", 0, __rt::Place::Layer(14)),
-            ("l14.swa.v", 1, __rt::Place::Layer(14)),
-            ("l15.swa.k", 0, __rt::Place::Layer(15)),
-            ("l15.swa.v", 1, __rt::Place::Layer(15)),
-            ("l16.swa.k", 0, __rt::Place::Layer(16)),
-            ("l16.swa.v", 1, __rt::Place::Layer(16)),
-            ("l17.swa.k", 0, __rt::Place::Layer(17)),
-            ("l17.swa.v", 1, __rt::Place::Layer(17)),
-            ("l18.swa.k", 0, __rt::Place::Layer(18)),
-            ("l18.swa.v", 1, __rt::Place::Layer(18)),
-            ("l19.swa.k", 0, __rt::Place::Layer(19)),
-            ("l19.swa.v", 1, __rt::Place::Layer(19)),
-            ("l20.swa.k", 0, __rt::Place::Layer(20)),
-            ("l20.swa.v", 1, __rt::Place::Layer(20)),
-            ("l21.swa.k", 0, __rt::Place::Layer(21)),
-            ("l21.swa.v", 1, __rt::Place::Layer(21)),
-            ("l22.swa.k", 0, __rt::Place::Layer(22)),
-            ("l22.swa.v", 1, __rt::Place::Layer(22)),
-            ("l23.swa.k", 0, __rt::Place::Layer(23)),
-            ("l23.swa.v", 1, __rt::Place::Layer(23)),
-            ("l24.swa.k", 0, __rt::Place::Layer(24)),
-            ("l24.swa.v", 1, __rt::Place::Layer(24)),
-            ("l25.swa.k", 0, __rt::Place::Layer(25)),
-            ("l25.swa.v", 1, __rt::Place::Layer(25)),
-            ("l26.swa.k", 0, __rt::Place::Layer(26)),
-            ("l26.swa.v", 1, __rt::Place::Layer(26)),
-            ("l27.swa.k", 0, __rt::Place::Layer(27)),
-            ("l27.swa.v", 1, __rt::Place::Layer(27)),
-            ("l28.swa.k", 0, __rt::Place::Layer(28)),
-            ("l28.swa.v", 1, __rt::Place::Layer(28)),
-            ("l29.swa.k", 0, __rt::Place::Layer(29)),
-            ("l29.swa.v", 1, __rt::Place::Layer(29)),
-            ("l30.swa.k", 0, __rt::Place::Layer(30)),
-            ("l30.swa.v", 1, __rt::Place::Layer(30)),
-            ("l31.swa.k", 0, __rt::Place::Layer(31)),
-            ("l31.swa.v", 1, __rt::Place::Layer(31)),
+            ("l0.swa.k", 0),
+            ("l0.swa.v", 1),
+            ("l1.swa.k", 0),
+            ("l1.swa.v", 1),
+            ("l2.swa.k", 0),
+            ("l2.swa.v", 1),
+            ("l3.swa.k", 0),
+            ("l3.swa.v", 1),
+            ("l4.swa.k", 0),
+            ("l4.swa.v", 1),
+            ("l5.swa.k", 0),
+            ("l5.swa.v", 1),
+            ("l6.swa.k", 0),
+            ("l6.swa.v", 1),
+            ("l7.swa.k", 0),
+            ("l7.swa.v", 1),
+            ("l8.swa.k", 0),
+            ("l8.swa.v", 1),
+            ("l9.swa.k", 0),
+            ("l9.swa.v", 1),
+            ("l10.swa.k", 0),
+            ("l10.swa.v", 1),
+            ("l11.swa.k", 0),
+            ("l11.swa.v", 1),
+            ("l12.swa.k", 0),
+            ("l12.swa.v", 1),
+            ("l13.swa.k", 0),
+            ("l13.swa.v", 1),
+            ("l14.swa.k", 0),
+            ("l14.swa.v", 1),
+            ("l15.swa.k", 0),
+            ("l15.swa.v", 1),
+            ("l16.swa.k", 0),
+            ("l16.swa.v", 1),
+            ("l17.swa.k", 0),
+            ("l17.swa.v", 1),
+            ("l18.swa.k", 0),
+            ("l18.swa.v", 1),
+            ("l19.swa.k", 0),
+            ("l19.swa.v", 1),
+            ("l20.swa.k", 0),
+            ("l20.swa.v", 1),
+            ("l21.swa.k", 0),
+            ("l21.swa.v", 1),
+            ("l22.swa.k", 0),
+            ("l22.swa.v", 1),
+            ("l23.swa.k", 0),
+            ("l23.swa.v", 1),
+            ("l24.swa.k", 0),
+            ("l24.swa.v", 1),
+            ("l25.swa.k", 0),
+            ("l25.swa.v", 1),
+            ("l26.swa.k", 0),
+            ("l26.swa.v", 1),
+            ("l27.swa.k", 0),
+            ("l27.swa.v", 1),
+            ("l28.swa.k", 0),
+            ("l28.swa.v", 1),
+            ("l29.swa.k", 0),
+            ("l29.swa.v", 1),
+            ("l30.swa.k", 0),
+            ("l30.swa.v", 1),
+            ("l31.swa.k", 0),
+            ("l31.swa.v", 1),
+        ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [
+            0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38,
+            40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 64,
         ];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
@@ -571,7 +577,7 @@ pub mod mistral {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 2] = [
                     __abi::size_class(
@@ -1272,22 +1278,25 @@ pub mod mistral {
                 group: 0,
             },
         ];
-        /// Every term's state id, size class and place (which pipeline rank holds it),
-        /// in plan order.
+        /// Every term's state id and size class, in plan order.
         #[allow(
             clippy::large_const_arrays,
             reason = "read by reference only: promoted to one static, never copied"
         )]
         const TABLE: [__abi::Row; TERM_COUNT] = [
-            ("l0.swa.k", 0, __rt::Place::Layer(0)),
-            ("l0.swa.v", 1, __rt::Place::Layer(0)),
-            ("l1.swa.k", 0, __rt::Place::Layer(1)),
-            ("l1.swa.v", 1, __rt::Place::Layer(1)),
-            ("l2.swa.k", 0, __rt::Place::Layer(2)),
-            ("l2.swa.v", 1, __rt::Place::Layer(2)),
-            ("l3.swa.k", 0, __rt::Place::Layer(3)),
-            ("l3.swa.v", 1, __rt::Place::Layer(3)),
+            ("l0.swa.k", 0),
+            ("l0.swa.v", 1),
+            ("l1.swa.k", 0),
+            ("l1.swa.v", 1),
+            ("l2.swa.k", 0),
+            ("l2.swa.v", 1),
+            ("l3.swa.k", 0),
+            ("l3.swa.v", 1),
         ];
+        /// Where each place's rows start in `TABLE` (which pipeline rank holds them):
+        /// each layer's, then the epilogue's, then the draft head's; the prologue's
+        /// come before.
+        const PLACE_ROWS: [usize; LAYERS + 2] = [0, 2, 4, 6, 8, 8];
         /// Every term of the plan, in plan order: the order of `regions()`.
         #[allow(
             clippy::large_const_arrays,
@@ -1378,7 +1387,7 @@ pub mod mistral {
                     return ::core::result::Result::Err(error);
                 }
                 let plan_inputs = inputs.state_inputs();
-                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                 let mut lanes = __abi::Lanes::new(align);
                 let sized: [__abi::ClassSize; 2] = [
                     __abi::size_class(

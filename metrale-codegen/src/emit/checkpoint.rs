@@ -140,15 +140,13 @@ impl<'a> Emitter<'a> {
             quote!(#field: #value)
         });
         let classes = self.class_literals(&table);
-        let rows = table
-            .rows
-            .iter()
-            .zip(&table.places)
-            .map(|((id, class), place)| {
-                let class = index(*class);
-                let place = place_literal(*place);
-                quote!((#id, #class, #place))
-            });
+        let rows = table.rows.iter().map(|(id, class)| {
+            let class = index(*class);
+            quote!((#id, #class))
+        });
+        let starts = place_starts(&table.places, checkpoint.layer_kinds().len())
+            .into_iter()
+            .map(index);
         let parts = self.plan_fields(checkpoint, &table);
         let fields = &parts.fields;
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
@@ -182,10 +180,14 @@ impl<'a> Emitter<'a> {
                 #[doc = "thing in one section, sized once per plan."]
                 const CLASSES: [__abi::SizeClass; #c] = [#(#classes),*];
 
-                #[doc = "Every term's state id, size class and place (which pipeline rank holds it),"]
-                #[doc = "in plan order."]
+                #[doc = "Every term's state id and size class, in plan order."]
                 #large
                 const TABLE: [__abi::Row; TERM_COUNT] = [#(#rows),*];
+
+                #[doc = "Where each place's rows start in `TABLE` (which pipeline rank holds them):"]
+                #[doc = "each layer's, then the epilogue's, then the draft head's; the prologue's"]
+                #[doc = "come before."]
+                const PLACE_ROWS: [usize; LAYERS + 2] = [#(#starts),*];
 
                 #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
                 #large
@@ -317,7 +319,7 @@ impl<'a> Emitter<'a> {
                         return ::core::result::Result::Err(error);
                     }
                     let plan_inputs = inputs.state_inputs();
-                    let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, stage, LAYERS);
+                    let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
                     let mut lanes = __abi::Lanes::new(align);
                     let sized: [__abi::ClassSize; #c] = [#(#sizes),*];
                     if let ::core::option::Option::Some(error) = __abi::first_fault(&sized, &held.first, &TERMS) {
@@ -662,17 +664,27 @@ fn for_rank_fn() -> TokenStream {
     }
 }
 
-/// A `Place` as generated code writes it.
-fn place_literal(place: Place) -> TokenStream {
-    match place {
-        Place::Prologue => quote!(__rt::Place::Prologue),
-        Place::Layer(layer) => {
-            let layer = int(layer);
-            quote!(__rt::Place::Layer(#layer))
+/// Where each place's rows start, for a table whose rows sit at `places` (in plan order) in a
+/// checkpoint of `layers` layers: the first row of each layer, of the epilogue and of the draft
+/// head, as `__private_v0_1::place_of` reads them (a place without rows starts where the
+/// next does).
+fn place_starts(places: &[Place], layers: usize) -> Vec<usize> {
+    // A place's rank in plan order: the prologue 0, layer k k + 1, then epilogue and draft.
+    let rank = |place: &Place| match *place {
+        Place::Prologue => 0,
+        Place::Layer(layer) => usize::try_from(layer).map_or(usize::MAX, |l| l + 1),
+        Place::Epilogue => layers + 1,
+        Place::Draft => layers + 2,
+    };
+    // Entry j is the first row whose rank passes j: one pass, the rows being in rank order.
+    let mut starts = Vec::with_capacity(layers + 2);
+    for (row, place) in places.iter().enumerate() {
+        while starts.len() < rank(place).min(layers + 2) {
+            starts.push(row);
         }
-        Place::Epilogue => quote!(__rt::Place::Epilogue),
-        Place::Draft => quote!(__rt::Place::Draft),
     }
+    starts.resize(layers + 2, places.len());
+    starts
 }
 
 /// `StatePlan::fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's one search
