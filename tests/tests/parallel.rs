@@ -404,3 +404,67 @@ fn a_rank_plan_is_a_const() {
     // 40 layers x 2 sides x 2048 blocks x 4,096 B.
     assert_eq!(plan.device_bytes(), 40 * 2 * 2048 * 4096);
 }
+
+#[test]
+fn a_checkpoint_chosen_at_run_time_plans_and_fits_a_rank() {
+    use qwen3_5::{AnyPlan, Checkpoint, qwen3_5_27b};
+    let inputs = qwen3_5_inputs(2);
+    let layout = Parallel {
+        tp: 4,
+        pp: 2,
+        pp_layers: None,
+    };
+    let rank = Rank { tp: 1, pp: 1 };
+    let checkpoint = Checkpoint::from_hf("Qwen/Qwen3.5-27B").expect("27B");
+    let chosen = AnyPlan::for_rank(checkpoint, checkpoint.dims(), &inputs, 256, &layout, rank);
+    let typed = qwen3_5_27b::StatePlan::for_rank(&qwen3_5_27b::DIMS, &inputs, 256, &layout, rank);
+    assert_eq!(chosen, typed.map(AnyPlan::Qwen3527b));
+    let budget = 4 << 30;
+    let fit = AnyPlan::fit_kv_blocks_for_rank(
+        checkpoint,
+        checkpoint.dims(),
+        &inputs,
+        256,
+        budget,
+        &layout,
+        rank,
+    )
+    .expect("a fit");
+    assert_eq!(
+        Ok(fit),
+        qwen3_5_27b::StatePlan::fit_kv_blocks_for_rank(
+            &qwen3_5_27b::DIMS,
+            &inputs,
+            256,
+            budget,
+            &layout,
+            rank
+        )
+    );
+    // The answer fits that rank's budget, one block more does not.
+    let at = |blocks| {
+        let kv = metrale_tests::SERVE_KV.map(|kv| metrale_circuit::KvInputs { blocks, ..kv });
+        let inputs = qwen3_5::Inputs { kv, ..inputs };
+        qwen3_5_27b::StatePlan::for_rank(&qwen3_5_27b::DIMS, &inputs, 256, &layout, rank)
+            .expect("a plan")
+            .device_bytes()
+    };
+    assert!(at(fit.value) <= budget && at(fit.value + 1) > budget);
+    assert_eq!(at(fit.value), fit.device_bytes);
+    // A rank outside the layout is the same error either way.
+    assert_eq!(
+        AnyPlan::for_rank(
+            checkpoint,
+            checkpoint.dims(),
+            &inputs,
+            256,
+            &layout,
+            Rank { tp: 0, pp: 2 }
+        ),
+        Err(RankError::Stage(StageFault::RankOutOfRange {
+            rank: Rank { tp: 0, pp: 2 },
+            tp: 4,
+            pp: 2
+        }))
+    );
+}
