@@ -326,12 +326,30 @@ pub struct Instance {
     pub prefix: String,
     /// The block template's name.
     pub block: String,
-    /// The layer index of a layer's block.
-    pub layer: Option<usize>,
-    /// Main model or draft head.
-    pub section: Section,
-    /// Where it sits: which pipeline rank holds it.
+    /// Where it sits: its layer, or the prologue, epilogue or draft head (which pipeline rank
+    /// holds it).
     pub place: Place,
+}
+
+impl Instance {
+    /// The layer index of a layer's block.
+    #[must_use]
+    pub fn layer(&self) -> Option<usize> {
+        match self.place {
+            Place::Layer(layer) => usize::try_from(layer).ok(),
+            Place::Prologue | Place::Epilogue | Place::Draft => None,
+        }
+    }
+
+    /// Main model or draft head.
+    #[must_use]
+    pub fn section(&self) -> Section {
+        if self.place == Place::Draft {
+            Section::Draft
+        } else {
+            Section::Main
+        }
+    }
 }
 
 impl Circuit {
@@ -485,8 +503,6 @@ impl Circuit {
             move |block: &String| Instance {
                 prefix: block.clone(),
                 block: block.clone(),
-                layer: None,
-                section: Section::Main,
                 place,
             }
         };
@@ -497,8 +513,6 @@ impl Circuit {
                 instances.push(Instance {
                     prefix: format!("l{layer}.{block}"),
                     block: block.clone(),
-                    layer: Some(layer),
-                    section: Section::Main,
                     place: Place::Layer(layer as u64),
                 });
             }
@@ -507,8 +521,6 @@ impl Circuit {
         instances.extend(self.draft.iter().map(|block| Instance {
             prefix: format!("draft.{block}"),
             block: block.clone(),
-            layer: None,
-            section: Section::Draft,
             place: Place::Draft,
         }));
         instances
@@ -633,8 +645,8 @@ impl Circuit {
                     id: format!("{}.{}", instance.prefix, state.local),
                     local: state.local.clone(),
                     block: block.name.clone(),
-                    layer: instance.layer,
-                    section: instance.section,
+                    layer: instance.layer(),
+                    section: instance.section(),
                     kind: state.kind,
                     format: state.format.clone(),
                     elements,

@@ -245,12 +245,15 @@ impl Stage {
         }
     }
 
-    /// What rank `rank` of `parallel` holds of a model of `layers` layers ([`stage`]).
+    /// What rank `rank` of `parallel` holds of a model of `layers` layers: the layers of
+    /// vLLM's split or of `pp_layers` ([`stage`]), the prologue on rank 0, the epilogue and the
+    /// draft head on the last.
     ///
     /// # Errors
     /// [`StageFault::ZeroSize`] when a size is 0, [`StageFault::RankOutOfRange`] when
-    /// either index is outside its size, and [`stage`]'s errors for a split that cannot be
-    /// made.
+    /// either index is outside its size, [`StageFault::MoreStagesThanLayers`], and
+    /// [`StageFault::BadPpLayers`] for a `pp_layers` that is not `pp` counts of at least 1
+    /// summing to `layers`.
     pub const fn of(layers: u64, parallel: &Parallel<'_>, rank: Rank) -> Result<Self, StageFault> {
         if parallel.tp == 0 || parallel.pp == 0 {
             return Err(StageFault::ZeroSize);
@@ -262,7 +265,7 @@ impl Stage {
                 pp: parallel.pp,
             });
         }
-        match stage(layers, parallel, rank.pp) {
+        match split(layers, parallel, rank.pp) {
             Ok((start, end)) => Ok(Self {
                 start,
                 end,
@@ -344,27 +347,26 @@ pub const fn default_stage_layers(layers: u64, pp: u64, rank: u64) -> Option<u64
     Some(if extra { base + 1 } else { base })
 }
 
-/// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`.
+/// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`
+/// ([`Stage::of`] for tensor-parallel rank 0).
 ///
 /// # Errors
-/// [`StageFault`] when the sizes are 0, the rank is out of range, there are more ranks than
-/// layers, or `pp_layers` is not `pp` counts of at least 1 summing to `layers`.
+/// [`Stage::of`]'s.
 pub const fn stage(
     layers: u64,
     parallel: &Parallel<'_>,
     rank: u64,
 ) -> Result<(u64, u64), StageFault> {
+    match Stage::of(layers, parallel, Rank { tp: 0, pp: rank }) {
+        Ok(held) => Ok((held.start, held.end)),
+        Err(fault) => Err(fault),
+    }
+}
+
+/// The layers `[start, end)` pipeline rank `rank` holds, the sizes and the rank checked
+/// ([`Stage::of`]).
+const fn split(layers: u64, parallel: &Parallel<'_>, rank: u64) -> Result<(u64, u64), StageFault> {
     let pp = parallel.pp;
-    if pp == 0 || parallel.tp == 0 {
-        return Err(StageFault::ZeroSize);
-    }
-    if rank >= pp {
-        return Err(StageFault::RankOutOfRange {
-            rank: Rank { tp: 0, pp: rank },
-            tp: parallel.tp,
-            pp,
-        });
-    }
     if pp > layers {
         return Err(StageFault::MoreStagesThanLayers { layers, pp });
     }

@@ -159,9 +159,7 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     let ranks: Vec<Rank> = match resolved.rank {
         Some(rank) => vec![rank],
         None if counts.tp == 1 && counts.pp == 1 => return fit_rank(args, &prepared, None),
-        None => (0..counts.pp)
-            .flat_map(|pp| (0..counts.tp).map(move |tp| Rank { tp, pp }))
-            .collect(),
+        None => ranks::every_rank(&counts).collect(),
     };
     let parallel = counts.parallel();
     let mut binding: Option<Answer> = None;

@@ -10,7 +10,7 @@
 
 use clap::Args;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::{Parallel, ParallelCounts, Rank, StateDecl, StatePlan, stage};
+use metrale_circuit::{Parallel, ParallelCounts, Rank, Stage, StateDecl, StatePlan};
 use serde_json::json;
 
 use super::prepare::{Prepared, located_plan_error};
@@ -60,6 +60,12 @@ impl ParallelArgs {
     }
 }
 
+/// Every rank of `counts`, in (pp rank, tp rank) order.
+pub fn every_rank(counts: &ParallelCounts) -> impl Iterator<Item = Rank> + use<> {
+    let (tp, pp) = (counts.tp, counts.pp);
+    (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
+}
+
 /// What one rank holds: its declarations and the model's layers `[start, end)` in it.
 pub struct RankDecls {
     /// The rank's states.
@@ -85,12 +91,13 @@ pub fn rank_decls(
         .circuit
         .checkpoint(&prepared.checkpoint)
         .map_or(0, |c| c.layer_kinds().len() as u64);
-    let held = stage(layers, parallel, rank.pp).map_err(|e| {
+    // The stage `instantiate_rank` placed the rank by: it cannot fail once that succeeded.
+    let held = Stage::of(layers, parallel, rank).map_err(|e| {
         Diagnostics::from(Diagnostic::error(e.to_string()).in_file(prepared.circuit.path()))
     })?;
     Ok(RankDecls {
         decls,
-        layers: held,
+        layers: (held.start, held.end),
     })
 }
 
@@ -119,20 +126,16 @@ pub fn all_ranks(
     let parallel = counts.parallel();
     let view = prepared.inputs.view();
     let mut rows = Vec::new();
-    for pp in 0..counts.pp {
-        for tp in 0..counts.tp {
-            let rank = Rank { tp, pp };
-            let held = rank_decls(prepared, &parallel, rank)?;
-            let plan = StatePlan::new(&held.decls, &view.inputs(), align).map_err(|error| {
-                located_plan_error(&error, circuit, inputs_path, prepared, align)
-            })?;
-            rows.push(Row {
-                rank,
-                layers: held.layers,
-                device: plan.device_bytes(),
-                host: plan.host_bytes(),
-            });
-        }
+    for rank in every_rank(counts) {
+        let held = rank_decls(prepared, &parallel, rank)?;
+        let plan = StatePlan::new(&held.decls, &view.inputs(), align)
+            .map_err(|error| located_plan_error(&error, circuit, inputs_path, prepared, align))?;
+        rows.push(Row {
+            rank,
+            layers: held.layers,
+            device: plan.device_bytes(),
+            host: plan.host_bytes(),
+        });
     }
     let device = rows.iter().fold(0u64, |s, r| s.saturating_add(r.device));
     let host = rows.iter().fold(0u64, |s, r| s.saturating_add(r.host));

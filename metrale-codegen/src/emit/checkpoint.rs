@@ -90,12 +90,12 @@ impl<'a> Emitter<'a> {
                         .classes
                         .iter()
                         .position(|(b, s, h, sec, _)| {
-                            same(b, s) && *h == holding && *sec == instance.section
+                            same(b, s) && *h == holding && *sec == instance.section()
                         })
                         .unwrap_or_else(|| {
                             table
                                 .classes
-                                .push((block, state, holding, instance.section, unit));
+                                .push((block, state, holding, instance.section(), unit));
                             table.counts.push(0);
                             table.classes.len() - 1
                         });
