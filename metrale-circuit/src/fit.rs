@@ -2,8 +2,8 @@
 //! budget, exact to the byte (alignment padding included), asked before any weight is loaded.
 //!
 //! This module owns the answer ([`Fit`], [`FitError`]), the one search every fit runs
-//! ([`Search`]: the dynamic [`fit_kv_blocks`] here and the generated `StatePlan::fit_kv_blocks`
-//! of each checkpoint drive the same probes), and the dynamic fit of the main KV pool.
+//! ([`Search`], driven by the one loop `search_fit!`: the dynamic fits here and the runtime's
+//! fits of a generated checkpoint's table run the same probes), and the dynamic fits.
 //!
 //! Invariants:
 //! - The device bytes of a plan never decrease as the free input grows (every term's units are
@@ -46,6 +46,27 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(scale)
         .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
 }
+
+/// The one capacity search loop, for the dynamic fits here and the generated plans' fits
+/// (`__private_v0_1::Table::fit_kv_blocks`, `fit_profile`), written once as a macro because a
+/// `const fn` can take no closure: a [`Search`] under `$budget`, each probed `$value` planned by
+/// `$device_bytes` (a `Result` of the plan's device bytes). A plan that fails at 0 returns its
+/// error from the enclosing function as [`FitError::Plan`]; one that fails above 0 does not
+/// fit. Evaluates to [`Search::finish`]'s answer.
+macro_rules! search_fit {
+    ($budget:expr, |$value:ident| $device_bytes:expr) => {{
+        let mut search = $crate::fit::Search::new($budget);
+        while let Some($value) = search.probe() {
+            match $device_bytes {
+                Ok(bytes) => search.record(Some(bytes)),
+                Err(error) if $value == 0 => return Err($crate::fit::FitError::Plan(error)),
+                Err(_) => search.record(None),
+            }
+        }
+        search.finish()
+    }};
+}
+pub(crate) use search_fit;
 
 /// The largest value of the free input that fits, and the device bytes around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,21 +256,13 @@ pub fn fit_kv_blocks(
     })
 }
 
-/// Runs a [`Search`] under `budget` over the plans `plan_at` makes: a plan that fails at 0 is
-/// the answer's error, one that fails above 0 does not fit.
+/// Runs a [`Search`] under `budget` over the plans `plan_at` makes.
 fn drive(
     budget: u64,
     mut plan_at: impl FnMut(u64) -> Result<StatePlan, StateError>,
 ) -> Result<Fit, FitError<StateError>> {
-    let mut search = Search::new(budget);
-    while let Some(value) = search.probe() {
-        match plan_at(value) {
-            Ok(plan) => search.record(Some(plan.device_bytes())),
-            Err(error) if value == 0 => return Err(FitError::Plan(error)),
-            Err(_) => search.record(None),
-        }
-    }
-    search.finish()
+    search_fit!(budget, |value| plan_at(value)
+        .map(|plan| plan.device_bytes()))
 }
 
 /// The largest value of a serving profile's free input `free` whose plan's device arena

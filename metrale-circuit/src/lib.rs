@@ -86,7 +86,7 @@ mod walk;
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.
 #[doc(hidden)]
-#[path = "abi.rs"]
+#[path = "abi/mod.rs"]
 pub mod __private_v0_1;
 
 /// The ABI generated code is written against: the ABI revision and the layout constants the

@@ -1,40 +1,33 @@
-//! One checkpoint's module: its `DIMS` and `LAYERS`, the static table of its plan's terms
-//! (`TERMS`, size classes, places, layout order), and `StatePlan`, a struct with one named
-//! `Region` field per term, a `const fn new` that sizes and lays them out, and `for_rank`, the
-//! same for one tensor- and pipeline-parallel rank.
+//! One checkpoint's module: its `DIMS` and `LAYERS`, its static table (`TABLE`, the IR of
+//! `table.rs` as one `__private_v0_1::Table`) and `TERMS`, and `StatePlan`, a struct with one
+//! named `Region` field per term. The runtime runs the checkpoint's algorithms on the table
+//! (a stage's sizes and arena, the capacity searches, the rank wrapper): `new`, `for_rank`
+//! and each `fit_*` are a call into it, plus the typed `lay` calls only generated code can
+//! write.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
-//! - The table rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the
-//!   order the dynamic plan sizes in; a block instance's terms are consecutive rows of
-//!   consecutive classes, so its `lay` takes a window of the classes and `regions` maps row
-//!   `first + j` to its `j`-th term.
-//! - Terms that size alike (one state of one block template, one holding, one section) share a
-//!   size class, sized once per plan by one inlined `__private_v0_1::size_class` call each; each
-//!   state's unit is computed once.
 //! - `new` builds the plan as one struct literal whose fields are written in plan order, so
-//!   each layout group's cursor (`__private_v0_1::Lanes`) meets its terms in the order the
-//!   runtime's `layout_order` places them: one add per term. Only sizes so large that a sum
-//!   could overflow fall back to the exact term-by-term replay (`__private_v0_1::replay` over
-//!   `STEPS`), which names the term as the dynamic plan does.
+//!   each layout group's cursor meets its terms in the order the runtime's `layout_order`
+//!   places them: one add per term (`Table::size` checked every sum first, or replayed the
+//!   exact layout).
 //! - `new` and `for_rank` are one constructor (`on_stage`): a rank's dims come from
-//!   `Dims::on_tp`, and its pipeline stage (`Stage`) decides, by each row's `Place`, which
-//!   terms are sized (`__private_v0_1::held`) and which block instances lay out absent classes
-//!   (`StageClasses`), so a term the rank does not hold is `Region::EMPTY` and takes no room.
-//!   One GPU is the stage that holds everything, read from the static table without a pass.
+//!   `Dims::on_tp` (the circuit's `rank_of`), and its pipeline stage decides which terms are
+//!   sized and which block instances lay out absent classes, so a term the rank does not hold
+//!   is `Region::EMPTY` and takes no room.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
-//!   than the model (`scripts/compile_scale.py` measures it).
+//!   than the model (`scripts/compile_scale.py` measures it); every other function has a
+//!   fixed size.
 
-use std::collections::HashMap;
-
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place, Section, StateTemplate};
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
-use super::names::{camel_case, ident, index, int};
+use super::names::{ident, index, int};
+use super::table::Table;
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
 #[derive(Default)]
@@ -45,77 +38,7 @@ struct PlanParts {
     init: TokenStream,
 }
 
-/// The static table of one checkpoint's plan.
-struct Table<'a> {
-    /// `(state id, class)` per term, in plan order.
-    rows: Vec<(String, usize)>,
-    /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
-    places: Vec<Place>,
-    /// Row of each `(state id, holding)`.
-    row_of: HashMap<(String, Holding), usize>,
-    /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
-    /// the circuit's `units()`.
-    classes: Vec<(
-        &'a BlockTemplate,
-        &'a StateTemplate,
-        Holding,
-        Section,
-        usize,
-    )>,
-    /// How many rows each class has.
-    counts: Vec<u64>,
-}
-
-impl<'a> Emitter<'a> {
-    fn table(&self, checkpoint: &Checkpoint) -> Table<'a> {
-        let mut table = Table {
-            rows: Vec::new(),
-            places: Vec::new(),
-            row_of: HashMap::new(),
-            classes: Vec::new(),
-            counts: Vec::new(),
-        };
-        for instance in self.circuit.instances(checkpoint) {
-            let Some(block) = self.stateful(&instance.block) else {
-                continue;
-            };
-            for state in block.states() {
-                let same = |b: &BlockTemplate, s: &StateTemplate| {
-                    b.name() == block.name() && s.local() == state.local()
-                };
-                let unit = self.unit_index(block, state);
-                let id = format!("{}.{}", instance.prefix, state.local());
-                for &holding in Holding::of_kind(state.kind()) {
-                    let class = table
-                        .classes
-                        .iter()
-                        .position(|(b, s, h, sec, _)| {
-                            same(b, s) && *h == holding && *sec == instance.section()
-                        })
-                        .unwrap_or_else(|| {
-                            table
-                                .classes
-                                .push((block, state, holding, instance.section(), unit));
-                            table.counts.push(0);
-                            table.classes.len() - 1
-                        });
-                    table.row_of.insert((id.clone(), holding), table.rows.len());
-                    table.rows.push((id.clone(), class));
-                    table.places.push(instance.place);
-                    if let Some(count) = table.counts.get_mut(class) {
-                        *count += 1;
-                    }
-                }
-            }
-        }
-        table
-    }
-
-    /// How many terms the plan of `checkpoint` has: its `TERM_COUNT`.
-    pub(super) fn term_count(&self, checkpoint: &Checkpoint) -> usize {
-        self.table(checkpoint).rows.len()
-    }
-
+impl Emitter<'_> {
     /// `pub mod <checkpoint> { ... }`.
     pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
         let name = ident(checkpoint.name());
@@ -139,24 +62,10 @@ impl<'a> Emitter<'a> {
             let value = int(*value);
             quote!(#field: #value)
         });
-        let classes = self.class_literals(&table);
-        let rows = table.rows.iter().map(|(id, class)| {
-            let class = index(*class);
-            quote!((#id, #class))
-        });
-        let starts = place_starts(&table.places, checkpoint.layer_kinds().len())
-            .into_iter()
-            .map(index);
+        let value = self.table_value(checkpoint, &table);
         let parts = self.plan_fields(checkpoint, &table);
         let fields = &parts.fields;
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
-        let rank_of = rank_of_fn(&int(checkpoint.layer_kinds().len() as u64));
-        // A model of some hundred terms makes these tables larger than clippy's threshold for
-        // a `const` array; they are read by reference only, which rustc promotes to one
-        // static, so nothing large is copied. `const`, not `static`: const fns read them.
-        let large = quote! {
-            #[allow(clippy::large_const_arrays, reason = "read by reference only: promoted to one static, never copied")]
-        };
         let plan_doc = format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
             checkpoint.name()
@@ -176,31 +85,16 @@ impl<'a> Emitter<'a> {
                 #[doc = "The number of terms of the plan (and of `TERMS` and `regions()`)."]
                 pub const TERM_COUNT: usize = #n;
 
-                #[doc = "Every size class: terms of one state of one block template, holding one"]
-                #[doc = "thing in one section, sized once per plan."]
-                const CLASSES: [__abi::SizeClass; #c] = [#(#classes),*];
-
-                #[doc = "Every term's state id and size class, in plan order."]
-                #large
-                const TABLE: [__abi::Row; TERM_COUNT] = [#(#rows),*];
-
-                #[doc = "Where each place's rows start in `TABLE` (which pipeline rank holds them):"]
-                #[doc = "each layer's, then the epilogue's, then the draft head's; the prologue's"]
-                #[doc = "come before."]
-                const PLACE_ROWS: [usize; LAYERS + 2] = [#(#starts),*];
+                #[doc = "The plan's static table: every term's state id and size class in plan"]
+                #[doc = "order, every size class, and where each layer's rows start."]
+                const TABLE: __abi::Table<TERM_COUNT, #c, { LAYERS + 2 }> = #value;
 
                 #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
-                #large
-                pub const TERMS: [__rt::TermInfo; TERM_COUNT] =
-                    __abi::terms(&TABLE, &CLASSES);
-
-                #[doc = "The first row of every size class: its faults are reported there."]
-                const FIRST_ROW: [usize; #c] = __abi::first_rows(&TABLE);
-
-                #[doc = "Every term in layout order, with its size class and arena (for the exact"]
-                #[doc = "replay of a layout that could overflow)."]
-                #large
-                const STEPS: [__abi::Step; TERM_COUNT] = __abi::steps(&TABLE, &CLASSES);
+                // A model of some hundred terms makes this array larger than clippy's
+                // threshold for a `const`; it is read by reference only, which rustc promotes
+                // to one static, so nothing large is copied.
+                #[allow(clippy::large_const_arrays, reason = "read by reference only: promoted to one static, never copied")]
+                pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
 
                 #[doc = #plan_doc]
                 #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -212,61 +106,11 @@ impl<'a> Emitter<'a> {
                 }
 
                 #plan_impl
-
-                #rank_of
             }
         }
     }
 
-    /// The `SizeClass` literal of every class.
-    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
-        table
-            .classes
-            .iter()
-            .enumerate()
-            .map(|(class, (_, state, holding, section, unit))| {
-                let count = int(table.counts.get(class).copied().unwrap_or_default());
-                let group = index(metrale_circuit::__private_v0_1::group(
-                    state.kind(),
-                    *holding,
-                    state.lifetime(),
-                ));
-                let kind = format_ident!("{}", camel_case(state.kind().name()));
-                let holding = format_ident!("{}", camel_case(holding.name()));
-                let section = format_ident!("{}", camel_case(section.name()));
-                let verify = if let Some(steps) = state.verify() {
-                    let steps = format_ident!("{}", camel_case(steps.name()));
-                    quote!(::core::option::Option::Some(__rt::VerifySteps::#steps))
-                } else {
-                    quote!(::core::option::Option::None)
-                };
-                let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
-                let unit = index(*unit);
-                let window = self.window_index(state).map_or_else(
-                    || quote!(::core::option::Option::None),
-                    |i| {
-                        let i = index(i);
-                        quote!(::core::option::Option::Some(#i))
-                    },
-                );
-                quote! {
-                    __abi::SizeClass {
-                        kind: __rt::StateKind::#kind,
-                        holding: __rt::Holding::#holding,
-                        section: __rt::Section::#section,
-                        verify: #verify,
-                        lifetime: __rt::Lifetime::#lifetime,
-                        unit: #unit,
-                        window: #window,
-                        count: #count,
-                        group: #group,
-                    }
-                }
-            })
-            .collect()
-    }
-
-    /// `impl StatePlan { new, regions, totals, layers }`.
+    /// `impl StatePlan { new, for_rank, regions, totals, fits, layers }`.
     fn plan_impl(
         &self,
         checkpoint: &Checkpoint,
@@ -277,15 +121,7 @@ impl<'a> Emitter<'a> {
         let regions = self.regions_body();
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
-        let whole = int(checkpoint.layer_kinds().len() as u64);
-        let fit_fn = fit_fn(&whole);
-        let for_rank = for_rank_fn();
-        let c = index(table.classes.len());
-        // One call per class with a constant index: each folds to its kind's size law.
-        let sizes = (0..table.classes.len()).map(|class| {
-            let class = index(class);
-            quote!(__abi::size_class(&CLASSES[#class], held.counts[#class], &units, &windows, &plan_inputs, &mut lanes))
-        });
+        let fits = fit_fns();
         quote! {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -300,10 +136,32 @@ impl<'a> Emitter<'a> {
                     inputs: &super::Inputs<'_>,
                     align: u64,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
-                    Self::on_stage(dims, inputs, align, &__rt::Stage::whole(#whole))
+                    Self::on_stage(dims, inputs, align, &TABLE.whole())
                 }
 
-                #for_rank
+                #[doc = "The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
+                #[doc = "`DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
+                #[doc = "pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
+                #[doc = "prologue off the first rank and the epilogue and draft head off the last,"]
+                #[doc = "are empty regions at offset 0 that take no room, as absent groups are. The"]
+                #[doc = "same plan as the dynamic one of `Circuit::instantiate_rank`."]
+                #[doc = ""]
+                #[doc = "# Errors"]
+                #[doc = "`RankError::Stage` when a size is 0, the rank is outside them or the"]
+                #[doc = "layers do not split; `RankError::Shard` when a sharded dim does not split;"]
+                #[doc = "`RankError::Plan` with the rank's `PlanError`, as `new`."]
+                pub const fn for_rank(
+                    dims: &super::Dims,
+                    inputs: &super::Inputs<'_>,
+                    align: u64,
+                    parallel: &__rt::Parallel<'_>,
+                    rank: __rt::Rank,
+                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+                    match super::rank_of(dims, LAYERS, parallel, rank) {
+                        ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
+                        ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                    }
+                }
 
                 #[doc = "`new` for what `stage` holds, under `dims` (a rank's)."]
                 const fn on_stage(
@@ -313,29 +171,10 @@ impl<'a> Emitter<'a> {
                     stage: &__rt::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     let units = super::units(dims, inputs.formats);
-                    let windows = super::windows(dims);
-                    // The alignment is checked first, as the dynamic plan does.
-                    if let ::core::result::Result::Err(error) = __abi::valid_align(align) {
-                        return ::core::result::Result::Err(error);
-                    }
-                    let plan_inputs = inputs.state_inputs();
-                    let held = __abi::held(&TABLE, &CLASSES, &FIRST_ROW, &PLACE_ROWS, stage);
-                    let mut lanes = __abi::Lanes::new(align);
-                    let sized: [__abi::ClassSize; #c] = [#(#sizes),*];
-                    if let ::core::option::Option::Some(error) = __abi::first_fault(&sized, &held.first, &TERMS) {
-                        return ::core::result::Result::Err(error);
-                    }
-                    let (mut cursors, arena) = lanes.finish();
-                    let arena = match arena {
-                        ::core::option::Option::Some(arena) => arena,
-                        // A sum could overflow: the exact layout names the term.
-                        ::core::option::Option::None => match __abi::replay(&sized, &STEPS, &TERMS, &held, align) {
-                            ::core::result::Result::Ok(arena) => arena,
-                            ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-                        },
+                    let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &inputs.state_inputs(), align, stage) {
+                        ::core::result::Result::Ok(sized) => sized,
+                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
                     };
-                    // A block instance the stage does not hold reads absent classes.
-                    let classes = __abi::StageClasses::new(&sized, stage);
                     // The literal's fields are evaluated in plan order, so each group's cursor
                     // meets its terms in the order the layout places them.
                     ::core::result::Result::Ok(Self { #init arena })
@@ -379,7 +218,7 @@ impl<'a> Emitter<'a> {
                     self.arena.term_bytes(space)
                 }
 
-                #fit_fn
+                #fits
 
                 #layers_fn
             }
@@ -566,12 +405,13 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `layers()` and `layer(i)`, when the circuit has layer kinds.
+    /// `layers()` and `layer(i)`, when the circuit has layer kinds: `layers()` lists the
+    /// fields, `layer(i)` reads it, so only `layers()` grows with the layers.
     fn layers_fn(&self, checkpoint: &Checkpoint) -> TokenStream {
         if self.circuit.layout().blocks().is_empty() {
             return TokenStream::new();
         }
-        let layers: Vec<TokenStream> = checkpoint
+        let layers = checkpoint
             .layer_kinds()
             .iter()
             .enumerate()
@@ -579,12 +419,7 @@ impl<'a> Emitter<'a> {
                 let field = format_ident!("l{i}");
                 let variant = layer_variant(kind);
                 quote!(super::Layer::#variant(&self.#field))
-            })
-            .collect();
-        let arms = layers.iter().enumerate().map(|(i, layer)| {
-            let i = index(i);
-            quote!(#i => ::core::option::Option::Some(#layer),)
-        });
+            });
         quote! {
             #[doc = "Every layer, in order, typed by its kind, for loops over layers."]
             #[must_use]
@@ -595,9 +430,10 @@ impl<'a> Emitter<'a> {
             #[doc = "Layer `index`, or `None` past the last one."]
             #[must_use]
             pub const fn layer(&self, index: usize) -> ::core::option::Option<super::Layer<'_>> {
-                match index {
-                    #(#arms)*
-                    _ => ::core::option::Option::None,
+                if index < LAYERS {
+                    ::core::option::Option::Some(self.layers()[index])
+                } else {
+                    ::core::option::Option::None
                 }
             }
         }
@@ -620,157 +456,13 @@ impl<'a> Emitter<'a> {
         ));
         lines
     }
-
-    /// The index of `state` of `block` in the circuit's `units()`: states of the stateful
-    /// blocks, block by block in definition order.
-    fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
-        self.unit_states()
-            .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
-            .unwrap_or_default()
-    }
 }
 
-/// `StatePlan::for_rank`: the plan of one rank, its dims and stage from `rank_of`.
-fn for_rank_fn() -> TokenStream {
-    quote! {
-                #[doc = "The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
-                #[doc = "`DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
-                #[doc = "pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
-                #[doc = "prologue off the first rank and the epilogue and draft head off the last,"]
-                #[doc = "are empty regions at offset 0 that take no room, as absent groups are. The"]
-                #[doc = "same plan as the dynamic one of `Circuit::instantiate_rank`."]
-                #[doc = ""]
-                #[doc = "# Errors"]
-                #[doc = "`RankError::Stage` when a size is 0, the rank is outside them or the"]
-                #[doc = "layers do not split; `RankError::Shard` when a sharded dim does not split;"]
-                #[doc = "`RankError::Plan` with the rank's `PlanError`, as `new`."]
-                pub const fn for_rank(
-                    dims: &super::Dims,
-                    inputs: &super::Inputs<'_>,
-                    align: u64,
-                    parallel: &__rt::Parallel<'_>,
-                    rank: __rt::Rank,
-                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
-                    let (dims, stage) = match rank_of(dims, parallel, rank) {
-                        ::core::result::Result::Ok(ranked) => ranked,
-                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-                    };
-                    match Self::on_stage(&dims, inputs, align, &stage) {
-                        ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(plan),
-                        ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
-                    }
-                }
-
-    }
-}
-
-/// Where each place's rows start, for a table whose rows sit at `places` (in plan order) in a
-/// checkpoint of `layers` layers: the first row of each layer, of the epilogue and of the draft
-/// head, as `__private_v0_1::place_of` reads them (a place without rows starts where the
-/// next does).
-fn place_starts(places: &[Place], layers: usize) -> Vec<usize> {
-    // A place's rank in plan order: the prologue 0, layer k k + 1, then epilogue and draft.
-    let rank = |place: &Place| match *place {
-        Place::Prologue => 0,
-        Place::Layer(layer) => usize::try_from(layer).map_or(usize::MAX, |l| l + 1),
-        Place::Epilogue => layers + 1,
-        Place::Draft => layers + 2,
-    };
-    // Entry j is the first row whose rank passes j: one pass, the rows being in rank order.
-    let mut starts = Vec::with_capacity(layers + 2);
-    for (row, place) in places.iter().enumerate() {
-        while starts.len() < rank(place).min(layers + 2) {
-            starts.push(row);
-        }
-    }
-    starts.resize(layers + 2, places.len());
-    starts
-}
-
-/// `StatePlan::fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's one search
-/// (`Search`) driven by this plan's constructor for a stage; `whole` is the layer count.
-fn fit_fn(whole: &proc_macro2::Literal) -> TokenStream {
-    let profile = fit_profile_fn(whole);
-    quote! {
-        #profile
-
-        #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
-        #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
-        #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
-        #[doc = "at it and at one more block."]
-        #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
-        #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
-        pub const fn fit_kv_blocks(
-            dims: &super::Dims,
-            inputs: &super::Inputs<'_>,
-            align: u64,
-            budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            Self::fit_kv_blocks_on(dims, inputs, align, budget, &__rt::Stage::whole(#whole))
-        }
-
-        #[doc = "`fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
-        #[doc = "budget is that GPU's)."]
-        #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
-        #[doc = "with the rank's `FitError`, as `fit_kv_blocks`."]
-        pub const fn fit_kv_blocks_for_rank(
-            dims: &super::Dims,
-            inputs: &super::Inputs<'_>,
-            align: u64,
-            budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
-        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
-            let (dims, stage) = match rank_of(dims, parallel, rank) {
-                ::core::result::Result::Ok(ranked) => ranked,
-                ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-            };
-            match Self::fit_kv_blocks_on(&dims, inputs, align, budget, &stage) {
-                ::core::result::Result::Ok(fit) => ::core::result::Result::Ok(fit),
-                ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
-            }
-        }
-
-        #[doc = "`fit_kv_blocks` for what `stage` holds, under `dims` (a rank's)."]
-        const fn fit_kv_blocks_on(
-            dims: &super::Dims,
-            inputs: &super::Inputs<'_>,
-            align: u64,
-            budget: u64,
-            stage: &__rt::Stage,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            let ::core::option::Option::Some(kv) = inputs.kv else {
-                return ::core::result::Result::Err(__rt::FitError::NoKvPool);
-            };
-            let mut search = __rt::Search::new(budget);
-            while let ::core::option::Option::Some(blocks) = search.probe() {
-                let mut trial = *inputs;
-                trial.kv = ::core::option::Option::Some(__rt::KvInputs { blocks, ..kv });
-                match Self::on_stage(dims, &trial, align, stage) {
-                    ::core::result::Result::Ok(plan) => {
-                        search.record(::core::option::Option::Some(plan.device_bytes()));
-                    }
-                    ::core::result::Result::Err(error) if blocks == 0 => {
-                        return ::core::result::Result::Err(__rt::FitError::Plan(error));
-                    }
-                    ::core::result::Result::Err(_) => {
-                        search.record(::core::option::Option::None);
-                    }
-                }
-            }
-            search.finish()
-        }
-    }
-}
-
-/// `StatePlan::fit_profile` and `fit_profile_for_rank`, the same search over a serving
-/// profile's free input, with its wrappers.
-fn fit_profile_fn(whole: &proc_macro2::Literal) -> TokenStream {
-    let wrappers = fit_profile_wrappers();
+/// The fits of `StatePlan`: each a call of the runtime's search on the checkpoint's table
+/// (`Table::fit_profile`, `Table::fit_kv_blocks`), for the whole model or, through
+/// `rank_of`, for one rank.
+fn fit_fns() -> TokenStream {
+    let kv = fit_kv_fns();
     quote! {
         #[doc = "The largest value of `profile`'s free input `free` whose plan's device arena"]
         #[doc = "fits `budget` bytes: the profile at each probed value"]
@@ -789,8 +481,7 @@ fn fit_profile_fn(whole: &proc_macro2::Literal) -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            let whole = __rt::Stage::whole(#whole);
-            Self::fit_profile_on(dims, formats, profile, free, align, budget, &whole)
+            TABLE.fit_profile(&super::units(dims, formats), profile, free, align, budget, &TABLE.whole())
         }
 
         #[doc = "`fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
@@ -810,64 +501,12 @@ fn fit_profile_fn(whole: &proc_macro2::Literal) -> TokenStream {
             parallel: &__rt::Parallel<'_>,
             rank: __rt::Rank,
         ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
-            let (dims, stage) = match rank_of(dims, parallel, rank) {
-                ::core::result::Result::Ok(ranked) => ranked,
-                ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
-            };
-            match Self::fit_profile_on(&dims, formats, profile, free, align, budget, &stage) {
-                ::core::result::Result::Ok(fit) => ::core::result::Result::Ok(fit),
-                ::core::result::Result::Err(error) => ::core::result::Result::Err(__rt::RankError::Plan(error)),
+            match super::rank_of(dims, LAYERS, parallel, rank) {
+                ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(TABLE.fit_profile(&super::units(&dims, formats), profile, free, align, budget, &stage)),
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
             }
         }
 
-        #[doc = "`fit_profile` for what `stage` holds, under `dims` (a rank's)."]
-        const fn fit_profile_on(
-            dims: &super::Dims,
-            formats: super::Formats,
-            profile: &__rt::ServingProfile,
-            free: __rt::ProfileFree,
-            align: u64,
-            budget: u64,
-            stage: &__rt::Stage,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            if matches!(free, __rt::ProfileFree::PoolBlocks) && profile.kv.is_none() {
-                return ::core::result::Result::Err(__rt::FitError::NoKvPool);
-            }
-            let mut search = __rt::Search::new(budget);
-            while let ::core::option::Option::Some(value) = search.probe() {
-                let plan = match profile.varied(free, value).inputs() {
-                    ::core::result::Result::Ok(counts) => Self::on_stage(
-                        dims,
-                        &super::Inputs::with_counts(formats, &counts),
-                        align,
-                        stage,
-                    ),
-                    ::core::result::Result::Err(fault) => ::core::result::Result::Err(
-                        __rt::PlanError::of_fault(fault, "the serving profile"),
-                    ),
-                };
-                match plan {
-                    ::core::result::Result::Ok(plan) => {
-                        search.record(::core::option::Option::Some(plan.device_bytes()));
-                    }
-                    ::core::result::Result::Err(error) if value == 0 => {
-                        return ::core::result::Result::Err(__rt::FitError::Plan(error));
-                    }
-                    ::core::result::Result::Err(_) => {
-                        search.record(::core::option::Option::None);
-                    }
-                }
-            }
-            search.finish()
-        }
-
-        #wrappers
-    }
-}
-
-/// `StatePlan::fit_sequences` and `fit_profile_blocks`: `fit_profile` with its free input set.
-fn fit_profile_wrappers() -> TokenStream {
-    quote! {
         #[doc = "The most concurrent sequences of `context` tokens each whose plan fits"]
         #[doc = "`budget` bytes: `fit_profile` over `sequences`, as"]
         #[doc = "`metrale_circuit::fit_sequences`."]
@@ -882,8 +521,7 @@ fn fit_profile_wrappers() -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            let free = __rt::ProfileFree::Sequences { context };
-            Self::fit_profile(dims, formats, profile, free, align, budget)
+            Self::fit_profile(dims, formats, profile, __rt::ProfileFree::Sequences { context }, align, budget)
         }
 
         #[doc = "The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,"]
@@ -901,26 +539,48 @@ fn fit_profile_wrappers() -> TokenStream {
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
             Self::fit_profile(dims, formats, profile, __rt::ProfileFree::PoolBlocks, align, budget)
         }
+
+        #kv
     }
 }
 
-/// `rank_of`: a rank's dims and pipeline stage, or why it has none (its stage first, as the
-/// dynamic `Circuit::instantiate_rank` checks it).
-fn rank_of_fn(whole: &proc_macro2::Literal) -> TokenStream {
+/// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV pool.
+fn fit_kv_fns() -> TokenStream {
     quote! {
-        #[doc = "The dims and the stage of rank `rank` of `parallel`, `dims` the checkpoint's."]
-        const fn rank_of<E>(
+        #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
+        #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
+        #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
+        #[doc = "at it and at one more block."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
+        #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+        pub const fn fit_kv_blocks(
             dims: &super::Dims,
+            inputs: &super::Inputs<'_>,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            TABLE.fit_kv_blocks(&super::units(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
+        }
+
+        #[doc = "`fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
+        #[doc = "budget is that GPU's)."]
+        #[doc = ""]
+        #[doc = "# Errors"]
+        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
+        #[doc = "with the rank's `FitError`, as `fit_kv_blocks`."]
+        pub const fn fit_kv_blocks_for_rank(
+            dims: &super::Dims,
+            inputs: &super::Inputs<'_>,
+            align: u64,
+            budget: u64,
             parallel: &__rt::Parallel<'_>,
             rank: __rt::Rank,
-        ) -> ::core::result::Result<(super::Dims, __rt::Stage), __rt::RankError<E>> {
-            let stage = match __rt::Stage::of(#whole, parallel, rank) {
-                ::core::result::Result::Ok(stage) => stage,
-                ::core::result::Result::Err(fault) => return ::core::result::Result::Err(__rt::RankError::Stage(fault)),
-            };
-            match dims.on_tp(parallel.tp) {
-                ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-                ::core::result::Result::Err(fault) => ::core::result::Result::Err(__rt::RankError::Shard(fault)),
+        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+            match super::rank_of(dims, LAYERS, parallel, rank) {
+                ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(TABLE.fit_kv_blocks(&super::units(&dims, inputs.formats), &inputs.state_inputs(), align, budget, &stage)),
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
             }
         }
     }

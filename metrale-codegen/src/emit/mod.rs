@@ -6,7 +6,8 @@
 //!     blocks::<block>::<state>_*     const size functions (sizes.rs)
 //!     <Block>Block, <Kind>Layer,     the typed field groups a plan is made of (model.rs)
 //!     Layer, Draft
-//!     <checkpoint>::{DIMS, LAYERS, TERMS, StatePlan}   one module per checkpoint (checkpoint.rs)
+//!     <checkpoint>::{DIMS, LAYERS, TABLE, TERMS,       one module per checkpoint (checkpoint.rs),
+//!                    StatePlan}                        its table the IR of table.rs
 //!     MAX_TERM_COUNT, Checkpoint, AnyPlan               a checkpoint chosen at run time, and
 //!     Formats::from_pairs, Inputs::from_state_inputs    inputs from a loaded file (choice.rs)
 //! }
@@ -29,6 +30,7 @@ mod choice;
 mod model;
 mod names;
 mod sizes;
+mod table;
 
 use metrale_circuit::{BlockTemplate, Circuit};
 use proc_macro2::TokenStream;
@@ -92,7 +94,7 @@ impl<'a> Emitter<'a> {
         let inputs = self.inputs_types();
         let blocks = self.blocks_module();
         let units = self.units_fn();
-        let windows = self.windows_fn();
+        let rank_of = rank_of_fn();
         let regions = self.region_types();
         let checkpoints = self
             .circuit
@@ -104,7 +106,6 @@ impl<'a> Emitter<'a> {
             #(#[doc = #doc])*
             #[allow(dead_code, reason = "an engine reads the parts of the plan it needs; the rest stays its API")]
             #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's unit functions and plans take `&Dims`, however few dims it has")]
-            #[allow(clippy::inline_always, reason = "the units are inlined into `StatePlan::new`, where size classes fold them")]
             #[allow(clippy::too_many_lines, reason = "`new` and `regions()` have a line per block instance, the layers of a large model included")]
             #[allow(clippy::large_stack_arrays, reason = "`regions()` returns every region by value, to iterate beside `TERMS`")]
             #[allow(clippy::module_inception, reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)")]
@@ -117,7 +118,7 @@ impl<'a> Emitter<'a> {
                 #inputs
                 #blocks
                 #units
-                #windows
+                #rank_of
                 #regions
                 #(#checkpoints)*
                 #choice
@@ -136,6 +137,31 @@ impl<'a> Emitter<'a> {
     /// The block named `name`, if it declares state.
     pub(crate) fn stateful(&self, name: &str) -> Option<&'a BlockTemplate> {
         self.circuit.block(name).filter(|b| !b.states().is_empty())
+    }
+}
+
+/// `rank_of`: a rank's dims and pipeline stage, or why it has none (its stage first, as the
+/// dynamic `Circuit::instantiate_rank` checks it), for every checkpoint's `for_rank` and
+/// per-rank fits.
+fn rank_of_fn() -> TokenStream {
+    quote! {
+        #[doc = "The dims and the stage of rank `rank` of `parallel`, for a checkpoint of"]
+        #[doc = "`layers` layers whose dims are `dims`."]
+        const fn rank_of<E>(
+            dims: &Dims,
+            layers: usize,
+            parallel: &__rt::Parallel<'_>,
+            rank: __rt::Rank,
+        ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
+            let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
+                ::core::result::Result::Ok(stage) => stage,
+                ::core::result::Result::Err(fault) => return ::core::result::Result::Err(__rt::RankError::Stage(fault)),
+            };
+            match dims.on_tp(parallel.tp) {
+                ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
+                ::core::result::Result::Err(fault) => ::core::result::Result::Err(__rt::RankError::Shard(fault)),
+            }
+        }
     }
 }
 

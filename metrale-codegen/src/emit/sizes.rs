@@ -31,7 +31,8 @@ impl Emitter<'_> {
     }
 
     /// `const fn units(&Dims, Formats)`: every state's unit, in [`Emitter::unit_states`] order,
-    /// computed once per plan and shared by every checkpoint's `new`.
+    /// and the window of every KV side that has one, in [`Emitter::window_states`] order:
+    /// computed once per plan or fit, and indexed by every checkpoint's size classes.
     pub(super) fn units_fn(&self) -> TokenStream {
         let units: Vec<TokenStream> = self
             .unit_states()
@@ -41,12 +42,21 @@ impl Emitter<'_> {
                 quote!(blocks::#module::#unit_fn(dims, formats))
             })
             .collect();
-        let count = super::names::index(units.len());
+        let windows: Vec<TokenStream> = self
+            .window_states()
+            .map(|(block, state)| {
+                let module = ident(block.name());
+                let window_fn = format_ident!("{}_window", ident(state.local()));
+                quote!(blocks::#module::#window_fn(dims))
+            })
+            .collect();
+        let unit_count = super::names::index(units.len());
+        let window_count = super::names::index(windows.len());
         quote! {
-            #[doc = "Every state's unit, block by block: what a plan's size classes index."]
-            #[inline(always)]
-            const fn units(dims: &Dims, formats: Formats) -> [::core::result::Result<__rt::Unit, __rt::SizeFault>; #count] {
-                [#(#units),*]
+            #[doc = "Every state's unit, block by block, and every sliding window: what a plan's"]
+            #[doc = "size classes index."]
+            const fn units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #window_count> {
+                __abi::Units { units: [#(#units),*], windows: [#(#windows),*] }
             }
         }
     }
@@ -116,33 +126,6 @@ impl Emitter<'_> {
         quote! {
             impl Dims {
                 #(#fns)*
-            }
-        }
-    }
-
-    /// `const fn windows(&Dims)`: the window of every KV side that has one, in
-    /// [`Emitter::window_states`] order, computed once per plan.
-    pub(super) fn windows_fn(&self) -> TokenStream {
-        let windows: Vec<TokenStream> = self
-            .window_states()
-            .map(|(block, state)| {
-                let module = ident(block.name());
-                let window_fn = format_ident!("{}_window", ident(state.local()));
-                quote!(blocks::#module::#window_fn(dims))
-            })
-            .collect();
-        let count = super::names::index(windows.len());
-        let dims = if windows.is_empty() {
-            quote!(_dims)
-        } else {
-            quote!(dims)
-        };
-        quote! {
-            #[doc = "The sliding window of every KV side that has one: what a plan's size"]
-            #[doc = "classes index."]
-            #[inline(always)]
-            const fn windows(#dims: &Dims) -> [::core::result::Result<u64, __rt::SizeFault>; #count] {
-                [#(#windows),*]
             }
         }
     }

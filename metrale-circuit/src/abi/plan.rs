@@ -1,0 +1,204 @@
+//! The algorithms the runtime runs on a checkpoint's [`Table`], so a generated module holds
+//! only data and the typed `lay` calls: a stage's sizes and arena ([`Table::size`], what a
+//! generated `new` and `for_rank` call before laying out their fields), the capacity searches
+//! ([`Table::fit_kv_blocks`], [`Table::fit_profile`], the generated `fit_*`), and the rank
+//! wrapper ([`in_rank`]).
+//!
+//! Invariants:
+//! - [`Table::size`] is the one constructor of a stage's layout: the alignment is checked
+//!   first, then each class the stage holds is sized, the first fault in plan order is
+//!   reported, and the layout summed ([`Lanes`]) or, when a sum could overflow, replayed term by
+//!   term, as the dynamic plan places it.
+//! - A fit reads only the device arena of each probe, which [`Table::size`] knows before any
+//!   region is laid out: the fits build no plan. Their loop is the runtime's one search
+//!   (`fit::search_fit!`).
+//! - Everything is a `const fn` without allocation.
+
+use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, replay, size_class, valid_align};
+use super::stage::{StageClasses, held};
+use super::table::Table;
+use crate::fit::search_fit;
+use crate::layout::Arena;
+use crate::{
+    Fit, FitError, KvInputs, PlanError, ProfileFree, RankError, ServingProfile, SizeFault, Stage,
+    StateInputs, Unit,
+};
+
+/// Every state's unit and every KV side's sliding window of a circuit, under one checkpoint's
+/// dims and formats: what a [`Table`]'s size classes index (`SizeClass::unit`,
+/// `SizeClass::window`). A generated module computes it once per plan or fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Units<const U: usize, const W: usize> {
+    /// One unit of every state of every block template, block by block.
+    pub units: [Result<Unit, SizeFault>; U],
+    /// The window, in tokens, of every KV side that has one.
+    pub windows: [Result<u64, SizeFault>; W],
+}
+
+/// A stage's sized classes, the layout cursor of each group, and the arena: what a generated
+/// plan lays its fields out from, one `lay` per block instance.
+#[derive(Debug, Clone, Copy)]
+pub struct Sized<const C: usize> {
+    /// The classes each block instance reads, absent where the stage does not hold it.
+    pub classes: StageClasses<C>,
+    /// Each layout group's cursor: where its next term goes.
+    pub cursors: [u64; GROUPS],
+    /// The arena sizes and per-lifetime totals.
+    pub arena: Arena,
+}
+
+impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
+    /// The stage that holds the whole model (one GPU).
+    #[must_use]
+    pub const fn whole(&self) -> Stage {
+        Stage::whole(self.layers())
+    }
+
+    /// Sizes every class `stage` holds under `units` and `inputs` and sums its layout, every
+    /// offset a multiple of `align`, by the law of the dynamic `StatePlan::new`.
+    ///
+    /// # Errors
+    /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two; the error of the
+    /// first term in plan order that cannot be sized; [`PlanError::Overflow`] naming the first
+    /// term that cannot be placed.
+    pub const fn size<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        align: u64,
+        stage: &Stage,
+    ) -> Result<Sized<C>, PlanError> {
+        match self.lay_out(units, inputs, align, stage) {
+            Ok((sized, cursors, arena)) => Ok(Sized {
+                classes: StageClasses::new(sized, stage),
+                cursors,
+                arena,
+            }),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The device bytes of the plan [`Table::size`] lays out.
+    const fn device_bytes<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        align: u64,
+        stage: &Stage,
+    ) -> Result<u64, PlanError> {
+        match self.lay_out(units, inputs, align, stage) {
+            Ok((_, _, arena)) => Ok(arena.device_bytes),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// [`Table::size`]'s classes, cursors and arena.
+    const fn lay_out<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        align: u64,
+        stage: &Stage,
+    ) -> Result<([ClassSize; C], [u64; GROUPS], Arena), PlanError> {
+        // The alignment is checked first, as the dynamic plan does.
+        if let Err(error) = valid_align(align) {
+            return Err(error);
+        }
+        let held = held(self, stage);
+        let mut lanes = Lanes::new(align);
+        let mut sized = [ClassSize::ABSENT; C];
+        let mut c = 0;
+        while c < C {
+            sized[c] = size_class(
+                &self.classes[c],
+                held.counts[c],
+                &units.units,
+                &units.windows,
+                inputs,
+                &mut lanes,
+            );
+            c += 1;
+        }
+        if let Some(error) = first_fault(&sized, &held.first, &self.terms) {
+            return Err(error);
+        }
+        let (cursors, arena) = lanes.finish();
+        let arena = match arena {
+            Some(arena) => arena,
+            // A sum could overflow: the exact layout names the term.
+            None => match replay(&sized, &self.steps, &self.terms, &held, align) {
+                Ok(arena) => arena,
+                Err(error) => return Err(error),
+            },
+        };
+        Ok((sized, cursors, arena))
+    }
+
+    /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan on `stage` has a
+    /// device arena of at most `budget` bytes, every other input as given: the search of the
+    /// dynamic `fit_kv_blocks`.
+    ///
+    /// # Errors
+    /// [`FitError::NoKvPool`] without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0
+    /// blocks; [`FitError::TooSmall`] when even 0 blocks exceed `budget`.
+    pub const fn fit_kv_blocks<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        align: u64,
+        budget: u64,
+        stage: &Stage,
+    ) -> Result<Fit, FitError<PlanError>> {
+        let Some(kv) = inputs.kv else {
+            return Err(FitError::NoKvPool);
+        };
+        search_fit!(budget, |blocks| {
+            let trial = StateInputs {
+                kv: Some(KvInputs { blocks, ..kv }),
+                ..*inputs
+            };
+            self.device_bytes(units, &trial, align, stage)
+        })
+    }
+
+    /// The largest value of `profile`'s free input `free` whose plan on `stage` has a device
+    /// arena of at most `budget` bytes: the profile at each probed value
+    /// ([`ServingProfile::varied`]), the search of the dynamic `fit_profile`.
+    ///
+    /// # Errors
+    /// [`FitError::NoKvPool`] when `free` is the pool and the profile has none;
+    /// [`FitError::Plan`] when the plan fails at 0; [`FitError::TooSmall`] when even 0 exceeds
+    /// `budget`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a profile fit's four inputs, the alignment, the budget and the stage"
+    )]
+    pub const fn fit_profile<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        profile: &ServingProfile,
+        free: ProfileFree,
+        align: u64,
+        budget: u64,
+        stage: &Stage,
+    ) -> Result<Fit, FitError<PlanError>> {
+        if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
+            return Err(FitError::NoKvPool);
+        }
+        search_fit!(budget, |value| match profile.varied(free, value).inputs() {
+            Ok(counts) => self.device_bytes(units, &counts, align, stage),
+            Err(fault) => Err(PlanError::of_fault(fault, "the serving profile")),
+        })
+    }
+}
+
+/// A rank's plan or fit: `result`'s error as the rank's [`RankError::Plan`].
+///
+/// # Errors
+/// `result`'s.
+pub const fn in_rank<T: Copy, E: Copy>(result: Result<T, E>) -> Result<T, RankError<E>> {
+    match result {
+        Ok(value) => Ok(value),
+        Err(error) => Err(RankError::Plan(error)),
+    }
+}

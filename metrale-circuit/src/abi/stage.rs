@@ -1,0 +1,280 @@
+//! What one pipeline stage holds of a generated plan: each row's place ([`place_of`], from the
+//! table's place starts), each class's held terms ([`held`]), and the classes a block instance
+//! lays its terms out from ([`StageClasses`]: the sized ones where the stage holds it,
+//! [`ClassSize::ABSENT`] where another rank does).
+//!
+//! Invariants: the one rule of which rank holds what is `Stage::holds`; the whole model is
+//! read from the static table without a pass over the rows.
+
+use super::lanes::ClassSize;
+use super::table::Table;
+use crate::{Place, Stage};
+
+/// The `K` classes of a generated plan from `first` on: the classes of one block instance's
+/// terms, for its `lay`.
+///
+/// # Panics
+/// When they run past the end of `classes`, which a generated plan never asks for: its
+/// indices are constants, checked when the plan is compiled.
+#[must_use]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "with a constant `first`, inlining turns the range check into nothing"
+)]
+pub const fn window<const K: usize, const C: usize>(
+    classes: &[ClassSize; C],
+    first: usize,
+) -> &[ClassSize; K] {
+    match classes.split_at_checked(first) {
+        Some((_, rest)) => match rest.first_chunk::<K>() {
+            Some(window) => window,
+            None => panic!("a block instance's classes run past the plan's classes"),
+        },
+        None => panic!("a block instance's first class is past the plan's classes"),
+    }
+}
+
+/// A generated plan's sized classes as its pipeline stage reads them: a block instance the
+/// stage holds lays its terms out from the sized classes, one it does not hold from
+/// [`ClassSize::ABSENT`] throughout (its terms are empty regions that take no room).
+#[derive(Debug, Clone, Copy)]
+pub struct StageClasses<const C: usize> {
+    sized: [ClassSize; C],
+    absent: [ClassSize; C],
+    stage: Stage,
+}
+
+impl<const C: usize> StageClasses<C> {
+    /// `sized` as `stage` reads it.
+    #[must_use]
+    pub const fn new(sized: [ClassSize; C], stage: &Stage) -> Self {
+        Self {
+            sized,
+            absent: [ClassSize::ABSENT; C],
+            stage: *stage,
+        }
+    }
+
+    /// The [`window`] of the `K` classes from `first` of the block instance at `place`.
+    #[must_use]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "with a constant `first`, inlining turns the range check into nothing"
+    )]
+    pub const fn at<const K: usize>(&self, first: usize, place: Place) -> &[ClassSize; K] {
+        if self.stage.holds(place) {
+            window(&self.sized, first)
+        } else {
+            window(&self.absent, first)
+        }
+    }
+
+    /// [`StageClasses::at`] a prologue block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn prologue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Prologue)
+    }
+
+    /// [`StageClasses::at`] a block of layer `layer`.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn layer<const K: usize>(&self, first: usize, layer: u64) -> &[ClassSize; K] {
+        self.at(first, Place::Layer(layer))
+    }
+
+    /// [`StageClasses::at`] an epilogue block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn epilogue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Epilogue)
+    }
+
+    /// [`StageClasses::at`] a draft-head block.
+    #[must_use]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `at`")]
+    pub const fn draft<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
+        self.at(first, Place::Draft)
+    }
+}
+
+/// The place of row `row` of a generated plan whose places start at `starts` (plan order puts
+/// them in order: the prologue's rows, each layer's, the epilogue's, the draft head's):
+/// `starts[k]` is the first row of layer `k` for `k` below the layers, then the first of the
+/// epilogue, then the first of the draft head; rows before `starts[0]` are the prologue's.
+#[must_use]
+pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Place {
+    // The number of places that start at or before `row`: a binary search on the sorted starts.
+    let (mut low, mut high) = (0, S);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if starts[mid] <= row {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    place_at::<S>(low)
+}
+
+/// The place whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
+const fn place_at<const S: usize>(begun: usize) -> Place {
+    let layers = S.saturating_sub(2);
+    if begun == 0 {
+        Place::Prologue
+    } else if begun <= layers {
+        Place::Layer((begun - 1) as u64)
+    } else if begun == layers + 1 {
+        Place::Epilogue
+    } else {
+        Place::Draft
+    }
+}
+
+/// What one pipeline stage holds of a generated plan: each size class's held terms and the
+/// first of them in plan order (where its fault is reported), by [`Stage::holds`] on each
+/// row's [`Place`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held<'p, const C: usize, const S: usize> {
+    /// How many terms of each class the stage holds.
+    pub counts: [u64; C],
+    /// The first held row of each class (`usize::MAX` when none).
+    pub first: [usize; C],
+    /// Where the places start, and the stage; `None` when the stage holds the whole model.
+    places: Option<(&'p [usize; S], Stage)>,
+}
+
+impl<const C: usize, const S: usize> Held<'_, C, S> {
+    /// Whether the stage holds row `row`.
+    #[must_use]
+    pub const fn holds_row(&self, row: usize) -> bool {
+        match self.places {
+            None => true,
+            Some((starts, stage)) => stage.holds(place_of(starts, row)),
+        }
+    }
+}
+
+/// What `stage` holds of the plan of `table` (whose places start at its `place_rows`, read by
+/// [`place_of`]). The whole model is read from the static table; a stage is one pass over the
+/// rows.
+#[must_use]
+pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
+    table: &'p Table<N, C, S>,
+    stage: &Stage,
+) -> Held<'p, C, S> {
+    if stage.is_whole(table.layers()) {
+        return Held {
+            counts: table.counts,
+            first: table.first_rows,
+            places: None,
+        };
+    }
+    let mut counts = [0; C];
+    let mut first = [usize::MAX; C];
+    // Rows are in place order: `begun` counts the places started so far.
+    let mut begun = 0;
+    let mut row = 0;
+    while row < N {
+        while begun < S && table.place_rows[begun] <= row {
+            begun += 1;
+        }
+        let class = table.rows[row].1;
+        if class < C && stage.holds(place_at::<S>(begun)) {
+            if counts[class] == 0 {
+                first[class] = row;
+            }
+            counts[class] += 1;
+        }
+        row += 1;
+    }
+    Held {
+        counts,
+        first,
+        places: Some((&table.place_rows, *stage)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::table::{Row, SizeClass};
+    use super::*;
+    use crate::{Holding, Lifetime, Region, Section, StateKind};
+
+    #[test]
+    fn rows_find_their_place() {
+        // One prologue row, layers 0 and 1 of two rows each, layer 2 without state, one
+        // epilogue row, two draft rows: starts are [1, 3, 5, 5, 6].
+        let starts = [1, 3, 5, 5, 6];
+        let places = (0..8).map(|row| place_of(&starts, row)).collect::<Vec<_>>();
+        assert_eq!(
+            places,
+            [
+                Place::Prologue,
+                Place::Layer(0),
+                Place::Layer(0),
+                Place::Layer(1),
+                Place::Layer(1),
+                Place::Epilogue,
+                Place::Draft,
+                Place::Draft,
+            ]
+        );
+        // Pipeline rank 1 of 2 holding layers 1..3: the epilogue and draft rows, and layer 1's.
+        let table: [Row; 8] = [
+            ("p", 0),
+            ("a", 1),
+            ("b", 2),
+            ("a", 1),
+            ("b", 2),
+            ("e", 3),
+            ("d", 4),
+            ("d", 4),
+        ];
+        let class = |_| SizeClass {
+            kind: StateKind::Recurrent,
+            holding: Holding::Live,
+            section: Section::Main,
+            verify: None,
+            lifetime: Lifetime::Sequence,
+            unit: 0,
+            window: None,
+            group: 1,
+        };
+        let classes = [class(1), class(2), class(2), class(1), class(2)];
+        let table = Table::new(table, classes, starts);
+        let stage = Stage {
+            start: 1,
+            end: 3,
+            first: false,
+            last: true,
+        };
+        let held = held(&table, &stage);
+        assert_eq!(held.counts, [0, 1, 1, 1, 2]);
+        assert_eq!(held.first, [usize::MAX, 3, 4, 5, 6]);
+        assert!(!held.holds_row(0) && !held.holds_row(1) && held.holds_row(3) && held.holds_row(7));
+        // The whole model is the static table.
+        let whole = super::held(&table, &Stage::whole(3));
+        assert_eq!(whole.counts, [1, 2, 2, 1, 2]);
+        assert_eq!(whole.first, table.first_rows);
+    }
+
+    #[test]
+    fn a_window_is_the_classes_of_one_block_instance() {
+        let classes = [16, 32, 48, 64].map(|bytes| ClassSize {
+            region: Region {
+                bytes,
+                ..Region::EMPTY
+            },
+            ..ClassSize::ABSENT
+        });
+        let window: &[ClassSize; 2] = window(&classes, 1);
+        assert_eq!(window.map(|class| class.region.bytes), [32, 48]);
+    }
+}

@@ -1,0 +1,177 @@
+//! The IR of one checkpoint's plan: its static table (rows in plan order, size classes,
+//! where each place's rows start), built from `Circuit::instances`, and the tokens of its
+//! runtime twin, `__private_v0_1::Table::new(rows, classes, place_rows)`, which derives every
+//! other table (terms, counts, first rows, layout order) at compile time.
+//!
+//! Owner: metrale-codegen.
+//! Invariants:
+//! - The rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the order
+//!   the dynamic plan sizes in; a block instance's terms are consecutive rows of consecutive
+//!   classes, so its `lay` takes a window of the classes.
+//! - Terms that size alike (one state of one block template, one holding, one section) share
+//!   a size class; each state's unit is computed once per plan (`units()`).
+
+use std::collections::HashMap;
+
+use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place, Section, StateTemplate};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::Emitter;
+use super::names::{camel_case, index};
+
+/// The static table of one checkpoint's plan: the IR whose runtime twin is
+/// `__private_v0_1::Table`, built once per checkpoint from `Circuit::instances`.
+pub(super) struct Table<'a> {
+    /// `(state id, class)` per term, in plan order.
+    pub(super) rows: Vec<(String, usize)>,
+    /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
+    pub(super) places: Vec<Place>,
+    /// Row of each `(state id, holding)`.
+    pub(super) row_of: HashMap<(String, Holding), usize>,
+    /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
+    /// the circuit's `units()`.
+    pub(super) classes: Vec<(
+        &'a BlockTemplate,
+        &'a StateTemplate,
+        Holding,
+        Section,
+        usize,
+    )>,
+}
+
+impl<'a> Emitter<'a> {
+    /// The table of `checkpoint`'s plan.
+    pub(super) fn table(&self, checkpoint: &Checkpoint) -> Table<'a> {
+        let mut table = Table {
+            rows: Vec::new(),
+            places: Vec::new(),
+            row_of: HashMap::new(),
+            classes: Vec::new(),
+        };
+        for instance in self.circuit.instances(checkpoint) {
+            let Some(block) = self.stateful(&instance.block) else {
+                continue;
+            };
+            for state in block.states() {
+                let same = |b: &BlockTemplate, s: &StateTemplate| {
+                    b.name() == block.name() && s.local() == state.local()
+                };
+                let unit = self.unit_index(block, state);
+                let id = format!("{}.{}", instance.prefix, state.local());
+                for &holding in Holding::of_kind(state.kind()) {
+                    let class = table
+                        .classes
+                        .iter()
+                        .position(|(b, s, h, sec, _)| {
+                            same(b, s) && *h == holding && *sec == instance.section()
+                        })
+                        .unwrap_or_else(|| {
+                            table
+                                .classes
+                                .push((block, state, holding, instance.section(), unit));
+                            table.classes.len() - 1
+                        });
+                    table.row_of.insert((id.clone(), holding), table.rows.len());
+                    table.rows.push((id.clone(), class));
+                    table.places.push(instance.place);
+                }
+            }
+        }
+        table
+    }
+
+    /// How many terms the plan of `checkpoint` has: its `TERM_COUNT`.
+    pub(super) fn term_count(&self, checkpoint: &Checkpoint) -> usize {
+        self.table(checkpoint).rows.len()
+    }
+
+    /// `__abi::Table::new([rows], [classes], [place rows])`: the table's `const` value.
+    pub(super) fn table_value(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> TokenStream {
+        let classes = self.class_literals(table);
+        let rows = table.rows.iter().map(|(id, class)| {
+            let class = index(*class);
+            quote!((#id, #class))
+        });
+        let starts = place_starts(&table.places, checkpoint.layer_kinds().len())
+            .into_iter()
+            .map(index);
+        quote!(__abi::Table::new([#(#rows),*], [#(#classes),*], [#(#starts),*]))
+    }
+
+    /// The `SizeClass` literal of every class.
+    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
+        table
+            .classes
+            .iter()
+            .map(|(_, state, holding, section, unit)| {
+                let group = index(metrale_circuit::__private_v0_1::group(
+                    state.kind(),
+                    *holding,
+                    state.lifetime(),
+                ));
+                let kind = format_ident!("{}", camel_case(state.kind().name()));
+                let holding = format_ident!("{}", camel_case(holding.name()));
+                let section = format_ident!("{}", camel_case(section.name()));
+                let verify = if let Some(steps) = state.verify() {
+                    let steps = format_ident!("{}", camel_case(steps.name()));
+                    quote!(::core::option::Option::Some(__rt::VerifySteps::#steps))
+                } else {
+                    quote!(::core::option::Option::None)
+                };
+                let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
+                let unit = index(*unit);
+                let window = self.window_index(state).map_or_else(
+                    || quote!(::core::option::Option::None),
+                    |i| {
+                        let i = index(i);
+                        quote!(::core::option::Option::Some(#i))
+                    },
+                );
+                quote! {
+                    __abi::SizeClass {
+                        kind: __rt::StateKind::#kind,
+                        holding: __rt::Holding::#holding,
+                        section: __rt::Section::#section,
+                        verify: #verify,
+                        lifetime: __rt::Lifetime::#lifetime,
+                        unit: #unit,
+                        window: #window,
+                        group: #group,
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The index of `state` of `block` in the circuit's `units()`: states of the stateful
+    /// blocks, block by block in definition order.
+    fn unit_index(&self, block: &BlockTemplate, state: &StateTemplate) -> usize {
+        self.unit_states()
+            .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
+            .unwrap_or_default()
+    }
+}
+
+/// Where each place's rows start, for a table whose rows sit at `places` (in plan order) in a
+/// checkpoint of `layers` layers: the first row of each layer, of the epilogue and of the draft
+/// head, as `__private_v0_1::place_of` reads them (a place without rows starts where the
+/// next does).
+fn place_starts(places: &[Place], layers: usize) -> Vec<usize> {
+    // A place's rank in plan order: the prologue 0, layer k k + 1, then epilogue and draft.
+    let rank = |place: &Place| match *place {
+        Place::Prologue => 0,
+        Place::Layer(layer) => usize::try_from(layer).map_or(usize::MAX, |l| l + 1),
+        Place::Epilogue => layers + 1,
+        Place::Draft => layers + 2,
+    };
+    // Entry j is the first row whose rank passes j: one pass, the rows being in rank order.
+    let mut starts = Vec::with_capacity(layers + 2);
+    for (row, place) in places.iter().enumerate() {
+        while starts.len() < rank(place).min(layers + 2) {
+            starts.push(row);
+        }
+    }
+    starts.resize(layers + 2, places.len());
+    starts
+}
