@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{check, errors, loads, only, place};
+use common::{TempDir, check, errors, loads, only, place};
 use metrale_circuit::diag::Diagnostics;
 use metrale_circuit::{Circuit, LayoutRule, Section, StateKind};
 
@@ -296,14 +296,14 @@ fn unsupported_schema() {
     );
     // Schema 2 reads every schema-1 circuit as it is.
     let schema_2 = edit("schema = 1", "schema = 2");
-    assert!(Circuit::load(write_temp("schema_2.toml", &schema_2)).is_ok());
+    loads(&schema_2);
 }
 
 #[test]
 fn schema_2_shapes_subtract() {
     // Line 16 is `shape = "d - 1"`; with `d = 2` every unit holds one element.
     let text = edit("schema = 1", "schema = 2").replacen("shape = \"d\"", "shape = \"d - 1\"", 1);
-    let c = Circuit::load(write_temp("subtracts.toml", &text)).unwrap_or_else(|e| panic!("{e}"));
+    let c = loads(&text);
     assert_eq!(c.instantiate("c").unwrap()[0].elements, 1);
     assert_eq!(
         c.blocks()[0].states()[0].shape().map(ToString::to_string),
@@ -1358,32 +1358,13 @@ fn block_without_nodes_declares_state_only() {
 // Block libraries.
 // ---------------------------------------------------------------------------------------------
 
-/// A temporary folder, removed when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
 /// A fresh temporary folder holding `blocks/<name>.toml` for each `(name, text)`.
 fn library_dir(test: &str, libraries: &[(&str, &str)]) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("metrale-load-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("blocks")).unwrap();
+    let dir = TempDir::new(test);
     for (name, text) in libraries {
-        std::fs::write(dir.join("blocks").join(format!("{name}.toml")), text).unwrap();
+        dir.write(&format!("blocks/{name}.toml"), text);
     }
-    TempDir(dir)
+    dir
 }
 
 /// [`BASE`] with block `b`'s state moved to library `lib`, and `include` at line 2.
@@ -1751,8 +1732,8 @@ fn a_prologue_block_may_not_take_a_plan_field() {
         "dims = [\"d\"]\nprologue = [\"arena\"]\n[block.arena]\nstream_in = \"x\"\n",
         1,
     );
-    assert!(Circuit::load(write_temp("stateless.toml", &stateless)).is_ok());
-    assert!(Circuit::load(write_temp("lm_head.toml", &with_prologue("lm_head"))).is_ok());
+    loads(&stateless);
+    loads(&with_prologue("lm_head"));
 }
 
 #[test]
@@ -1843,15 +1824,6 @@ fn a_layer_kind_must_name_a_type() {
     }
 }
 
-/// Writes `text` to a fresh file named `name` in the target's temp folder.
-fn write_temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("metrale-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("written");
-    path
-}
-
 // ---------------------------------------------------------------------------------------------
 // `[derive]` (schema 2): dims computed from other dims.
 // ---------------------------------------------------------------------------------------------
@@ -1872,7 +1844,7 @@ fn with_derive(entries: &str, shape: &str) -> String {
 fn derived_dims_are_read_by_shapes_and_by_each_other() {
     // d = 2: w = 1, v = 2 (v is written first and reads w: the order is computed).
     let text = with_derive("v = \"w * 2\"\nw = \"d - 1\"\n", "v x w");
-    let c = Circuit::load(write_temp("derive.toml", &text)).unwrap_or_else(|e| panic!("{e}"));
+    let c = loads(&text);
     assert_eq!(c.dims(), ["d"]);
     let order: Vec<&str> = c.derived().iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(order, ["w", "v"]);
@@ -2265,8 +2237,7 @@ fn with_window(window: &str) -> String {
 
 #[test]
 fn a_kv_side_keeps_a_window() {
-    let c = Circuit::load(write_temp("window.toml", &with_window("d * 64")))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let c = loads(&with_window("d * 64"));
     assert_eq!(
         c.blocks()[0].states()[0].window().map(ToString::to_string),
         Some("d * 64".to_owned())
