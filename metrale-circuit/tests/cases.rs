@@ -113,12 +113,12 @@ fn diff(want: &str, got: &str) -> String {
             ops.push((' ', a[i]));
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || common[i][j + 1] >= common[i + 1][j]) {
-            ops.push(('+', b[j]));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || common[i + 1][j] >= common[i][j + 1]) {
             ops.push(('-', a[i]));
             i += 1;
+        } else {
+            ops.push(('+', b[j]));
+            j += 1;
         }
     }
     let changed = |k: usize| {
@@ -131,16 +131,16 @@ fn diff(want: &str, got: &str) -> String {
     for (k, (op, line)) in ops.iter().enumerate() {
         if changed(k) {
             if skipped {
-                out.push_str("    ...\n");
+                out.push_str("\n    ...");
             }
             skipped = false;
-            writeln!(out, "  {op} {line}").expect("a String takes writes");
+            write!(out, "\n  {op} {line}").expect("a String takes writes");
         } else {
             skipped = true;
         }
     }
     if out.is_empty() {
-        out.push_str("  (every line is the same: the files differ in their line endings)\n");
+        out.push_str("\n  (every line is the same: the files differ in their line endings)");
     }
     out
 }
@@ -167,7 +167,7 @@ fn every_case_renders_its_expected_diagnostics() {
             _ if bless => std::fs::write(&path, &rendered)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
             Ok(expected) => failures.push(format!(
-                "{}: the diagnostics differ from {}.stderr (- expected, + rendered):\n{}",
+                "{}: the diagnostics differ from {}.stderr (- expected, + rendered):{}",
                 case.shown,
                 case.name,
                 diff(&expected, &rendered)
