@@ -3,8 +3,8 @@
 //!
 //! Owns which files seed which target:
 //! - circuits: `circuits/*.toml`, `tests/ui/circuits/*.toml`, every inline circuit of the test
-//!   suites (a raw string `r#"..."#` holding `schema = `) and every TOML block of `docs/*.md`
-//!   that holds `schema`;
+//!   suites (a raw string `r#"..."#` holding `schema = `), every TOML block of `docs/*.md`
+//!   that holds `schema`, and the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`;
 //! - block libraries: each circuit of `circuits/` and `tests/ui/circuits/` that includes one,
 //!   with the library it includes (`include = ["x"]` reads `<circuit dir>/blocks/x.toml`);
 //! - inputs files: `metrale-codegen/inputs/*.toml` and the TOML blocks of `docs/inputs.md`;
@@ -118,6 +118,20 @@ impl Corpus {
             }
         }
         let libraries = library_seeds(root, &circuits)?;
+        // The loader's error cases, after the libraries: a case may include a missing library.
+        let cases = root.join("metrale-circuit/tests/cases");
+        let mut groups: Vec<PathBuf> = std::fs::read_dir(&cases)
+            .map_err(|e| format!("cannot read {}: {e}", cases.display()))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .collect();
+        groups.sort();
+        for group in groups {
+            for path in files_in(&group, "", "toml")? {
+                circuits.push(seed(root, &path)?);
+            }
+        }
         let shapes = shape_strings(&circuits);
         let all: Vec<&Seed> = circuits
             .iter()

@@ -7,11 +7,11 @@
 //! copied from the loader's output.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 
-use common::{errors, loads, place};
+use common::{TempDir, errors, loads, place};
 use metrale_circuit::diag::Diagnostic;
 use metrale_circuit::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_ERRORS, MAX_FILE_BYTES,
@@ -465,16 +465,6 @@ fn a_crlf_end_of_line_caret_is_one_past_the_line() {
     assert_eq!(loc.column, "arch =".len() + 1, "{}", d.render());
 }
 
-/// A fresh folder under the target directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("limits")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("blocks")).unwrap();
-    dir
-}
-
 /// Loads `text` as `<dir>/c.toml` from disk.
 fn load_file(dir: &Path, text: &str) -> Vec<Diagnostic> {
     let path = dir.join("c.toml");
@@ -497,7 +487,7 @@ fn including_lib() -> String {
 
 #[test]
 fn a_file_over_the_size_limit_is_refused_unread() {
-    let dir = scratch("size");
+    let dir = TempDir::new("size");
     let mut text = SMALL.text();
     let size = usize::try_from(MAX_FILE_BYTES).unwrap();
     while text.len() <= size {
@@ -515,7 +505,7 @@ fn a_file_over_the_size_limit_is_refused_unread() {
 
 #[test]
 fn a_non_utf8_file_is_located_at_its_first_bad_byte() {
-    let dir = scratch("utf8");
+    let dir = TempDir::new("utf8");
     let path = dir.join("c.toml");
     let mut bytes = b"schema = 2\narch = \"t\xC3\xA9\"\ndescription = \"ab".to_vec();
     bytes.push(0xFF);
@@ -542,7 +532,7 @@ fn a_non_utf8_file_is_located_at_its_first_bad_byte() {
 fn only_regular_files_inside_the_circuit_folder_are_read() {
     use std::os::unix::fs::symlink;
     let reads = |name: &str, make: &dyn Fn(&Path)| -> Diagnostic {
-        let dir = scratch(name);
+        let dir = TempDir::new(name);
         make(&dir.join("blocks").join("lib.toml"));
         let all = load_file(&dir, &including_lib());
         assert_eq!(all.len(), 1, "{all:#?}");
@@ -568,8 +558,8 @@ fn only_regular_files_inside_the_circuit_folder_are_read() {
     let d = reads("dir", &|lib| std::fs::create_dir(lib).unwrap());
     assert!(d.message.ends_with("not a regular file (a directory)"));
     // A symlink that leaves the circuit's folder: named, its content never shown.
-    let outside = Path::new(env!("CARGO_TARGET_TMPDIR")).join("limits-outside.toml");
-    std::fs::write(&outside, "secret = \"do not show\"\n").unwrap();
+    let elsewhere = TempDir::new("elsewhere");
+    let outside = elsewhere.write("outside.toml", "secret = \"do not show\"\n");
     let d = reads("outside", &|lib| symlink(&outside, lib).unwrap());
     assert_eq!(
         d.message,
@@ -581,7 +571,7 @@ fn only_regular_files_inside_the_circuit_folder_are_read() {
         "include = [\"lib\"]"
     );
     // A symlink inside the folder is followed.
-    let dir = scratch("inside");
+    let dir = TempDir::new("inside");
     std::fs::write(dir.join("blocks").join("real.toml"), "").unwrap();
     symlink(
         dir.join("blocks").join("real.toml"),
@@ -602,7 +592,7 @@ fn only_regular_files_inside_the_circuit_folder_are_read() {
 fn block_libraries() {
     // A chain: lib0 includes lib1, ... Every library is read once; the 65th is refused.
     let chain = |n: usize| {
-        let dir = scratch(&format!("chain{n}"));
+        let dir = TempDir::new(&format!("chain{n}"));
         for i in 0..n {
             let next = if i + 1 < n {
                 format!("include = [\"lib{}\"]\n", i + 1)

@@ -1,34 +1,13 @@
 //! `load::load`'s report: the files a load read, also when
 //! the circuit has errors (what a compiler front end tracks for rebuilds).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+
+use common::TempDir;
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
-
-/// A fresh temporary folder, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("metrale-report-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("blocks")).unwrap();
-        Self(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A circuit whose one block lives in library `lib`.
 const CIRCUIT: &str = r#"schema = 1
@@ -92,7 +71,7 @@ fn an_error_in_the_circuit_still_reports_its_libraries() {
     let report = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
         name: "<inline>",
         text: &text,
-        dir: Some(&dir.0),
+        dir: Some(&dir),
     });
     assert!(report.circuit.is_err());
     assert_eq!(report.read, [lib], "a circuit given as text is not read");

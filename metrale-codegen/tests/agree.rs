@@ -1,5 +1,6 @@
 //! `check` and `gen` accept exactly the same circuits: run as the binary on every circuit of
-//! the compile-fail suite (`tests/ui/fail`) and of the names rules, and through the library
+//! the compile-fail suite (`tests/ui/fail`), of the loader's case files
+//! (`metrale-circuit/tests/cases`) and of the names rules, and through the library
 //! (the functions the two commands call) on every one-line deletion of the real circuits. Each
 //! pair must agree on the exit code and print the same diagnostics.
 
@@ -60,7 +61,7 @@ fn check_and_gen_agree_on_the_compile_fail_suite() {
         .filter(|path| path.extension().is_some_and(|e| e == "rs"))
         .collect();
     cases.sort();
-    assert!(cases.len() >= 30, "{} cases", cases.len());
+    assert!(cases.len() >= 6, "{} cases", cases.len());
     let mut refused = 0;
     for case in &cases {
         let Some(circuit) = circuit_of(case) else {
@@ -80,6 +81,32 @@ fn check_and_gen_agree_on_the_compile_fail_suite() {
     }
     // Every case but the two whose circuit is valid (the error is in the user's code).
     assert_eq!(refused, cases.len() - 2);
+}
+
+/// Every circuit of the loader's case files (`<group>/<name>.toml`, or
+/// `<group>/<name>/circuit.toml` beside its `blocks/`): each is refused, by both alike.
+#[test]
+fn check_and_gen_agree_on_the_loader_cases() {
+    let mut folders = vec![root().join("metrale-circuit/tests/cases")];
+    let mut circuits = Vec::new();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("the cases") {
+            let path = entry.expect("entry").path();
+            if path.join("circuit.toml").is_file() {
+                circuits.push(path.join("circuit.toml"));
+            } else if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                circuits.push(path);
+            }
+        }
+    }
+    assert!(circuits.len() >= 100, "{} cases", circuits.len());
+    for circuit in &circuits {
+        let check = run("check", circuit);
+        assert_eq!(check.0, 1, "{}: {}", circuit.display(), check.1);
+        assert_eq!(check, run("gen", circuit), "{}", circuit.display());
+    }
 }
 
 #[test]

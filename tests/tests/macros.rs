@@ -1,12 +1,16 @@
 //! The `metrale_macros::circuit!` front end: its module is the `build.rs` module (same terms,
 //! same regions, same plan under the same inputs), every circuit compiles through it
-//! warning-free (trybuild pass cases `ui/pass/macro_*.rs`), and every class of circuit error
-//! stops the compile with the loader's located diagnostic (trybuild compile-fail cases
-//! `ui/fail/*.rs`, their `.stderr` blessed on the rustc named in the guard below with
-//! `TRYBUILD=overwrite cargo test -p metrale-tests --test macros`).
+//! warning-free (trybuild pass cases `ui/pass/macro_*.rs`), and what the compiler shows
+//! through it (trybuild compile-fail cases `ui/fail/*.rs`, their `.stderr` blessed on the
+//! rustc named in the guard below with `TRYBUILD=overwrite cargo test -p metrale-tests --test
+//! macros`): one located loader error in an inline circuit with no error of the code using
+//! the fallback module (`unknown_kind`), malformed TOML (`malformed_toml`), a missing file and
+//! an include cycle found from the calling file (`missing_file`, `include_cycle`), and user
+//! code misusing a valid circuit's module (`formats_missing_key`, `unknown_state_field`).
 //!
-//! Message texts are asserted in the core's unit tests (`metrale-circuit/tests/load.rs`,
-//! `metrale-codegen`'s `expansion` tests); the `.stderr` files check what the compiler shows.
+//! Every loader message is asserted in the core's case files (`metrale-circuit/tests/cases`,
+//! run by its `cases.rs`) and `metrale-codegen`'s `expansion` tests; the macro's argument
+//! parsing in `metrale-macros`' unit tests.
 
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype, VerifyInputs};
 

@@ -1,7 +1,10 @@
 //! Helpers shared by the loader's test files: load a text named `c.toml` and look at its
-//! errors (message, `path:line:col`, help lines).
+//! errors (message, `path:line:col`, help lines), and [`TempDir`], the one scratch folder of
+//! this crate's tests.
 
 #![allow(dead_code)] // each test file uses its own part of these
+
+use std::path::{Path, PathBuf};
 
 use metrale_circuit::Circuit;
 use metrale_circuit::diag::{Diagnostic, Diagnostics};
@@ -62,4 +65,41 @@ pub fn loads(text: &str) -> Circuit {
     })
     .circuit
     .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// A fresh folder under the target's scratch folder (`CARGO_TARGET_TMPDIR`) holding an empty
+/// `blocks/`, removed when dropped. Its name carries the process id and `tag`, so tests of
+/// one binary running at once each need their own `tag`.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// The folder for `tag`, emptied.
+    pub fn new(tag: &str) -> Self {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("metrale-circuit-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("blocks")).expect("a scratch folder");
+        Self(dir)
+    }
+
+    /// Writes `text` to `name` (e.g. `blocks/lib.toml`) inside the folder; its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        path
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
