@@ -55,7 +55,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     }
 
     /// Sizes every class `stage` holds under `units` and `inputs` and sums its layout, every
-    /// offset a multiple of `align`, by the law of the dynamic `StatePlan::new`.
+    /// offset a multiple of `align`, by the law of the dynamic `StatePlan::new`. Built in
+    /// place: a plan of some hundred terms reads it once, nothing large is copied.
     ///
     /// # Errors
     /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two; the error of the
@@ -68,14 +69,44 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         align: u64,
         stage: &Stage,
     ) -> Result<Sized<C>, PlanError> {
-        match self.lay_out(units, inputs, align, stage) {
-            Ok((sized, cursors, arena)) => Ok(Sized {
-                classes: StageClasses::new(sized, stage),
-                cursors,
-                arena,
-            }),
-            Err(error) => Err(error),
+        // The alignment is checked first, as the dynamic plan does.
+        if let Err(error) = valid_align(align) {
+            return Err(error);
         }
+        let held = held(self, stage);
+        let mut lanes = Lanes::new(align);
+        let mut sized = Sized {
+            classes: StageClasses::new([ClassSize::ABSENT; C], stage),
+            cursors: [0; GROUPS],
+            arena: Arena::EMPTY,
+        };
+        let classes = sized.classes.sized_mut();
+        let mut c = 0;
+        while c < C {
+            classes[c] = size_class(
+                &self.classes[c],
+                held.counts[c],
+                &units.units,
+                &units.windows,
+                inputs,
+                &mut lanes,
+            );
+            c += 1;
+        }
+        if let Some(error) = first_fault(classes, &held.first, &self.terms) {
+            return Err(error);
+        }
+        let (cursors, arena) = lanes.finish();
+        sized.cursors = cursors;
+        sized.arena = match arena {
+            Some(arena) => arena,
+            // A sum could overflow: the exact layout names the term.
+            None => match replay(classes, &self.steps, &self.terms, &held, align) {
+                Ok(arena) => arena,
+                Err(error) => return Err(error),
+            },
+        };
+        Ok(sized)
     }
 
     /// The device bytes of the plan [`Table::size`] lays out.
@@ -86,52 +117,10 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         align: u64,
         stage: &Stage,
     ) -> Result<u64, PlanError> {
-        match self.lay_out(units, inputs, align, stage) {
-            Ok((_, _, arena)) => Ok(arena.device_bytes),
+        match self.size(units, inputs, align, stage) {
+            Ok(sized) => Ok(sized.arena.device_bytes),
             Err(error) => Err(error),
         }
-    }
-
-    /// [`Table::size`]'s classes, cursors and arena.
-    const fn lay_out<const U: usize, const W: usize>(
-        &self,
-        units: &Units<U, W>,
-        inputs: &StateInputs<'_>,
-        align: u64,
-        stage: &Stage,
-    ) -> Result<([ClassSize; C], [u64; GROUPS], Arena), PlanError> {
-        // The alignment is checked first, as the dynamic plan does.
-        if let Err(error) = valid_align(align) {
-            return Err(error);
-        }
-        let held = held(self, stage);
-        let mut lanes = Lanes::new(align);
-        let mut sized = [ClassSize::ABSENT; C];
-        let mut c = 0;
-        while c < C {
-            sized[c] = size_class(
-                &self.classes[c],
-                held.counts[c],
-                &units.units,
-                &units.windows,
-                inputs,
-                &mut lanes,
-            );
-            c += 1;
-        }
-        if let Some(error) = first_fault(&sized, &held.first, &self.terms) {
-            return Err(error);
-        }
-        let (cursors, arena) = lanes.finish();
-        let arena = match arena {
-            Some(arena) => arena,
-            // A sum could overflow: the exact layout names the term.
-            None => match replay(&sized, &self.steps, &self.terms, &held, align) {
-                Ok(arena) => arena,
-                Err(error) => return Err(error),
-            },
-        };
-        Ok((sized, cursors, arena))
     }
 
     /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan on `stage` has a

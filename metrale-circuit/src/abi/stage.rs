@@ -41,7 +41,6 @@ pub const fn window<const K: usize, const C: usize>(
 #[derive(Debug, Clone, Copy)]
 pub struct StageClasses<const C: usize> {
     sized: [ClassSize; C],
-    absent: [ClassSize; C],
     stage: Stage,
 }
 
@@ -51,9 +50,13 @@ impl<const C: usize> StageClasses<C> {
     pub const fn new(sized: [ClassSize; C], stage: &Stage) -> Self {
         Self {
             sized,
-            absent: [ClassSize::ABSENT; C],
             stage: *stage,
         }
+    }
+
+    /// The sized classes, to size them in place.
+    pub(super) const fn sized_mut(&mut self) -> &mut [ClassSize; C] {
+        &mut self.sized
     }
 
     /// The [`window`] of the `K` classes from `first` of the block instance at `place`.
@@ -67,7 +70,8 @@ impl<const C: usize> StageClasses<C> {
         if self.stage.holds(place) {
             window(&self.sized, first)
         } else {
-            window(&self.absent, first)
+            // One static of `K` absent classes, whatever the plan.
+            &const { [ClassSize::ABSENT; K] }
         }
     }
 
