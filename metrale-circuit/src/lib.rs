@@ -30,9 +30,13 @@
 //!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], [`Arena`],
 //!   [`RegionList`], [`PlanError`], [`MissingFormat`]). It depends on nothing outside `core`, `alloc` and `std`.
 //! - The **loader** (feature `load`, on by default): the circuit TOML reader with rustc-like
-//!   diagnostics ([`Circuit`], [`load`], [`diag`], [`shape`]) and the inputs file
-//!   ([`InputsFile`]). An engine that only includes generated plans turns it off with
-//!   `default-features = false`.
+//!   diagnostics and the inputs file. An engine that only includes generated plans turns it off
+//!   with `default-features = false`.
+// Its items exist only with `load`: linked only then, so the crate documents without it too.
+#![cfg_attr(
+    feature = "load",
+    doc = "  Its items: [`load`] and [`Circuit`], [`diag`], [`shape`], [`InputsFile`]."
+)]
 //!
 //! What generated code calls lives in a hidden module whose name carries the ABI version; it is
 //! not API. Generated code checks, at compile time, that it was generated for this runtime.
