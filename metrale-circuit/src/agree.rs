@@ -14,7 +14,8 @@
 //!
 //! With a profile ([`ServingProfile::disagreements`]), every count must be the derived one.
 
-use crate::{ServingProfile, SizeFault, StateInputs};
+use crate::model::StateInputs;
+use crate::{ServingProfile, SizeFault};
 
 /// Two counts of one set of plan inputs that cannot both be true of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +198,7 @@ impl ServingProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CacheInputs, HSteps, RingInputs, VerifyInputs};
+    use crate::model::{CacheInputs, HSteps, RingInputs, VerifyInputs};
 
     #[test]
     fn slot_counts_must_be_slots() {

@@ -17,11 +17,9 @@
 use std::path::PathBuf;
 
 use crate::diag::{Diagnostic, Source};
+use crate::model::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
 use crate::shape::Shape;
-use crate::{
-    ConfigMap, Lifetime, Parallel, ParallelError, Place, Rank, Section, Stage, StageFault,
-    StateDecl, StateFormat, StateKind, VerifySteps, shard,
-};
+use crate::{ConfigMap, Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
 
 /// Where an item was declared: the file as the user named it and the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

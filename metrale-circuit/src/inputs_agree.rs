@@ -18,8 +18,9 @@
 use std::ops::Range;
 
 use crate::diag::Diagnostic;
+use crate::model::{KvInputs, StateInputs};
 use crate::walk::{Table, Value, Walk, field};
-use crate::{Disagreement, KvInputs, KvTokens, ProfileKv, ServingProfile, StateInputs};
+use crate::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [

@@ -53,12 +53,12 @@ use toml::de::DeTable;
 
 use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::inputs_agree;
-use crate::walk::{Sink, Table, Value, Walk, field};
-use crate::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, Parallel, RingInputs, Section,
-    ServingProfile, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
-    is_snake_identifier,
+use crate::model::{
+    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
+    StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
+use crate::walk::{Sink, Table, Value, Walk, field};
+use crate::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
 const TOP_KEYS: [&str; 8] = [
@@ -184,10 +184,10 @@ pub enum StepCounts {
 impl StepCounts {
     /// Borrowed, as the plan inputs take it.
     #[must_use]
-    pub fn as_h_steps(&self) -> crate::HSteps<'_> {
+    pub fn as_h_steps(&self) -> crate::model::HSteps<'_> {
         match self {
-            StepCounts::PerSlot(rows) => crate::HSteps::PerSlot(rows),
-            StepCounts::Uniform { slots, rows } => crate::HSteps::Uniform {
+            StepCounts::PerSlot(rows) => crate::model::HSteps::PerSlot(rows),
+            StepCounts::Uniform { slots, rows } => crate::model::HSteps::Uniform {
                 slots: *slots,
                 rows: *rows,
             },
@@ -417,8 +417,10 @@ impl InputsFile {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
             h_steps: match v.h_steps {
-                crate::HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
-                crate::HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
+                crate::model::HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
+                crate::model::HSteps::Uniform { slots, rows } => {
+                    StepCounts::Uniform { slots, rows }
+                }
             },
             conv_steps: v.conv_steps,
         });

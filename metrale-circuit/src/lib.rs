@@ -50,21 +50,18 @@
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
+mod model;
+
 mod agree;
 mod caches;
-mod decl;
-mod dtype;
 mod error;
 mod fit;
-mod inputs;
-mod kinds;
 mod layout;
 mod parallel;
 mod plan;
 mod profile;
 mod regions;
 mod sizing;
-mod spelled;
 
 #[cfg(feature = "load")]
 mod circuit;
@@ -89,6 +86,9 @@ mod walk;
 
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.
+// abi.rs's paths until it moves into abi/
+pub(crate) use model::inputs;
+
 #[doc(hidden)]
 #[path = "abi.rs"]
 pub mod __private_v0_1;
@@ -99,19 +99,18 @@ pub mod __private_v0_1;
 #[doc(hidden)]
 pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
+pub use model::{
+    CacheInputs, CarryInputs, DraftInputs, FormatError, HSteps, KvInputs, Lifetime, LookupInputs,
+    RingInputs, Section, StateAccess, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
+    TreeInputs, VerifyInputs, VerifySteps, WindowInputs, is_snake_identifier,
+};
+
 pub use agree::Disagreement;
-pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
-pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{
     Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
     parse_size,
 };
-pub use inputs::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs, WindowInputs,
-};
-pub use kinds::{Lifetime, StateKind};
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use parallel::{
     Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,

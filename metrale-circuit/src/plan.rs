@@ -10,11 +10,9 @@
 //!   which the generated plans follow too.
 
 use crate::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
+use crate::model::{Lifetime, StateDecl, StateDtype, StateFormat, StateInputs, StateKind};
 use crate::sizing::{TermSpec, size_term, unit_bytes};
-use crate::{
-    Holding, Lifetime, Region, Space, StateDecl, StateDtype, StateError, StateFormat, StateInputs,
-    StateKind,
-};
+use crate::{Holding, Region, Space, StateError};
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]

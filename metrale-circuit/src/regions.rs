@@ -14,8 +14,9 @@
 //!   checked when it is made, at compile time, so nothing is ever left out.
 
 use crate::layout::LayoutKey;
+use crate::model::{HSteps, Lifetime, StateDtype, StateKind};
 use crate::sizing::unit_bytes;
-use crate::{HSteps, Holding, Lifetime, Region, SizeFault, Space, StateDtype, StateKind};
+use crate::{Holding, Region, SizeFault, Space};
 
 /// One term of a generated plan, known at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,8 +22,8 @@ use toml::de::{DeTable, DeValue};
 
 use crate::Origin;
 use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::is_snake_identifier;
 use crate::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
+use crate::model::is_snake_identifier;
 
 /// A span of one of the files read.
 #[derive(Debug, Clone, PartialEq, Eq)]

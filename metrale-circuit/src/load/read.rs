@@ -24,8 +24,8 @@ use toml::de::DeTable;
 use super::raw::{FileSyntax, Loaded};
 use super::top;
 use crate::diag::{Diagnostic, Source};
-use crate::is_snake_identifier;
 use crate::limits::{MAX_LIBRARIES, too_many};
+use crate::model::is_snake_identifier;
 use crate::source_file::{ReadFailure, read_source};
 use crate::walk::{Sink, Text, Walk};
 
