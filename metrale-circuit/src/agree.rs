@@ -14,8 +14,9 @@
 //!
 //! With a profile ([`ServingProfile::disagreements`]), every count must be the derived one.
 
+use crate::ServingProfile;
+use crate::law::SizeFault;
 use crate::model::StateInputs;
-use crate::{ServingProfile, SizeFault};
 
 /// Two counts of one set of plan inputs that cannot both be true of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

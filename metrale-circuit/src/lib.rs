@@ -50,18 +50,16 @@
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
+mod law;
 mod model;
 
 mod agree;
-mod caches;
 mod error;
 mod fit;
-mod layout;
 mod parallel;
 mod plan;
 mod profile;
 mod regions;
-mod sizing;
 
 #[cfg(feature = "load")]
 mod circuit;
@@ -87,6 +85,7 @@ mod walk;
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.
 // abi.rs's paths until it moves into abi/
+pub(crate) use law::{layout, sizing};
 pub(crate) use model::inputs;
 
 #[doc(hidden)]
@@ -105,13 +104,14 @@ pub use model::{
     TreeInputs, VerifyInputs, VerifySteps, WindowInputs, is_snake_identifier,
 };
 
+pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
+
 pub use agree::Disagreement;
 pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{
     Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
     parse_size,
 };
-pub use layout::{Arena, DEFAULT_ALIGN, Region};
 pub use parallel::{
     Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
     default_stage_layers, shard, stage,
@@ -119,7 +119,6 @@ pub use parallel::{
 pub use plan::{StatePlan, StateTerm};
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
-pub use sizing::{Holding, SizeFault, Space};
 
 #[cfg(feature = "load")]
 pub use circuit::{

@@ -9,10 +9,11 @@
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
-use crate::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
+use crate::StateError;
+use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
+use crate::law::sizing::{TermSpec, size_term, unit_bytes};
+use crate::law::{Holding, Region, Space};
 use crate::model::{Lifetime, StateDecl, StateDtype, StateFormat, StateInputs, StateKind};
-use crate::sizing::{TermSpec, size_term, unit_bytes};
-use crate::{Holding, Region, Space, StateError};
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,7 +27,7 @@
 //! Invariants: every count is non-decreasing in `S`, so a plan's bytes are too (what `fit`
 //! relies on); every product and sum is checked, an overflow is [`SizeFault::Overflow`].
 
-use crate::SizeFault;
+use crate::law::SizeFault;
 use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,

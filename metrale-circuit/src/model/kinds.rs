@@ -8,7 +8,7 @@
 
 use super::spelled::spelled_enum;
 #[cfg(doc)]
-use crate::{Holding, StatePlan};
+use crate::{StatePlan, law::Holding};
 
 spelled_enum! {
     /// What a state is.

@@ -9,7 +9,7 @@
 //! - Every function is a checked `const fn`: overflow is [`SizeFault::Overflow`], never a wrap.
 //! - A term whose inputs are absent is `Ok(None)` (no term), never a zero-sized default.
 
-use crate::caches::{cache_units, lookup_index_bytes};
+use super::caches::{cache_units, lookup_index_bytes};
 use crate::model::spelled::spelled_enum;
 use crate::model::{KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
 

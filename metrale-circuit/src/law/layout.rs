@@ -8,7 +8,7 @@
 //!   order inside a group; a region starts at or after the previous one's end, so regions
 //!   never overlap; an arena's size is its end rounded up to `align`.
 
-use crate::Space;
+use super::sizing::Space;
 use crate::model::{Lifetime, StateDtype};
 
 /// The default alignment of every region, in bytes.
