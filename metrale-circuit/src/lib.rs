@@ -52,14 +52,12 @@
 
 mod law;
 mod model;
+mod plan;
 
 mod agree;
-mod error;
 mod fit;
 mod parallel;
-mod plan;
 mod profile;
-mod regions;
 
 #[cfg(feature = "load")]
 mod circuit;
@@ -82,12 +80,13 @@ mod source_file;
 #[cfg(feature = "load")]
 mod walk;
 
-// What generated code calls: not API, and free to change with every ABI version (the name
-// carries it). Generated code names this module and the public API only.
 // abi.rs's paths until it moves into abi/
 pub(crate) use law::{layout, sizing};
 pub(crate) use model::inputs;
+pub(crate) use plan::regions;
 
+// What generated code calls: not API, and free to change with every ABI version (the name
+// carries it). Generated code names this module and the public API only.
 #[doc(hidden)]
 #[path = "abi.rs"]
 pub mod __private_v0_1;
@@ -105,9 +104,12 @@ pub use model::{
 };
 
 pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
+pub use plan::{
+    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, StateError,
+    StatePlan, StateTerm, TermInfo, Unit,
+};
 
 pub use agree::Disagreement;
-pub use error::{MissingFormat, PlanError, StateError};
 pub use fit::{
     Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
     parse_size,
@@ -116,9 +118,7 @@ pub use parallel::{
     Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
     default_stage_layers, shard, stage,
 };
-pub use plan::{StatePlan, StateTerm};
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
-pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
 
 #[cfg(feature = "load")]
 pub use circuit::{

@@ -8,7 +8,7 @@
 
 use super::spelled::spelled_enum;
 #[cfg(doc)]
-use crate::{StatePlan, law::Holding};
+use crate::{law::Holding, plan::StatePlan};
 
 spelled_enum! {
     /// What a state is.

@@ -5,11 +5,11 @@
 //! Invariants:
 //! - [`StatePlan::new`] is the one function that sizes every term of a list of declarations;
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
-//! - Offsets follow the layout law of [`crate::layout`]; arena sizes are rounded up to `align`.
+//! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to `align`.
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
-use crate::StateError;
+use super::error::StateError;
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
 use crate::law::sizing::{TermSpec, size_term, unit_bytes};
 use crate::law::{Holding, Region, Space};
