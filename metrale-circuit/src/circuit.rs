@@ -16,10 +16,11 @@
 
 use std::path::PathBuf;
 
+use crate::ConfigMap;
 use crate::diag::{Diagnostic, Source};
 use crate::model::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
+use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
 use crate::shape::Shape;
-use crate::{ConfigMap, Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
 
 /// Where an item was declared: the file as the user named it and the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

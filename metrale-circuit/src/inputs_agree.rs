@@ -19,8 +19,8 @@ use std::ops::Range;
 
 use crate::diag::Diagnostic;
 use crate::model::{KvInputs, StateInputs};
+use crate::serve::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 use crate::walk::{Table, Value, Walk, field};
-use crate::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [

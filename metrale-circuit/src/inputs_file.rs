@@ -57,8 +57,8 @@ use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
     StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
+use crate::serve::{Parallel, ServingProfile};
 use crate::walk::{Sink, Table, Value, Walk, field};
-use crate::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
 const TOP_KEYS: [&str; 8] = [

@@ -53,11 +53,7 @@
 mod law;
 mod model;
 mod plan;
-
-mod agree;
-mod fit;
-mod parallel;
-mod profile;
+mod serve;
 
 #[cfg(feature = "load")]
 mod circuit;
@@ -109,16 +105,11 @@ pub use plan::{
     StatePlan, StateTerm, TermInfo, Unit,
 };
 
-pub use agree::Disagreement;
-pub use fit::{
-    Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
-    parse_size,
+pub use serve::{
+    Disagreement, Fit, FitError, KvTokens, Parallel, ParallelError, Place, ProfileFree, ProfileKv,
+    Rank, RankError, Search, ServingProfile, ShardFault, Stage, StageFault, default_stage_layers,
+    fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences, parse_size, shard, stage,
 };
-pub use parallel::{
-    Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
-    default_stage_layers, shard, stage,
-};
-pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
 
 #[cfg(feature = "load")]
 pub use circuit::{

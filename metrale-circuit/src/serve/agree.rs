@@ -14,7 +14,7 @@
 //!
 //! With a profile ([`ServingProfile::disagreements`]), every count must be the derived one.
 
-use crate::ServingProfile;
+use super::profile::ServingProfile;
 use crate::law::SizeFault;
 use crate::model::StateInputs;
 
