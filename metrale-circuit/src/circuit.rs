@@ -21,21 +21,7 @@ use crate::diag::{Diagnostic, Source};
 use crate::model::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
 use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
 use crate::shape::Shape;
-
-/// Where an item was declared: the file as the user named it and the 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Origin {
-    /// The file, as given (never made absolute).
-    pub path: String,
-    /// 1-based line.
-    pub line: usize,
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.path, self.line)
-    }
-}
+use crate::walk::Origin;
 
 /// A validated circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]

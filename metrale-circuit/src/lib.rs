@@ -113,7 +113,7 @@ pub use serve::{
 
 #[cfg(feature = "load")]
 pub use circuit::{
-    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
+    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, StateTemplate,
 };
 #[cfg(feature = "load")]
 pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
@@ -123,3 +123,5 @@ pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, Verify
 pub use load::LoadReport;
 #[cfg(feature = "load")]
 pub use source_file::{ReadFailure, read_source};
+#[cfg(feature = "load")]
+pub use walk::Origin;

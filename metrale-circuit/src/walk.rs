@@ -4,8 +4,12 @@
 //! unknown-key check, the identifier rule for names that become Rust identifiers, and the
 //! mapping of a byte offset inside a string value back into the file ([`StrAt`]).
 //!
-//! Owner: metrale-circuit (feature `load`). It depends only on `diag`: the circuit loader
-//! (`load`) and the inputs file both build on it.
+//! It also owns [`Origin`], where a validated item was declared (`file:line`), made from a
+//! [`Loc`] by [`Sink::origin`].
+//!
+//! Owner: metrale-circuit (feature `load`). It depends only on `diag` and `limits` (and the
+//! identifier rule of the vocabulary): the circuit loader (`load`), the validated circuit and
+//! the inputs file all build on it.
 //! Invariants:
 //! - Nothing here panics on any input: every lookup is by key or iterator, integers are parsed
 //!   with checked conversions, and spans are handed to [`crate::diag`], which clamps them.
@@ -20,7 +24,6 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::Origin;
 use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
 use crate::model::is_snake_identifier;
@@ -32,6 +35,21 @@ pub(crate) struct Loc {
     pub file: usize,
     /// Byte range in that file.
     pub span: Range<usize>,
+}
+
+/// Where an item was declared: the file as the user named it and the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The file, as given (never made absolute).
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
 }
 
 /// Every file read and the first [`MAX_ERRORS`] errors found so far (in file then position
