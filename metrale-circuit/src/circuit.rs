@@ -17,11 +17,11 @@
 use std::path::PathBuf;
 
 use crate::ConfigMap;
-use crate::diag::{Diagnostic, Source};
+use crate::load::text::diag::{Diagnostic, Source};
+use crate::load::text::walk::Origin;
 use crate::model::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
 use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
 use crate::shape::Shape;
-use crate::walk::Origin;
 
 /// A validated circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,10 +17,10 @@
 
 use std::ops::Range;
 
-use crate::diag::Diagnostic;
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::walk::{Table, Value, Walk, field};
 use crate::model::{KvInputs, StateInputs};
 use crate::serve::{Disagreement, KvTokens, ProfileKv, ServingProfile};
-use crate::walk::{Table, Value, Walk, field};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [

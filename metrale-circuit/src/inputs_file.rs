@@ -51,14 +51,14 @@ use std::path::Path;
 
 use toml::de::DeTable;
 
-use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::inputs_agree;
+use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
     StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
-use crate::walk::{Sink, Table, Value, Walk, field};
 
 /// The keys of the file's top level, in documentation order.
 const TOP_KEYS: [&str; 8] = [
@@ -265,7 +265,7 @@ impl InputsFile {
     /// A diagnostic naming the file when it cannot be read, else those of [`InputsFile::parse`].
     pub fn load(path: impl AsRef<Path>) -> Result<InputsFile, Diagnostics> {
         let name = path.as_ref().display().to_string();
-        let source = crate::read_source(path.as_ref(), &name, "inputs file")
+        let source = crate::load::text::read_source(path.as_ref(), &name, "inputs file")
             .map_err(|failure| *failure.diagnostic)?;
         Self::parse(&name, source.text())
     }

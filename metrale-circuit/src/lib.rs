@@ -60,21 +60,13 @@ mod circuit;
 #[cfg(feature = "load")]
 mod config_map;
 #[cfg(feature = "load")]
-pub mod diag;
-#[cfg(feature = "load")]
 mod inputs_agree;
 #[cfg(feature = "load")]
 mod inputs_file;
 #[cfg(feature = "load")]
-pub mod limits;
-#[cfg(feature = "load")]
 pub mod load;
 #[cfg(feature = "load")]
 pub mod shape;
-#[cfg(feature = "load")]
-mod source_file;
-#[cfg(feature = "load")]
-mod walk;
 
 // abi.rs's paths until it moves into abi/
 pub(crate) use law::{layout, sizing};
@@ -122,6 +114,4 @@ pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, Verify
 #[cfg(feature = "load")]
 pub use load::LoadReport;
 #[cfg(feature = "load")]
-pub use source_file::{ReadFailure, read_source};
-#[cfg(feature = "load")]
-pub use walk::Origin;
+pub use load::text::{Origin, ReadFailure, diag, limits, read_source};

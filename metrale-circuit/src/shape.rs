@@ -45,7 +45,7 @@
 
 use std::fmt;
 
-use crate::limits::MAX_SHAPE_TERMS;
+use crate::load::text::limits::MAX_SHAPE_TERMS;
 
 /// The grammar in one line, the help of most syntax errors.
 const GRAMMAR_HELP: &str = "a shape is axes joined by ` x `; an axis is terms joined by `+` or \

@@ -20,10 +20,10 @@ use super::raw::{
     FULL, LINEAR, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
 };
 use crate::LayoutRule;
-use crate::diag::Diagnostic;
-use crate::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
+use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 use crate::shape::{EvalError, Shape};
-use crate::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
 /// The keys of a checkpoint table.
 const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];

@@ -14,9 +14,9 @@
 use std::ops::Range;
 
 use super::raw::{FULL, LINEAR, RawLayout};
-use crate::diag::{Diagnostic, did_you_mean};
+use crate::load::text::diag::{Diagnostic, did_you_mean};
+use crate::load::text::walk::{Table, Text, Value, Walk, field};
 use crate::shape::Shape;
-use crate::walk::{Table, Text, Value, Walk, field};
 use crate::{ConfigDim, ConfigMap, LayerKindsSource, LayoutRule};
 
 /// The keys of `[config]`.

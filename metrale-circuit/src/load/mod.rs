@@ -10,7 +10,7 @@
 //!    parser; a file with TOML syntax errors reports them and is not walked further.
 //! 2. walk: `top` (top level and layout), `blocks` (block templates and states), `nodes`
 //!    (which node touches which state) and `checkpoints` walk each file's spanned tree by hand
-//!    (with `crate::walk`) into the raw model (`raw`), so every error of every file is
+//!    (with `text::walk`) into the raw model (`raw`), so every error of every file is
 //!    collected, each located at the offending key or value.
 //! 3. `resolve`: the checks that need every file (a block defined twice, names of undefined
 //!    blocks, dims a shape reads, the names the generated code needs: `names`) and the
@@ -23,6 +23,8 @@
 //!   in the order read), then byte position; errors at the same position keep the order found.
 //! - A [`Circuit`] is returned only when there is no error at all, so it upholds every invariant
 //!   listed on [`Circuit`] (module `circuit`).
+
+pub(crate) mod text;
 
 mod blocks;
 mod checkpoints;
@@ -38,8 +40,8 @@ mod top;
 use std::path::{Path, PathBuf};
 
 use crate::Circuit;
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::walk::Sink;
+use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
+use crate::load::text::walk::Sink;
 
 pub use names::camel_case;
 pub use read::Input;

@@ -12,9 +12,9 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
 use crate::shape::Shape;
-use crate::walk::{Loc, Sink, StrAt, Text};
 use crate::{BlockTemplate, Checkpoint, LayoutRule, StateTemplate};
 
 /// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.

@@ -24,8 +24,8 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
+use super::diag::{Diagnostic, Diagnostics, Source};
+use super::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
 use crate::model::is_snake_identifier;
 
 /// A span of one of the files read.
