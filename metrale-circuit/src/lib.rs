@@ -56,17 +56,11 @@ mod plan;
 mod serve;
 
 #[cfg(feature = "load")]
-mod circuit;
-#[cfg(feature = "load")]
-mod config_map;
-#[cfg(feature = "load")]
 mod inputs_agree;
 #[cfg(feature = "load")]
 mod inputs_file;
 #[cfg(feature = "load")]
 pub mod load;
-#[cfg(feature = "load")]
-pub mod shape;
 
 // abi.rs's paths until it moves into abi/
 pub(crate) use law::{layout, sizing};
@@ -104,14 +98,13 @@ pub use serve::{
 };
 
 #[cfg(feature = "load")]
-pub use circuit::{
-    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, StateTemplate,
-};
-#[cfg(feature = "load")]
-pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
-#[cfg(feature = "load")]
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::LoadReport;
+#[cfg(feature = "load")]
+pub use load::circuit::{
+    BlockTemplate, Checkpoint, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource, Layout,
+    LayoutRule, StateTemplate, shape,
+};
 #[cfg(feature = "load")]
 pub use load::text::{Origin, ReadFailure, diag, limits, read_source};

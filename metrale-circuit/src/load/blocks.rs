@@ -16,11 +16,11 @@
 
 use super::nodes;
 use super::raw::{RawBlock, RawState, ShapeValue};
+use crate::load::circuit::shape::Shape;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
 use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
 use crate::model::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
-use crate::shape::Shape;
 
 /// The keys of a block table.
 const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];

@@ -26,6 +26,8 @@
 
 pub(crate) mod text;
 
+pub(crate) mod circuit;
+
 mod blocks;
 mod checkpoints;
 mod config;
@@ -39,9 +41,9 @@ mod top;
 
 use std::path::{Path, PathBuf};
 
-use crate::Circuit;
-use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
-use crate::load::text::walk::Sink;
+use circuit::Circuit;
+use text::diag::{Diagnostic, Diagnostics, Source};
+use text::walk::Sink;
 
 pub use names::camel_case;
 pub use read::Input;

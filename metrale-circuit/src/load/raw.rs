@@ -12,10 +12,10 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use crate::load::circuit::shape::Shape;
+use crate::load::circuit::{BlockTemplate, Checkpoint, LayoutRule, StateTemplate};
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
-use crate::shape::Shape;
-use crate::{BlockTemplate, Checkpoint, LayoutRule, StateTemplate};
 
 /// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
 pub(crate) const LINEAR: &str = "linear_attention";
@@ -60,7 +60,7 @@ pub(crate) struct Top {
     /// The checkpoints, in file order.
     pub checkpoints: Vec<RawCheckpoint>,
     /// `[config]` (schema 2), when present and valid.
-    pub config: Option<crate::ConfigMap>,
+    pub config: Option<crate::load::circuit::ConfigMap>,
 }
 
 /// `[layout]` as written.

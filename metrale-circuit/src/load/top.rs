@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
 use super::{blocks, checkpoints, config, derive};
-use crate::LayoutRule;
+use crate::load::circuit::LayoutRule;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};

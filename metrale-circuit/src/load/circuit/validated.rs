@@ -16,12 +16,12 @@
 
 use std::path::PathBuf;
 
-use crate::ConfigMap;
+use super::config_map::ConfigMap;
+use super::shape::Shape;
 use crate::load::text::diag::{Diagnostic, Source};
 use crate::load::text::walk::Origin;
 use crate::model::{Lifetime, Section, StateDecl, StateFormat, StateKind, VerifySteps};
 use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
-use crate::shape::Shape;
 
 /// A validated circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]
