@@ -56,10 +56,6 @@ mod plan;
 mod serve;
 
 #[cfg(feature = "load")]
-mod inputs_agree;
-#[cfg(feature = "load")]
-mod inputs_file;
-#[cfg(feature = "load")]
 pub mod load;
 
 // abi.rs's paths until it moves into abi/
@@ -98,13 +94,13 @@ pub use serve::{
 };
 
 #[cfg(feature = "load")]
-pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
-#[cfg(feature = "load")]
 pub use load::LoadReport;
 #[cfg(feature = "load")]
 pub use load::circuit::{
     BlockTemplate, Checkpoint, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource, Layout,
     LayoutRule, StateTemplate, shape,
 };
+#[cfg(feature = "load")]
+pub use load::inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::text::{Origin, ReadFailure, diag, limits, read_source};

@@ -27,6 +27,7 @@
 pub(crate) mod text;
 
 pub(crate) mod circuit;
+pub(crate) mod inputs_file;
 
 mod blocks;
 mod checkpoints;

@@ -1,8 +1,8 @@
 //! The counts of one set of plan inputs agree: with each other, and with a serving profile.
 //! Several counts name the same sequence slots (the padding dummy included), so they must be
 //! equal, and some follow from others; inputs that break this describe no server and are
-//! refused, as error values here and as located errors in the inputs file (`inputs_agree`,
-//! which reports these very disagreements).
+//! refused, as error values here and as located errors in the inputs file
+//! (`load::inputs_file::agree`, which reports these very disagreements).
 //!
 //! Owner: metrale-circuit (runtime).
 //! The rules ([`StateInputs::disagreements`]):

@@ -8,7 +8,7 @@
 //!   one entry per slot, and `ring.seq_slots`, `carry.slots`, `tree.slots`, `drafts.slots`
 //!   equal `slots`; `verify_table_rows` is the total of `h_steps`.
 //!
-//! The rules themselves are the runtime's (`agree.rs`: [`StateInputs::disagreements`],
+//! The rules themselves are the runtime's (`serve::agree`: [`StateInputs::disagreements`],
 //! [`ServingProfile::disagreements`]); this module locates each disagreement in the file.
 //!
 //! Invariants: each refusal is located at the count that disagrees (its value, or its table's

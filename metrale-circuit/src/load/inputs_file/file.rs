@@ -51,7 +51,7 @@ use std::path::Path;
 
 use toml::de::DeTable;
 
-use crate::inputs_agree;
+use super::agree;
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
@@ -378,19 +378,17 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     let before = walk.sink.error_count();
     match serving {
         Some((key, value)) => {
-            if let Some(profile) = inputs_agree::serving(walk, key.clone(), value)
+            if let Some(profile) = agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
                 let written = file.counts();
-                if let Some(derived) =
-                    inputs_agree::with_profile(walk, root, key, &profile, &written)
-                {
+                if let Some(derived) = agree::with_profile(walk, root, key, &profile, &written) {
                     file.hold(&derived);
                 }
                 file.serving = Some(profile);
             }
         }
-        None if before == 0 => inputs_agree::without_profile(walk, root, &file.counts()),
+        None if before == 0 => agree::without_profile(walk, root, &file.counts()),
         None => {}
     }
     file
@@ -452,7 +450,7 @@ fn kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>, path: &str) -> 
     };
     let blocks = read(walk, "blocks", true);
     let mut block_size = read(walk, "block_size", true);
-    if !inputs_agree::block_size_is_tokens(walk, table, path, block_size) {
+    if !agree::block_size_is_tokens(walk, table, path, block_size) {
         block_size = Err(());
     }
     let given = WINDOW_KEYS.map(|name| read(walk, name, false));
