@@ -43,18 +43,27 @@
 //!
 //! Invariants:
 //! - Every byte count is units x elements x element size, the element count evaluated from the
-//!   circuit's dims when it is instantiated; one function (`sizing::size_term`) produces every
-//!   term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
-//! - One function places every term (`layout::Placer`); the fast layout of generated plans is
-//!   tested against it.
+//!   circuit's dims when it is instantiated; one function (`law::sizing::size_term`) produces
+//!   every term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
+//! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
+//!   is tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
-mod law;
+// The runtime, bottom-up: each layer reads only the layers listed before it.
+// The vocabulary: kinds, dtypes, declarations, plan inputs, the spelled enums.
 mod model;
+
+// The laws, each written once: sizing (with the cache laws) and layout.
+mod law;
+
+// The dynamic plan, the field groups an engine reads, the plan errors.
 mod plan;
+
+// Serving: parallel ranks, the serving profile, agreement, fits.
 mod serve;
 
+// The loader (text, the validated circuit, the pipeline, the inputs file): above all of them.
 #[cfg(feature = "load")]
 pub mod load;
 
@@ -75,18 +84,18 @@ pub mod __private_v0_1;
 #[doc(hidden)]
 pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
+// The public API: every name at the root, and the modules `diag`, `limits`, `load` and
+// `shape`; the layers themselves are private.
+pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
 pub use model::{
     CacheInputs, CarryInputs, DraftInputs, FormatError, HSteps, KvInputs, Lifetime, LookupInputs,
     RingInputs, Section, StateAccess, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
     TreeInputs, VerifyInputs, VerifySteps, WindowInputs, is_snake_identifier,
 };
-
-pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
 pub use plan::{
     CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, StateError,
     StatePlan, StateTerm, TermInfo, Unit,
 };
-
 pub use serve::{
     Disagreement, Fit, FitError, KvTokens, Parallel, ParallelError, Place, ProfileFree, ProfileKv,
     Rank, RankError, Search, ServingProfile, ShardFault, Stage, StageFault, default_stage_layers,

@@ -17,6 +17,10 @@
 //!    evaluation of every shape under every checkpoint (`checkpoints::evaluate`), then the
 //!    validated [`Circuit`].
 //!
+//! Beneath the stages sit `text` (the one bounded read, the limits, diagnostics, the walk over
+//! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
+//! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too.
+//!
 //! Invariants:
 //! - Nothing here panics, whatever the files hold.
 //! - Errors are reported in a deterministic order: file order (the circuit, then its libraries
@@ -24,11 +28,12 @@
 //! - A [`Circuit`] is returned only when there is no error at all, so it upholds every invariant
 //!   listed on [`Circuit`] (module `circuit`).
 
+// Beneath the stages: text in, located values and errors out; then the validated model.
 pub(crate) mod text;
 
 pub(crate) mod circuit;
-pub(crate) mod inputs_file;
 
+// The stages of the pipeline above.
 mod blocks;
 mod checkpoints;
 mod config;
@@ -39,6 +44,9 @@ mod raw;
 mod read;
 mod resolve;
 mod top;
+
+// Beside the stages: the inputs file.
+pub(crate) mod inputs_file;
 
 use std::path::{Path, PathBuf};
 
