@@ -10,7 +10,8 @@
 //! - A `RawState` keeps every field that was valid, so the checks between states and the node
 //!   rules still run when another field of the same state was refused.
 //! - A shape error (syntax or unknown dim) points inside the shape string when the string maps
-//!   one to one onto the file, and at the whole value otherwise ([`StrAt`]).
+//!   one to one onto the file, and at the whole value otherwise
+//!   ([`StrAt`](crate::load::text::walk::StrAt)).
 //! - Blocks are listed in the order they first appear in the file (a block may be split over
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 

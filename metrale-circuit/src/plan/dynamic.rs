@@ -1,5 +1,5 @@
 //! The dynamic (run-time) plan: every declared state sized by [`size_term`] and laid out by
-//! [`place`]. It is the reference the generated const plans are checked against.
+//! [`place_all`]. It is the reference the generated const plans are checked against.
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
