@@ -5,7 +5,8 @@
 //! Invariants:
 //! - [`StatePlan::new`] is the one function that sizes every term of a list of declarations;
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
-//! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to `align`.
+//! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to
+//!   `align`.
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
