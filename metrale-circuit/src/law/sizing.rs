@@ -11,7 +11,9 @@
 
 use super::caches::{cache_units, lookup_index_bytes};
 use crate::model::spelled::spelled_enum;
-use crate::model::{KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
+use crate::model::{
+    CacheInputs, KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps,
+};
 
 spelled_enum! {
     /// What a term of the plan holds.
@@ -227,7 +229,7 @@ pub const fn size_term(
 /// The inner count of a cache's grid: ring slots per sequence slot, tree nodes (a mask is
 /// `[slot][node][node]`), draft positions per verify slot, history entries per sequence; 1
 /// for a flat `[row]` cache.
-const fn cache_inner(kind: StateKind, caches: &crate::model::CacheInputs) -> u64 {
+const fn cache_inner(kind: StateKind, caches: &CacheInputs) -> u64 {
     match (kind, caches.ring, caches.tree, caches.drafts, caches.lookup) {
         (StateKind::RingSnapshot, Some(ring), ..) => ring.ring_slots,
         (StateKind::TokenTreeMask, _, Some(tree), ..) => tree.nodes,

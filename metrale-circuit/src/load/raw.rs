@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{BlockTemplate, Checkpoint, LayoutRule, StateTemplate};
+use crate::load::circuit::{BlockTemplate, Checkpoint, ConfigMap, LayoutRule, StateTemplate};
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
 
@@ -60,7 +60,7 @@ pub(crate) struct Top {
     /// The checkpoints, in file order.
     pub checkpoints: Vec<RawCheckpoint>,
     /// `[config]` (schema 2), when present and valid.
-    pub config: Option<crate::load::circuit::ConfigMap>,
+    pub config: Option<ConfigMap>,
 }
 
 /// `[layout]` as written.

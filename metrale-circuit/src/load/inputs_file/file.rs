@@ -53,10 +53,11 @@ use toml::de::DeTable;
 
 use super::agree;
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, RingInputs, Section, StateDtype,
-    StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, Section,
+    StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
 
@@ -184,10 +185,10 @@ pub enum StepCounts {
 impl StepCounts {
     /// Borrowed, as the plan inputs take it.
     #[must_use]
-    pub fn as_h_steps(&self) -> crate::model::HSteps<'_> {
+    pub fn as_h_steps(&self) -> HSteps<'_> {
         match self {
-            StepCounts::PerSlot(rows) => crate::model::HSteps::PerSlot(rows),
-            StepCounts::Uniform { slots, rows } => crate::model::HSteps::Uniform {
+            StepCounts::PerSlot(rows) => HSteps::PerSlot(rows),
+            StepCounts::Uniform { slots, rows } => HSteps::Uniform {
                 slots: *slots,
                 rows: *rows,
             },
@@ -265,7 +266,7 @@ impl InputsFile {
     /// A diagnostic naming the file when it cannot be read, else those of [`InputsFile::parse`].
     pub fn load(path: impl AsRef<Path>) -> Result<InputsFile, Diagnostics> {
         let name = path.as_ref().display().to_string();
-        let source = crate::load::text::read_source(path.as_ref(), &name, "inputs file")
+        let source = read_source(path.as_ref(), &name, "inputs file")
             .map_err(|failure| *failure.diagnostic)?;
         Self::parse(&name, source.text())
     }
@@ -415,10 +416,8 @@ impl InputsFile {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
             h_steps: match v.h_steps {
-                crate::model::HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
-                crate::model::HSteps::Uniform { slots, rows } => {
-                    StepCounts::Uniform { slots, rows }
-                }
+                HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
+                HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
             },
             conv_steps: v.conv_steps,
         });
