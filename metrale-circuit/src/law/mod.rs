@@ -9,7 +9,7 @@
 //! - All arithmetic is checked: an overflow is an error value, never a wrap or a panic.
 //! - It reads only the vocabulary (`model`).
 
-pub(crate) mod caches;
+mod caches;
 pub(crate) mod layout;
 pub(crate) mod sizing;
 
