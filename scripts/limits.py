@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds the largest circuit the loader accepts at each of its limits
-(metrale-circuit/src/limits.rs), generates its module and compiles it, printing the time and
-peak memory of each step: the check that everything the loader accepts, the generator handles
-in linear time and memory and rustc compiles.
+(metrale-circuit/src/load/text/limits.rs), generates its module and compiles it, printing the
+time and peak memory of each step: the check that everything the loader accepts, the generator
+handles in linear time and memory and rustc compiles.
 
 Cases (each at its limits, the others small):
   layers       one checkpoint of MAX_LAYERS layers, MAX_TERMS / MAX_LAYERS states a layer
@@ -37,7 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORK = ROOT / "target" / "limits"
 CRATE = WORK / "crate"
 CLI = ROOT / "target" / "release" / "metrale-codegen"
-LIMITS = ROOT / "metrale-circuit" / "src" / "limits.rs"
+LIMITS = ROOT / "metrale-circuit" / "src" / "load" / "text" / "limits.rs"
 
 
 def limits() -> dict:

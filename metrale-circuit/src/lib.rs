@@ -30,58 +30,47 @@
 //!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], [`Arena`],
 //!   [`RegionList`], [`PlanError`], [`MissingFormat`]). It depends on nothing outside `core`, `alloc` and `std`.
 //! - The **loader** (feature `load`, on by default): the circuit TOML reader with rustc-like
-//!   diagnostics ([`Circuit`], [`load`], [`diag`], [`shape`]) and the inputs file
-//!   ([`InputsFile`]). An engine that only includes generated plans turns it off with
-//!   `default-features = false`.
+//!   diagnostics and the inputs file. An engine that only includes generated plans turns it off
+//!   with `default-features = false`.
+// Its items exist only with `load`: linked only then, so the crate documents without it too.
+#![cfg_attr(
+    feature = "load",
+    doc = "  Its items: [`load`] and [`Circuit`], [`diag`], [`shape`], [`InputsFile`]."
+)]
 //!
 //! What generated code calls lives in a hidden module whose name carries the ABI version; it is
 //! not API. Generated code checks, at compile time, that it was generated for this runtime.
 //!
 //! Invariants:
 //! - Every byte count is units x elements x element size, the element count evaluated from the
-//!   circuit's dims when it is instantiated; one function (`sizing::size_term`) produces every
-//!   term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
-//! - One function places every term (`layout::Placer`); the fast layout of generated plans is
-//!   tested against it.
+//!   circuit's dims when it is instantiated; one function (`law::sizing::size_term`) produces
+//!   every term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
+//! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
+//!   is tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
 //!   missing key is an error, never a default. All size arithmetic is checked.
 
-mod agree;
-mod caches;
-mod decl;
-mod dtype;
-mod error;
-mod fit;
-mod inputs;
-mod kinds;
-mod layout;
-mod parallel;
-mod plan;
-mod profile;
-mod regions;
-mod sizing;
-mod spelled;
+// The runtime, bottom-up: each layer reads only the layers listed before it.
+// The vocabulary: kinds, dtypes, declarations, plan inputs, the spelled enums.
+mod model;
 
-#[cfg(feature = "load")]
-mod circuit;
-#[cfg(feature = "load")]
-mod config_map;
-#[cfg(feature = "load")]
-pub mod diag;
-#[cfg(feature = "load")]
-mod inputs_agree;
-#[cfg(feature = "load")]
-mod inputs_file;
-#[cfg(feature = "load")]
-pub mod limits;
+// The laws, each written once: sizing (with the cache laws) and layout.
+mod law;
+
+// The dynamic plan, the field groups an engine reads, the plan errors.
+mod plan;
+
+// Serving: parallel ranks, the serving profile, agreement, fits.
+mod serve;
+
+// The loader (text, the validated circuit, the pipeline, the inputs file): above all of them.
 #[cfg(feature = "load")]
 pub mod load;
-#[cfg(feature = "load")]
-pub mod shape;
-#[cfg(feature = "load")]
-mod source_file;
-#[cfg(feature = "load")]
-mod walk;
+
+// abi.rs's paths until it moves into abi/
+pub(crate) use law::{layout, sizing};
+pub(crate) use model::inputs;
+pub(crate) use plan::regions;
 
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.
@@ -95,38 +84,32 @@ pub mod __private_v0_1;
 #[doc(hidden)]
 pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
-pub use agree::Disagreement;
-pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
-pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
-pub use error::{MissingFormat, PlanError, StateError};
-pub use fit::{
-    Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
-    parse_size,
+// The public API: every name at the root, and the modules `diag`, `limits`, `load` and
+// `shape`; the layers themselves are private.
+pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
+pub use model::{
+    CacheInputs, CarryInputs, DraftInputs, FormatError, HSteps, KvInputs, Lifetime, LookupInputs,
+    RingInputs, Section, StateAccess, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
+    TreeInputs, VerifyInputs, VerifySteps, WindowInputs, is_snake_identifier,
 };
-pub use inputs::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs, WindowInputs,
+pub use plan::{
+    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, StateError,
+    StatePlan, StateTerm, TermInfo, Unit,
 };
-pub use kinds::{Lifetime, StateKind};
-pub use layout::{Arena, DEFAULT_ALIGN, Region};
-pub use parallel::{
-    Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
-    default_stage_layers, shard, stage,
+pub use serve::{
+    Disagreement, Fit, FitError, KvTokens, Parallel, ParallelError, Place, ProfileFree, ProfileKv,
+    Rank, RankError, Search, ServingProfile, ShardFault, Stage, StageFault, default_stage_layers,
+    fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences, parse_size, shard, stage,
 };
-pub use plan::{StatePlan, StateTerm};
-pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
-pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
-pub use sizing::{Holding, SizeFault, Space};
 
-#[cfg(feature = "load")]
-pub use circuit::{
-    BlockTemplate, Checkpoint, Circuit, Instance, Layout, LayoutRule, Origin, StateTemplate,
-};
-#[cfg(feature = "load")]
-pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
-#[cfg(feature = "load")]
-pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 #[cfg(feature = "load")]
 pub use load::LoadReport;
 #[cfg(feature = "load")]
-pub use source_file::{ReadFailure, read_source};
+pub use load::circuit::{
+    BlockTemplate, Checkpoint, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource, Layout,
+    LayoutRule, StateTemplate, shape,
+};
+#[cfg(feature = "load")]
+pub use load::inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
+#[cfg(feature = "load")]
+pub use load::text::{Origin, ReadFailure, diag, limits, read_source};

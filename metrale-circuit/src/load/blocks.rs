@@ -10,17 +10,18 @@
 //! - A `RawState` keeps every field that was valid, so the checks between states and the node
 //!   rules still run when another field of the same state was refused.
 //! - A shape error (syntax or unknown dim) points inside the shape string when the string maps
-//!   one to one onto the file, and at the whole value otherwise ([`StrAt`]).
+//!   one to one onto the file, and at the whole value otherwise
+//!   ([`StrAt`](crate::load::text::walk::StrAt)).
 //! - Blocks are listed in the order they first appear in the file (a block may be split over
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
 use super::nodes;
 use super::raw::{RawBlock, RawState, ShapeValue};
-use crate::diag::Diagnostic;
-use crate::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
-use crate::shape::Shape;
-use crate::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
-use crate::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
+use crate::load::circuit::shape::Shape;
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
+use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
+use crate::model::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// The keys of a block table.
 const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];

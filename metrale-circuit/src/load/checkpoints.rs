@@ -19,11 +19,11 @@ use super::derive::Values;
 use super::raw::{
     FULL, LINEAR, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
 };
-use crate::LayoutRule;
-use crate::diag::Diagnostic;
-use crate::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
-use crate::shape::{EvalError, Shape};
-use crate::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
+use crate::load::circuit::LayoutRule;
+use crate::load::circuit::shape::{EvalError, Shape};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
+use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
 /// The keys of a checkpoint table.
 const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];

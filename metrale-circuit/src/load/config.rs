@@ -14,10 +14,10 @@
 use std::ops::Range;
 
 use super::raw::{FULL, LINEAR, RawLayout};
-use crate::diag::{Diagnostic, did_you_mean};
-use crate::shape::Shape;
-use crate::walk::{Table, Text, Value, Walk, field};
-use crate::{ConfigDim, ConfigMap, LayerKindsSource, LayoutRule};
+use crate::load::circuit::shape::Shape;
+use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayoutRule};
+use crate::load::text::diag::{Diagnostic, did_you_mean};
+use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
 /// The keys of `[config]`.
 const CONFIG_KEYS: &[&str] = &[

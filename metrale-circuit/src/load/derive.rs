@@ -14,10 +14,10 @@
 //!   expression, with the checkpoint in a note.
 
 use super::raw::{RawCheckpoint, RawDerived, ShapeValue};
-use crate::diag::Diagnostic;
-use crate::limits::MAX_DIMS;
-use crate::shape::Shape;
-use crate::walk::{Sink, Table, Text, Walk, field};
+use crate::load::circuit::shape::Shape;
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::MAX_DIMS;
+use crate::load::text::walk::{Sink, Table, Text, Walk, field};
 
 /// The derived dims' values under one checkpoint, in evaluation order.
 pub(crate) type Values = Vec<(String, u64)>;

@@ -10,12 +10,16 @@
 //!    parser; a file with TOML syntax errors reports them and is not walked further.
 //! 2. walk: `top` (top level and layout), `blocks` (block templates and states), `nodes`
 //!    (which node touches which state) and `checkpoints` walk each file's spanned tree by hand
-//!    (with `crate::walk`) into the raw model (`raw`), so every error of every file is
+//!    (with `text::walk`) into the raw model (`raw`), so every error of every file is
 //!    collected, each located at the offending key or value.
 //! 3. `resolve`: the checks that need every file (a block defined twice, names of undefined
 //!    blocks, dims a shape reads, the names the generated code needs: `names`) and the
 //!    evaluation of every shape under every checkpoint (`checkpoints::evaluate`), then the
 //!    validated [`Circuit`].
+//!
+//! Beneath the stages sit `text` (the one bounded read, the limits, diagnostics, the walk over
+//! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
+//! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too.
 //!
 //! Invariants:
 //! - Nothing here panics, whatever the files hold.
@@ -24,6 +28,12 @@
 //! - A [`Circuit`] is returned only when there is no error at all, so it upholds every invariant
 //!   listed on [`Circuit`] (module `circuit`).
 
+// Beneath the stages: text in, located values and errors out; then the validated model.
+pub(crate) mod text;
+
+pub(crate) mod circuit;
+
+// The stages of the pipeline above.
 mod blocks;
 mod checkpoints;
 mod config;
@@ -35,11 +45,14 @@ mod read;
 mod resolve;
 mod top;
 
+// Beside the stages: the inputs file.
+pub(crate) mod inputs_file;
+
 use std::path::{Path, PathBuf};
 
-use crate::Circuit;
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::walk::Sink;
+use circuit::Circuit;
+use text::diag::{Diagnostic, Diagnostics, Source};
+use text::walk::Sink;
 
 pub use names::camel_case;
 pub use read::Input;

@@ -20,8 +20,8 @@
 //! they are checked here.
 
 use super::raw::{RawBlock, Top};
-use crate::diag::Diagnostic;
-use crate::walk::{Sink, Text};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::walk::{Sink, Text};
 
 /// Fields of a generated plan besides the layers and the prologue and epilogue blocks.
 const PLAN_FIELDS: [&str; 2] = ["draft", "arena"];

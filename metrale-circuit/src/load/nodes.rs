@@ -21,10 +21,10 @@
 use toml::de::DeValue;
 
 use super::raw::RawState;
-use crate::diag::Diagnostic;
-use crate::limits::MAX_NODES_PER_BLOCK;
-use crate::walk::{Loc, Text, Value, Walk, field};
-use crate::{StateAccess, StateKind};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::MAX_NODES_PER_BLOCK;
+use crate::load::text::walk::{Loc, Text, Value, Walk, field};
+use crate::model::{StateAccess, StateKind};
 
 /// The keys of a node table.
 const NODE_KEYS: &[&str] = &["id", "op", "in", "out", "binding", "role", "state"];

@@ -12,12 +12,10 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
-use crate::shape::Shape;
-use crate::walk::{Loc, Sink, StrAt, Text};
-use crate::{
-    BlockTemplate, Checkpoint, LayoutRule, Lifetime, StateFormat, StateKind, StateTemplate,
-    VerifySteps,
-};
+use crate::load::circuit::shape::Shape;
+use crate::load::circuit::{BlockTemplate, Checkpoint, ConfigMap, LayoutRule, StateTemplate};
+use crate::load::text::walk::{Loc, Sink, StrAt, Text};
+use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
 
 /// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
 pub(crate) const LINEAR: &str = "linear_attention";
@@ -62,7 +60,7 @@ pub(crate) struct Top {
     /// The checkpoints, in file order.
     pub checkpoints: Vec<RawCheckpoint>,
     /// `[config]` (schema 2), when present and valid.
-    pub config: Option<crate::ConfigMap>,
+    pub config: Option<ConfigMap>,
 }
 
 /// `[layout]` as written.

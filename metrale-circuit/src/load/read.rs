@@ -23,11 +23,11 @@ use toml::de::DeTable;
 
 use super::raw::{FileSyntax, Loaded};
 use super::top;
-use crate::diag::{Diagnostic, Source};
-use crate::is_snake_identifier;
-use crate::limits::{MAX_LIBRARIES, too_many};
-use crate::source_file::{ReadFailure, read_source};
-use crate::walk::{Sink, Text, Walk};
+use crate::load::text::diag::{Diagnostic, Source};
+use crate::load::text::limits::{MAX_LIBRARIES, too_many};
+use crate::load::text::source_file::{ReadFailure, read_source};
+use crate::load::text::walk::{Sink, Text, Walk};
+use crate::model::is_snake_identifier;
 
 /// The state of reading one circuit and its libraries.
 struct Reader<'s> {

@@ -13,10 +13,10 @@ use std::collections::HashMap;
 
 use super::raw::{Loaded, RawBlock, Top};
 use super::{blocks, checkpoints, derive, names};
-use crate::diag::Diagnostic;
-use crate::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
-use crate::walk::{Sink, Text};
-use crate::{Circuit, Layout};
+use crate::load::circuit::{Circuit, Layout};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
+use crate::load::text::walk::{Sink, Text};
 
 /// The checks that need every file, then the assembly of the circuit.
 pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {

@@ -14,10 +14,10 @@ use std::ops::Range;
 
 use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
 use super::{blocks, checkpoints, config, derive};
-use crate::LayoutRule;
-use crate::diag::Diagnostic;
-use crate::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
-use crate::walk::{Table, Text, Value, Walk, field};
+use crate::load::circuit::LayoutRule;
+use crate::load::text::diag::{Diagnostic, did_you_mean};
+use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
+use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
 /// The top-level keys of a circuit file.
 const CIRCUIT_KEYS: &[&str] = &[
@@ -122,7 +122,7 @@ pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
             let mut d = Diagnostic::error(format!("`{name}` is not allowed in a block library"))
                 .label("not allowed here")
                 .help("a block library holds only `include` and `[block.<name>]` tables");
-            if let Some(near) = crate::diag::did_you_mean(name, LIBRARY_KEYS) {
+            if let Some(near) = did_you_mean(name, LIBRARY_KEYS) {
                 d = d.help(format!("did you mean `{near}`?"));
             }
             w.report(key.span(), d);

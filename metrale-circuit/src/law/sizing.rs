@@ -9,9 +9,11 @@
 //! - Every function is a checked `const fn`: overflow is [`SizeFault::Overflow`], never a wrap.
 //! - A term whose inputs are absent is `Ok(None)` (no term), never a zero-sized default.
 
-use crate::caches::{cache_units, lookup_index_bytes};
-use crate::spelled::spelled_enum;
-use crate::{KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps};
+use super::caches::{cache_units, lookup_index_bytes};
+use crate::model::spelled::spelled_enum;
+use crate::model::{
+    CacheInputs, KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps,
+};
 
 spelled_enum! {
     /// What a term of the plan holds.
@@ -227,7 +229,7 @@ pub const fn size_term(
 /// The inner count of a cache's grid: ring slots per sequence slot, tree nodes (a mask is
 /// `[slot][node][node]`), draft positions per verify slot, history entries per sequence; 1
 /// for a flat `[row]` cache.
-const fn cache_inner(kind: StateKind, caches: &crate::CacheInputs) -> u64 {
+const fn cache_inner(kind: StateKind, caches: &CacheInputs) -> u64 {
     match (kind, caches.ring, caches.tree, caches.drafts, caches.lookup) {
         (StateKind::RingSnapshot, Some(ring), ..) => ring.ring_slots,
         (StateKind::TokenTreeMask, _, Some(tree), ..) => tree.nodes,
@@ -278,7 +280,7 @@ pub const fn window_blocks(window: u64, kv: &KvInputs) -> Result<u64, SizeFault>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{KvInputs, LookupInputs, VerifyInputs};
+    use crate::model::{KvInputs, LookupInputs, VerifyInputs};
 
     fn spec(
         kind: StateKind,
@@ -298,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_window_bounds_the_blocks_of_a_kv_side() {
-        use crate::WindowInputs;
+        use crate::model::WindowInputs;
         // gpt-oss-120b's sliding layers (W = 128) at 8 sequences, chunked prefill of 8192
         // tokens, 131,072-token context, 16-token blocks: min(127 + 8192, 131072) = 8319
         // tokens span ceil(8319 / 16) = 520 blocks, + 1 for a window starting mid-block: 521
@@ -385,7 +387,7 @@ mod tests {
         };
         assert_eq!(size_term(&steps, &inputs), Ok(None));
         inputs.verify = Some(VerifyInputs {
-            h_steps: crate::HSteps::PerSlot(&[3, 1, 3]),
+            h_steps: crate::model::HSteps::PerSlot(&[3, 1, 3]),
             conv_steps: 4,
         });
         assert_eq!(
@@ -484,7 +486,7 @@ mod tests {
         assert_eq!(size_term(&h, &inputs), Err(SizeFault::Overflow));
         let steps = StateInputs {
             verify: Some(VerifyInputs {
-                h_steps: crate::HSteps::PerSlot(&[u64::MAX, 1]),
+                h_steps: crate::model::HSteps::PerSlot(&[u64::MAX, 1]),
                 conv_steps: 0,
             }),
             ..StateInputs::EMPTY

@@ -7,7 +7,7 @@
 //!   generated plan can take them in a `const fn`.
 //! - Rust field names are the inputs-file key names.
 
-use crate::StateDtype;
+use super::dtype::StateDtype;
 
 /// The plan inputs the engine decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use crate::law::SizeFault;
+
 /// Why a state plan could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StateError {
@@ -54,14 +56,14 @@ pub enum StateError {
 impl StateError {
     /// The fault of one term of `state`.
     #[must_use]
-    pub fn of_fault(fault: crate::SizeFault, state: &str) -> Self {
+    pub fn of_fault(fault: SizeFault, state: &str) -> Self {
         let state = state.to_owned();
         match fault {
-            crate::SizeFault::Overflow => StateError::Overflow { state },
-            crate::SizeFault::MissingVerify => StateError::MissingVerify { state },
-            crate::SizeFault::DivisionByZero => StateError::DivisionByZero { state },
-            crate::SizeFault::Negative => StateError::Negative { state },
-            crate::SizeFault::MissingWindow => StateError::MissingWindow { state },
+            SizeFault::Overflow => StateError::Overflow { state },
+            SizeFault::MissingVerify => StateError::MissingVerify { state },
+            SizeFault::DivisionByZero => StateError::DivisionByZero { state },
+            SizeFault::Negative => StateError::Negative { state },
+            SizeFault::MissingWindow => StateError::MissingWindow { state },
         }
     }
 }
@@ -142,13 +144,13 @@ pub enum PlanError {
 impl PlanError {
     /// The fault of one term, naming its state.
     #[must_use]
-    pub const fn of_fault(fault: crate::SizeFault, state: &'static str) -> Self {
+    pub const fn of_fault(fault: SizeFault, state: &'static str) -> Self {
         match fault {
-            crate::SizeFault::Overflow => PlanError::Overflow { state },
-            crate::SizeFault::MissingVerify => PlanError::MissingVerify { state },
-            crate::SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
-            crate::SizeFault::Negative => PlanError::Negative { state },
-            crate::SizeFault::MissingWindow => PlanError::MissingWindow { state },
+            SizeFault::Overflow => PlanError::Overflow { state },
+            SizeFault::MissingVerify => PlanError::MissingVerify { state },
+            SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
+            SizeFault::Negative => PlanError::Negative { state },
+            SizeFault::MissingWindow => PlanError::MissingWindow { state },
         }
     }
 }

@@ -8,7 +8,7 @@
 //!   one entry per slot, and `ring.seq_slots`, `carry.slots`, `tree.slots`, `drafts.slots`
 //!   equal `slots`; `verify_table_rows` is the total of `h_steps`.
 //!
-//! The rules themselves are the runtime's (`agree.rs`: [`StateInputs::disagreements`],
+//! The rules themselves are the runtime's (`serve::agree`: [`StateInputs::disagreements`],
 //! [`ServingProfile::disagreements`]); this module locates each disagreement in the file.
 //!
 //! Invariants: each refusal is located at the count that disagrees (its value, or its table's
@@ -17,9 +17,10 @@
 
 use std::ops::Range;
 
-use crate::diag::Diagnostic;
-use crate::walk::{Table, Value, Walk, field};
-use crate::{Disagreement, KvInputs, KvTokens, ProfileKv, ServingProfile, StateInputs};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::walk::{Table, Value, Walk, field};
+use crate::model::{KvInputs, StateInputs};
+use crate::serve::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 
 /// The keys of `[serving]`.
 pub(crate) const SERVING_KEYS: [&str; 10] = [
@@ -228,7 +229,7 @@ pub(crate) fn with_profile(
                 serving_at,
                 Diagnostic::error(format!(
                     "the serving profile's counts cannot be made: {}",
-                    crate::StateError::of_fault(fault, "the serving profile")
+                    crate::plan::StateError::of_fault(fault, "the serving profile")
                 ))
                 .label("these counts")
                 .help("lower `sequences` or the per-sequence counts"),

@@ -4,8 +4,12 @@
 //! unknown-key check, the identifier rule for names that become Rust identifiers, and the
 //! mapping of a byte offset inside a string value back into the file ([`StrAt`]).
 //!
-//! Owner: metrale-circuit (feature `load`). It depends only on `diag`: the circuit loader
-//! (`load`) and the inputs file both build on it.
+//! It also owns [`Origin`], where a validated item was declared (`file:line`), made from a
+//! [`Loc`] by [`Sink::origin`].
+//!
+//! Owner: metrale-circuit (feature `load`). It depends only on `diag` and `limits` (and the
+//! identifier rule of the vocabulary): the circuit loader (`load`), the validated circuit and
+//! the inputs file all build on it.
 //! Invariants:
 //! - Nothing here panics on any input: every lookup is by key or iterator, integers are parsed
 //!   with checked conversions, and spans are handed to [`crate::diag`], which clamps them.
@@ -20,10 +24,9 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::Origin;
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::is_snake_identifier;
-use crate::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
+use super::diag::{Diagnostic, Diagnostics, Source};
+use super::limits::{MAX_ERRORS, MAX_NAME_BYTES, too_many};
+use crate::model::is_snake_identifier;
 
 /// A span of one of the files read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +35,21 @@ pub(crate) struct Loc {
     pub file: usize,
     /// Byte range in that file.
     pub span: Range<usize>,
+}
+
+/// Where an item was declared: the file as the user named it and the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The file, as given (never made absolute).
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
 }
 
 /// Every file read and the first [`MAX_ERRORS`] errors found so far (in file then position

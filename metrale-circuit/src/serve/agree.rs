@@ -1,8 +1,8 @@
 //! The counts of one set of plan inputs agree: with each other, and with a serving profile.
 //! Several counts name the same sequence slots (the padding dummy included), so they must be
 //! equal, and some follow from others; inputs that break this describe no server and are
-//! refused, as error values here and as located errors in the inputs file (`inputs_agree`,
-//! which reports these very disagreements).
+//! refused, as error values here and as located errors in the inputs file
+//! (`load::inputs_file::agree`, which reports these very disagreements).
 //!
 //! Owner: metrale-circuit (runtime).
 //! The rules ([`StateInputs::disagreements`]):
@@ -14,7 +14,9 @@
 //!
 //! With a profile ([`ServingProfile::disagreements`]), every count must be the derived one.
 
-use crate::{ServingProfile, SizeFault, StateInputs};
+use super::profile::ServingProfile;
+use crate::law::SizeFault;
+use crate::model::StateInputs;
 
 /// Two counts of one set of plan inputs that cannot both be true of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +199,7 @@ impl ServingProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CacheInputs, HSteps, RingInputs, VerifyInputs};
+    use crate::model::{CacheInputs, HSteps, RingInputs, VerifyInputs};
 
     #[test]
     fn slot_counts_must_be_slots() {

@@ -8,7 +8,7 @@
 //! - A cache whose input group is absent (`None`) has no units (`Ok(None)`); a plain count that
 //!   is zero gives a term of zero units.
 
-use crate::{CacheInputs, StateKind};
+use crate::model::{CacheInputs, StateKind};
 
 /// Units of a cache kind under `caches`: `Ok(None)` when its input group is absent, `Err(())` on
 /// overflow. Non-cache kinds have no cache units (`Ok(None)`).
@@ -106,7 +106,7 @@ pub const fn lookup_index_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs};
+    use crate::model::{CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs};
 
     #[test]
     fn hash_table_law_by_hand() {

@@ -8,8 +8,9 @@
 //! - `elements` was evaluated, checked, from the checkpoint's dims when the circuit was
 //!   instantiated; a copy (`of`) has the element count of the state it copies.
 
-use crate::spelled::spelled_enum;
-use crate::{Lifetime, StateFormat, StateKind};
+use super::dtype::StateFormat;
+use super::kinds::{Lifetime, StateKind};
+use super::spelled::spelled_enum;
 
 spelled_enum! {
     /// Which part of the model an instance belongs to: the main model, or the draft head (whose
@@ -127,7 +128,7 @@ impl StateDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StateDtype;
+    use crate::model::StateDtype;
 
     #[test]
     fn spellings_round_trip() {

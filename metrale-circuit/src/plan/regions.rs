@@ -13,9 +13,10 @@
 //! - A [`RegionList`] holds exactly the regions it was made from, in order: its capacity is
 //!   checked when it is made, at compile time, so nothing is ever left out.
 
-use crate::layout::LayoutKey;
-use crate::sizing::unit_bytes;
-use crate::{HSteps, Holding, Lifetime, Region, SizeFault, Space, StateDtype, StateKind};
+use crate::law::layout::LayoutKey;
+use crate::law::sizing::unit_bytes;
+use crate::law::{Holding, Region, SizeFault, Space};
+use crate::model::{HSteps, Lifetime, StateDtype, StateKind};
 
 /// One term of a generated plan, known at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

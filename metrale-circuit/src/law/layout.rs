@@ -8,7 +8,8 @@
 //!   order inside a group; a region starts at or after the previous one's end, so regions
 //!   never overlap; an arena's size is its end rounded up to `align`.
 
-use crate::{Lifetime, Space, StateDtype};
+use super::sizing::Space;
+use crate::model::{Lifetime, StateDtype};
 
 /// The default alignment of every region, in bytes.
 pub const DEFAULT_ALIGN: u64 = 256;

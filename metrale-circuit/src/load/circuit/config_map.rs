@@ -15,7 +15,7 @@
 //! - A list layout has layer types or indices; a pattern layout without its own pattern has
 //!   one of the three sources.
 
-use crate::shape::Shape;
+use super::shape::Shape;
 
 /// The `[config]` table: where `import` reads each checkpoint figure.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,20 +1,20 @@
 //! The dynamic (run-time) plan: every declared state sized by [`size_term`] and laid out by
-//! [`place`]. It is the reference the generated const plans are checked against.
+//! [`place_all`]. It is the reference the generated const plans are checked against.
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
 //! - [`StatePlan::new`] is the one function that sizes every term of a list of declarations;
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
-//! - Offsets follow the layout law of [`crate::layout`]; arena sizes are rounded up to `align`.
+//! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to
+//!   `align`.
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
-use crate::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
-use crate::sizing::{TermSpec, size_term, unit_bytes};
-use crate::{
-    Holding, Lifetime, Region, Space, StateDecl, StateDtype, StateError, StateFormat, StateInputs,
-    StateKind,
-};
+use super::error::StateError;
+use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
+use crate::law::sizing::{TermSpec, size_term, unit_bytes};
+use crate::law::{Holding, Region, Space};
+use crate::model::{Lifetime, StateDecl, StateDtype, StateFormat, StateInputs, StateKind};
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]

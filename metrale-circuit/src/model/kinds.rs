@@ -6,9 +6,9 @@
 //!   lifetime ([`Lifetime::of_kind`]); a spelling outside the table is refused by the loader.
 //! - Each spelling is written once, beside its variant (`spelled_enum!`).
 
-use crate::spelled::spelled_enum;
+use super::spelled::spelled_enum;
 #[cfg(doc)]
-use crate::{Holding, StatePlan};
+use crate::{law::Holding, plan::StatePlan};
 
 spelled_enum! {
     /// What a state is.

@@ -15,8 +15,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::diag::{Diagnostic, Source};
-use crate::limits::MAX_FILE_BYTES;
+use super::diag::{Diagnostic, Source};
+use super::limits::MAX_FILE_BYTES;
 
 /// Why a file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,9 +27,10 @@
 //! Invariants: every count is non-decreasing in `S`, so a plan's bytes are too (what `fit`
 //! relies on); every product and sum is checked, an overflow is [`SizeFault::Overflow`].
 
-use crate::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, SizeFault,
-    StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+use crate::law::SizeFault;
+use crate::model::{
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
+    TreeInputs, VerifyInputs, WindowInputs,
 };
 
 /// What a server decides, from which every plan count follows ([`ServingProfile::inputs`]).

@@ -13,10 +13,9 @@
 //!   the answer's error, [`FitError::Plan`].
 //! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
 
-use crate::{
-    KvInputs, ProfileFree, ServingProfile, StateDecl, StateDtype, StateError, StateInputs,
-    StatePlan,
-};
+use super::profile::{ProfileFree, ServingProfile};
+use crate::model::{KvInputs, StateDecl, StateDtype, StateInputs};
+use crate::plan::{StateError, StatePlan};
 
 /// Reads a byte budget: bytes, or a number with a decimal (`KB` `MB` `GB` `TB`, powers of
 /// 1000) or binary (`KiB` `MiB` `GiB` `TiB`, powers of 1024) unit, as `80GiB`, `80GB`,

@@ -16,7 +16,7 @@
 //!   checkpoint, blocks per layer kind, states per block, dims), enum variants (layer kinds,
 //!   checkpoints), table rows (state terms) and expression depth (shape terms).
 
-use crate::diag::Diagnostic;
+use super::diag::Diagnostic;
 
 /// The most bytes of one file the loader reads (the circuit, each block library, an inputs
 /// file).

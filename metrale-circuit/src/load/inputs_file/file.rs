@@ -51,14 +51,15 @@ use std::path::Path;
 
 use toml::de::DeTable;
 
-use crate::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
-use crate::inputs_agree;
-use crate::walk::{Sink, Table, Value, Walk, field};
-use crate::{
-    CacheInputs, CarryInputs, DraftInputs, KvInputs, LookupInputs, Parallel, RingInputs, Section,
-    ServingProfile, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
-    is_snake_identifier,
+use super::agree;
+use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::load::text::read_source;
+use crate::load::text::walk::{Sink, Table, Value, Walk, field};
+use crate::model::{
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, Section,
+    StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
+use crate::serve::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
 const TOP_KEYS: [&str; 8] = [
@@ -184,10 +185,10 @@ pub enum StepCounts {
 impl StepCounts {
     /// Borrowed, as the plan inputs take it.
     #[must_use]
-    pub fn as_h_steps(&self) -> crate::HSteps<'_> {
+    pub fn as_h_steps(&self) -> HSteps<'_> {
         match self {
-            StepCounts::PerSlot(rows) => crate::HSteps::PerSlot(rows),
-            StepCounts::Uniform { slots, rows } => crate::HSteps::Uniform {
+            StepCounts::PerSlot(rows) => HSteps::PerSlot(rows),
+            StepCounts::Uniform { slots, rows } => HSteps::Uniform {
                 slots: *slots,
                 rows: *rows,
             },
@@ -265,7 +266,7 @@ impl InputsFile {
     /// A diagnostic naming the file when it cannot be read, else those of [`InputsFile::parse`].
     pub fn load(path: impl AsRef<Path>) -> Result<InputsFile, Diagnostics> {
         let name = path.as_ref().display().to_string();
-        let source = crate::read_source(path.as_ref(), &name, "inputs file")
+        let source = read_source(path.as_ref(), &name, "inputs file")
             .map_err(|failure| *failure.diagnostic)?;
         Self::parse(&name, source.text())
     }
@@ -378,19 +379,17 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     let before = walk.sink.error_count();
     match serving {
         Some((key, value)) => {
-            if let Some(profile) = inputs_agree::serving(walk, key.clone(), value)
+            if let Some(profile) = agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
                 let written = file.counts();
-                if let Some(derived) =
-                    inputs_agree::with_profile(walk, root, key, &profile, &written)
-                {
+                if let Some(derived) = agree::with_profile(walk, root, key, &profile, &written) {
                     file.hold(&derived);
                 }
                 file.serving = Some(profile);
             }
         }
-        None if before == 0 => inputs_agree::without_profile(walk, root, &file.counts()),
+        None if before == 0 => agree::without_profile(walk, root, &file.counts()),
         None => {}
     }
     file
@@ -417,8 +416,8 @@ impl InputsFile {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
             h_steps: match v.h_steps {
-                crate::HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
-                crate::HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
+                HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
+                HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
             },
             conv_steps: v.conv_steps,
         });
@@ -450,7 +449,7 @@ fn kv(walk: &mut Walk<'_>, key: Range<usize>, value: &Value<'_>, path: &str) -> 
     };
     let blocks = read(walk, "blocks", true);
     let mut block_size = read(walk, "block_size", true);
-    if !inputs_agree::block_size_is_tokens(walk, table, path, block_size) {
+    if !agree::block_size_is_tokens(walk, table, path, block_size) {
         block_size = Err(());
     }
     let given = WINDOW_KEYS.map(|name| read(walk, name, false));

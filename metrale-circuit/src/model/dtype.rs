@@ -7,7 +7,7 @@
 //! - A format key is a lower snake-case identifier (it becomes a field of the generated
 //!   `Formats`); `{}` and any other key are refused, never defaulted.
 
-use crate::spelled::spelled_enum;
+use super::spelled::spelled_enum;
 
 spelled_enum! {
     /// The storage element of a state.

@@ -1,0 +1,226 @@
+//! A checkpoint of a validated circuit placed in the model: its block instances ([`Instance`],
+//! [`Circuit::instances`]), every state of every instance as a [`StateDecl`] with its element
+//! count evaluated ([`Circuit::instantiate`]), and the same for one tensor- and
+//! pipeline-parallel rank ([`Circuit::rank_dims`], [`Circuit::instantiate_rank`]).
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - Instances come in plan order: prologue, each layer's blocks, epilogue, draft head; a
+//!   rank keeps that order and holds what its pipeline stage holds ([`Stage::holds`]).
+//! - Every shape evaluates under every checkpoint (the loader checked it), so instantiating
+//!   fails only on an unknown checkpoint name or a dim a rank cannot shard.
+
+use super::shape::Shape;
+use super::validated::{Checkpoint, Circuit};
+use crate::load::text::diag::Diagnostic;
+use crate::load::text::walk::Origin;
+use crate::model::{Section, StateDecl};
+use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
+
+/// One block instance: a block template placed in the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The id prefix of its states: `embed`, `l3.attn`, `draft.attn`.
+    pub prefix: String,
+    /// The block template's name.
+    pub block: String,
+    /// Where it sits: its layer, or the prologue, epilogue or draft head (which pipeline rank
+    /// holds it).
+    pub place: Place,
+}
+
+impl Instance {
+    /// The layer index of a layer's block.
+    #[must_use]
+    pub fn layer(&self) -> Option<usize> {
+        match self.place {
+            Place::Layer(layer) => usize::try_from(layer).ok(),
+            Place::Prologue | Place::Epilogue | Place::Draft => None,
+        }
+    }
+
+    /// Main model or draft head.
+    #[must_use]
+    pub fn section(&self) -> Section {
+        if self.place == Place::Draft {
+            Section::Draft
+        } else {
+            Section::Main
+        }
+    }
+}
+
+impl Circuit {
+    /// The block instances of `checkpoint`, in plan order: prologue, each layer's blocks,
+    /// epilogue, draft.
+    #[must_use]
+    pub fn instances(&self, checkpoint: &Checkpoint) -> Vec<Instance> {
+        let main = |place: Place| {
+            move |block: &String| Instance {
+                prefix: block.clone(),
+                block: block.clone(),
+                place,
+            }
+        };
+        let mut instances: Vec<Instance> =
+            self.prologue.iter().map(main(Place::Prologue)).collect();
+        for (layer, kind) in checkpoint.layer_kinds.iter().enumerate() {
+            for block in self.layout.blocks_of(kind) {
+                instances.push(Instance {
+                    prefix: format!("l{layer}.{block}"),
+                    block: block.clone(),
+                    place: Place::Layer(layer as u64),
+                });
+            }
+        }
+        instances.extend(self.epilogue.iter().map(main(Place::Epilogue)));
+        instances.extend(self.draft.iter().map(|block| Instance {
+            prefix: format!("draft.{block}"),
+            block: block.clone(),
+            place: Place::Draft,
+        }));
+        instances
+    }
+
+    /// Every state of every block instance of the checkpoint `name`, in plan order, with its
+    /// element count evaluated from the checkpoint's dims: [`Circuit::instantiate_rank`] on one
+    /// GPU.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] when no checkpoint is named `name` (the loader already checked that
+    /// every shape evaluates under every checkpoint).
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
+    pub fn instantiate(&self, name: &str) -> Result<Vec<StateDecl>, Diagnostic> {
+        self.instantiate_rank(name, &Parallel::SINGLE, Rank::default())
+    }
+
+    /// The dims of `checkpoint` on one of `tp` tensor-parallel ranks: every declared dim, those
+    /// in `tensor_parallel` sharded ([`crate::shard`]), then every derived dim computed from
+    /// them, in the circuit's `derived` order.
+    ///
+    /// # Errors
+    /// [`ParallelError::DimDoesNotSplit`] for the first sharded dim `tp` does not split;
+    /// [`StageFault::ZeroSize`] when `tp` is 0.
+    pub fn rank_dims(
+        &self,
+        checkpoint: &Checkpoint,
+        tp: u64,
+    ) -> Result<Vec<(String, u64)>, ParallelError> {
+        if tp == 0 {
+            return Err(ParallelError::Stage(StageFault::ZeroSize));
+        }
+        let mut dims: Vec<(String, u64)> = Vec::with_capacity(self.dims.len() + self.derived.len());
+        for (name, value) in &checkpoint.dims {
+            let value = if self.tensor_parallel.contains(name) {
+                shard(*value, tp).ok_or_else(|| ParallelError::DimDoesNotSplit {
+                    dim: name.clone(),
+                    value: *value,
+                    tp,
+                })?
+            } else {
+                *value
+            };
+            dims.push((name.clone(), value));
+        }
+        for (name, shape) in &self.derived {
+            let lookup = |dim: &str| dims.iter().find(|(n, _)| n == dim).map(|(_, v)| *v);
+            // At tp 1 the loader evaluated it; sharded dims are smaller or equal, so only a
+            // subtraction can fail (below zero).
+            let value = shape
+                .eval(lookup)
+                .map_err(|e| ParallelError::DerivedDimFails {
+                    dim: name.clone(),
+                    tp,
+                    reason: format!("`{shape}` {e}"),
+                })?;
+            dims.push((name.clone(), value));
+        }
+        Ok(dims)
+    }
+
+    /// Every state rank `rank` of `parallel` holds of checkpoint `name`, in plan order: the
+    /// layers of its pipeline stage ([`crate::stage`]), the prologue on pipeline rank 0, the
+    /// epilogue and the draft head on the last, each shape evaluated under the rank's dims
+    /// ([`Circuit::rank_dims`]). Ids keep the model's layer indices (`l40.attn.k`).
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] naming the circuit when no checkpoint is named `name`, a sharded dim
+    /// does not split, the rank is out of range or the layers cannot be split.
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
+    pub fn instantiate_rank(
+        &self,
+        name: &str,
+        parallel: &Parallel<'_>,
+        rank: Rank,
+    ) -> Result<Vec<StateDecl>, Diagnostic> {
+        let checkpoint = self.checkpoint_or_error(name)?;
+        let refused = |e: ParallelError| {
+            Diagnostic::error(format!(
+                "checkpoint `{name}` at tp {} x pp {}: {e}",
+                parallel.tp, parallel.pp
+            ))
+            .in_file(self.path())
+        };
+        let layers = checkpoint.layer_kinds.len() as u64;
+        let stage = Stage::of(layers, parallel, rank).map_err(|f| refused(f.into()))?;
+        let dims = self.rank_dims(checkpoint, parallel.tp).map_err(refused)?;
+        let dim = |d: &str| dims.iter().find(|(n, _)| n == d).map(|(_, v)| *v);
+        let mut decls = Vec::new();
+        for instance in self.instances(checkpoint) {
+            if !stage.holds(instance.place) {
+                continue;
+            }
+            let Some(block) = self.block(&instance.block) else {
+                continue;
+            };
+            for state in &block.states {
+                let evaluated = |what: &str, shape: &Shape| {
+                    shape.eval(dim).map_err(|e| {
+                        Diagnostic::error(format!(
+                            "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                            instance.prefix, state.local, checkpoint.name
+                        ))
+                        .in_file(state.origin.to_string())
+                    })
+                };
+                let shape = block
+                    .shape_of(state)
+                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
+                let elements = evaluated("shape", shape)?;
+                let window = match &state.window {
+                    Some(window) => Some(evaluated("window", window)?),
+                    None => None,
+                };
+                decls.push(StateDecl {
+                    id: format!("{}.{}", instance.prefix, state.local),
+                    local: state.local.clone(),
+                    block: block.name.clone(),
+                    layer: instance.layer(),
+                    section: instance.section(),
+                    kind: state.kind,
+                    format: state.format.clone(),
+                    elements,
+                    verify: state.verify,
+                    lifetime: state.lifetime,
+                    of: state
+                        .of
+                        .as_ref()
+                        .map(|of| format!("{}.{of}", instance.prefix)),
+                    window,
+                });
+            }
+        }
+        Ok(decls)
+    }
+}
+
+/// A state that has neither a shape nor a copied one (the loader refuses such a circuit).
+fn shape_missing(origin: &Origin, local: &str) -> Diagnostic {
+    Diagnostic::error(format!("state `{local}` has no shape")).in_file(origin.to_string())
+}

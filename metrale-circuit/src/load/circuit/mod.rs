@@ -1,0 +1,21 @@
+//! The validated model of a circuit: what the loader produces and every front end reads. The
+//! shape of one unit of a state (`shape`: its grammar, syntax tree and checked evaluation),
+//! what `[config]` says (`config_map`), the [`Circuit`] itself with its block templates,
+//! layout and checkpoints (`validated`), and a checkpoint placed in the model: its instances
+//! and their declarations, for one GPU or one parallel rank (`instances`).
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - A [`Circuit`] and its parts have private fields: only the loader (`load`) builds them,
+//!   and only without an error, so every one that exists is valid.
+//! - Lists keep file order, so everything derived from a circuit is deterministic.
+//! - It reads the vocabulary, the serving ranks and the text layer; never the loader's stages.
+
+mod config_map;
+mod instances;
+pub mod shape;
+mod validated;
+
+pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
+pub use instances::Instance;
+pub use validated::{BlockTemplate, Checkpoint, Circuit, Layout, LayoutRule, StateTemplate};

@@ -1,0 +1,17 @@
+//! The inputs file: the plan inputs an engine decides, written as TOML (`[formats]`, counts,
+//! `[verify]`, `[kv]`, `[caches]`, `[parallel]`), read into an owned [`InputsFile`] with every
+//! error located (`file`), and its `[serving]` profile with the rules refusing counts that
+//! disagree with it or with each other, each refusal located in the file (`agree`). Its keys,
+//! rules and errors for users are in `docs/inputs.md`.
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - The keys are exactly the field names of the plan inputs; every error of a file is
+//!   reported, in file order, through the same walk and sink as a circuit's.
+//! - The agreement rules are the runtime's (`serve`); this layer only locates them.
+//! - It reads no circuit: an inputs file serves every circuit whose format keys it gives.
+
+mod agree;
+mod file;
+
+pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};

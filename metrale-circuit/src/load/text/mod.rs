@@ -1,0 +1,19 @@
+//! The loader's lowest layer: text in, located values and errors out. The one bounded read of
+//! a file (`source_file`), the limits on what is read (`limits`), rustc-like diagnostics
+//! against a file's one line table (`diag`), and the walk over `toml`'s spanned tree with the
+//! error sink every stage reports to (`walk`). The circuit loader and the inputs file both
+//! read through it, so their errors look alike.
+//!
+//! Owner: metrale-circuit (feature `load`).
+//! Invariants:
+//! - Nothing here panics on any bytes: spans are clamped, integers converted with checks, a
+//!   file over its limit refused with a located error.
+//! - It knows no circuit: it reads only the vocabulary's identifier rule, nothing above.
+
+pub mod diag;
+pub mod limits;
+pub(crate) mod source_file;
+pub(crate) mod walk;
+
+pub use source_file::{ReadFailure, read_source};
+pub use walk::Origin;

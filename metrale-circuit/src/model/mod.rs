@@ -1,0 +1,24 @@
+//! The vocabulary every layer above speaks: what a state is and how long it lives (`kinds`),
+//! what its elements are (`dtype`), one declared state (`decl`), the counts an engine decides
+//! (`inputs`), and the one macro that spells every enum by name (`spelled`).
+//!
+//! Owner: metrale-circuit (runtime).
+//! Invariants:
+//! - This is the bottom layer: nothing here reads another layer of the crate.
+//! - Each enum spelled by name is one `spelled_enum!`; its `ALL`, `SPELLINGS`, `parse` and
+//!   `name` cannot disagree.
+
+pub(crate) mod spelled;
+
+mod decl;
+mod dtype;
+pub(crate) mod inputs;
+mod kinds;
+
+pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
+pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
+pub use inputs::{
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
+    TreeInputs, VerifyInputs, WindowInputs,
+};
+pub use kinds::{Lifetime, StateKind};

@@ -1,0 +1,19 @@
+//! Plans: the dynamic plan (`dynamic`: every declared state sized and placed at run time, the
+//! reference generated plans are tested against), what an engine reads of any plan besides a
+//! `Region` (`regions`: the field groups, term infos, units, region lists), and why a plan
+//! could not be made (`error`).
+//!
+//! Owner: metrale-circuit (runtime).
+//! Invariants:
+//! - A plan sizes and places only through the laws (`law`); it adds order and errors, never a
+//!   second way to size or place a term.
+//! - Every const [`PlanError`] of a generated plan converts into the [`StateError`] the dynamic
+//!   plan gives for the same circuit and inputs.
+
+mod dynamic;
+mod error;
+pub(crate) mod regions;
+
+pub use dynamic::{StatePlan, StateTerm};
+pub use error::{MissingFormat, PlanError, StateError};
+pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

@@ -1,0 +1,29 @@
+//! Serving: what a server's operator decides, and what follows from it for plans. Parallel
+//! ranks (`parallel`: a dim sharded over tensor-parallel ranks, the layers each pipeline rank
+//! holds), the serving profile and the one rule deriving every plan count from it (`profile`),
+//! the counts that must agree with each other and with a profile (`agree`), and capacity: the
+//! largest free input whose plan fits a byte budget (`fit`).
+//!
+//! Owner: metrale-circuit (runtime).
+//! Invariants:
+//! - Every count a profile derives is non-decreasing in its sequences, so a plan's bytes are
+//!   too, which every fit's search relies on.
+//! - A pipeline rank's stage is placed by one rule ([`Stage::holds`]), the dynamic plan's and
+//!   the generated plans' alike.
+//! - It sizes through the dynamic plan (`plan`) and the laws, never on its own.
+
+mod agree;
+mod fit;
+mod parallel;
+mod profile;
+
+pub use agree::Disagreement;
+pub use fit::{
+    Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
+    parse_size,
+};
+pub use parallel::{
+    Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
+    default_stage_layers, shard, stage,
+};
+pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
