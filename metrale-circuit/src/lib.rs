@@ -67,11 +67,6 @@ mod serve;
 #[cfg(feature = "load")]
 pub mod load;
 
-// abi.rs's paths until it moves into abi/
-pub(crate) use law::{layout, sizing};
-pub(crate) use model::inputs;
-pub(crate) use plan::regions;
-
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.
 #[doc(hidden)]

@@ -4,7 +4,7 @@
 //!
 //! Invariants: no operation wraps or panics; a fault in either operand is the result's.
 
-use crate::SizeFault;
+use crate::law::SizeFault;
 
 /// `Ok(value)`: a literal or dim read by a generated size function.
 ///
@@ -80,7 +80,8 @@ pub const fn ceil_div(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{StateDtype, Unit};
+    use crate::model::StateDtype;
+    use crate::plan::Unit;
 
     #[test]
     fn arithmetic_is_checked() {

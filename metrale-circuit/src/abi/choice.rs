@@ -2,12 +2,12 @@
 //! `Checkpoint::from_name` and `from_hf` compare names with [`same_str`], and
 //! `Formats::from_pairs` reads each key with [`format_of`], by the rules of the dynamic plan.
 
-use crate::StateDtype;
+use crate::model::StateDtype;
 
 /// `a == b` in a `const fn`: a generated `Checkpoint::from_name` and `from_hf` compare by it.
 #[must_use]
 pub const fn same_str(a: &str, b: &str) -> bool {
-    crate::inputs::same_str(a, b)
+    crate::model::inputs::same_str(a, b)
 }
 
 /// The dtype of the first pair of `pairs` keyed `key`, by the rule the dynamic plan reads its
@@ -15,13 +15,13 @@ pub const fn same_str(a: &str, b: &str) -> bool {
 /// with.
 #[must_use]
 pub const fn format_of(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateDtype> {
-    crate::inputs::format_in(pairs, key)
+    crate::model::inputs::format_in(pairs, key)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StateInputs;
+    use crate::model::StateInputs;
 
     #[test]
     fn names_and_formats_are_read_in_const_fn() {

@@ -1,7 +1,7 @@
 //! The layout of a generated plan, summed class by class: [`size_class`] sizes one class by
 //! the one sizing law and adds its terms to [`Lanes`]; [`first_fault`] reports the class that
 //! could not be sized, as the dynamic plan would; [`ClassSize::take`] then places each term
-//! with one add; [`replay`] is the exact layout, run only when a sum could overflow.
+//! with one add; `plan::replay` is the exact layout, run only when a sum could overflow.
 //!
 //! Invariants:
 //! - Sizes come from `sizing::size_term` and offsets from the one layout law
@@ -13,13 +13,12 @@
     reason = "a hidden module, read in the source: its docs link the private laws it calls"
 )]
 
-use super::stage::Held;
-use super::table::{SizeClass, Step};
-use crate::layout::{Arena, LayoutKey, Placer, check_align};
-use crate::sizing::{TermSpec, size_term};
-use crate::{
-    Holding, Lifetime, PlanError, Region, SizeFault, Space, StateInputs, StateKind, TermInfo, Unit,
-};
+use super::table::SizeClass;
+use crate::law::layout::{Arena, check_align};
+use crate::law::sizing::{TermSpec, size_term};
+use crate::law::{Holding, Region, SizeFault, Space};
+use crate::model::{Lifetime, StateInputs, StateKind};
+use crate::plan::{PlanError, TermInfo, Unit};
 
 /// Checks a plan's alignment, first, as the dynamic plan does.
 ///
@@ -30,41 +29,6 @@ pub const fn valid_align(align: u64) -> Result<(), PlanError> {
         Ok(())
     } else {
         Err(PlanError::BadAlign { align })
-    }
-}
-
-/// The slow, exact layout of a generated plan, term by term in `steps` with the layout's one
-/// [`Placer`], skipping the terms its stage does not hold: run only when a sum of [`Lanes`]
-/// overflowed, to report the term the dynamic plan reports. `align` was checked by
-/// [`valid_align`].
-///
-/// # Errors
-/// The [`PlanError::Overflow`] of the first term that cannot be placed.
-pub const fn replay<const N: usize, const C: usize, const S: usize>(
-    classes: &[ClassSize; C],
-    steps: &[Step; N],
-    terms: &[TermInfo; N],
-    held: &Held<'_, C, S>,
-    align: u64,
-) -> Result<Arena, PlanError> {
-    let mut placer = Placer::new(align);
-    let mut k = 0;
-    while k < N {
-        let class = &classes[steps[k].class];
-        if class.present && held.holds_row(steps[k].row) {
-            let key = LayoutKey {
-                space: class.space,
-                lifetime: class.lifetime,
-            };
-            let _ = placer.place(key, class.region.bytes, steps[k].row);
-        }
-        k += 1;
-    }
-    match placer.finish() {
-        Ok(arena) => Ok(arena),
-        Err(row) => Err(PlanError::Overflow {
-            state: state_of(terms, row),
-        }),
     }
 }
 
@@ -338,7 +302,7 @@ pub const fn first_fault<const C: usize>(
 }
 
 /// The state of row `row` of `terms` (`""` past the end, which a generated table never is).
-const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
+pub(super) const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
     if row < terms.len() {
         terms[row].state
     } else {
@@ -349,7 +313,7 @@ const fn state_of(terms: &[TermInfo], row: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StateDtype;
+    use crate::model::StateDtype;
 
     /// A present class of `bytes` per term, in `space` and `lifetime`.
     fn sized(bytes: u64, space: Space, lifetime: Lifetime) -> ClassSize {

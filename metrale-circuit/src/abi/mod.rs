@@ -27,15 +27,16 @@ mod plan;
 mod stage;
 mod table;
 
-pub use crate::regions::field_group;
+pub use crate::plan::regions::field_group;
 pub use arith::{add, ceil_div, mul, sub, value};
 pub use choice::{format_of, same_str};
-pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, replay, size_class, valid_align};
-pub use plan::{Sized, Units, in_rank};
+pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
+pub use plan::{Sized, Units, in_rank, replay};
 pub use stage::{Held, StageClasses, held, place_of, window};
 pub use table::{Row, SizeClass, Step, Table, put};
 
-use crate::{Holding, Lifetime, StateKind};
+use crate::law::Holding;
+use crate::model::{Lifetime, StateKind};
 
 /// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
 /// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the

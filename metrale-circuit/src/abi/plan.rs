@@ -2,7 +2,8 @@
 //! only data and the typed `lay` calls: a stage's sizes and arena ([`Table::size`], what a
 //! generated `new` and `for_rank` call before laying out their fields), the capacity searches
 //! ([`Table::fit_kv_blocks`], [`Table::fit_profile`], the generated `fit_*`), and the rank
-//! wrapper ([`in_rank`]).
+//! wrapper ([`in_rank`]); and the exact layout ([`replay`]), term by term, when a sum could
+//! overflow.
 //!
 //! Invariants:
 //! - [`Table::size`] is the one constructor of a stage's layout: the alignment is checked
@@ -14,15 +15,15 @@
 //!   (`fit::search_fit!`).
 //! - Everything is a `const fn` without allocation.
 
-use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, replay, size_class, valid_align};
-use super::stage::{StageClasses, held};
-use super::table::Table;
-use crate::fit::search_fit;
-use crate::layout::Arena;
-use crate::{
-    Fit, FitError, KvInputs, PlanError, ProfileFree, RankError, ServingProfile, SizeFault, Stage,
-    StateInputs, Unit,
-};
+use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, size_class, state_of, valid_align};
+use super::stage::{Held, StageClasses, held};
+use super::table::{Step, Table};
+use crate::law::SizeFault;
+use crate::law::layout::{Arena, LayoutKey, Placer};
+use crate::model::{KvInputs, StateInputs};
+use crate::plan::{PlanError, TermInfo, Unit};
+use crate::serve::fit::search_fit;
+use crate::serve::{Fit, FitError, ProfileFree, RankError, ServingProfile, Stage};
 
 /// Every state's unit and every KV side's sliding window of a circuit, under one checkpoint's
 /// dims and formats: what a [`Table`]'s size classes index (`SizeClass::unit`,
@@ -189,5 +190,40 @@ pub const fn in_rank<T: Copy, E: Copy>(result: Result<T, E>) -> Result<T, RankEr
     match result {
         Ok(value) => Ok(value),
         Err(error) => Err(RankError::Plan(error)),
+    }
+}
+
+/// The slow, exact layout of a generated plan, term by term in `steps` with the layout's one
+/// [`Placer`], skipping the terms its stage does not hold: run only when a sum of [`Lanes`]
+/// overflowed, to report the term the dynamic plan reports. `align` was checked by
+/// [`valid_align`].
+///
+/// # Errors
+/// The [`PlanError::Overflow`] of the first term that cannot be placed.
+pub const fn replay<const N: usize, const C: usize, const S: usize>(
+    classes: &[ClassSize; C],
+    steps: &[Step; N],
+    terms: &[TermInfo; N],
+    held: &Held<'_, C, S>,
+    align: u64,
+) -> Result<Arena, PlanError> {
+    let mut placer = Placer::new(align);
+    let mut k = 0;
+    while k < N {
+        let class = &classes[steps[k].class];
+        if class.present && held.holds_row(steps[k].row) {
+            let key = LayoutKey {
+                space: class.space,
+                lifetime: class.lifetime,
+            };
+            let _ = placer.place(key, class.region.bytes, steps[k].row);
+        }
+        k += 1;
+    }
+    match placer.finish() {
+        Ok(arena) => Ok(arena),
+        Err(row) => Err(PlanError::Overflow {
+            state: state_of(terms, row),
+        }),
     }
 }

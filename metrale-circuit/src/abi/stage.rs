@@ -8,7 +8,7 @@
 
 use super::lanes::ClassSize;
 use super::table::Table;
-use crate::{Place, Stage};
+use crate::serve::{Place, Stage};
 
 /// The `K` classes of a generated plan from `first` on: the classes of one block instance's
 /// terms, for its `lay`.
@@ -209,7 +209,8 @@ pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
 mod tests {
     use super::super::table::{Row, SizeClass};
     use super::*;
-    use crate::{Holding, Lifetime, Region, Section, StateKind};
+    use crate::law::{Holding, Region};
+    use crate::model::{Lifetime, Section, StateKind};
 
     #[test]
     fn rows_find_their_place() {

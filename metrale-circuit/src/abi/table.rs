@@ -9,8 +9,10 @@
 //!   `place_rows` is sorted.
 //! - Every row's class is below `C`.
 
-use crate::layout::LayoutKey;
-use crate::{Holding, Lifetime, Region, Section, Space, StateKind, TermInfo, VerifySteps};
+use crate::law::layout::LayoutKey;
+use crate::law::{Holding, Region, Space};
+use crate::model::{Lifetime, Section, StateKind, VerifySteps};
+use crate::plan::TermInfo;
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
 /// section, holding one thing. A generated plan sizes each class once.
@@ -26,7 +28,7 @@ pub struct SizeClass {
     pub verify: Option<VerifySteps>,
     /// The state's declared lifetime.
     pub lifetime: Lifetime,
-    /// Index of the state's [`crate::Unit`] in the plan's unit list.
+    /// Index of the state's [`crate::plan::Unit`] in the plan's unit list.
     pub unit: usize,
     /// Index of the state's sliding window in the plan's window list, for a KV side that has
     /// one.
@@ -119,7 +121,7 @@ const fn steps<const N: usize, const C: usize>(
         i += 1;
     }
     let mut order = [0; N];
-    crate::layout::layout_order(&keys, &mut order);
+    crate::law::layout::layout_order(&keys, &mut order);
     let mut steps = [Step { row: 0, class: 0 }; N];
     let mut k = 0;
     while k < N {

@@ -54,11 +54,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// fit. Evaluates to [`Search::finish`]'s answer.
 macro_rules! search_fit {
     ($budget:expr, |$value:ident| $device_bytes:expr) => {{
-        let mut search = $crate::fit::Search::new($budget);
+        let mut search = $crate::serve::Search::new($budget);
         while let Some($value) = search.probe() {
             match $device_bytes {
                 Ok(bytes) => search.record(Some(bytes)),
-                Err(error) if $value == 0 => return Err($crate::fit::FitError::Plan(error)),
+                Err(error) if $value == 0 => return Err($crate::serve::FitError::Plan(error)),
                 Err(_) => search.record(None),
             }
         }

@@ -13,7 +13,7 @@
 //! - It sizes through the dynamic plan (`plan`) and the laws, never on its own.
 
 mod agree;
-mod fit;
+pub(crate) mod fit;
 mod parallel;
 mod profile;
 
