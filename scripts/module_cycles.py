@@ -16,7 +16,14 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["metrale-circuit", "metrale-codegen", "metrale-macros", "examples/engine", "fuzz"]
+CRATES = [
+    "metrale-circuit",
+    "metrale-codegen",
+    "metrale-codegen/cli",
+    "metrale-macros",
+    "examples/engine",
+    "fuzz",
+]
 
 
 def module_files(src: pathlib.Path) -> dict:

@@ -123,10 +123,10 @@ impl<'c> Context<'c> {
     /// # Errors
     /// When the default inputs do not parse or the scratch folder cannot be made.
     pub fn new(corpus: &'c Corpus, real: &'c [Loaded], scratch: PathBuf) -> Result<Self, String> {
-        let path = corpus.root.join("metrale-codegen/inputs/default.toml");
+        let path = corpus.root.join("metrale-codegen/cli/inputs/default.toml");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let default_inputs = InputsFile::parse("metrale-codegen/inputs/default.toml", &text)
+        let default_inputs = InputsFile::parse("metrale-codegen/cli/inputs/default.toml", &text)
             .map_err(|e| e.to_string())?;
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(scratch.join("blocks"))

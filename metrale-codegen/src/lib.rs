@@ -3,8 +3,10 @@
 //! `StatePlan` struct with one named `Region` field per state term and a `const fn new`.
 //!
 //! This crate is the generator core every front end calls (the `build.rs` [`Builder`], the
-//! `metrale-codegen` CLI and the `metrale_macros::circuit!` macro): a loaded circuit in,
-//! [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by prettyplease ([`generate`]).
+//! `metrale-codegen` CLI of the `metrale-cli` package and the `metrale_macros::circuit!`
+//! macro): a loaded circuit in, [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by
+//! prettyplease ([`generate`]). It depends on the loader, syn, quote and prettyplease only: no
+//! command-line parser and no JSON, which the CLI package owns.
 //! A proc macro returns [`expand`]'s tokens: the module, or the diagnostics as
 //! `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
 //! circuit changes.
@@ -91,7 +93,6 @@
 mod builder;
 mod emit;
 mod expansion;
-pub mod import;
 mod render;
 
 use std::path::{Path, PathBuf};
