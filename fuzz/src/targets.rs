@@ -369,7 +369,8 @@ impl<'c> Context<'c> {
             },
         };
         let options = metrale_codegen::Options::default();
-        let tokens = metrale_codegen::expand(input, &options, proc_macro2::Span::call_site());
+        let tokens =
+            metrale_codegen::__macro::expand(input, &options, proc_macro2::Span::call_site());
         let printed = tokens.to_string();
         if let Err(error) = syn::parse2::<syn::File>(tokens) {
             exec.violations

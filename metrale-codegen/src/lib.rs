@@ -7,9 +7,6 @@
 //! macro): a loaded circuit in, [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by
 //! prettyplease ([`generate`]). It depends on the loader, syn, quote and prettyplease only: no
 //! command-line parser and no JSON, which the CLI package owns.
-//! A proc macro returns [`expand`]'s tokens: the module, or the diagnostics as
-//! `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
-//! circuit changes.
 //!
 //! # Tutorial: a typed state plan from `build.rs`
 //!
@@ -103,9 +100,21 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
-pub use expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
 pub use metrale_circuit::load::Input;
 pub use render::{header, render};
+
+/// The `circuit!` macro's plumbing: what `metrale-macros` calls (and the workspace's fuzzer,
+/// which checks the macro's expansion), nothing else.
+///
+/// Not API: hidden from the docs, and free to change in any release. `metrale-macros` pins
+/// this crate with `=`, so the macro and this module always come from the same version.
+/// The macro returns [`expand`](__macro::expand)'s tokens: the module, or the diagnostics as
+/// `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
+/// circuit changes.
+#[doc(hidden)]
+pub mod __macro {
+    pub use crate::expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
+}
 
 /// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.
 pub const DEFAULT_RUNTIME_PATH: &str = "::metrale_circuit";
