@@ -20,8 +20,8 @@ timed build is `cargo build --frozen` (no resolution, no network) after removing
 target folder; RUSTC_WRAPPER is cleared so no compiler cache hides work. Jobs: the
 CARGO_BUILD_JOBS of the environment, or --jobs.
 
-With --timings, one more clean build of (a) runs with `cargo build --timings`, and the
-slowest compilation units are listed from its report (--top N, 8 unless given).
+With --timings, one more clean build of each runs with `cargo build --timings`, and the
+slowest compilation units of each are listed from its report (--top N, 8 unless given).
 
 --manifest TEXT appends TOML to both scratch manifests, to measure an option a user could set
 without changing this workspace (e.g. a `[profile.dev.build-override]` table).
@@ -359,7 +359,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="clean builds of each crate (3)")
     parser.add_argument("--jobs", type=int,
                         help="cargo's --jobs (else CARGO_BUILD_JOBS, else cargo's default)")
-    parser.add_argument("--timings", action="store_true", help="also list the slowest units of (a)")
+    parser.add_argument("--timings", action="store_true",
+                        help="also list the slowest units of each build")
     parser.add_argument("--top", type=int, default=8, help="units listed by --timings (8)")
     parser.add_argument("--manifest", default="", help="TOML appended to both manifests")
     args = parser.parse_args()
@@ -402,7 +403,8 @@ def main() -> None:
     ratio = min(times["a"]) / min(times["b"])
     print(f"\nratio a/b: {ratio:.2f}x  (the issue's target: at most 1.20x)")
     if args.timings:
-        timings(crates["a"], targets["a"], args.jobs, args.top)
+        for key in ("a", "b"):
+            timings(crates[key], targets[key], args.jobs, args.top)
 
 
 if __name__ == "__main__":
