@@ -197,8 +197,8 @@ def main() -> None:
     if not layer_counts or min(layer_counts) < 1 or args.runs < 1:
         fail("--layers needs positive counts and --runs a positive number")
 
-    print("building the CLI (cargo build --release -p metrale-codegen)...", file=sys.stderr)
-    run(["cargo", "build", "-q", "--release", "-p", "metrale-codegen"])
+    print("building the CLI (cargo build --release -p metrale-cli)...", file=sys.stderr)
+    run(["cargo", "build", "-q", "--release", "-p", "metrale-cli"])
     if not CLI.exists():
         fail(f"no CLI at {CLI}")
 

@@ -206,8 +206,8 @@ def main() -> None:
         if c not in all_cases:
             fail(f"unknown case `{c}`; valid: {', '.join(all_cases)}")
 
-    print("building the CLI (cargo build --release -p metrale-codegen)...", file=sys.stderr)
-    built = subprocess.run(["cargo", "build", "--release", "-q", "-p", "metrale-codegen"], cwd=ROOT)
+    print("building the CLI (cargo build --release -p metrale-cli)...", file=sys.stderr)
+    built = subprocess.run(["cargo", "build", "--release", "-q", "-p", "metrale-cli"], cwd=ROOT)
     if built.returncode != 0:
         fail("the CLI does not build")
     WORK.mkdir(parents=True, exist_ok=True)

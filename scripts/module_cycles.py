@@ -31,12 +31,19 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["metrale-circuit", "metrale-codegen", "metrale-macros", "examples/engine", "fuzz"]
+CRATES = [
+    "metrale-circuit",
+    "metrale-codegen",
+    "metrale-codegen/cli",
+    "metrale-macros",
+    "examples/engine",
+    "fuzz",
+]
 # Crates whose modules import from home modules only.
 HOME_IMPORTS = ["metrale-circuit"]
-# Modules that may still name the root's re-exports: the private ABI (abi.rs), until it moves
-# into abi/ and imports from home modules too.
-ROOT_PATHS_ALLOWED = {"metrale-circuit": {("__private_v0_1",)}}
+# Modules that may still name the root's re-exports (none: the private ABI imports from home
+# modules too).
+ROOT_PATHS_ALLOWED: dict = {}
 
 
 def module_files(src: pathlib.Path) -> dict:

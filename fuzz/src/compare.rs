@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn the_default_inputs_agree_on_every_circuit() {
         let root = crate::corpus::workspace_root();
-        let text = std::fs::read_to_string(root.join("metrale-codegen/inputs/default.toml"))
+        let text = std::fs::read_to_string(root.join("metrale-codegen/cli/inputs/default.toml"))
             .expect("default inputs");
         let file = metrale_circuit::InputsFile::parse("default.toml", &text).expect("parses");
         let view = file.view();

@@ -7,7 +7,7 @@
 //!   that holds `schema`, and the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`;
 //! - block libraries: each circuit of `circuits/` and `tests/ui/circuits/` that includes one,
 //!   with the library it includes (`include = ["x"]` reads `<circuit dir>/blocks/x.toml`);
-//! - inputs files: `metrale-codegen/inputs/*.toml` and the TOML blocks of `docs/inputs.md`;
+//! - inputs files: `metrale-codegen/cli/inputs/*.toml` and the TOML blocks of `docs/inputs.md`;
 //! - shapes: every `shape = "..."` and `window = "..."` string of the circuits.
 //!
 //! Invariants: every list is sorted by path and deduplicated, so a seed gives the same run on
@@ -83,6 +83,7 @@ impl Corpus {
         for folder in [
             "metrale-circuit/tests",
             "metrale-codegen/tests",
+            "metrale-codegen/cli/tests",
             "tests/tests",
             "tests/ui/pass",
             "tests/ui/fail",
@@ -100,7 +101,7 @@ impl Corpus {
             }
         }
         let mut inputs = Vec::new();
-        for path in files_in(root, "metrale-codegen/inputs", "toml")? {
+        for path in files_in(root, "metrale-codegen/cli/inputs", "toml")? {
             inputs.push(seed(root, &path)?);
         }
         for path in files_in(root, "docs", "md")? {

@@ -123,10 +123,10 @@ impl<'c> Context<'c> {
     /// # Errors
     /// When the default inputs do not parse or the scratch folder cannot be made.
     pub fn new(corpus: &'c Corpus, real: &'c [Loaded], scratch: PathBuf) -> Result<Self, String> {
-        let path = corpus.root.join("metrale-codegen/inputs/default.toml");
+        let path = corpus.root.join("metrale-codegen/cli/inputs/default.toml");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let default_inputs = InputsFile::parse("metrale-codegen/inputs/default.toml", &text)
+        let default_inputs = InputsFile::parse("metrale-codegen/cli/inputs/default.toml", &text)
             .map_err(|e| e.to_string())?;
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(scratch.join("blocks"))
@@ -369,7 +369,8 @@ impl<'c> Context<'c> {
             },
         };
         let options = metrale_codegen::Options::default();
-        let tokens = metrale_codegen::expand(input, &options, proc_macro2::Span::call_site());
+        let tokens =
+            metrale_codegen::__macro::expand(input, &options, proc_macro2::Span::call_site());
         let printed = tokens.to_string();
         if let Err(error) = syn::parse2::<syn::File>(tokens) {
             exec.violations

@@ -2,7 +2,8 @@
 //! circuit in, the tokens a proc macro returns out, whatever the circuit holds.
 //!
 //! Owner: metrale-codegen. The macro crate only parses its input and resolves its path; every
-//! token it returns comes from [`expand`] (or [`Expansion::into_tokens`]).
+//! token it returns comes from [`expand`] (or [`Expansion::into_tokens`]). It reaches them
+//! through `metrale_codegen::__macro`, hidden from the docs: plumbing, not API.
 //!
 //! Invariants:
 //! - Nothing here fails or panics: a circuit with errors expands to one `compile_error!` per

@@ -3,11 +3,10 @@
 //! `StatePlan` struct with one named `Region` field per state term and a `const fn new`.
 //!
 //! This crate is the generator core every front end calls (the `build.rs` [`Builder`], the
-//! `metrale-codegen` CLI and the `metrale_macros::circuit!` macro): a loaded circuit in,
-//! [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by prettyplease ([`generate`]).
-//! A proc macro returns [`expand`]'s tokens: the module, or the diagnostics as
-//! `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
-//! circuit changes.
+//! `metrale-codegen` CLI of the `metrale-cli` package and the `metrale_macros::circuit!`
+//! macro): a loaded circuit in, [`proc_macro2::TokenStream`] out ([`tokens`]), formatted by
+//! prettyplease ([`generate`]). It depends on the loader, syn, quote and prettyplease only: no
+//! command-line parser and no JSON, which the CLI package owns.
 //!
 //! # Tutorial: a typed state plan from `build.rs`
 //!
@@ -91,7 +90,6 @@
 mod builder;
 mod emit;
 mod expansion;
-pub mod import;
 mod render;
 
 use std::path::{Path, PathBuf};
@@ -102,9 +100,21 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
-pub use expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
 pub use metrale_circuit::load::Input;
 pub use render::{header, render};
+
+/// The `circuit!` macro's plumbing: what `metrale-macros` calls (and the workspace's fuzzer,
+/// which checks the macro's expansion), nothing else.
+///
+/// Not API: hidden from the docs, and free to change in any release. `metrale-macros` pins
+/// this crate with `=`, so the macro and this module always come from the same version.
+/// The macro returns [`expand`](__macro::expand)'s tokens: the module, or the diagnostics as
+/// `compile_error!`s, plus an `include_str!` per file read so the compiler rebuilds when a
+/// circuit changes.
+#[doc(hidden)]
+pub mod __macro {
+    pub use crate::expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
+}
 
 /// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.
 pub const DEFAULT_RUNTIME_PATH: &str = "::metrale_circuit";

@@ -8,7 +8,7 @@
 //! - ```` ```toml ````: a complete file. It must load without error: an inputs file with
 //!   [`InputsFile::parse`], a circuit with [`load`] (includes read from `circuits/blocks/`).
 //! - ```` ```toml fragment ````: an excerpt spliced into the doc's base file, and the result must
-//!   load without error. The base is `metrale-codegen/inputs/default.toml` for inputs files and
+//!   load without error. The base is `metrale-codegen/cli/inputs/default.toml` for inputs files and
 //!   `circuits/qwen3_5.toml` for circuits. Splicing: every table of the base whose header
 //!   (`[x]` or `[[x]]`) is one of the fragment's headers, or a table under one (`[x.y]`), is
 //!   removed, and the fragment goes where the first removed table was (at the end if none). In a
@@ -44,7 +44,7 @@ impl Doc {
     /// The base file of fragments, from the workspace root.
     fn base(self) -> &'static str {
         match self {
-            Doc::Inputs => "metrale-codegen/inputs/default.toml",
+            Doc::Inputs => "metrale-codegen/cli/inputs/default.toml",
             Doc::Circuit => "circuits/qwen3_5.toml",
         }
     }

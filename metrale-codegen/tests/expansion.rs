@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_codegen::{Expansion, Input, Options, expand, tokens};
+use metrale_codegen::__macro::{Expansion, expand};
+use metrale_codegen::{Input, Options, tokens};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 

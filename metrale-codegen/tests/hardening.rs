@@ -1,7 +1,7 @@
 //! Circuit text that reaches generated text cannot end a comment, open a line of code or run
 //! as a doctest; a runtime path with generic arguments is refused; two circuits of one `arch`
 //! cannot overwrite each other's module. Regression tests of the hardening issue's classes 4,
-//! 5, 9 and 12.
+//! 5 and 9 (those of the CLI, 10 and 12, are in `metrale-codegen/cli/tests/hardening.rs`).
 
 use std::path::PathBuf;
 
@@ -107,89 +107,4 @@ fn two_circuits_of_one_arch_are_refused() {
     // The first circuit's module was written and not overwritten.
     let written = std::fs::read_to_string(dir.join("out/same.rs")).unwrap();
     assert!(written.contains("first") && !written.contains("second"));
-}
-
-mod common;
-
-/// `plan` of `circuit` with the inputs `inputs` (written to a scratch file) and `extra` args.
-fn plan_with(name: &str, circuit: &str, inputs: &str, extra: &[&str]) -> common::Run {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.toml"));
-    std::fs::write(&path, inputs).unwrap();
-    let path = path.to_str().unwrap().to_owned();
-    let mut args = vec!["plan", circuit, "--inputs", &path];
-    args.extend_from_slice(extra);
-    common::run(&args)
-}
-
-const LLAMA_INPUTS: &str =
-    "slots = 8\n[formats]\nkv_cache_dtype = \"fp8\"\n[kv]\nblocks = 64\nblock_size = 16\n";
-
-#[test]
-fn a_plan_overflow_names_the_inputs_key_that_caused_it() {
-    // Class 10: the overflow once named the circuit, without a line, and blamed "the counts".
-    let inputs = LLAMA_INPUTS.replace("blocks = 64", "blocks = 18446744073709551615");
-    let run = plan_with("overflow-blocks", "circuits/llama.toml", &inputs, &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("overflow-blocks.toml");
-    // `blocks` is line 5, its value at column 10.
-    assert!(
-        run.stderr
-            .contains(&format!("--> {}:5:10\n", path.display())),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("with `[kv] blocks` at 1 the plan fits"));
-    assert!(run.stderr.contains("help: lower `[kv] blocks`"));
-    // A block size that overflows is named instead.
-    let inputs = LLAMA_INPUTS.replace("block_size = 16", "block_size = 1152921504606846976");
-    let run = plan_with("overflow-block-size", "circuits/llama.toml", &inputs, &[]);
-    assert!(
-        run.stderr.contains("help: lower `[kv] block_size`"),
-        "{}",
-        run.stderr
-    );
-}
-
-#[test]
-fn a_layout_overflow_from_the_alignment_names_align() {
-    let run = plan_with(
-        "overflow-align",
-        "circuits/llama.toml",
-        LLAMA_INPUTS,
-        &["--align", "1152921504606846976"],
-    );
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("overflows u64 at `--align 1152921504606846976`"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("help: lower `--align`"));
-    // The same inputs fit at the default alignment.
-    let run = plan_with("fits", "circuits/llama.toml", LLAMA_INPUTS, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-}
-
-#[test]
-fn an_empty_path_is_a_usage_error() {
-    // Class 12: an empty circuit or inputs path once printed an empty location.
-    for args in [
-        &["check", ""][..],
-        &["plan", "circuits/llama.toml", "--inputs", ""],
-    ] {
-        let run = common::run(args);
-        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
-        assert!(run.stderr.contains("a value is required"), "{}", run.stderr);
-    }
-    // The library refuses it in words too, naming no file.
-    let report = load(Input::File {
-        path: std::path::Path::new(""),
-        name: "",
-    });
-    let errors = report.circuit.unwrap_err();
-    assert_eq!(
-        errors.0[0].message,
-        "cannot read circuit: its path is empty"
-    );
 }

@@ -1,7 +1,7 @@
 //! `circuit!`: a metrale circuit's typed state plan, generated at compile time without a build
 //! script. The macro expands to exactly the module the `build.rs` path
 //! (`metrale_codegen::Builder`) writes; it is a thin front end over `metrale-codegen`, which
-//! does all the work (`metrale_codegen::expand`).
+//! does all the work (`metrale_codegen::__macro::expand`, its hidden plumbing).
 //!
 //! # Tutorial
 //!
@@ -125,7 +125,7 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
                     path: &path,
                     name: &text,
                 };
-                metrale_codegen::expand(input, &options, span)
+                metrale_codegen::__macro::expand(input, &options, span)
             }
             Err(message) => syn::Error::new(span, message).to_compile_error(),
         },
@@ -136,7 +136,7 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
                 text: &text,
                 dir: Some(&dir),
             };
-            metrale_codegen::expand(input, &options, span)
+            metrale_codegen::__macro::expand(input, &options, span)
         }
     }
 }

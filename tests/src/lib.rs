@@ -55,7 +55,7 @@ pub fn inline_circuit(source: &str, name: &str) -> metrale_circuit::Circuit {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A serve's KV pool, as in `metrale-codegen/inputs/default.toml`: 2048 blocks of 16 tokens.
+/// A serve's KV pool, as in `metrale-codegen/cli/inputs/default.toml`: 2048 blocks of 16 tokens.
 pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
     blocks: 2048,
     block_size: 16,
@@ -63,7 +63,8 @@ pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::Kv
 });
 
 /// Every cache of a speculative, prefix-cached serve, as in
-/// `metrale-codegen/inputs/default.toml`, so the suites exercise a plan with every term present.
+/// `metrale-codegen/cli/inputs/default.toml`, so the suites exercise a plan with every term
+/// present.
 pub const SERVE_CACHES: metrale_circuit::CacheInputs = metrale_circuit::CacheInputs {
     prefix_snapshot_slots: 16,
     ring: Some(metrale_circuit::RingInputs {

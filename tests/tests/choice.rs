@@ -227,11 +227,11 @@ fn a_chosen_plan_can_be_a_constant() {
 fn inputs_from_the_default_inputs_file() {
     use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Formats, Inputs, qwen3_5_27b};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../metrale-codegen/inputs/default.toml");
+        .join("../metrale-codegen/cli/inputs/default.toml");
     let file = InputsFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let view = file.view();
 
-    // metrale-codegen/inputs/default.toml, by hand.
+    // metrale-codegen/cli/inputs/default.toml, by hand.
     let h_steps = [4; 9];
     let window = Some(WindowInputs {
         sequences: 8,
@@ -399,7 +399,7 @@ fn engine(
 fn the_readme_engine_runs_every_checkpoint() {
     use metrale_tests::qwen3_5::{Checkpoint, qwen3_5_27b};
     let default = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../metrale-codegen/inputs/default.toml");
+        .join("../metrale-codegen/cli/inputs/default.toml");
     for checkpoint in Checkpoint::ALL {
         let (_, placed) = engine(checkpoint.name(), &default).expect("planned");
         assert_eq!(placed, checkpoint.term_count());

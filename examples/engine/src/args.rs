@@ -31,7 +31,7 @@ pub struct Args {
     /// The device byte budget: bytes, or a number with a unit (16MiB, 64MB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub budget: u64,
-    /// An inputs file with a `[serving]` profile (e.g. metrale-codegen/inputs/serving.toml);
+    /// An inputs file with a `[serving]` profile (e.g. metrale-codegen/cli/inputs/serving.toml);
     /// the flags below override its fields.
     #[arg(long, value_name = "FILE")]
     pub inputs: Option<String>,

@@ -24,7 +24,7 @@
 //! use clap::Parser;
 //! let args = metrale_engine::Args::parse_from([
 //!     "engine", "circuits/qwen3_5.toml", "--checkpoint", "tiny", "--budget", "16MiB",
-//!     "--inputs", "metrale-codegen/inputs/serving.toml",
+//!     "--inputs", "metrale-codegen/cli/inputs/serving.toml",
 //! ]);
 //! let report = metrale_engine::run(&args)?;
 //! assert!(report.intact());

@@ -22,7 +22,7 @@ fn root() -> PathBuf {
 /// `engine <circuit> --checkpoint tiny --budget <budget> --inputs serving.toml <extra>`.
 fn args(circuit: &str, budget: &str, extra: &[&str]) -> Args {
     let circuit = root().join("circuits").join(circuit);
-    let inputs = root().join("metrale-codegen/inputs/serving.toml");
+    let inputs = root().join("metrale-codegen/cli/inputs/serving.toml");
     let mut argv: Vec<String> = ["engine", &circuit.to_string_lossy(), "--checkpoint", "tiny"]
         .into_iter()
         .map(str::to_owned)
@@ -263,7 +263,7 @@ fn the_binary_reports_and_exits() {
         "--budget",
         "8MiB",
         "--inputs",
-        "metrale-codegen/inputs/serving.toml",
+        "metrale-codegen/cli/inputs/serving.toml",
         "--context",
         "1024",
     ]);
@@ -282,7 +282,7 @@ fn the_binary_reports_and_exits() {
         "--budget",
         "1MiB",
         "--inputs",
-        "metrale-codegen/inputs/serving.toml",
+        "metrale-codegen/cli/inputs/serving.toml",
     ]);
     assert_eq!(code, Some(1));
     assert!(stdout.is_empty());

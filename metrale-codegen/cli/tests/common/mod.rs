@@ -13,11 +13,12 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// The workspace root, where every run starts.
+/// The workspace root, where every run starts: this crate sits in `metrale-codegen/cli/`.
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("the crate sits in the workspace")
+        .and_then(Path::parent)
+        .expect("the crate sits two folders below the workspace root")
 }
 
 /// Runs `metrale-codegen args...` from the workspace root.

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use metrale_circuit::diag::Source;
 use metrale_circuit::load::{Input, load};
 use metrale_circuit::{Circuit, DEFAULT_ALIGN, InputsFile, StatePlan};
-use metrale_codegen::import::{ImportOptions, import};
+use metrale_cli::import::{ImportOptions, import};
 
 /// Made-up miniatures for tests: no published config.
 const MINIATURES: [&str; 1] = ["tiny"];
 
 fn circuits_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../circuits")
 }
 
 /// Every circuit of the zoo, loaded, by file name.
@@ -149,7 +149,7 @@ fn every_shipped_config_belongs_to_a_checkpoint() {
 #[test]
 fn every_checkpoint_plans_with_the_default_inputs() {
     let inputs = InputsFile::parse(
-        "metrale-codegen/inputs/default.toml",
+        "metrale-codegen/cli/inputs/default.toml",
         include_str!("../inputs/default.toml"),
     )
     .unwrap();

@@ -1,11 +1,11 @@
 //! `import`: a config.json read through a circuit's `[config]`. Hand-written circuits and
 //! configs here (positions counted by hand, lines and columns 1-based); the zoo's shipped
-//! configs are pinned in `tests/zoo.rs` of the workspace tests.
+//! configs are pinned in `zoo.rs` beside this file.
 
 use metrale_circuit::diag::{Diagnostic, Source};
 use metrale_circuit::load::{Input, load};
 use metrale_circuit::{Checkpoint, Circuit};
-use metrale_codegen::import::{ImportOptions, Imported, ImportedKinds, import};
+use metrale_cli::import::{ImportOptions, Imported, ImportedKinds, import};
 
 /// A pattern-layout circuit: symbols M (mamba), - (mlp), * (attention); a `[config]` reading a
 /// pattern string, a nested dim and a dim with a fallback.

@@ -6,9 +6,9 @@
 //!
 //! Invariants:
 //! - Without `--inputs` the plan inputs are [`super::prepare::DEFAULT_INPUTS`], the very text of
-//!   `metrale-codegen/inputs/default.toml` (embedded from inside this crate, so the published
-//!   package builds; the one copy of the defaults); without `--checkpoint`,
-//!   the circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
+//!   `metrale-codegen/cli/inputs/default.toml` (embedded from inside this crate, so the
+//!   published package builds; the one copy of the defaults); without `--checkpoint`, the
+//!   circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
 //!   together; every format key the inputs lack is reported, each once.
@@ -52,7 +52,7 @@ pub struct PlanArgs {
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
-    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml].
+    /// The plan inputs file [default: the built-in metrale-codegen/cli/inputs/default.toml].
     #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     pub inputs: Option<String>,
     /// The alignment of every region in bytes, a power of two.

@@ -4,17 +4,15 @@
 //! (the functions the two commands call) on every one-line deletion of the real circuits. Each
 //! pair must agree on the exit code and print the same diagnostics.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use metrale_circuit::load::{Input, load};
 use metrale_codegen::{Options, tokens};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate sits in the workspace")
-}
+use common::root;
 
 /// Exit code and stderr of `metrale-codegen <command> <circuit>`.
 fn run(command: &str, circuit: &Path) -> (i32, String) {

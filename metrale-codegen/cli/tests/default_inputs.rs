@@ -10,7 +10,7 @@ use metrale_circuit::{
 #[test]
 fn the_shipped_default_parses_to_its_documented_figures() {
     let text = include_str!("../inputs/default.toml");
-    let file = InputsFile::parse("metrale-codegen/inputs/default.toml", text).unwrap();
+    let file = InputsFile::parse("metrale-codegen/cli/inputs/default.toml", text).unwrap();
     assert_eq!(file.slots, 9);
     assert_eq!(
         file.formats,
@@ -114,7 +114,7 @@ fn the_default_server_as_a_profile_derives_the_default_counts() {
     // So Qwen3.5-27B (no windowed side) plans the same, byte for byte.
     let circuit = metrale_circuit::Circuit::load(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../circuits/qwen3_5.toml"
+        "/../../circuits/qwen3_5.toml"
     ))
     .unwrap();
     let decls = circuit.instantiate("qwen3_5_27b").unwrap();

@@ -12,12 +12,12 @@ use metrale_circuit::{Circuit, InputsFile, Section, StateDecl, StateError, State
 
 use super::blame::{self, Cause};
 
-/// The default plan inputs: the text of `metrale-codegen/inputs/default.toml`.
+/// The default plan inputs: the text of `metrale-codegen/cli/inputs/default.toml`.
 pub const DEFAULT_INPUTS: &str = include_str!("../../inputs/default.toml");
 
 /// How the default inputs are named in errors and in the table's header.
 pub const DEFAULT_INPUTS_NAME: &str =
-    "built-in default inputs (metrale-codegen/inputs/default.toml)";
+    "built-in default inputs (metrale-codegen/cli/inputs/default.toml)";
 
 /// What `plan` and `fit` make a plan from: the circuit, the checkpoint's declarations and the
 /// inputs.

@@ -338,7 +338,7 @@ fn the_committed_map_is_what_plan_writes() {
     let committed = std::fs::read_to_string(root().join(COMMITTED)).expect("committed map");
     assert!(
         written == committed,
-        "{COMMITTED} is stale: regenerate it with `cargo run -p metrale-codegen -- plan \
+        "{COMMITTED} is stale: regenerate it with `cargo run -p metrale-cli -- plan \
          {CIRCUIT} --svg {COMMITTED}`"
     );
 }

@@ -41,7 +41,7 @@ use super::ranks::{self, ParallelArgs};
 /// given, unless the inputs' `[serving]` profile ties it to the main pool with `draft_kv`);
 /// with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
 /// profile, each holding TOKENS KV tokens, so slots, verify, caches and the KV pool all scale
-/// (without `--inputs`, the built-in metrale-codegen/inputs/serving.toml). Exits 1 on a bad
+/// (without `--inputs`, the built-in metrale-codegen/cli/inputs/serving.toml). Exits 1 on a bad
 /// circuit or inputs, or when even 0 exceeds the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct FitArgs {
@@ -60,7 +60,7 @@ pub struct FitArgs {
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
     pub checkpoint: Option<String>,
-    /// The plan inputs file [default: the built-in metrale-codegen/inputs/default.toml, or
+    /// The plan inputs file [default: the built-in metrale-codegen/cli/inputs/default.toml, or
     /// inputs/serving.toml for `--for sequences`].
     #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     pub inputs: Option<String>,
@@ -102,12 +102,12 @@ pub fn size(text: &str) -> Result<u64, String> {
     metrale_circuit::parse_size(text)
 }
 
-/// The built-in serving profile: the text of `metrale-codegen/inputs/serving.toml`.
+/// The built-in serving profile: the text of `metrale-codegen/cli/inputs/serving.toml`.
 pub const SERVING_INPUTS: &str = include_str!("../../inputs/serving.toml");
 
 /// How the built-in serving profile is named in errors and in the table.
 pub const SERVING_INPUTS_NAME: &str =
-    "built-in serving profile (metrale-codegen/inputs/serving.toml)";
+    "built-in serving profile (metrale-codegen/cli/inputs/serving.toml)";
 
 /// Runs `fit`.
 pub fn run(args: &FitArgs) -> Outcome {
