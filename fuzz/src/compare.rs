@@ -1,6 +1,6 @@
 //! Generated == dynamic on fuzzed inputs: for each real circuit, the generated module compiled
 //! into `metrale-tests` (its `Inputs::from_state_inputs` and `AnyPlan::new`) and the dynamic
-//! `StatePlan::new` on the loaded circuit's declarations, compared term by term (region,
+//! `DynamicPlan::new` on the loaded circuit's declarations, compared term by term (region,
 //! kind, lifetime, space), arena by arena and lifetime by lifetime, or error by error.
 //!
 //! Owns the table of the generated modules ([`ARCHS`]): one entry per circuit of `circuits/`,
@@ -10,10 +10,9 @@
 //! `Inputs` refuses (a format key the circuit names and the file lacks) are not compared,
 //! since the dynamic plan needs only the keys of one checkpoint.
 
-use metrale_circuit::{
-    Circuit, Lifetime, PlanError, Region, Space, StateDecl, StateError, StateInputs, StatePlan,
-    TermInfo,
-};
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::load::Circuit;
+use metrale_circuit::{Lifetime, PlanError, Region, Space, StateInputs, TermInfo};
 
 /// A real circuit, loaded, with every checkpoint instantiated once.
 pub struct Loaded {
@@ -89,7 +88,7 @@ fn differences(
     what: &str,
     terms: &[TermInfo],
     generated: Result<Generated, PlanError>,
-    dynamic: &Result<StatePlan, StateError>,
+    dynamic: &Result<DynamicPlan, PlanError<String>>,
 ) -> Result<(), String> {
     match (generated, dynamic) {
         (Ok(generated), Ok(plan)) => {
@@ -146,7 +145,7 @@ fn differences(
             Ok(())
         }
         (Err(generated), Err(dynamic)) => {
-            if StateError::from(generated) == *dynamic {
+            if PlanError::<String>::from(generated) == *dynamic {
                 Ok(())
             } else {
                 Err(format!(
@@ -179,7 +178,7 @@ macro_rules! generated_modules {
                 };
                 for checkpoint in Checkpoint::ALL {
                     let what = format!("{} checkpoint `{}`", loaded.path, checkpoint.name());
-                    let dynamic = StatePlan::new(loaded.decls(checkpoint.name())?, inputs, align);
+                    let dynamic = DynamicPlan::new(loaded.decls(checkpoint.name())?, inputs, align);
                     let generated = AnyPlan::new(checkpoint, checkpoint.dims(), &generated_inputs, align)
                         .map(|plan| Generated {
                             regions: plan.regions().as_slice().to_vec(),
@@ -248,7 +247,7 @@ mod tests {
         let root = crate::corpus::workspace_root();
         let text = std::fs::read_to_string(root.join("metrale-codegen/cli/inputs/default.toml"))
             .expect("default inputs");
-        let file = metrale_circuit::InputsFile::parse("default.toml", &text).expect("parses");
+        let file = metrale_circuit::load::InputsFile::parse("default.toml", &text).expect("parses");
         let view = file.view();
         for loaded in load_all(&root).expect("loads") {
             assert_eq!(

@@ -16,7 +16,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::{Holding, Lifetime, Space, StateAccess, StateDtype, StateKind};
+use metrale_circuit::dynamic::StateAccess;
+use metrale_circuit::{Holding, Lifetime, Space, StateDtype, StateKind};
 
 /// One seed file: where it came from (relative to the workspace root, with `#N` for the N-th
 /// snippet of a file) and its text.

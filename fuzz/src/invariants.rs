@@ -5,9 +5,10 @@
 //! Invariants (of this module): a check never panics on what it checks, and an empty list
 //! means the property holds.
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics, Source};
-use metrale_circuit::shape::ShapeSyntaxError;
-use metrale_circuit::{Space, StatePlan};
+use metrale_circuit::Space;
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
+use metrale_circuit::load::shape::ShapeSyntaxError;
 
 /// Every diagnostic points inside a file that was read: a location whose path names one of
 /// `files`, with its line inside that file's text and its column inside the line (or one past
@@ -117,7 +118,7 @@ fn place_problem(d: &Diagnostic, source: &Source) -> Option<String> {
     if loc.line_text_from == 0
         || loc.line_text != excerpt
         || ends_early != loc.line_continues
-        || (cut && shown > metrale_circuit::diag::MAX_SHOWN_CHARS)
+        || (cut && shown > metrale_circuit::load::diag::MAX_SHOWN_CHARS)
     {
         return Some(format!(
             "line_text of `{}`:{} is not that line (or its excerpt)",
@@ -159,7 +160,7 @@ pub fn shape_error_inside(error: &ShapeSyntaxError, text: &str) -> Vec<String> {
 /// pairwise disjoint and inside it, each arena a multiple of the alignment, and bytes at
 /// least units times unit bytes for dense terms.
 #[must_use]
-pub fn layout(plan: &StatePlan, what: &str) -> Vec<String> {
+pub fn layout(plan: &DynamicPlan, what: &str) -> Vec<String> {
     let mut violations = Vec::new();
     let align = plan.align();
     if !align.is_power_of_two() {

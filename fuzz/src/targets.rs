@@ -2,7 +2,7 @@
 //!
 //! - `shape`: `Shape::parse`, its canonical form, its dim offsets and `eval` under several dim
 //!   tables;
-//! - `circuit`: the loader on a mutated circuit (`Input::Text`, or `Input::File` when the bytes
+//! - `circuit`: the loader on a mutated circuit (`CircuitSource::Text`, or `CircuitSource::File` when the bytes
 //!   are not UTF-8); an accepted one has every checkpoint instantiated and planned
 //!   dynamically under the default inputs, its layout checked;
 //! - `library`: the same, the circuit intact and one of its block libraries mutated on disk in
@@ -21,10 +21,12 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::diag::{Diagnostics, Source};
-use metrale_circuit::load::{Input, LoadReport, load};
-use metrale_circuit::shape::Shape;
-use metrale_circuit::{Circuit, DEFAULT_ALIGN, InputsFile, StatePlan};
+use metrale_circuit::DEFAULT_ALIGN;
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::load::diag::{Diagnostics, Source};
+use metrale_circuit::load::shape::Shape;
+use metrale_circuit::load::{Circuit, InputsFile};
+use metrale_circuit::load::{CircuitSource, LoadReport, load};
 
 use crate::compare::Loaded;
 use crate::corpus::Corpus;
@@ -221,7 +223,7 @@ impl<'c> Context<'c> {
     /// when they are not UTF-8 (so the reader's own decoding runs).
     fn load_bytes(&self, name: &str, bytes: &[u8], dir: &Path) -> LoadReport {
         if let Some(text) = text_of(bytes) {
-            load(Input::Text {
+            load(CircuitSource::Text {
                 name,
                 text: &text,
                 dir: Some(dir),
@@ -231,7 +233,7 @@ impl<'c> Context<'c> {
             if let Err(error) = std::fs::write(&path, bytes) {
                 panic!("cannot write {}: {error}", path.display());
             }
-            load(Input::File { path: &path, name })
+            load(CircuitSource::File { path: &path, name })
         }
     }
 
@@ -265,7 +267,7 @@ impl<'c> Context<'c> {
                     first_line(&error.message)
                 )),
                 Ok(decls) => {
-                    if let Ok(plan) = StatePlan::new(&decls, &view.inputs(), DEFAULT_ALIGN) {
+                    if let Ok(plan) = DynamicPlan::new(&decls, &view.inputs(), DEFAULT_ALIGN) {
                         violations.extend(layout(&plan, checkpoint.name()));
                     }
                 }
@@ -286,7 +288,7 @@ impl<'c> Context<'c> {
             panic!("cannot lay out {}: {error}", blocks.display());
         }
         let name = seed.circuit.name.as_str();
-        let report = load(Input::Text {
+        let report = load(CircuitSource::Text {
             name,
             text: &seed.circuit.text,
             dir: Some(&self.scratch),
@@ -354,7 +356,7 @@ impl<'c> Context<'c> {
         let (name, _) = self.seed(Target::Generate, index);
         let text = String::from_utf8_lossy(bytes);
         let dir = self.dir_of(name);
-        let input = Input::Text {
+        let input = CircuitSource::Text {
             name,
             text: &text,
             dir: Some(&dir),

@@ -1,15 +1,37 @@
-//! The state a metrale circuit keeps between decode steps, and the one function that sizes it.
+//! The state a metrale circuit keeps between decode steps, and the one law that sizes and lays
+//! it out: what an engine links to read the plans `metrale-codegen` generates.
 //!
 //! A circuit (a TOML file, see `docs/circuit-schema.md`) declares per block what ONE unit of each
 //! state holds: one sequence slot of a recurrent state, one token of one side of a KV cache, one
 //! slot of a snapshot cache. How many units exist (slots, the padding dummy, verify
-//! intermediates per slot, KV blocks, cache rows) is a plan input ([`StateInputs`]) the engine
-//! decides and passes in explicitly; this crate multiplies and never reads a process global.
+//! intermediates per slot, KV blocks, cache rows) is a plan input the engine decides and passes
+//! in explicitly; this crate multiplies and never reads a process global.
+//!
+//! # What an engine on a generated plan reads (the root)
+//! - The plan's regions and field groups: [`Region`] (with each unit's address),
+//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], and
+//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time).
+//! - The arenas: [`Arena`], [`Space`], [`Lifetime`], [`DEFAULT_ALIGN`].
+//! - What a term is: [`StateKind`], [`Holding`], [`StateDtype`].
+//! - The inputs a generated `Inputs` holds: [`StateInputs`], [`KvInputs`], [`VerifyInputs`],
+//!   [`CacheInputs`] (their parts in [`inputs`]).
+//! - Why a plan fails: [`PlanError`] (one family, generic over how it names the state),
+//!   [`SizeFault`], [`MissingFormat`].
+//! - Capacity and ranks: [`ServingProfile`], [`Fit`], [`FitError`], [`RankError`].
+//!
+//! # The rest, in modules
+//! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
+//! - [`serving`]: the serving profile, its free inputs, the counts that must agree.
+//! - [`parallel`]: tensor- and pipeline-parallel ranks, a block's model position.
+//! - [`dynamic`]: the dynamic plan (declarations in, a plan at run time: the reference
+//!   generated plans are tested against) and its fits.
+//! - `load` (feature `load`, on by default): the circuit TOML reader with rustc-like
+//!   diagnostics, and the inputs file. An engine that only includes generated plans turns it
+//!   off with `default-features = false` and links nothing outside `std`.
 //!
 //! ```
-//! use metrale_circuit::{
-//!     KvInputs, StateDecl, StateDtype, StateFormat, StateInputs, StateKind, StatePlan,
-//! };
+//! use metrale_circuit::dynamic::{DynamicPlan, StateDecl, StateFormat};
+//! use metrale_circuit::{KvInputs, PlanError, StateDtype, StateInputs, StateKind};
 //!
 //! let k = StateDecl::new("l3.attn.k", StateKind::PagedKv, StateFormat::Keyed("kv".into()), 8);
 //! let inputs = StateInputs {
@@ -17,26 +39,11 @@
 //!     kv: Some(KvInputs { blocks: 10, block_size: 16, window: None }),
 //!     ..StateInputs::EMPTY
 //! };
-//! let plan = StatePlan::new(&[k], &inputs, 256)?;
+//! let plan = DynamicPlan::new(&[k], &inputs, 256)?;
 //! assert_eq!(plan.terms()[0].bytes, 10 * 16 * 8);
 //! assert_eq!(plan.device_bytes(), 1280);
-//! # Ok::<(), metrale_circuit::StateError>(())
+//! # Ok::<(), PlanError<String>>(())
 //! ```
-//!
-//! # Two halves
-//! - The **runtime** (always built): the state model ([`StateKind`], [`Lifetime`],
-//!   [`StateDtype`], [`StateDecl`], [`StateInputs`]), the one sizing law and layout law, the
-//!   dynamic [`StatePlan`], and the types a generated plan is made of ([`Region`],
-//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], [`Arena`],
-//!   [`RegionList`], [`PlanError`], [`MissingFormat`]). It depends on nothing outside `core`, `alloc` and `std`.
-//! - The **loader** (feature `load`, on by default): the circuit TOML reader with rustc-like
-//!   diagnostics and the inputs file. An engine that only includes generated plans turns it off
-//!   with `default-features = false`.
-// Its items exist only with `load`: linked only then, so the crate documents without it too.
-#![cfg_attr(
-    feature = "load",
-    doc = "  Its items: [`load`] and [`Circuit`], [`diag`], [`shape`], [`InputsFile`]."
-)]
 //!
 //! What generated code calls lives in a hidden module whose name carries the ABI version; it is
 //! not API. Generated code checks, at compile time, that it was generated for this runtime.
@@ -44,7 +51,7 @@
 //! Invariants:
 //! - Every byte count is units x elements x element size, the element count evaluated from the
 //!   circuit's dims when it is instantiated; one function (`law::sizing::size_term`) produces
-//!   every term, for this crate's [`StatePlan`] and for the plans `metrale-codegen` generates.
+//!   every term, for the dynamic plan and for the plans `metrale-codegen` generates.
 //! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
 //!   is tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
@@ -79,32 +86,53 @@ pub mod __private_v0_1;
 #[doc(hidden)]
 pub const __GENERATED_ABI: u64 = __private_v0_1::ABI;
 
-// The public API: every name at the root, and the modules `diag`, `limits`, `load` and
-// `shape`; the layers themselves are private.
+// The engine-facing API: what an engine on a generated plan reads, at the root; the rest in
+// the modules below. The layers themselves are private.
 pub use law::{Arena, DEFAULT_ALIGN, Holding, Region, SizeFault, Space};
 pub use model::{
-    CacheInputs, CarryInputs, DraftInputs, FormatError, HSteps, KvInputs, Lifetime, LookupInputs,
-    RingInputs, Section, StateAccess, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
-    TreeInputs, VerifyInputs, VerifySteps, WindowInputs, is_snake_identifier,
+    CacheInputs, KvInputs, Lifetime, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
 pub use plan::{
-    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, StateError,
-    StatePlan, StateTerm, TermInfo, Unit,
+    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo, Unit,
 };
-pub use serve::{
-    Disagreement, Fit, FitError, KvTokens, Parallel, ParallelError, Place, ProfileFree, ProfileKv,
-    Rank, RankError, Search, ServingProfile, ShardFault, Stage, StageFault, default_stage_layers,
-    fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences, parse_size, shard, stage,
-};
+pub use serve::{Fit, FitError, RankError, ServingProfile};
 
-#[cfg(feature = "load")]
-pub use load::LoadReport;
-#[cfg(feature = "load")]
-pub use load::circuit::{
-    BlockTemplate, Checkpoint, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource, Layout,
-    LayoutRule, StateTemplate, shape,
-};
-#[cfg(feature = "load")]
-pub use load::inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
-#[cfg(feature = "load")]
-pub use load::text::{Origin, ReadFailure, diag, limits, read_source};
+pub mod inputs {
+    //! Every plan input: the counts and formats a plan is made under ([`StateInputs`]) and their
+    //! parts. A generated `Inputs` holds the same counts with its formats typed.
+    pub use crate::model::{
+        CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs,
+        StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+    };
+}
+
+pub mod serving {
+    //! Serving: the profile an operator decides ([`ServingProfile`]) and the one rule deriving
+    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), and the counts
+    //! that must agree with each other and with it ([`Disagreement`]).
+    pub use crate::serve::{
+        Disagreement, Fit, FitError, KvTokens, ProfileFree, ProfileKv, ServingProfile,
+    };
+}
+
+pub mod parallel {
+    //! Tensor- and pipeline-parallel ranks: how many serve ([`Parallel`]), which one ([`Rank`]),
+    //! what a pipeline rank holds ([`Stage`], by each block's model [`Position`]), and why a rank
+    //! has no plan ([`RankError`], [`StageFault`], [`ShardFault`], [`ParallelError`]).
+    pub use crate::model::Position;
+    pub use crate::serve::{
+        Parallel, ParallelError, Rank, RankError, ShardFault, Stage, StageFault,
+    };
+}
+
+pub mod dynamic {
+    //! The dynamic plan: declarations in ([`StateDecl`], made by `load::Circuit::instantiate` or
+    //! by hand), a plan at run time ([`DynamicPlan`], its terms also in field groups:
+    //! [`DynamicPlan::states`]), and its fits. It is the reference every generated plan is tested
+    //! against; an engine without generated code plans with it.
+    pub use crate::model::{
+        FormatError, Position, Section, StateAccess, StateDecl, StateFormat, VerifySteps,
+    };
+    pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
+    pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
+}

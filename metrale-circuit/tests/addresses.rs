@@ -4,10 +4,14 @@
 //! by hand from the unit order of docs/circuit-schema.md: unit `i` starts `i x unit bytes`
 //! after the region's offset, a grid `[a][b]` being unit `a x B + b`.
 
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::inputs::{
+    CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs,
+};
+use metrale_circuit::load::Circuit;
 use metrale_circuit::{
-    CacheInputs, CarryInputs, Circuit, DEFAULT_ALIGN, DraftInputs, HSteps, Holding, KvInputs,
-    KvRegions, LookupInputs, RecurrentRegions, Region, RingInputs, StateDtype, StateInputs,
-    StatePlan, TreeInputs, VerifyInputs,
+    CacheInputs, DEFAULT_ALIGN, Holding, KvInputs, KvRegions, RecurrentRegions, Region, StateDtype,
+    StateInputs, VerifyInputs,
 };
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
@@ -15,7 +19,7 @@ const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.tom
 /// 3 verify slots with 3, 1 and 3 `h_steps` rows.
 const H_STEPS: [u64; 3] = [3, 1, 3];
 
-fn plan() -> StatePlan {
+fn plan() -> DynamicPlan {
     let circuit = Circuit::load(QWEN).unwrap_or_else(|e| panic!("{e}"));
     let decls = circuit.instantiate("tiny").unwrap();
     let formats = [
@@ -55,10 +59,10 @@ fn plan() -> StatePlan {
             }),
         },
     };
-    StatePlan::new(&decls, &inputs, DEFAULT_ALIGN).unwrap()
+    DynamicPlan::new(&decls, &inputs, DEFAULT_ALIGN).unwrap()
 }
 
-fn region(plan: &StatePlan, state: &str, holding: Holding) -> Region {
+fn region(plan: &DynamicPlan, state: &str, holding: Holding) -> Region {
     plan.term(state, holding)
         .unwrap_or_else(|| panic!("no {state} {holding:?}"))
         .region()
@@ -234,7 +238,7 @@ fn addresses_are_checked_on_hand_made_regions() {
 
 #[test]
 fn uniform_h_steps_address_like_the_same_counts_per_slot() {
-    use metrale_circuit::HSteps;
+    use metrale_circuit::inputs::HSteps;
     let uniform = HSteps::Uniform { slots: 3, rows: 4 };
     let per_slot = HSteps::PerSlot(&[4, 4, 4]);
     for slot in 0..4 {

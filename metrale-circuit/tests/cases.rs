@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 
 /// The folder of the cases.
 fn cases_dir() -> PathBuf {
@@ -79,7 +79,7 @@ fn walk(dir: &Path, prefix: &str, found: &mut Found) {
 /// The rendered diagnostics of `case`, ending in a newline as the expected files do; `Err`
 /// when the circuit loads.
 fn render(case: &Case) -> Result<String, String> {
-    match load(Input::File {
+    match load(CircuitSource::File {
         path: &case.circuit,
         name: &case.shown,
     })

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{check, errors, loads, only};
-use metrale_circuit::LayerKindsSource;
+use metrale_circuit::load::LayerKindsSource;
 
 /// A schema-2 pattern circuit (no layout pattern; the checkpoint gives its own) up to the
 /// `[config]` header (line 24, after [`with_config`]'s `verify` line). `[layout.blocks]` also names `attention`, which has no symbol.

@@ -3,11 +3,10 @@
 //! inputs the CLI ships are checked in metrale-codegen, beside the file
 //! (`metrale-codegen/tests/default_inputs.rs`).
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::{
-    CacheInputs, CarryInputs, DraftInputs, InputsFile, KvInputs, LookupInputs, RingInputs,
-    StateDtype, StateInputs, TreeInputs, VerifyCounts, VerifyInputs,
-};
+use metrale_circuit::inputs::{CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::{InputsFile, VerifyCounts};
+use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, VerifyInputs};
 
 /// Every key, each count distinct so a swapped field shows, but for the counts that must agree
 /// (`slots`, the verify slots and the cache groups' slots: 3; `verify_table_rows`: 3 + 1 + 2).
@@ -78,7 +77,7 @@ fn a_full_file_parses_to_the_exact_values() {
         ],
         3,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::StepCounts::PerSlot(vec![3, 1, 2]),
+            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![3, 1, 2]),
             conv_steps: 7,
         }),
         Some(KvInputs {
@@ -144,7 +143,7 @@ fn a_full_file_parses_to_the_exact_values() {
             formats: &formats,
             slots: 3,
             verify: Some(VerifyInputs {
-                h_steps: metrale_circuit::HSteps::PerSlot(&[3, 1, 2]),
+                h_steps: metrale_circuit::inputs::HSteps::PerSlot(&[3, 1, 2]),
                 conv_steps: 7
             }),
             kv: expected.3,
@@ -371,7 +370,7 @@ fn kv_window_keys_come_together() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         file.kv.and_then(|kv| kv.window),
-        Some(metrale_circuit::WindowInputs {
+        Some(metrale_circuit::inputs::WindowInputs {
             sequences: 8,
             chunk_tokens: 8192,
             max_tokens: 131_072
@@ -406,7 +405,7 @@ fn a_serving_profile_gives_every_count() {
     assert_eq!(
         file.verify,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::StepCounts::Uniform { slots: 4, rows: 2 },
+            h_steps: metrale_circuit::load::StepCounts::Uniform { slots: 4, rows: 2 },
             conv_steps: 2
         })
     );

@@ -1,4 +1,4 @@
-//! The loader's limits (`metrale_circuit::limits`) and bounded reads: at each limit a circuit
+//! The loader's limits (`metrale_circuit::load::limits`) and bounded reads: at each limit a circuit
 //! loads, one past it gets one located error naming the limit at the first item past it; only
 //! regular files inside the circuit's folder are read; errors past the hundredth are counted,
 //! not kept; positions of errors the TOML parser or UTF-8 decoding give without a span.
@@ -12,13 +12,13 @@ use std::path::Path;
 mod common;
 
 use common::{TempDir, errors, loads, place};
-use metrale_circuit::diag::Diagnostic;
-use metrale_circuit::limits::{
+use metrale_circuit::load::diag::Diagnostic;
+use metrale_circuit::load::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_ERRORS, MAX_FILE_BYTES,
     MAX_LAYER_KINDS, MAX_LAYERS, MAX_LIBRARIES, MAX_NAME_BYTES, MAX_SHAPE_TERMS, MAX_STATES,
     MAX_STATES_PER_BLOCK, MAX_TERMS,
 };
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 
 /// A list-layout circuit: `kinds` layer kinds `k<i>` (block `b<i>` each), `blocks` blocks in
 /// all (the extra ones unused), `states` states in block `b0`, `checkpoints` checkpoints of
@@ -469,7 +469,7 @@ fn a_crlf_end_of_line_caret_is_one_past_the_line() {
 fn load_file(dir: &Path, text: &str) -> Vec<Diagnostic> {
     let path = dir.join("c.toml");
     std::fs::write(&path, text).unwrap();
-    load(Input::File {
+    load(CircuitSource::File {
         path: &path,
         name: "c.toml",
     })
@@ -498,7 +498,7 @@ fn a_file_over_the_size_limit_is_refused_unread() {
     assert_eq!(
         all[0].message,
         "cannot read circuit `c.toml`: larger than the limit of 1048576 bytes \
-         (`metrale_circuit::limits::MAX_FILE_BYTES`)"
+         (`metrale_circuit::load::limits::MAX_FILE_BYTES`)"
     );
     assert_eq!(all[0].file.as_deref(), Some("c.toml"));
 }
@@ -511,7 +511,7 @@ fn a_non_utf8_file_is_located_at_its_first_bad_byte() {
     bytes.push(0xFF);
     bytes.extend_from_slice(b"\"\n");
     std::fs::write(&path, &bytes).unwrap();
-    let all = load(Input::File {
+    let all = load(CircuitSource::File {
         path: &path,
         name: "c.toml",
     })
@@ -580,7 +580,7 @@ fn only_regular_files_inside_the_circuit_folder_are_read() {
     .unwrap();
     let path = dir.join("c.toml");
     std::fs::write(&path, including_lib()).unwrap();
-    load(Input::File {
+    load(CircuitSource::File {
         path: &path,
         name: "c.toml",
     })
@@ -606,7 +606,7 @@ fn block_libraries() {
             .replace("[layout]", "include = [\"lib0\"]\n[layout]");
         let path = dir.join("c.toml");
         std::fs::write(&path, text).unwrap();
-        load(Input::File {
+        load(CircuitSource::File {
             path: &path,
             name: "c.toml",
         })

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::{TempDir, loads};
-use metrale_circuit::load::{Input, load};
-use metrale_circuit::{Circuit, LayoutRule, Section, StateKind};
+use metrale_circuit::StateKind;
+use metrale_circuit::dynamic::{Position, Section};
+use metrale_circuit::load::{Circuit, LayerRule};
+use metrale_circuit::load::{CircuitSource, load};
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
 
@@ -55,7 +57,7 @@ fn load_including(includes: &str, dir: &Path) -> Circuit {
         &format!("schema = 1\ninclude = {includes}\n"),
     );
     let text = &text[..text.find("[[block.b.state]]").expect("the state")];
-    load(Input::Text {
+    load(CircuitSource::Text {
         name: "circ/c.toml",
         text,
         dir: Some(dir),
@@ -103,7 +105,7 @@ fn qwen3_5_loads() {
     let blocks: Vec<&str> = c
         .blocks()
         .iter()
-        .map(metrale_circuit::BlockTemplate::name)
+        .map(metrale_circuit::load::BlockTemplate::name)
         .collect();
     assert_eq!(
         blocks,
@@ -114,13 +116,13 @@ fn qwen3_5_loads() {
         (&["embed".to_owned()][..], &["head".to_owned()][..])
     );
     assert_eq!(c.draft(), ["mtp_in", "attn", "ffn", "mtp_out"]);
-    assert_eq!(*c.layout().rule(), LayoutRule::Interval { period: 4 });
+    assert_eq!(*c.layout().rule(), LayerRule::Interval { period: 4 });
     assert_eq!(c.layout().blocks_of("full_attention"), ["attn", "ffn"]);
     assert_eq!(c.layout().blocks_of("linear_attention"), ["gdn", "ffn"]);
     let checkpoints: Vec<&str> = c
         .checkpoints()
         .iter()
-        .map(metrale_circuit::Checkpoint::name)
+        .map(metrale_circuit::load::CheckpointSpec::name)
         .collect();
     assert_eq!(
         checkpoints,
@@ -170,8 +172,12 @@ fn qwen3_5_instantiates() {
     let copy = get("l0.gdn.h_prefix");
     assert_eq!(copy.of.as_deref(), Some("l0.gdn.h"));
     assert_eq!(copy.elements, 786_432);
-    assert_eq!(get("draft.attn.k").section, Section::Draft);
-    assert_eq!(get("l3.attn.k").section, Section::Main);
+    assert_eq!(get("draft.attn.k").section(), Section::Draft);
+    assert_eq!(get("l3.attn.k").section(), Section::Main);
+    // Each declaration carries its block instance's model position (`head` is the epilogue).
+    assert_eq!(get("l3.attn.k").position, Position::Layer(3));
+    assert_eq!(get("draft.attn.k").position, Position::Draft);
+    assert_eq!(get("head.prefix_hidden").position, Position::Epilogue);
     let checkpoint = c.checkpoint("qwen3_5_27b").unwrap();
     let prefixes: Vec<String> = c
         .instances(checkpoint)
@@ -194,7 +200,7 @@ fn qwen3_5_instantiates() {
 
 #[test]
 fn load_as_names_files_as_given() {
-    let c = load(Input::File {
+    let c = load(CircuitSource::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     })
@@ -214,7 +220,7 @@ fn load_as_names_files_as_given() {
 fn from_source_reads_includes_from_dir() {
     let text = std::fs::read_to_string(QWEN).unwrap();
     let dir = Path::new(QWEN).parent().unwrap();
-    let c = load(Input::Text {
+    let c = load(CircuitSource::Text {
         name: "q.toml",
         text: &text,
         dir: Some(dir),
@@ -297,7 +303,7 @@ fn list_layout_loads() {
             1,
         ),
     );
-    assert_eq!(*c.layout().rule(), LayoutRule::List);
+    assert_eq!(*c.layout().rule(), LayerRule::List);
     assert_eq!(c.instantiate("c").unwrap().len(), 2);
 }
 
@@ -387,7 +393,7 @@ fn pattern_layout_loads_repeated_and_overridden() {
     let c = loads(&text);
     assert_eq!(
         *c.layout().rule(),
-        LayoutRule::Pattern {
+        LayerRule::Pattern {
             symbols: vec![('M', "mamba".to_owned()), ('-', "mlp".to_owned())],
             pattern: Some("M-".to_owned()),
         }
@@ -446,7 +452,7 @@ fn diamond_include_reads_once() {
     let names: Vec<&str> = c
         .files()
         .iter()
-        .map(metrale_circuit::diag::Source::name)
+        .map(metrale_circuit::load::diag::Source::name)
         .collect();
     assert_eq!(
         names,
@@ -502,7 +508,7 @@ fn mutated_circuits_never_panic() {
     assert!(mutants.len() > 400, "{}", mutants.len());
     let mut failed = 0;
     for mutant in &mutants {
-        if load(Input::Text {
+        if load(CircuitSource::Text {
             name: "q.toml",
             text: mutant,
             dir: Some(dir),
@@ -541,7 +547,7 @@ fn hostile_texts_never_panic() {
         "[checkpoint.c]\nlayers = 0x7fffffff",
     ];
     for text in texts {
-        let _ = load(Input::Text {
+        let _ = load(CircuitSource::Text {
             name: "h.toml",
             text,
             dir: Some(Path::new("/nonexistent")),
@@ -550,7 +556,7 @@ fn hostile_texts_never_panic() {
         let circuit = BASE;
         for (i, _) in circuit.char_indices().step_by(3) {
             let spliced = format!("{}{text}{}", &circuit[..i], &circuit[i..]);
-            let _ = load(Input::Text {
+            let _ = load(CircuitSource::Text {
                 name: "h.toml",
                 text: &spliced,
                 dir: Some(Path::new("/nonexistent")),

@@ -33,7 +33,7 @@ shape = "d"
 
 #[test]
 fn report_of_a_valid_circuit_matches_the_circuit() {
-    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    let report = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     });
@@ -48,7 +48,7 @@ fn errors_in_a_library_still_report_both_files() {
     let dir = TempDir::new("lib-error");
     let root = dir.write("c.toml", CIRCUIT);
     let lib = dir.write("blocks/lib.toml", &LIB.replace("carry_stash", "carry_stsh"));
-    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    let report = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: &root,
         name: "c.toml",
     });
@@ -58,7 +58,7 @@ fn errors_in_a_library_still_report_both_files() {
     let names: Vec<&str> = report
         .files
         .iter()
-        .map(metrale_circuit::diag::Source::name)
+        .map(metrale_circuit::load::diag::Source::name)
         .collect();
     assert_eq!(names, ["c.toml", "blocks/lib.toml"]);
 }
@@ -68,7 +68,7 @@ fn an_error_in_the_circuit_still_reports_its_libraries() {
     let dir = TempDir::new("root-error");
     let lib = dir.write("blocks/lib.toml", LIB);
     let text = CIRCUIT.replace("period = 1", "period = 0");
-    let report = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+    let report = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::Text {
         name: "<inline>",
         text: &text,
         dir: Some(&dir),
@@ -80,7 +80,7 @@ fn an_error_in_the_circuit_still_reports_its_libraries() {
 
 #[test]
 fn a_missing_file_reads_nothing() {
-    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    let report = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: Path::new("no/such.toml"),
         name: "no/such.toml",
     });
@@ -93,7 +93,7 @@ fn a_missing_file_reads_nothing() {
 fn a_missing_library_reports_the_circuit() {
     let dir = TempDir::new("missing-lib");
     let root = dir.write("c.toml", CIRCUIT);
-    let report = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    let report = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: &root,
         name: "c.toml",
     });

@@ -5,7 +5,9 @@
 mod common;
 
 use common::{errors, place};
-use metrale_circuit::{Circuit, InputsFile, Parallel, Rank, Section, StateDecl};
+use metrale_circuit::dynamic::StateDecl;
+use metrale_circuit::load::{Circuit, InputsFile};
+use metrale_circuit::parallel::{Parallel, Position, Rank};
 
 fn circuit(arch: &str) -> Circuit {
     Circuit::load(format!(
@@ -100,7 +102,7 @@ fn pipeline_ranks_hold_their_layers_and_the_ends() {
             .unwrap()
     };
     let layers = |decls: &[StateDecl]| {
-        let held: Vec<usize> = decls.iter().filter_map(|d| d.layer).collect();
+        let held: Vec<u64> = decls.iter().filter_map(|d| d.position.layer()).collect();
         (held.iter().min().copied(), held.iter().max().copied())
     };
     let (first, last) = (rank(0), rank(1));
@@ -110,7 +112,7 @@ fn pipeline_ranks_hold_their_layers_and_the_ends() {
     let outside = |decls: &[StateDecl]| {
         decls
             .iter()
-            .filter(|d| d.layer.is_none() && d.section == Section::Main)
+            .filter(|d| matches!(d.position, Position::Prologue | Position::Epilogue))
             .count()
     };
     assert_eq!(outside(&first), 0, "the epilogue is on the last rank");
@@ -156,7 +158,10 @@ fn pipeline_errors_are_named() {
     let last = c
         .instantiate_rank("llama_3_1_8b", &fits, Rank { tp: 0, pp: 1 })
         .unwrap();
-    assert_eq!(last.iter().filter_map(|d| d.layer).min(), Some(10));
+    assert_eq!(
+        last.iter().filter_map(|d| d.position.layer()).min(),
+        Some(10)
+    );
 }
 
 const TP_BASE: &str = "schema = 2\narch = \"t\"\ndims = [\"d\", \"e\"]\n[derive]\nf = \"d + 1\"\n\

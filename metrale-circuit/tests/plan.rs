@@ -1,8 +1,8 @@
 //! The dynamic plan against figures worked out by hand (issue: "Figures to check by hand").
 
+use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl, StateFormat, VerifySteps};
 use metrale_circuit::{
-    Holding, KvInputs, Lifetime, Section, Space, StateDecl, StateDtype, StateError, StateFormat,
-    StateInputs, StateKind, StatePlan, VerifyInputs, VerifySteps,
+    Holding, KvInputs, Lifetime, PlanError, Space, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
 
 const H_STEPS: [u64; 3] = [3, 1, 3];
@@ -32,7 +32,7 @@ fn inputs() -> StateInputs<'static> {
         formats: &[("h", StateDtype::F32), ("kv", StateDtype::Fp8)],
         slots: 5,
         verify: Some(VerifyInputs {
-            h_steps: metrale_circuit::HSteps::PerSlot(&H_STEPS),
+            h_steps: metrale_circuit::inputs::HSteps::PerSlot(&H_STEPS),
             conv_steps: 4,
         }),
         kv: Some(KvInputs {
@@ -44,13 +44,13 @@ fn inputs() -> StateInputs<'static> {
     }
 }
 
-fn bytes(plan: &StatePlan, state: &str, holding: Holding) -> u64 {
+fn bytes(plan: &DynamicPlan, state: &str, holding: Holding) -> u64 {
     plan.term(state, holding).map_or(u64::MAX, |t| t.bytes)
 }
 
 #[test]
 fn the_issue_figures() {
-    let plan = StatePlan::new(&decls(), &inputs(), 256).expect("plan");
+    let plan = DynamicPlan::new(&decls(), &inputs(), 256).expect("plan");
     // h: 1000 x 4 B = 4000 B a unit.
     assert_eq!(bytes(&plan, "l0.gdn.h", Holding::Live), 20_000); // 5 slots
     assert_eq!(bytes(&plan, "l0.gdn.h", Holding::Steps), 28_000); // 3 + 1 + 3
@@ -68,7 +68,7 @@ fn the_issue_figures() {
 
 #[test]
 fn terms_come_in_plan_order_with_their_lifetimes() {
-    let plan = StatePlan::new(&decls(), &inputs(), 256).expect("plan");
+    let plan = DynamicPlan::new(&decls(), &inputs(), 256).expect("plan");
     let order: Vec<(&str, Holding, Lifetime)> = plan
         .terms()
         .iter()
@@ -92,7 +92,7 @@ fn terms_come_in_plan_order_with_their_lifetimes() {
 
 #[test]
 fn offsets_group_by_lifetime_and_align() {
-    let plan = StatePlan::new(&decls(), &inputs(), 256).expect("plan");
+    let plan = DynamicPlan::new(&decls(), &inputs(), 256).expect("plan");
     let offset = |state: &str, holding| plan.term(state, holding).map_or(u64::MAX, |t| t.offset);
     // model: k [0, 1280); sequence: h live [1280, 21280), conv live [21504, 22104);
     // verify: h steps [22272, 50272), h checkpoint [50432, 62432), conv steps [62464, 63904),
@@ -112,14 +112,14 @@ fn offsets_group_by_lifetime_and_align() {
     );
     assert_eq!(plan.lifetime_bytes(Space::Device, Lifetime::Model), 1_280);
     // With align 1 the regions are packed.
-    let packed = StatePlan::new(&decls(), &inputs(), 1).expect("plan");
+    let packed = DynamicPlan::new(&decls(), &inputs(), 1).expect("plan");
     assert_eq!(packed.device_bytes(), 63_680);
 }
 
 #[test]
 fn regions_never_overlap_and_are_aligned() {
     for align in [1, 64, 256, 4096] {
-        let plan = StatePlan::new(&decls(), &inputs(), align).expect("plan");
+        let plan = DynamicPlan::new(&decls(), &inputs(), align).expect("plan");
         let mut spans: Vec<(u64, u64)> = plan
             .terms()
             .iter()
@@ -142,16 +142,17 @@ fn without_verify_or_kv_inputs_there_are_fewer_terms() {
         kv: None,
         ..inputs()
     };
-    let plan = StatePlan::new(&decls(), &inputs, 256).expect("plan");
+    let plan = DynamicPlan::new(&decls(), &inputs, 256).expect("plan");
     let holdings: Vec<Holding> = plan.terms().iter().map(|t| t.holding).collect();
     assert_eq!(holdings, [Holding::Live, Holding::Live]);
 }
 
 #[test]
 fn draft_kv_sides_take_draft_kv() {
-    let draft = StateDecl::new("draft.attn.k", StateKind::PagedKv, keyed("kv"), 8)
-        .in_section(Section::Draft);
-    let plan = StatePlan::new(std::slice::from_ref(&draft), &inputs(), 256).expect("plan");
+    // The `draft.` prefix places it in the draft head, whose KV sides take `draft_kv`.
+    let draft = StateDecl::new("draft.attn.k", StateKind::PagedKv, keyed("kv"), 8);
+    assert_eq!(draft.section(), Section::Draft);
+    let plan = DynamicPlan::new(std::slice::from_ref(&draft), &inputs(), 256).expect("plan");
     assert!(plan.terms().is_empty());
     let with_draft = StateInputs {
         draft_kv: Some(KvInputs {
@@ -161,7 +162,7 @@ fn draft_kv_sides_take_draft_kv() {
         }),
         ..inputs()
     };
-    let plan = StatePlan::new(&[draft], &with_draft, 256).expect("plan");
+    let plan = DynamicPlan::new(&[draft], &with_draft, 256).expect("plan");
     assert_eq!(plan.terms()[0].bytes, 2 * 16 * 8);
 }
 
@@ -172,8 +173,8 @@ fn a_missing_format_key_is_an_error_never_a_default() {
         ..inputs()
     };
     assert_eq!(
-        StatePlan::new(&decls(), &inputs, 256),
-        Err(StateError::MissingFormat {
+        DynamicPlan::new(&decls(), &inputs, 256),
+        Err(PlanError::MissingFormat {
             state: "l1.attn.k".into(),
             key: "kv".into()
         })
@@ -185,8 +186,8 @@ fn a_recurrent_state_without_verify_under_verify_inputs_is_named() {
     let mut decls = decls();
     decls[1].verify = None;
     assert_eq!(
-        StatePlan::new(&decls, &inputs(), 256),
-        Err(StateError::MissingVerify {
+        DynamicPlan::new(&decls, &inputs(), 256),
+        Err(PlanError::MissingVerify {
             state: "l0.gdn.conv".into()
         })
     );
@@ -194,7 +195,7 @@ fn a_recurrent_state_without_verify_under_verify_inputs_is_named() {
         verify: None,
         ..inputs()
     };
-    assert!(StatePlan::new(&decls, &no_verify, 256).is_ok());
+    assert!(DynamicPlan::new(&decls, &no_verify, 256).is_ok());
 }
 
 #[test]
@@ -204,8 +205,8 @@ fn overflow_is_an_error_at_every_step() {
         ..inputs()
     };
     assert_eq!(
-        StatePlan::new(&decls(), &huge_slots, 256),
-        Err(StateError::Overflow {
+        DynamicPlan::new(&decls(), &huge_slots, 256),
+        Err(PlanError::Overflow {
             state: "l0.gdn.h".into()
         })
     );
@@ -213,8 +214,8 @@ fn overflow_is_an_error_at_every_step() {
     huge_elements[2].elements = u64::MAX;
     huge_elements[2].format = StateFormat::Fixed(StateDtype::F16);
     assert_eq!(
-        StatePlan::new(&huge_elements, &inputs(), 256),
-        Err(StateError::Overflow {
+        DynamicPlan::new(&huge_elements, &inputs(), 256),
+        Err(PlanError::Overflow {
             state: "l1.attn.k".into()
         })
     );
@@ -234,25 +235,25 @@ fn overflow_is_an_error_at_every_step() {
         ..StateInputs::EMPTY
     };
     assert_eq!(
-        StatePlan::new(&[half.clone(), other.clone(), half], &one_slot, 256),
-        Err(StateError::Overflow { state: "a".into() })
+        DynamicPlan::new(&[half.clone(), other.clone(), half], &one_slot, 256),
+        Err(PlanError::Overflow { state: "a".into() })
     );
-    assert!(StatePlan::new(&[other], &one_slot, 256).is_ok());
+    assert!(DynamicPlan::new(&[other], &one_slot, 256).is_ok());
 }
 
 #[test]
 fn alignment_must_be_a_power_of_two() {
     for align in [0, 3, 100, 384] {
         assert_eq!(
-            StatePlan::new(&decls(), &inputs(), align),
-            Err(StateError::BadAlign { align })
+            DynamicPlan::new(&decls(), &inputs(), align),
+            Err(PlanError::BadAlign { align })
         );
     }
 }
 
 #[test]
 fn error_messages_name_the_state() {
-    let e = StateError::MissingFormat {
+    let e = PlanError::<String>::MissingFormat {
         state: "l1.attn.k".into(),
         key: "kv".into(),
     };
@@ -260,10 +261,10 @@ fn error_messages_name_the_state() {
         e.to_string(),
         "state `l1.attn.k` has format `{kv}` but the inputs give no dtype for `kv`"
     );
-    let e: StateError = metrale_circuit::PlanError::Overflow { state: "l0.gdn.h" }.into();
+    let e: PlanError<String> = metrale_circuit::PlanError::Overflow { state: "l0.gdn.h" }.into();
     assert_eq!(
         e,
-        StateError::Overflow {
+        PlanError::Overflow {
             state: "l0.gdn.h".into()
         }
     );

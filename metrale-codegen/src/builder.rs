@@ -12,7 +12,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 
 use crate::{Options, generate_file};
 

@@ -20,8 +20,8 @@
 
 use std::path::PathBuf;
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::load::{Input, LoadReport, load};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::{CircuitSource, LoadReport, load};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use toml::de::{DeTable, DeValue};
@@ -43,7 +43,7 @@ pub struct Expansion {
 impl Expansion {
     /// Loads the circuit and generates its module.
     #[must_use]
-    pub fn new(input: Input<'_>, options: &Options) -> Self {
+    pub fn new(input: CircuitSource<'_>, options: &Options) -> Self {
         let LoadReport {
             circuit,
             read,
@@ -92,7 +92,7 @@ impl Expansion {
 /// The macro's whole expansion of `input`: [`Expansion::new`] then
 /// [`Expansion::into_tokens`] at `span`.
 #[must_use]
-pub fn expand(input: Input<'_>, options: &Options, span: Span) -> TokenStream {
+pub fn expand(input: CircuitSource<'_>, options: &Options, span: Span) -> TokenStream {
     Expansion::new(input, options).into_tokens(span)
 }
 
@@ -130,7 +130,7 @@ pub fn arch_of(text: &str) -> Option<String> {
 
 /// `name` as an identifier, when it is lower snake case and not a keyword.
 fn identifier(name: &str) -> Option<Ident> {
-    if !metrale_circuit::is_snake_identifier(name) {
+    if !metrale_circuit::load::is_snake_identifier(name) {
         return None;
     }
     syn::parse_str::<Ident>(name).ok()

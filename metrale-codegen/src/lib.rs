@@ -77,7 +77,7 @@
 //!    ```ignore
 //!    use qwen3_5::{AnyPlan, Checkpoint, Inputs};
 //!
-//!    let file = metrale_circuit::InputsFile::load("inputs.toml")?;
+//!    let file = metrale_circuit::load::InputsFile::load("inputs.toml")?;
 //!    let view = file.view();
 //!    let inputs = Inputs::from_state_inputs(&view.inputs())?;
 //!    let checkpoint = Checkpoint::from_hf("Qwen/Qwen3.5-27B").ok_or("no such checkpoint")?;
@@ -94,13 +94,13 @@ mod render;
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::Circuit;
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::Circuit;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
-pub use metrale_circuit::load::Input;
+pub use metrale_circuit::load::CircuitSource;
 pub use render::{header, render};
 
 /// The `circuit!` macro's plumbing: what `metrale-macros` calls (and the workspace's fuzzer,

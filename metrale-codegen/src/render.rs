@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use proc_macro2::TokenStream;
 use syn::visit_mut::VisitMut;
 

@@ -28,8 +28,8 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::InputsFile;
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::InputsFile;
+use metrale_circuit::load::{CircuitSource, load};
 
 /// What a doc's blocks are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl Doc {
                 .map_err(|d| d.render()),
             Doc::Circuit => {
                 let dir = root.join("circuits");
-                load(Input::Text {
+                load(CircuitSource::Text {
                     name,
                     text,
                     dir: Some(&dir),

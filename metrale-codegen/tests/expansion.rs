@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use metrale_codegen::__macro::{Expansion, expand};
-use metrale_codegen::{Input, Options, tokens};
+use metrale_codegen::{CircuitSource, Options, tokens};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
@@ -64,12 +64,12 @@ const LIB: &str =
 
 #[test]
 fn file_expansion_is_the_module_then_tracking() {
-    let input = Input::File {
+    let input = CircuitSource::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     };
     let got = expand(input, &Options::default(), Span::call_site());
-    let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    let circuit = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     })
@@ -88,7 +88,7 @@ fn text_expansion_reads_includes_from_dir() {
     let dir = TempDir::new("text");
     let lib = dir.0.join("blocks/lib.toml");
     std::fs::write(&lib, LIB).unwrap();
-    let input = Input::Text {
+    let input = CircuitSource::Text {
         name: "<inline>",
         text: MINI,
         dir: Some(&dir.0),
@@ -106,7 +106,7 @@ fn errors_become_compile_errors_in_the_fallback_module() {
     std::fs::write(&lib, LIB.replace("carry_stash", "carry_stsh")).unwrap();
     let root = dir.0.join("mini.toml");
     std::fs::write(&root, MINI).unwrap();
-    let input = Input::File {
+    let input = CircuitSource::File {
         path: &root,
         name: "mini.toml",
     };
@@ -132,7 +132,7 @@ fn errors_become_compile_errors_in_the_fallback_module() {
 
 #[test]
 fn without_a_readable_arch_the_errors_stand_alone() {
-    let input = Input::Text {
+    let input = CircuitSource::Text {
         name: "<inline>",
         text: "schema = 1\narch = \"type\"\n",
         dir: Some(Path::new("")),
@@ -140,7 +140,7 @@ fn without_a_readable_arch_the_errors_stand_alone() {
     let got = expand(input, &Options::default(), Span::call_site()).to_string();
     assert!(got.starts_with(":: core :: compile_error !"), "{got}");
     assert!(!got.contains("pub mod"), "{got}");
-    let missing = Input::File {
+    let missing = CircuitSource::File {
         path: Path::new("no/such.toml"),
         name: "no/such.toml",
     };
@@ -152,7 +152,7 @@ fn without_a_readable_arch_the_errors_stand_alone() {
 
 #[test]
 fn generator_errors_keep_the_fallback_and_the_tracking() {
-    let input = Input::File {
+    let input = CircuitSource::File {
         path: Path::new(QWEN),
         name: "circuits/qwen3_5.toml",
     };

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 use metrale_codegen::{Builder, Options, generate};
 
 /// A one-state circuit whose description is `description` (a TOML basic string's content).
@@ -19,7 +19,7 @@ fn circuit_text(arch: &str, description: &str) -> String {
 }
 
 fn generated(name: &str, text: &str) -> String {
-    let circuit = load(Input::Text {
+    let circuit = load(CircuitSource::Text {
         name,
         text,
         dir: None,
@@ -70,7 +70,7 @@ fn a_newline_in_the_circuit_path_stays_in_the_header_comment() {
 
 #[test]
 fn a_runtime_path_with_generic_arguments_is_refused() {
-    let circuit = load(Input::Text {
+    let circuit = load(CircuitSource::Text {
         name: "c.toml",
         text: &circuit_text("t", "x"),
         dir: None,

@@ -84,7 +84,7 @@ mod resolve;
 
 use std::path::{Path, PathBuf};
 
-use metrale_codegen::{Input, Options};
+use metrale_codegen::{CircuitSource, Options};
 use proc_macro2::TokenStream;
 
 use crate::args::{Args, Source};
@@ -121,7 +121,7 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
         .to_compile_error(),
         Source::Path(_) => match resolve::resolve(&text, calling_file, cwd) {
             Ok(path) => {
-                let input = Input::File {
+                let input = CircuitSource::File {
                     path: &path,
                     name: &text,
                 };
@@ -131,7 +131,7 @@ fn expand(input: TokenStream, calling_file: Option<&Path>, cwd: Option<&Path>) -
         },
         Source::Inline(_) => {
             let dir: PathBuf = resolve::base_dir(calling_file, cwd).unwrap_or_default();
-            let input = Input::Text {
+            let input = CircuitSource::Text {
                 name: INLINE_NAME,
                 text: &text,
                 dir: Some(&dir),
@@ -165,7 +165,7 @@ mod tests {
     fn path_form_is_the_codegen_module_plus_tracking() {
         let got = expand_str(quote! { "../../circuits/qwen3_5.toml" });
         let path = workspace().join("metrale-macros/src/../../circuits/qwen3_5.toml");
-        let circuit = metrale_circuit::load::load(metrale_circuit::load::Input::File {
+        let circuit = metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
             path: &path,
             name: "../../circuits/qwen3_5.toml",
         })

@@ -1,13 +1,13 @@
 //! Speed of plans and of code generation (`cargo bench -p metrale-tests --bench plan`).
 //!
-//! - `plan/generated`: the generated `StatePlan::new` of Qwen3.5-27B with every cache, from
+//! - `plan/generated`: the generated `DynamicPlan::new` of Qwen3.5-27B with every cache, from
 //!   run-time inputs (the module this crate's `build.rs` generates through
 //!   `metrale_codegen::Builder`, as a user's crate does; the golden test keeps the checked-in
 //!   golden equal to it);
-//! - `plan/generated_rank`: the generated `StatePlan::for_rank` of the same checkpoint and
+//! - `plan/generated_rank`: the generated `DynamicPlan::for_rank` of the same checkpoint and
 //!   inputs, for rank (tp 1, pp 1) of tp 4 x pp 2 (a rank's dims, and a pass over the table
 //!   for what its stage holds);
-//! - `plan/dynamic`: the dynamic `StatePlan::new` on already instantiated declarations;
+//! - `plan/dynamic`: the dynamic `DynamicPlan::new` on already instantiated declarations;
 //! - `plan/dynamic_load`: load + instantiate + dynamic plan;
 //! - `plan/copy` and `plan/store`: producing the plan's 21 KB with nothing computed (a copy of
 //!   a finished plan; the same number of regions stored from one value), for scale;
@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use metrale_circuit::{Circuit, StateDtype, StateInputs, StatePlan, VerifyInputs};
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::load::Circuit;
+use metrale_circuit::{StateDtype, StateInputs, VerifyInputs};
 use metrale_codegen::{Options, generate};
 // Every cache and the KV pool of a speculative, prefix-cached serve (the CLI's default inputs).
 use metrale_tests::{SERVE_CACHES as CACHES, SERVE_KV as KV, qwen3_5};
@@ -51,7 +53,7 @@ fn plans(c: &mut Criterion) {
         formats,
         slots: 9,
         verify: Some(VerifyInputs {
-            h_steps: metrale_circuit::HSteps::PerSlot(&H_STEPS),
+            h_steps: metrale_circuit::inputs::HSteps::PerSlot(&H_STEPS),
             conv_steps: 4,
         }),
         kv: KV,
@@ -84,12 +86,12 @@ fn plans(c: &mut Criterion) {
         });
     });
     group.bench_function("generated_rank", |b| {
-        let parallel = metrale_circuit::Parallel {
+        let parallel = metrale_circuit::parallel::Parallel {
             tp: 4,
             pp: 2,
             pp_layers: None,
         };
-        let rank = metrale_circuit::Rank { tp: 1, pp: 1 };
+        let rank = metrale_circuit::parallel::Rank { tp: 1, pp: 1 };
         b.iter(|| {
             let plan = qwen3_5::qwen3_5_27b::StatePlan::for_rank(
                 black_box(&qwen3_5::qwen3_5_27b::DIMS),
@@ -127,7 +129,8 @@ fn plans(c: &mut Criterion) {
     });
     group.bench_function("dynamic", |b| {
         b.iter(|| {
-            let plan = StatePlan::new(black_box(&decls), black_box(&state_inputs), black_box(256));
+            let plan =
+                DynamicPlan::new(black_box(&decls), black_box(&state_inputs), black_box(256));
             black_box(&plan);
         });
     });
@@ -137,7 +140,7 @@ fn plans(c: &mut Criterion) {
             let decls = circuit
                 .instantiate("qwen3_5_27b")
                 .unwrap_or_else(|e| panic!("{e}"));
-            let plan = StatePlan::new(&decls, black_box(&state_inputs), 256);
+            let plan = DynamicPlan::new(&decls, black_box(&state_inputs), 256);
             black_box(&plan);
         });
     });
@@ -218,13 +221,14 @@ fn codegen(c: &mut Criterion) {
         let text = synthetic(layers);
         group.bench_with_input(BenchmarkId::new("synthetic", layers), &text, |b, text| {
             b.iter(|| {
-                let loaded = metrale_circuit::load::load(metrale_circuit::load::Input::Text {
-                    name: "synthetic.toml",
-                    text: black_box(text),
-                    dir: None,
-                })
-                .circuit
-                .unwrap_or_else(|e| panic!("{e}"));
+                let loaded =
+                    metrale_circuit::load::load(metrale_circuit::load::CircuitSource::Text {
+                        name: "synthetic.toml",
+                        text: black_box(text),
+                        dir: None,
+                    })
+                    .circuit
+                    .unwrap_or_else(|e| panic!("{e}"));
                 generate(&loaded, &options).unwrap_or_else(|e| panic!("{e}"))
             });
         });

@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod gemma3 {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -61,32 +66,32 @@ pub mod gemma3 {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.q_heads = match __rt::shard(self.q_heads, tp) {
+            dims.q_heads = match __abi::shard(self.q_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "q_heads",
                         value: self.q_heads,
                         tp,
                     });
                 }
             };
-            dims.kv_heads = match __rt::shard(self.kv_heads, tp) {
+            dims.kv_heads = match __abi::shard(self.kv_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kv_heads",
                         value: self.kv_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -118,11 +123,11 @@ pub mod gemma3 {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self { kv_cache_dtype })
+            Ok(Self { kv_cache_dtype })
         }
     }
     /// The plan inputs the engine decides: the formats, and how many units of
@@ -185,12 +190,8 @@ pub mod gemma3 {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -199,7 +200,7 @@ pub mod gemma3 {
     pub mod blocks {
         /// The units of the states of block `swa` (`circuits/gemma3.toml:72`).
         pub mod swa {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `swa.k` (`circuits/gemma3.toml:72`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -209,7 +210,7 @@ pub mod gemma3 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -231,7 +232,7 @@ pub mod gemma3 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -248,7 +249,7 @@ pub mod gemma3 {
         }
         /// The units of the states of block `attn` (`circuits/gemma3.toml:126`).
         pub mod attn {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `attn.k` (`circuits/gemma3.toml:126`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -258,7 +259,7 @@ pub mod gemma3 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -271,7 +272,7 @@ pub mod gemma3 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -296,21 +297,39 @@ pub mod gemma3 {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::Sliding(layer) => {
+                    at = __abi::put(all, at, layer.swa.regions());
+                }
+                Layer::Full(layer) => {
+                    at = __abi::put(all, at, layer.attn.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `swa` block instance (`circuits/gemma3.toml:72`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -404,7 +423,7 @@ pub mod gemma3 {
     }
     /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:242`): 62 layers.
     pub mod gemma_3_27b {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 5376,
@@ -550,7 +569,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -560,7 +579,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -570,7 +589,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 2,
@@ -580,7 +599,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 3,
@@ -596,10 +615,6 @@ pub mod gemma3 {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `gemma_3_27b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -735,7 +750,7 @@ pub mod gemma3 {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -763,16 +778,14 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -780,18 +793,16 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::SlidingLayer {
                         swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -986,19 +997,7 @@ pub mod gemma3 {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Sliding(layer) => {
-                            at = __abi::put(&mut all, at, layer.swa.regions());
-                        }
-                        super::Layer::Full(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -1036,7 +1035,7 @@ pub mod gemma3 {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1046,7 +1045,7 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1074,17 +1073,17 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1097,14 +1096,12 @@ pub mod gemma3 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1120,7 +1117,7 @@ pub mod gemma3 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1129,7 +1126,7 @@ pub mod gemma3 {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1144,14 +1141,14 @@ pub mod gemma3 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1183,14 +1180,14 @@ pub mod gemma3 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1202,9 +1199,7 @@ pub mod gemma3 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1291,7 +1286,7 @@ pub mod gemma3 {
     }
     /// Checkpoint `tiny` (`circuits/gemma3.toml:249`): 6 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -1325,7 +1320,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1335,7 +1330,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1345,7 +1340,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 2,
@@ -1355,7 +1350,7 @@ pub mod gemma3 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 3,
@@ -1366,10 +1361,6 @@ pub mod gemma3 {
             [0, 2, 4, 6, 8, 10, 12, 12],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1393,7 +1384,7 @@ pub mod gemma3 {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1421,16 +1412,14 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1438,18 +1427,16 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::SlidingLayer {
                         swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -1476,19 +1463,7 @@ pub mod gemma3 {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Sliding(layer) => {
-                            at = __abi::put(&mut all, at, layer.swa.regions());
-                        }
-                        super::Layer::Full(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -1526,7 +1501,7 @@ pub mod gemma3 {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1536,7 +1511,7 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1564,17 +1539,17 @@ pub mod gemma3 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1587,14 +1562,12 @@ pub mod gemma3 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1610,7 +1583,7 @@ pub mod gemma3 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1619,7 +1592,7 @@ pub mod gemma3 {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1634,14 +1607,14 @@ pub mod gemma3 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1673,14 +1646,14 @@ pub mod gemma3 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1692,9 +1665,7 @@ pub mod gemma3 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1858,22 +1829,14 @@ pub mod gemma3 {
             match checkpoint {
                 Checkpoint::Gemma327b => {
                     match gemma_3_27b::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Gemma327b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Gemma327b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -1890,8 +1853,8 @@ pub mod gemma3 {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::Gemma327b => {
@@ -1902,12 +1865,8 @@ pub mod gemma3 {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Gemma327b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Gemma327b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -1918,12 +1877,8 @@ pub mod gemma3 {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2033,8 +1988,8 @@ pub mod gemma3 {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

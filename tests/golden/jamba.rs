@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod jamba {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -91,22 +96,22 @@ pub mod jamba {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.kv_heads = match __rt::shard(self.kv_heads, tp) {
+            dims.kv_heads = match __abi::shard(self.kv_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kv_heads",
                         value: self.kv_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -146,7 +151,7 @@ pub mod jamba {
                 pairs,
                 "ssm_h_storage",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "ssm_h_storage",
                 });
             };
@@ -154,7 +159,7 @@ pub mod jamba {
                 pairs,
                 "ssm_conv_storage",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "ssm_conv_storage",
                 });
             };
@@ -162,11 +167,11 @@ pub mod jamba {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self {
+            Ok(Self {
                 ssm_h_storage,
                 ssm_conv_storage,
                 kv_cache_dtype,
@@ -233,12 +238,8 @@ pub mod jamba {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -247,7 +248,7 @@ pub mod jamba {
     pub mod blocks {
         /// The units of the states of block `mamba1` (`circuits/jamba.toml:100`).
         pub mod mamba1 {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `mamba1.h` (`circuits/jamba.toml:100`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `inner x ssm_state`, element type `{ssm_h_storage}`.
             ///
@@ -257,7 +258,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
                 )
@@ -271,7 +272,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
                 )
@@ -284,7 +285,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
                 )
@@ -298,7 +299,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
                 )
@@ -311,7 +312,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
                 )
@@ -325,7 +326,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
                 )
@@ -333,7 +334,7 @@ pub mod jamba {
         }
         /// The units of the states of block `attn` (`circuits/jamba.toml:198`).
         pub mod attn {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `attn.k` (`circuits/jamba.toml:198`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -344,7 +345,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
                 )
@@ -358,7 +359,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
                 )
@@ -366,7 +367,7 @@ pub mod jamba {
         }
         /// The units of the states of block `head` (`circuits/jamba.toml:263`).
         pub mod head {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::value;
             /// One unit of `head.prefix_hidden` (`circuits/jamba.toml:263`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
@@ -376,7 +377,7 @@ pub mod jamba {
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
+                __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
         }
     }
@@ -403,21 +404,39 @@ pub mod jamba {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::Mamba(layer) => {
+                    at = __abi::put(all, at, layer.mamba1.regions());
+                }
+                Layer::Attention(layer) => {
+                    at = __abi::put(all, at, layer.attn.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `mamba1` block instance (`circuits/jamba.toml:100`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -576,7 +595,7 @@ pub mod jamba {
     }
     /// Checkpoint `jamba_v0_1` of `ai21labs/Jamba-v0.1` (`circuits/jamba.toml:314`): 32 layers.
     pub mod jamba_v0_1 {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 4096,
@@ -888,8 +907,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -898,8 +919,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -908,8 +931,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -918,8 +943,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -928,8 +955,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -938,8 +967,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -948,7 +979,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -958,7 +989,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -968,7 +999,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -978,7 +1009,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -988,7 +1019,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -998,7 +1029,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1008,7 +1039,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -1023,10 +1054,6 @@ pub mod jamba {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `jamba_v0_1`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1104,7 +1131,7 @@ pub mod jamba {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1134,16 +1161,14 @@ pub mod jamba {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1151,18 +1176,16 @@ pub mod jamba {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::MambaLayer {
                         mamba1: super::Mamba1Block::lay(
                             classes.layer(0, 0),
@@ -1352,19 +1375,7 @@ pub mod jamba {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Mamba(layer) => {
-                            at = __abi::put(&mut all, at, layer.mamba1.regions());
-                        }
-                        super::Layer::Attention(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -1403,7 +1414,7 @@ pub mod jamba {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1413,7 +1424,7 @@ pub mod jamba {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1441,17 +1452,17 @@ pub mod jamba {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1464,14 +1475,12 @@ pub mod jamba {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1487,7 +1496,7 @@ pub mod jamba {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1496,7 +1505,7 @@ pub mod jamba {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1511,14 +1520,14 @@ pub mod jamba {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1550,14 +1559,14 @@ pub mod jamba {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1569,9 +1578,7 @@ pub mod jamba {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1628,7 +1635,7 @@ pub mod jamba {
     }
     /// Checkpoint `tiny` (`circuits/jamba.toml:321`): 8 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 32,
@@ -1724,8 +1731,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1734,8 +1743,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1744,8 +1755,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1754,8 +1767,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1764,8 +1779,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1774,8 +1791,10 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1784,7 +1803,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1794,7 +1813,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1804,7 +1823,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1814,7 +1833,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1824,7 +1843,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1834,7 +1853,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1844,7 +1863,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -1855,10 +1874,6 @@ pub mod jamba {
             [0, 10, 20, 30, 40, 42, 52, 62, 72, 73],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1888,7 +1903,7 @@ pub mod jamba {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1918,16 +1933,14 @@ pub mod jamba {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1935,18 +1948,16 @@ pub mod jamba {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::MambaLayer {
                         mamba1: super::Mamba1Block::lay(
                             classes.layer(0, 0),
@@ -2001,19 +2012,7 @@ pub mod jamba {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Mamba(layer) => {
-                            at = __abi::put(&mut all, at, layer.mamba1.regions());
-                        }
-                        super::Layer::Attention(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -2052,7 +2051,7 @@ pub mod jamba {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -2062,7 +2061,7 @@ pub mod jamba {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -2090,17 +2089,17 @@ pub mod jamba {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -2113,14 +2112,12 @@ pub mod jamba {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2136,7 +2133,7 @@ pub mod jamba {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -2145,7 +2142,7 @@ pub mod jamba {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2160,14 +2157,14 @@ pub mod jamba {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -2199,14 +2196,14 @@ pub mod jamba {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -2218,9 +2215,7 @@ pub mod jamba {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2386,22 +2381,14 @@ pub mod jamba {
             match checkpoint {
                 Checkpoint::JambaV01 => {
                     match jamba_v0_1::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::JambaV01(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::JambaV01(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2418,8 +2405,8 @@ pub mod jamba {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::JambaV01 => {
@@ -2430,12 +2417,8 @@ pub mod jamba {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::JambaV01(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::JambaV01(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -2446,12 +2429,8 @@ pub mod jamba {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2561,8 +2540,8 @@ pub mod jamba {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod kimi_linear {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -76,32 +81,32 @@ pub mod kimi_linear {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.q_heads = match __rt::shard(self.q_heads, tp) {
+            dims.q_heads = match __abi::shard(self.q_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "q_heads",
                         value: self.q_heads,
                         tp,
                     });
                 }
             };
-            dims.kda_heads = match __rt::shard(self.kda_heads, tp) {
+            dims.kda_heads = match __abi::shard(self.kda_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kda_heads",
                         value: self.kda_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -141,7 +146,7 @@ pub mod kimi_linear {
                 pairs,
                 "ssm_h_storage",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "ssm_h_storage",
                 });
             };
@@ -149,7 +154,7 @@ pub mod kimi_linear {
                 pairs,
                 "ssm_conv_storage",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "ssm_conv_storage",
                 });
             };
@@ -157,11 +162,11 @@ pub mod kimi_linear {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self {
+            Ok(Self {
                 ssm_h_storage,
                 ssm_conv_storage,
                 kv_cache_dtype,
@@ -228,12 +233,8 @@ pub mod kimi_linear {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -242,7 +243,7 @@ pub mod kimi_linear {
     pub mod blocks {
         /// The units of the states of block `kda` (`circuits/kimi_linear.toml:104`).
         pub mod kda {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `kda.h` (`circuits/kimi_linear.toml:104`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `kda_heads x kda_head_dim x kda_head_dim`, element type `{ssm_h_storage}`.
             ///
@@ -252,7 +253,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
                         value(dims.kda_head_dim),
@@ -269,7 +270,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         dims.conv_window(),
                         mul(
@@ -288,7 +289,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
                         value(dims.kda_head_dim),
@@ -305,7 +306,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         dims.conv_window(),
                         mul(
@@ -324,7 +325,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
                         value(dims.kda_head_dim),
@@ -341,7 +342,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         dims.conv_window(),
                         mul(
@@ -355,7 +356,7 @@ pub mod kimi_linear {
         }
         /// The units of the states of block `mla` (`circuits/kimi_linear.toml:201`).
         pub mod mla {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{add, value};
             /// One unit of `mla.latent` (`circuits/kimi_linear.toml:201`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -365,7 +366,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     add(value(dims.kv_lora_rank), value(dims.qk_rope_head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -373,7 +374,7 @@ pub mod kimi_linear {
         }
         /// The units of the states of block `head` (`circuits/kimi_linear.toml:279`).
         pub mod head {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::value;
             /// One unit of `head.prefix_hidden` (`circuits/kimi_linear.toml:279`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
@@ -383,7 +384,7 @@ pub mod kimi_linear {
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
+                __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
         }
     }
@@ -409,21 +410,39 @@ pub mod kimi_linear {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::Kda(layer) => {
+                    at = __abi::put(all, at, layer.kda.regions());
+                }
+                Layer::Mla(layer) => {
+                    at = __abi::put(all, at, layer.mla.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `kda` block instance (`circuits/kimi_linear.toml:104`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -577,7 +596,7 @@ pub mod kimi_linear {
     }
     /// Checkpoint `kimi_linear_48b_a3b` of `moonshotai/Kimi-Linear-48B-A3B-Instruct` (`circuits/kimi_linear.toml:341`): 27 layers.
     pub mod kimi_linear_48b_a3b {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 2304,
@@ -809,8 +828,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -819,8 +840,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -829,8 +852,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -839,8 +864,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -849,8 +876,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -859,8 +888,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -869,7 +900,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -879,7 +910,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -889,7 +920,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -899,7 +930,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -909,7 +940,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -919,7 +950,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -933,10 +964,6 @@ pub mod kimi_linear {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `kimi_linear_48b_a3b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1004,7 +1031,7 @@ pub mod kimi_linear {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1033,16 +1060,14 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1050,18 +1075,16 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::KdaLayer {
                         kda: super::KdaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -1152,19 +1175,7 @@ pub mod kimi_linear {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Kda(layer) => {
-                            at = __abi::put(&mut all, at, layer.kda.regions());
-                        }
-                        super::Layer::Mla(layer) => {
-                            at = __abi::put(&mut all, at, layer.mla.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -1203,7 +1214,7 @@ pub mod kimi_linear {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1213,7 +1224,7 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1241,17 +1252,17 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1264,14 +1275,12 @@ pub mod kimi_linear {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1287,7 +1296,7 @@ pub mod kimi_linear {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1296,7 +1305,7 @@ pub mod kimi_linear {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1311,14 +1320,14 @@ pub mod kimi_linear {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1350,14 +1359,14 @@ pub mod kimi_linear {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1369,9 +1378,7 @@ pub mod kimi_linear {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1423,7 +1430,7 @@ pub mod kimi_linear {
     }
     /// Checkpoint `tiny` (`circuits/kimi_linear.toml:349`): 6 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -1490,8 +1497,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1500,8 +1509,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1510,8 +1521,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -1520,8 +1533,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1530,8 +1545,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1540,8 +1557,10 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::ConvSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::ConvSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
                     window: ::core::option::Option::None,
@@ -1550,7 +1569,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1560,7 +1579,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1570,7 +1589,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1580,7 +1599,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1590,7 +1609,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1600,7 +1619,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -1611,10 +1630,6 @@ pub mod kimi_linear {
             [0, 10, 20, 21, 31, 41, 42, 43],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1640,7 +1655,7 @@ pub mod kimi_linear {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1669,16 +1684,14 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1686,18 +1699,16 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::KdaLayer {
                         kda: super::KdaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -1725,19 +1736,7 @@ pub mod kimi_linear {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Kda(layer) => {
-                            at = __abi::put(&mut all, at, layer.kda.regions());
-                        }
-                        super::Layer::Mla(layer) => {
-                            at = __abi::put(&mut all, at, layer.mla.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -1776,7 +1775,7 @@ pub mod kimi_linear {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1786,7 +1785,7 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1814,17 +1813,17 @@ pub mod kimi_linear {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1837,14 +1836,12 @@ pub mod kimi_linear {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1860,7 +1857,7 @@ pub mod kimi_linear {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1869,7 +1866,7 @@ pub mod kimi_linear {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1884,14 +1881,14 @@ pub mod kimi_linear {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1923,14 +1920,14 @@ pub mod kimi_linear {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1942,9 +1939,7 @@ pub mod kimi_linear {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2112,22 +2107,14 @@ pub mod kimi_linear {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
                     match kimi_linear_48b_a3b::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::KimiLinear48bA3b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::KimiLinear48bA3b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2144,8 +2131,8 @@ pub mod kimi_linear {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
@@ -2156,12 +2143,8 @@ pub mod kimi_linear {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::KimiLinear48bA3b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::KimiLinear48bA3b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -2172,12 +2155,8 @@ pub mod kimi_linear {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2294,8 +2273,8 @@ pub mod kimi_linear {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

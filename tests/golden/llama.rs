@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod llama {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -59,32 +64,32 @@ pub mod llama {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.q_heads = match __rt::shard(self.q_heads, tp) {
+            dims.q_heads = match __abi::shard(self.q_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "q_heads",
                         value: self.q_heads,
                         tp,
                     });
                 }
             };
-            dims.kv_heads = match __rt::shard(self.kv_heads, tp) {
+            dims.kv_heads = match __abi::shard(self.kv_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kv_heads",
                         value: self.kv_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -116,11 +121,11 @@ pub mod llama {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self { kv_cache_dtype })
+            Ok(Self { kv_cache_dtype })
         }
     }
     /// The plan inputs the engine decides: the formats, and how many units of
@@ -183,12 +188,8 @@ pub mod llama {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -197,7 +198,7 @@ pub mod llama {
     pub mod blocks {
         /// The units of the states of block `attn` (`circuits/llama.toml:57`).
         pub mod attn {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `attn.k` (`circuits/llama.toml:57`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -207,7 +208,7 @@ pub mod llama {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -220,7 +221,7 @@ pub mod llama {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -243,21 +244,36 @@ pub mod llama {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::FullAttention(layer) => {
+                    at = __abi::put(all, at, layer.attn.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `attn` block instance (`circuits/llama.toml:57`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,7 +324,7 @@ pub mod llama {
     }
     /// Checkpoint `llama_3_1_8b` of `meta-llama/Llama-3.1-8B` (`circuits/llama.toml:168`): 32 layers.
     pub mod llama_3_1_8b {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 4096,
@@ -393,7 +409,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -403,7 +419,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -417,10 +433,6 @@ pub mod llama {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `llama_3_1_8b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -496,7 +508,7 @@ pub mod llama {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -524,16 +536,14 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -541,18 +551,16 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::FullAttentionLayer {
                         attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -657,16 +665,7 @@ pub mod llama {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::FullAttention(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -704,7 +703,7 @@ pub mod llama {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -714,7 +713,7 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -742,17 +741,17 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -765,14 +764,12 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -788,7 +785,7 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -797,7 +794,7 @@ pub mod llama {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -812,14 +809,14 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -851,14 +848,14 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -870,9 +867,7 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -929,7 +924,7 @@ pub mod llama {
     }
     /// Checkpoint `llama_3_1_70b` of `meta-llama/Llama-3.1-70B` (`circuits/llama.toml:176`): 80 layers.
     pub mod llama_3_1_70b {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 8192,
@@ -1110,7 +1105,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1120,7 +1115,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1137,10 +1132,6 @@ pub mod llama {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `llama_3_1_70b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1312,7 +1303,7 @@ pub mod llama {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1340,16 +1331,14 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1357,18 +1346,16 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::FullAttentionLayer {
                         attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -1617,16 +1604,7 @@ pub mod llama {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::FullAttention(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -1664,7 +1642,7 @@ pub mod llama {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1674,7 +1652,7 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1702,17 +1680,17 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1725,14 +1703,12 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1748,7 +1724,7 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1757,7 +1733,7 @@ pub mod llama {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1772,14 +1748,14 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1811,14 +1787,14 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1830,9 +1806,7 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1937,7 +1911,7 @@ pub mod llama {
     }
     /// Checkpoint `tiny` (`circuits/llama.toml:183`): 4 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -1966,7 +1940,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1976,7 +1950,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1987,10 +1961,6 @@ pub mod llama {
             [0, 2, 4, 6, 8, 8],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -2010,7 +1980,7 @@ pub mod llama {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -2038,16 +2008,14 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -2055,18 +2023,16 @@ pub mod llama {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::FullAttentionLayer {
                         attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -2087,16 +2053,7 @@ pub mod llama {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::FullAttention(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -2134,7 +2091,7 @@ pub mod llama {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -2144,7 +2101,7 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -2172,17 +2129,17 @@ pub mod llama {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -2195,14 +2152,12 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2218,7 +2173,7 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -2227,7 +2182,7 @@ pub mod llama {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2242,14 +2197,14 @@ pub mod llama {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -2281,14 +2236,14 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -2300,9 +2255,7 @@ pub mod llama {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2478,32 +2431,20 @@ pub mod llama {
             match checkpoint {
                 Checkpoint::Llama318b => {
                     match llama_3_1_8b::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Llama318b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Llama318b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Llama3170b => {
                     match llama_3_1_70b::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Llama3170b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Llama3170b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2520,8 +2461,8 @@ pub mod llama {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::Llama318b => {
@@ -2532,12 +2473,8 @@ pub mod llama {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Llama318b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Llama318b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Llama3170b => {
@@ -2548,12 +2485,8 @@ pub mod llama {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Llama3170b(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Llama3170b(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -2564,12 +2497,8 @@ pub mod llama {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2686,8 +2615,8 @@ pub mod llama {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

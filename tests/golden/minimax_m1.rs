@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod minimax_m1 {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -59,32 +64,32 @@ pub mod minimax_m1 {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.heads = match __rt::shard(self.heads, tp) {
+            dims.heads = match __abi::shard(self.heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "heads",
                         value: self.heads,
                         tp,
                     });
                 }
             };
-            dims.kv_heads = match __rt::shard(self.kv_heads, tp) {
+            dims.kv_heads = match __abi::shard(self.kv_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kv_heads",
                         value: self.kv_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -121,7 +126,7 @@ pub mod minimax_m1 {
                 pairs,
                 "ssm_h_storage",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "ssm_h_storage",
                 });
             };
@@ -129,11 +134,11 @@ pub mod minimax_m1 {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self {
+            Ok(Self {
                 ssm_h_storage,
                 kv_cache_dtype,
             })
@@ -199,12 +204,8 @@ pub mod minimax_m1 {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -213,7 +214,7 @@ pub mod minimax_m1 {
     pub mod blocks {
         /// The units of the states of block `lightning` (`circuits/minimax_m1.toml:88`).
         pub mod lightning {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `lightning.h` (`circuits/minimax_m1.toml:88`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `heads x head_dim x head_dim`, element type `{ssm_h_storage}`.
             ///
@@ -223,7 +224,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.heads), value(dims.head_dim)),
                         value(dims.head_dim),
@@ -239,7 +240,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.heads), value(dims.head_dim)),
                         value(dims.head_dim),
@@ -255,7 +256,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(
                         mul(value(dims.heads), value(dims.head_dim)),
                         value(dims.head_dim),
@@ -266,7 +267,7 @@ pub mod minimax_m1 {
         }
         /// The units of the states of block `attn` (`circuits/minimax_m1.toml:147`).
         pub mod attn {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `attn.k` (`circuits/minimax_m1.toml:147`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -276,7 +277,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -289,7 +290,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -297,7 +298,7 @@ pub mod minimax_m1 {
         }
         /// The units of the states of block `head` (`circuits/minimax_m1.toml:218`).
         pub mod head {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::value;
             /// One unit of `head.prefix_hidden` (`circuits/minimax_m1.toml:218`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. Shape `hidden`, element type `bf16`.
             ///
@@ -307,7 +308,7 @@ pub mod minimax_m1 {
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(value(dims.hidden), __rt::StateDtype::Bf16)
+                __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
         }
     }
@@ -331,21 +332,39 @@ pub mod minimax_m1 {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::Lightning(layer) => {
+                    at = __abi::put(all, at, layer.lightning.regions());
+                }
+                Layer::Softmax(layer) => {
+                    at = __abi::put(all, at, layer.attn.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `lightning` block instance (`circuits/minimax_m1.toml:88`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -482,7 +501,7 @@ pub mod minimax_m1 {
     }
     /// Checkpoint `minimax_m1_80k` of `MiniMaxAI/MiniMax-M1-80k` (`circuits/minimax_m1.toml:269`): 80 layers.
     pub mod minimax_m1_80k {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 6144,
@@ -874,8 +893,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -884,8 +905,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -894,8 +917,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -904,7 +929,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 1,
@@ -914,7 +939,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -924,7 +949,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 3,
@@ -934,7 +959,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 4,
@@ -944,7 +969,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -962,10 +987,6 @@ pub mod minimax_m1 {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `minimax_m1_80k`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1139,7 +1160,7 @@ pub mod minimax_m1 {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1167,16 +1188,14 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1184,18 +1203,16 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::LightningLayer {
                         lightning: super::LightningBlock::lay(
                             classes.layer(0, 0),
@@ -1655,19 +1672,7 @@ pub mod minimax_m1 {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Lightning(layer) => {
-                            at = __abi::put(&mut all, at, layer.lightning.regions());
-                        }
-                        super::Layer::Softmax(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -1706,7 +1711,7 @@ pub mod minimax_m1 {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1716,7 +1721,7 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1744,17 +1749,17 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1767,14 +1772,12 @@ pub mod minimax_m1 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1790,7 +1793,7 @@ pub mod minimax_m1 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1799,7 +1802,7 @@ pub mod minimax_m1 {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1814,14 +1817,14 @@ pub mod minimax_m1 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1853,14 +1856,14 @@ pub mod minimax_m1 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1872,9 +1875,7 @@ pub mod minimax_m1 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1979,7 +1980,7 @@ pub mod minimax_m1 {
     }
     /// Checkpoint `tiny` (`circuits/minimax_m1.toml:277`): 8 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -2038,8 +2039,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -2048,8 +2051,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -2058,8 +2063,10 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::Section::Main,
-                    verify: ::core::option::Option::Some(__rt::VerifySteps::HSteps),
+                    section: __rt::dynamic::Section::Main,
+                    verify: ::core::option::Option::Some(
+                        __rt::dynamic::VerifySteps::HSteps,
+                    ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
                     window: ::core::option::Option::None,
@@ -2068,7 +2075,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 1,
@@ -2078,7 +2085,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -2088,7 +2095,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 3,
@@ -2098,7 +2105,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 4,
@@ -2108,7 +2115,7 @@ pub mod minimax_m1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -2119,10 +2126,6 @@ pub mod minimax_m1 {
             [0, 5, 10, 15, 20, 25, 30, 35, 37, 38],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -2152,7 +2155,7 @@ pub mod minimax_m1 {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -2180,16 +2183,14 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -2197,18 +2198,16 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::LightningLayer {
                         lightning: super::LightningBlock::lay(
                             classes.layer(0, 0),
@@ -2263,19 +2262,7 @@ pub mod minimax_m1 {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::Lightning(layer) => {
-                            at = __abi::put(&mut all, at, layer.lightning.regions());
-                        }
-                        super::Layer::Softmax(layer) => {
-                            at = __abi::put(&mut all, at, layer.attn.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
@@ -2314,7 +2301,7 @@ pub mod minimax_m1 {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -2324,7 +2311,7 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -2352,17 +2339,17 @@ pub mod minimax_m1 {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -2375,14 +2362,12 @@ pub mod minimax_m1 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2398,7 +2383,7 @@ pub mod minimax_m1 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -2407,7 +2392,7 @@ pub mod minimax_m1 {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -2422,14 +2407,14 @@ pub mod minimax_m1 {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -2461,14 +2446,14 @@ pub mod minimax_m1 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -2480,9 +2465,7 @@ pub mod minimax_m1 {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2650,22 +2633,14 @@ pub mod minimax_m1 {
             match checkpoint {
                 Checkpoint::MinimaxM180k => {
                     match minimax_m1_80k::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::MinimaxM180k(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::MinimaxM180k(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2682,8 +2657,8 @@ pub mod minimax_m1 {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::MinimaxM180k => {
@@ -2694,12 +2669,8 @@ pub mod minimax_m1 {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::MinimaxM180k(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::MinimaxM180k(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -2710,12 +2681,8 @@ pub mod minimax_m1 {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -2825,8 +2792,8 @@ pub mod minimax_m1 {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

@@ -28,11 +28,16 @@
     reason = "`regions()` returns every region by value, to iterate beside `TERMS`"
 )]
 #[allow(
+    clippy::large_const_arrays,
+    reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied"
+)]
+#[allow(
     clippy::module_inception,
     reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)"
 )]
 pub mod mistral {
     use ::metrale_circuit as __rt;
+    use ::core::result::Result::{Err, Ok};
     use __rt::__private_v0_1 as __abi;
     const _: () = ::core::assert!(
         __rt::__GENERATED_ABI == 0x1d57_5dd6_e35e_2680_u64,
@@ -61,32 +66,32 @@ pub mod mistral {
         pub const fn on_tp(
             &self,
             tp: u64,
-        ) -> ::core::result::Result<Self, __rt::ShardFault> {
+        ) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
             if tp == 0 {
-                return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                return Err(__rt::parallel::ShardFault::ZeroRanks);
             }
             let mut dims = *self;
-            dims.q_heads = match __rt::shard(self.q_heads, tp) {
+            dims.q_heads = match __abi::shard(self.q_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "q_heads",
                         value: self.q_heads,
                         tp,
                     });
                 }
             };
-            dims.kv_heads = match __rt::shard(self.kv_heads, tp) {
+            dims.kv_heads = match __abi::shard(self.kv_heads, tp) {
                 ::core::option::Option::Some(value) => value,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                    return Err(__rt::parallel::ShardFault::DoesNotSplit {
                         dim: "kv_heads",
                         value: self.kv_heads,
                         tp,
                     });
                 }
             };
-            ::core::result::Result::Ok(dims)
+            Ok(dims)
         }
     }
     /// The element type of every format key the circuit names (`{key}`): a plan
@@ -118,11 +123,11 @@ pub mod mistral {
                 pairs,
                 "kv_cache_dtype",
             ) else {
-                return ::core::result::Result::Err(__rt::MissingFormat {
+                return Err(__rt::MissingFormat {
                     key: "kv_cache_dtype",
                 });
             };
-            ::core::result::Result::Ok(Self { kv_cache_dtype })
+            Ok(Self { kv_cache_dtype })
         }
     }
     /// The plan inputs the engine decides: the formats, and how many units of
@@ -185,12 +190,8 @@ pub mod mistral {
             counts: &__rt::StateInputs<'a>,
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
             match Formats::from_pairs(counts.formats) {
-                ::core::result::Result::Ok(formats) => {
-                    ::core::result::Result::Ok(Self::with_counts(formats, counts))
-                }
-                ::core::result::Result::Err(missing) => {
-                    ::core::result::Result::Err(missing)
-                }
+                Ok(formats) => Ok(Self::with_counts(formats, counts)),
+                Err(missing) => Err(missing),
             }
         }
     }
@@ -199,7 +200,7 @@ pub mod mistral {
     pub mod blocks {
         /// The units of the states of block `swa` (`circuits/mistral.toml:66`).
         pub mod swa {
-            use super::super::__rt;
+            use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
             /// One unit of `swa.k` (`circuits/mistral.toml:66`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
@@ -209,7 +210,7 @@ pub mod mistral {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -231,7 +232,7 @@ pub mod mistral {
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(
+                __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
                 )
@@ -263,21 +264,36 @@ pub mod mistral {
     const fn rank_of<E>(
         dims: &Dims,
         layers: usize,
-        parallel: &__rt::Parallel<'_>,
-        rank: __rt::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-        let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-            ::core::result::Result::Ok(stage) => stage,
-            ::core::result::Result::Err(fault) => {
-                return ::core::result::Result::Err(__rt::RankError::Stage(fault));
-            }
+        parallel: &__rt::parallel::Parallel<'_>,
+        rank: __rt::parallel::Rank,
+    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+            Ok(stage) => stage,
+            Err(fault) => return Err(__rt::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
-            ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-            ::core::result::Result::Err(fault) => {
-                ::core::result::Result::Err(__rt::RankError::Shard(fault))
-            }
+            Ok(dims) => Ok((dims, stage)),
+            Err(fault) => Err(__rt::RankError::Shard(fault)),
         }
+    }
+    /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
+    /// plan order, and returns the index after them: every checkpoint's `regions()`
+    /// reads its layers through it.
+    const fn put_layers<const N: usize, const L: usize>(
+        all: &mut [__rt::Region; N],
+        mut at: usize,
+        layers: &[Layer<'_>; L],
+    ) -> usize {
+        let mut i = 0;
+        while i < L {
+            match layers[i] {
+                Layer::FullAttention(layer) => {
+                    at = __abi::put(all, at, layer.swa.regions());
+                }
+            }
+            i += 1;
+        }
+        at
     }
     /// The regions of one `swa` block instance (`circuits/mistral.toml:66`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,7 +344,7 @@ pub mod mistral {
     }
     /// Checkpoint `mistral_7b_v0_1` of `mistralai/Mistral-7B-v0.1` (`circuits/mistral.toml:179`): 32 layers.
     pub mod mistral_7b_v0_1 {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 4096,
@@ -414,7 +430,7 @@ pub mod mistral {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -424,7 +440,7 @@ pub mod mistral {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -438,10 +454,6 @@ pub mod mistral {
             ],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `mistral_7b_v0_1`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -517,7 +529,7 @@ pub mod mistral {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -545,16 +557,14 @@ pub mod mistral {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -562,18 +572,16 @@ pub mod mistral {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::FullAttentionLayer {
                         swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -678,16 +686,7 @@ pub mod mistral {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::FullAttention(layer) => {
-                            at = __abi::put(&mut all, at, layer.swa.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -725,7 +724,7 @@ pub mod mistral {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -735,7 +734,7 @@ pub mod mistral {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -763,17 +762,17 @@ pub mod mistral {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -786,14 +785,12 @@ pub mod mistral {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -809,7 +806,7 @@ pub mod mistral {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -818,7 +815,7 @@ pub mod mistral {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -833,14 +830,14 @@ pub mod mistral {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -872,14 +869,14 @@ pub mod mistral {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -891,9 +888,7 @@ pub mod mistral {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -950,7 +945,7 @@ pub mod mistral {
     }
     /// Checkpoint `tiny` (`circuits/mistral.toml:186`): 4 layers.
     pub mod tiny {
-        use super::{__abi, __rt};
+        use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
         pub const DIMS: super::Dims = super::Dims {
             hidden: 64,
@@ -980,7 +975,7 @@ pub mod mistral {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -990,7 +985,7 @@ pub mod mistral {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::Section::Main,
+                    section: __rt::dynamic::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1001,10 +996,6 @@ pub mod mistral {
             [0, 2, 4, 6, 8, 8],
         );
         /// Every term of the plan, in plan order: the order of `regions()`.
-        #[allow(
-            clippy::large_const_arrays,
-            reason = "read by reference only: promoted to one static, never copied"
-        )]
         pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
@@ -1024,7 +1015,7 @@ pub mod mistral {
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
-            /// `metrale_circuit::StatePlan::new`. A term whose inputs are absent
+            /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
             /// (no verify, no KV, no cache group) is an empty region at offset 0.
             ///
             /// # Errors
@@ -1052,16 +1043,14 @@ pub mod mistral {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// `new` for what `stage` holds, under `dims` (a rank's).
@@ -1069,18 +1058,16 @@ pub mod mistral {
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
                 align: u64,
-                stage: &__rt::Stage,
+                stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
                     .size(&units, &inputs.state_inputs(), align, stage)
                 {
-                    ::core::result::Result::Ok(sized) => sized,
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(error);
-                    }
+                    Ok(sized) => sized,
+                    Err(error) => return Err(error),
                 };
-                ::core::result::Result::Ok(Self {
+                Ok(Self {
                     l0: super::FullAttentionLayer {
                         swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
                     },
@@ -1101,16 +1088,7 @@ pub mod mistral {
             pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                 let mut all = [__rt::Region::EMPTY; TERM_COUNT];
                 let mut at = 0;
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        super::Layer::FullAttention(layer) => {
-                            at = __abi::put(&mut all, at, layer.swa.regions());
-                        }
-                    }
-                    i += 1;
-                }
+                at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
             }
@@ -1148,7 +1126,7 @@ pub mod mistral {
             /// The largest value of `profile`'s free input `free` whose plan's device arena
             /// fits `budget` bytes: the profile at each probed value
             /// (`ServingProfile::varied`), by the same search as
-            /// `metrale_circuit::fit_profile`.
+            /// `metrale_circuit::dynamic::fit_profile`.
             ///
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
@@ -1158,7 +1136,7 @@ pub mod mistral {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -1186,17 +1164,17 @@ pub mod mistral {
                 dims: &super::Dims,
                 formats: super::Formats,
                 profile: &__rt::ServingProfile,
-                free: __rt::ProfileFree,
+                free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_profile(
@@ -1209,14 +1187,12 @@ pub mod mistral {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// The most concurrent sequences of `context` tokens each whose plan fits
             /// `budget` bytes: `fit_profile` over `sequences`, as
-            /// `metrale_circuit::fit_sequences`.
+            /// `metrale_circuit::dynamic::fit_sequences`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1232,7 +1208,7 @@ pub mod mistral {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::Sequences {
+                    __rt::serving::ProfileFree::Sequences {
                         context,
                     },
                     align,
@@ -1241,7 +1217,7 @@ pub mod mistral {
             }
             /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
-            /// pool, as `metrale_circuit::fit_profile_blocks`.
+            /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
             /// # Errors
             /// As `fit_profile`.
@@ -1256,14 +1232,14 @@ pub mod mistral {
                     dims,
                     formats,
                     profile,
-                    __rt::ProfileFree::PoolBlocks,
+                    __rt::serving::ProfileFree::PoolBlocks,
                     align,
                     budget,
                 )
             }
             /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
-            /// search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes
+            /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
             ///
             /// # Errors
@@ -1295,14 +1271,14 @@ pub mod mistral {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
                 __rt::Fit,
                 __rt::RankError<__rt::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
-                    ::core::result::Result::Ok((dims, stage)) => {
+                    Ok((dims, stage)) => {
                         __abi::in_rank(
                             TABLE
                                 .fit_kv_blocks(
@@ -1314,9 +1290,7 @@ pub mod mistral {
                                 ),
                         )
                     }
-                    ::core::result::Result::Err(error) => {
-                        ::core::result::Result::Err(error)
-                    }
+                    Err(error) => Err(error),
                 }
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1480,22 +1454,14 @@ pub mod mistral {
             match checkpoint {
                 Checkpoint::Mistral7bV01 => {
                     match mistral_7b_v0_1::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Mistral7bV01(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Mistral7bV01(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
                     match tiny::StatePlan::new(dims, inputs, align) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -1512,8 +1478,8 @@ pub mod mistral {
             dims: &Dims,
             inputs: &Inputs<'_>,
             align: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::Mistral7bV01 => {
@@ -1524,12 +1490,8 @@ pub mod mistral {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Mistral7bV01(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Mistral7bV01(plan)),
+                        Err(error) => Err(error),
                     }
                 }
                 Checkpoint::Tiny => {
@@ -1540,12 +1502,8 @@ pub mod mistral {
                         parallel,
                         rank,
                     ) {
-                        ::core::result::Result::Ok(plan) => {
-                            ::core::result::Result::Ok(Self::Tiny(plan))
-                        }
-                        ::core::result::Result::Err(error) => {
-                            ::core::result::Result::Err(error)
-                        }
+                        Ok(plan) => Ok(Self::Tiny(plan)),
+                        Err(error) => Err(error),
                     }
                 }
             }
@@ -1660,8 +1618,8 @@ pub mod mistral {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
             __rt::Fit,
             __rt::RankError<__rt::FitError<__rt::PlanError>>,

@@ -43,10 +43,10 @@ include!(concat!(env!("OUT_DIR"), "/qwen3_next.rs"));
 /// # Panics
 /// When `source` holds no such circuit or it does not load (a broken test, reported).
 #[must_use]
-pub fn inline_circuit(source: &str, name: &str) -> metrale_circuit::Circuit {
+pub fn inline_circuit(source: &str, name: &str) -> metrale_circuit::load::Circuit {
     let start = source.find("schema = ").expect("an inline circuit");
     let end = source[start..].find("\"#").expect("its end") + start;
-    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+    metrale_circuit::load::load(metrale_circuit::load::CircuitSource::Text {
         name,
         text: &source[start..end],
         dir: None,
@@ -67,25 +67,25 @@ pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::Kv
 /// present.
 pub const SERVE_CACHES: metrale_circuit::CacheInputs = metrale_circuit::CacheInputs {
     prefix_snapshot_slots: 16,
-    ring: Some(metrale_circuit::RingInputs {
+    ring: Some(metrale_circuit::inputs::RingInputs {
         ring_slots: 4,
         seq_slots: 9,
     }),
-    carry: Some(metrale_circuit::CarryInputs {
+    carry: Some(metrale_circuit::inputs::CarryInputs {
         slots: 9,
         table_rows: 9,
     }),
     verify_table_rows: 36,
     capture_rows: 4096,
-    lookup: Some(metrale_circuit::LookupInputs {
+    lookup: Some(metrale_circuit::inputs::LookupInputs {
         sequences: 8,
         history_tokens: 8192,
     }),
-    tree: Some(metrale_circuit::TreeInputs {
+    tree: Some(metrale_circuit::inputs::TreeInputs {
         slots: 9,
         nodes: 16,
     }),
-    drafts: Some(metrale_circuit::DraftInputs {
+    drafts: Some(metrale_circuit::inputs::DraftInputs {
         slots: 9,
         positions: 4,
     }),

@@ -1,6 +1,6 @@
 //! Choosing a checkpoint at run time. For every checkpoint of two circuits (Qwen3.5 and
 //! Nemotron-H): `Checkpoint` finds it by name and by Hugging Face id and refuses names it does
-//! not have, and its `AnyPlan` answers exactly what the checkpoint's own `StatePlan` answers
+//! not have, and its `AnyPlan` answers exactly what the checkpoint's own `DynamicPlan` answers
 //! under the same inputs (the plan itself, its regions and terms, the arena sizes, every layer,
 //! both fit searches, the errors). And `Inputs` read from the default inputs file
 //! (`Formats::from_pairs`, `Inputs::from_state_inputs`) give the plan of the same figures
@@ -9,10 +9,14 @@
 //! The names, ids, counts and variants below are copied by hand from the circuits'
 //! `[checkpoint.*]` tables; the term counts are counted by hand from their layouts.
 
+use metrale_circuit::inputs::{
+    CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs, WindowInputs,
+};
+use metrale_circuit::load::InputsFile;
+use metrale_circuit::serving::{KvTokens, ProfileKv};
 use metrale_circuit::{
-    CacheInputs, CarryInputs, DraftInputs, FitError, HSteps, InputsFile, KvInputs, KvTokens,
-    Lifetime, LookupInputs, MissingFormat, PlanError, ProfileKv, RingInputs, ServingProfile, Space,
-    StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+    CacheInputs, FitError, KvInputs, Lifetime, MissingFormat, PlanError, ServingProfile, Space,
+    StateDtype, StateInputs, VerifyInputs,
 };
 
 /// Every checkpoint of circuit `$arch` (file order), as `module => Variant`: the run-time
@@ -300,13 +304,14 @@ fn inputs_from_the_default_inputs_file() {
     let any = AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256).expect("plan");
     assert_eq!(any, AnyPlan::Qwen3527b(from_hand));
     // The dynamic plan of the same file agrees on the arena.
-    let decls = metrale_circuit::Circuit::load(
+    let decls = metrale_circuit::load::Circuit::load(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits/qwen3_5.toml"),
     )
     .unwrap_or_else(|e| panic!("{e}"))
     .instantiate("qwen3_5_27b")
     .expect("decls");
-    let dynamic = metrale_circuit::StatePlan::new(&decls, &view.inputs(), 256).expect("plan");
+    let dynamic =
+        metrale_circuit::dynamic::DynamicPlan::new(&decls, &view.inputs(), 256).expect("plan");
     assert_eq!(dynamic.device_bytes(), any.device_bytes());
     assert_eq!(dynamic.host_bytes(), any.host_bytes());
 }

@@ -1,18 +1,22 @@
 //! Generated == dynamic: for every circuit in `circuits/` and each of its checkpoints, the
-//! generated `StatePlan::new` and the dynamic `metrale_circuit::StatePlan::new` on the
+//! generated `DynamicPlan::new` and the dynamic `metrale_circuit::dynamic::DynamicPlan::new` on the
 //! instantiated declarations give the same terms, units, bytes, dtypes and offsets, the same
 //! arena totals, and the same error, under randomized inputs (overflowing ones included), on
 //! a randomized rank of a randomized tensor- and pipeline-parallel layout: generated
-//! `Dims::on_tp` against `Circuit::rank_dims`, and generated `StatePlan::for_rank` against the
+//! `Dims::on_tp` against `Circuit::rank_dims`, and generated `DynamicPlan::for_rank` against the
 //! dynamic plan of `instantiate_rank` (whose terms are the rank's only: every term of a block
 //! instance the rank does not hold must be `Region::EMPTY`).
 
 use metrale_circuit::TermInfo;
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::inputs::{
+    CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs, WindowInputs,
+};
+use metrale_circuit::load::Circuit;
+use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
 use metrale_circuit::{
-    CacheInputs, CarryInputs, Circuit, DraftInputs, HSteps, Holding, KvInputs, Lifetime,
-    LookupInputs, Parallel, ParallelError, PlanError, Rank, RankError, Region, RingInputs, Space,
-    StateDecl, StateDtype, StateError, StateInputs, StatePlan, TreeInputs, VerifyInputs,
-    WindowInputs,
+    CacheInputs, Holding, KvInputs, Lifetime, PlanError, RankError, Region, Space, StateDtype,
+    StateInputs, VerifyInputs,
 };
 use proptest::prelude::*;
 
@@ -205,7 +209,7 @@ fn compare(
     terms: &[TermInfo],
     held: &[StateDecl],
     generated: Result<GeneratedPlan, PlanError>,
-    dynamic: &Result<StatePlan, StateError>,
+    dynamic: &Result<DynamicPlan, PlanError<String>>,
 ) -> Result<(), TestCaseError> {
     match (generated, dynamic) {
         (Ok((regions, arenas, lifetimes)), Ok(plan)) => {
@@ -250,7 +254,7 @@ fn compare(
             prop_assert_eq!(lifetimes, dynamic_lifetimes);
         }
         (Err(generated), Err(dynamic)) => {
-            prop_assert_eq!(&StateError::from(generated), dynamic);
+            prop_assert_eq!(&PlanError::<String>::from(generated), dynamic);
         }
         (generated, dynamic) => {
             return Err(TestCaseError::fail(format!(
@@ -280,7 +284,7 @@ fn dynamic(
     decls: &[StateDecl],
     pairs: &[(&'static str, StateDtype)],
     drawn: &Drawn,
-) -> Result<StatePlan, StateError> {
+) -> Result<DynamicPlan, PlanError<String>> {
     let inputs = StateInputs {
         formats: pairs,
         slots: drawn.slots,
@@ -289,12 +293,12 @@ fn dynamic(
         draft_kv: drawn.draft_kv,
         caches: drawn.caches,
     };
-    StatePlan::new(decls, &inputs, drawn.align)
+    DynamicPlan::new(decls, &inputs, drawn.align)
 }
 
 fn load(circuit: &str) -> Circuit {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    metrale_circuit::load::load(metrale_circuit::load::Input::File {
+    metrale_circuit::load::load(metrale_circuit::load::CircuitSource::File {
         path: &root.join(circuit),
         name: circuit,
     })
@@ -753,7 +757,7 @@ fn errors_agree() {
             caches: CacheInputs::EMPTY,
         };
         let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, align).map(|_| ());
-        let dynamic = StatePlan::new(
+        let dynamic = DynamicPlan::new(
             &decls,
             &StateInputs {
                 formats: &formats.pairs(),
@@ -762,7 +766,7 @@ fn errors_agree() {
             },
             align,
         );
-        let generated = generated.map_err(StateError::from);
+        let generated = generated.map_err(PlanError::from);
         assert_eq!(generated, dynamic.map(|_| ()), "{why}");
         assert!(generated.is_err(), "{why}");
     }
@@ -823,7 +827,7 @@ fn a_layout_overflow_names_the_same_term() {
     let decls = load("circuits/qwen3_5.toml")
         .instantiate("tiny")
         .expect("tiny");
-    let dynamic = StatePlan::new(
+    let dynamic = DynamicPlan::new(
         &decls,
         &StateInputs {
             formats: &formats.pairs(),
@@ -839,9 +843,9 @@ fn a_layout_overflow_names_the_same_term() {
     // layer 4's (empty) verify table, cannot be aligned.
     assert_eq!(
         dynamic,
-        Err(StateError::Overflow {
+        Err(PlanError::Overflow {
             state: "l4.gdn.wy_table".into()
         })
     );
-    assert_eq!(generated.map_err(StateError::from), dynamic);
+    assert_eq!(generated.map_err(PlanError::from), dynamic);
 }

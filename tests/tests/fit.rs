@@ -1,14 +1,20 @@
-//! Capacity (`fit --for kv-blocks`): the generated `StatePlan::fit_kv_blocks` of three tiny
+//! Capacity (`fit --for kv-blocks`): the generated `DynamicPlan::fit_kv_blocks` of three tiny
 //! checkpoints of different shapes (Qwen3.5's GDN, Nemotron-H's Mamba2 pattern, gpt-oss's
-//! sliding window) equals the dynamic `metrale_circuit::fit_kv_blocks` on random inputs and
+//! sliding window) equals the dynamic `metrale_circuit::dynamic::fit_kv_blocks` on random inputs and
 //! budgets, and is optimal against brute force: every block count up to the answer fits, the
 //! next does not. The same holds on one rank of a tensor- and pipeline-parallel layout: the
 //! generated `fit_kv_blocks_for_rank` against the dynamic fit of `instantiate_rank`'s states.
 
+use metrale_circuit::dynamic::{
+    DynamicPlan, StateDecl, fit_kv_blocks, fit_profile_blocks, fit_sequences,
+};
+use metrale_circuit::inputs::WindowInputs;
+use metrale_circuit::load::Circuit;
+use metrale_circuit::parallel::{Parallel, Rank};
+use metrale_circuit::serving::{KvTokens, ProfileKv};
 use metrale_circuit::{
-    Circuit, DEFAULT_ALIGN, Fit, FitError, KvInputs, KvTokens, Parallel, ProfileKv, Rank,
-    RankError, ServingProfile, StateDecl, StateDtype, StateError, StateInputs, StatePlan,
-    WindowInputs, fit_kv_blocks, fit_profile_blocks, fit_sequences,
+    DEFAULT_ALIGN, Fit, FitError, KvInputs, PlanError, RankError, ServingProfile, StateDtype,
+    StateInputs,
 };
 use proptest::prelude::*;
 
@@ -24,7 +30,7 @@ fn decls(circuit: &str) -> Vec<StateDecl> {
 /// The dynamic device bytes at `blocks` (None: the plan fails).
 fn device_bytes(decls: &[StateDecl], inputs: &StateInputs<'_>, blocks: u64) -> Option<u64> {
     let kv = inputs.kv.map(|kv| KvInputs { blocks, ..kv });
-    StatePlan::new(decls, &StateInputs { kv, ..*inputs }, DEFAULT_ALIGN)
+    DynamicPlan::new(decls, &StateInputs { kv, ..*inputs }, DEFAULT_ALIGN)
         .ok()
         .map(|p| p.device_bytes())
 }
@@ -40,7 +46,7 @@ fn check_optimal(
     decls: &[StateDecl],
     inputs: &StateInputs<'_>,
     budget: u64,
-    fit: &Result<Fit, FitError<StateError>>,
+    fit: &Result<Fit, FitError<PlanError<String>>>,
 ) -> Result<(), TestCaseError> {
     match fit {
         // A plan the pool costs nothing more past some count (a stage of no attention layer,
@@ -114,7 +120,7 @@ macro_rules! fit_agrees {
                 let pairs = inputs.formats.pairs();
                 let state = StateInputs { formats: &pairs, ..inputs.state_inputs() };
                 let dynamic = fit_kv_blocks(decls, &state, DEFAULT_ALIGN, budget);
-                let generated = generated.map_err(|e| e.map_plan(StateError::from));
+                let generated = generated.map_err(|e| e.map_plan(PlanError::from));
                 prop_assert_eq!(&generated, &dynamic);
                 check_optimal(decls, &state, budget, &dynamic)?;
                 // One rank: its states only, the budget that GPU's.
@@ -125,7 +131,7 @@ macro_rules! fit_agrees {
                     &tiny::DIMS, &inputs, DEFAULT_ALIGN, budget, &parallel, rank,
                 )
                 .map_err(|e| match e {
-                    RankError::Plan(e) => e.map_plan(StateError::from),
+                    RankError::Plan(e) => e.map_plan(PlanError::from),
                     other => panic!("a rank inside the sizes: {other:?}"),
                 });
                 let dynamic = fit_kv_blocks(&held, &state, DEFAULT_ALIGN, budget);
@@ -201,7 +207,7 @@ fn profile_bytes(
     context: u64,
 ) -> Option<u64> {
     let inputs = profile.at(sequences, context).inputs().ok()?;
-    StatePlan::new(decls, &StateInputs { formats, ..inputs }, DEFAULT_ALIGN)
+    DynamicPlan::new(decls, &StateInputs { formats, ..inputs }, DEFAULT_ALIGN)
         .ok()
         .map(|p| p.device_bytes())
 }
@@ -238,7 +244,7 @@ macro_rules! fit_sequences_agrees {
                 };
                 let formats = Formats { $($format: dtype),* };
                 let generated = tiny::StatePlan::fit_sequences(&tiny::DIMS, formats, &profile, context, DEFAULT_ALIGN, budget)
-                    .map_err(|e| e.map_plan(StateError::from));
+                    .map_err(|e| e.map_plan(PlanError::from));
                 let pairs = formats.pairs();
                 let dynamic = fit_sequences(decls, &pairs, &profile, context, DEFAULT_ALIGN, budget);
                 prop_assert_eq!(&generated, &dynamic);
@@ -316,12 +322,12 @@ proptest! {
         };
         let pairs = formats.pairs();
         let generated = tiny::StatePlan::fit_profile_blocks(&tiny::DIMS, formats, &profile, DEFAULT_ALIGN, budget)
-            .map_err(|e| e.map_plan(StateError::from));
+            .map_err(|e| e.map_plan(PlanError::from));
         let dynamic = fit_profile_blocks(decls, &pairs, &profile, DEFAULT_ALIGN, budget);
         prop_assert_eq!(&generated, &dynamic);
         let bytes = |blocks: u64| {
             let inputs = profile.with_pool(blocks).inputs().ok()?;
-            StatePlan::new(decls, &StateInputs { formats: &pairs, ..inputs }, DEFAULT_ALIGN).ok().map(|p| p.device_bytes())
+            DynamicPlan::new(decls, &StateInputs { formats: &pairs, ..inputs }, DEFAULT_ALIGN).ok().map(|p| p.device_bytes())
         };
         if let Ok(fit) = dynamic {
             prop_assert_eq!(bytes(fit.value), Some(fit.device_bytes));

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 use metrale_codegen::{Options, generate};
 
 fn root() -> PathBuf {
@@ -15,7 +15,7 @@ fn root() -> PathBuf {
 /// The module of `circuit` (a path relative to the workspace root), named as given.
 fn generated(circuit: &str) -> (String, String) {
     let path = root().join(circuit);
-    let loaded = load(Input::File {
+    let loaded = load(CircuitSource::File {
         path: &path,
         name: circuit,
     })

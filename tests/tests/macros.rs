@@ -32,7 +32,7 @@ macro_rules! inputs {
             },
             slots: 9,
             verify: Some(VerifyInputs {
-                h_steps: metrale_circuit::HSteps::PerSlot($h_steps),
+                h_steps: metrale_circuit::inputs::HSteps::PerSlot($h_steps),
                 conv_steps: 4,
             }),
             kv: Some(KvInputs {

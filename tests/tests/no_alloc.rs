@@ -1,4 +1,4 @@
-//! The generated `StatePlan::new` allocates nothing: a counting global allocator sees no
+//! The generated `DynamicPlan::new` allocates nothing: a counting global allocator sees no
 //! allocation while it builds the Qwen3.5-27B plan with every cache from run-time inputs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -51,7 +51,7 @@ fn the_generated_plan_allocates_nothing() {
         },
         slots: 9,
         verify: Some(VerifyInputs {
-            h_steps: metrale_circuit::HSteps::PerSlot(&h_steps),
+            h_steps: metrale_circuit::inputs::HSteps::PerSlot(&h_steps),
             conv_steps: 4,
         }),
         kv: metrale_tests::SERVE_KV,
@@ -63,16 +63,16 @@ fn the_generated_plan_allocates_nothing() {
     let plan = qwen3_5_27b::StatePlan::new(&dims, &inputs, black_box(256));
     let after = ALLOCATIONS.load(Ordering::SeqCst);
     let plan = plan.expect("plan");
-    assert_eq!(after - before, 0, "allocations during StatePlan::new");
+    assert_eq!(after - before, 0, "allocations during DynamicPlan::new");
     // The count is real: the dynamic plan of the same circuit does allocate.
-    let decls = vec![metrale_circuit::StateDecl::new(
+    let decls = vec![metrale_circuit::dynamic::StateDecl::new(
         "l0.gdn.h",
         metrale_circuit::StateKind::Recurrent,
-        metrale_circuit::StateFormat::Fixed(StateDtype::F32),
+        metrale_circuit::dynamic::StateFormat::Fixed(StateDtype::F32),
         1,
     )];
     let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let dynamic = metrale_circuit::StatePlan::new(
+    let dynamic = metrale_circuit::dynamic::DynamicPlan::new(
         &decls,
         &metrale_circuit::StateInputs {
             slots: 1,

@@ -5,9 +5,9 @@
 //! ranks of a layout together hold every term of the model once. The differential proptest
 //! compares every checkpoint's rank plans with the dynamic ones; these pin the figures.
 
+use metrale_circuit::parallel::{Parallel, Rank, ShardFault, Stage, StageFault};
 use metrale_circuit::{
-    CacheInputs, Lifetime, Parallel, Rank, RankError, Region, ShardFault, Space, Stage, StageFault,
-    StateDtype, StateKind, TermInfo,
+    CacheInputs, Lifetime, RankError, Region, Space, StateDtype, StateKind, TermInfo,
 };
 use metrale_tests::{llama, nemotron_h, qwen3_5, qwen3_next};
 
@@ -311,7 +311,7 @@ fn a_given_split_and_its_errors() {
     let last =
         StatePlan::for_rank(&DIMS, &inputs, 256, &given, Rank { tp: 0, pp: 1 }).expect("rank 1");
     assert_eq!(
-        metrale_circuit::Stage::of(98, &given, Rank { tp: 0, pp: 1 }),
+        metrale_circuit::parallel::Stage::of(98, &given, Rank { tp: 0, pp: 1 }),
         Ok(Stage {
             start: 90,
             end: 98,

@@ -3,7 +3,8 @@
 //! `PlanError::Negative`), and the dynamic plan agrees with the generated one on the
 //! checkpoint's dims. Figures by hand.
 
-use metrale_circuit::{Holding, PlanError, SizeFault, StateDtype, StateInputs, StatePlan, Unit};
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::{Holding, PlanError, SizeFault, StateDtype, StateInputs, Unit};
 
 mod plans {
     metrale_macros::circuit!(
@@ -106,7 +107,7 @@ fn generated_and_dynamic_plans_agree() {
     let decls = circuit
         .instantiate("small")
         .unwrap_or_else(|e| panic!("{e}"));
-    let dynamic = StatePlan::new(
+    let dynamic = DynamicPlan::new(
         &decls,
         &StateInputs {
             slots: 3,

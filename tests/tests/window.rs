@@ -3,7 +3,9 @@
 //! KV inputs without window inputs are `PlanError::MissingWindow` for a windowed side only.
 //! Figures by hand.
 
-use metrale_circuit::{Holding, KvInputs, PlanError, StateInputs, StatePlan, WindowInputs};
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::inputs::WindowInputs;
+use metrale_circuit::{Holding, KvInputs, PlanError, StateInputs};
 
 mod plans {
     metrale_macros::circuit!(
@@ -93,19 +95,19 @@ fn a_windowed_side_needs_window_inputs() {
     );
     assert_eq!(
         dynamic_plan(KvInputs::pool(1_000, 16)).map(|_| ()),
-        Err(metrale_circuit::StateError::MissingWindow {
+        Err(metrale_circuit::PlanError::MissingWindow {
             state: "l0.local.k".to_owned()
         })
     );
 }
 
 /// The dynamic plan of the macro's circuit (loaded from this file's text) under `kv`.
-fn dynamic_plan(kv: KvInputs) -> Result<StatePlan, metrale_circuit::StateError> {
+fn dynamic_plan(kv: KvInputs) -> Result<DynamicPlan, metrale_circuit::PlanError<String>> {
     let circuit = metrale_tests::inline_circuit(include_str!("window.rs"), "sliding.toml");
     let decls = circuit
         .instantiate("small")
         .unwrap_or_else(|e| panic!("{e}"));
-    StatePlan::new(
+    DynamicPlan::new(
         &decls,
         &StateInputs {
             slots: 1,

@@ -90,12 +90,12 @@ pub struct ProfileFlags {
     pub formats: Vec<(String, StateDtype)>,
 }
 
-/// Reads a size: [`metrale_circuit::parse_size`], the one the CLI's `fit --budget` reads.
+/// Reads a size: [`metrale_circuit::load::parse_size`], the one the CLI's `fit --budget` reads.
 ///
 /// # Errors
 /// The message clap prints for a malformed or overflowing size.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    metrale_circuit::parse_size(text)
+    metrale_circuit::load::parse_size(text)
 }
 
 /// Reads `KEY=DTYPE`.

@@ -16,7 +16,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use metrale_circuit::{Section, Space, StateKind};
+use metrale_circuit::dynamic::Section;
+use metrale_circuit::{Space, StateKind};
 
 use crate::kv::{KvSide, Ring, window_per_sequence};
 use crate::layout::{Group, Layout, UnitRef};

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use metrale_circuit::{FitError, StateError};
+use metrale_circuit::{FitError, PlanError};
 
 /// Why a run stopped before its end.
 #[derive(Debug)]
@@ -19,9 +19,9 @@ pub enum EngineError {
     /// The command line does not describe a serving profile.
     Profile(String),
     /// The plan could not be made.
-    Plan(StateError),
+    Plan(PlanError<String>),
     /// No number of sequences fits the budget, or the plan fails at 0.
-    Fit(FitError<StateError>),
+    Fit(FitError<PlanError<String>>),
     /// The budget holds the fixed terms but not one sequence: nothing to serve.
     NoSequence {
         /// Tokens per sequence.
@@ -71,7 +71,7 @@ impl fmt::Display for EngineError {
             | EngineError::Address(message)
             | EngineError::Pool(message)
             | EngineError::Invariant(message) => f.write_str(message),
-            EngineError::Plan(error @ StateError::MissingFormat { key, .. }) => write!(
+            EngineError::Plan(error @ PlanError::MissingFormat { key, .. }) => write!(
                 f,
                 "the plan cannot be made: {error} (give it with `--format {key}=DTYPE` or in \
                  the inputs file's `[formats]`)"
@@ -110,8 +110,8 @@ impl fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
-impl From<StateError> for EngineError {
-    fn from(error: StateError) -> Self {
+impl From<PlanError<String>> for EngineError {
+    fn from(error: PlanError<String>) -> Self {
         EngineError::Plan(error)
     }
 }

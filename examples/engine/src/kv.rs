@@ -18,9 +18,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use metrale_circuit::{
-    KvInputs, KvRegions, StateDecl, StateDtype, StateInputs, StatePlan, WindowInputs,
-};
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::inputs::WindowInputs;
+use metrale_circuit::{KvInputs, KvRegions, StateDtype, StateInputs};
 
 use crate::EngineError;
 use crate::slots::FreeList;
@@ -226,7 +226,7 @@ pub fn window_per_sequence(
         draft_kv: Some(one),
         ..StateInputs::EMPTY
     };
-    let plan = StatePlan::new(std::slice::from_ref(decl), &inputs, 1)?;
+    let plan = DynamicPlan::new(std::slice::from_ref(decl), &inputs, 1)?;
     let term = plan.terms().first().ok_or_else(|| {
         EngineError::Invariant(format!("KV side `{}` has no term alone", decl.id))
     })?;
@@ -238,7 +238,8 @@ pub fn window_per_sequence(
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::{StateFormat, StateKind};
+    use metrale_circuit::StateKind;
+    use metrale_circuit::dynamic::StateFormat;
 
     use super::*;
 

@@ -1,5 +1,5 @@
 //! The plan as the engine reads it ([`Layout`]): every term of the dynamic
-//! [`StatePlan`] (`StateTerm::region()`) wrapped in the field group of its kind
+//! [`DynamicPlan`] (`StateTerm::region()`) wrapped in the field group of its kind
 //! ([`RecurrentRegions`], [`KvRegions`], [`CacheRegions`]), the same groups a generated plan's
 //! fields are, so that every address the engine touches comes from a plan [`Region`] and the
 //! address API: `slot`, `checkpoint_of`, `step` (`[verify slot][step]`), `token`
@@ -7,7 +7,7 @@
 //! `lookup_table`. Nothing here computes an offset.
 //!
 //! Invariants:
-//! - A term's index is its index in `StatePlan::terms()` (plan order); a tag names it.
+//! - A term's index is its index in `DynamicPlan::terms()` (plan order); a tag names it.
 //! - Each region is kept once, in its state's field group: [`Layout::region`] reads it there,
 //!   and [`Layout::relocate`] (to inject a fault) changes it there, so every accessor sees the
 //!   change.
@@ -18,9 +18,10 @@
 
 use std::collections::HashMap;
 
+use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, Section, StateDecl};
+use metrale_circuit::inputs::HSteps;
 use metrale_circuit::{
-    CacheRegions, HSteps, Holding, KvRegions, RecurrentRegions, Region, Section, Space, StateDecl,
-    StateKind, StatePlan,
+    CacheRegions, Holding, KvRegions, RecurrentRegions, Region, Space, StateKind,
 };
 
 use crate::EngineError;
@@ -111,66 +112,44 @@ impl Layout {
     ///
     /// # Errors
     /// [`EngineError::Invariant`] when a term names no state of `decls` (not for a plan
-    /// `StatePlan::new` made from them).
+    /// `DynamicPlan::new` made from them).
     pub fn new(
-        plan: &StatePlan,
+        plan: &DynamicPlan,
         decls: &[StateDecl],
         h_steps: Option<HSteps<'static>>,
     ) -> Result<Self, EngineError> {
-        let index: HashMap<(&str, Holding), usize> = plan
-            .terms()
-            .iter()
-            .enumerate()
-            .map(|(i, t)| ((t.state.as_str(), t.holding), i))
-            .collect();
-        let region = |term: Option<usize>| {
-            term.and_then(|i| plan.terms().get(i))
-                .map_or(Region::EMPTY, metrale_circuit::StateTerm::region)
-        };
+        let decl_of: HashMap<&str, &StateDecl> = decls.iter().map(|d| (d.id.as_str(), d)).collect();
         let mut states = Vec::new();
         let mut terms = vec![None; plan.terms().len()];
-        for decl in decls {
-            let term_of = |holding| index.get(&(decl.id.as_str(), holding)).copied();
-            let group = match decl.kind {
-                StateKind::Recurrent => {
-                    let Some(live) = term_of(Holding::Live) else {
+        // The plan's own field-group view: each state's terms, grouped as a generated plan's
+        // fields are.
+        for regions in plan.states() {
+            let Some(decl) = decl_of.get(regions.state()) else {
+                return Err(EngineError::Invariant(format!(
+                    "state `{}` of the plan is not declared",
+                    regions.state()
+                )));
+            };
+            let group = match regions.group() {
+                FieldGroup::Recurrent(group) => {
+                    let Some(live) = regions.term(Holding::Live) else {
                         continue;
                     };
-                    let (steps, checkpoint) =
-                        (term_of(Holding::Steps), term_of(Holding::Checkpoint));
                     Group::Recurrent {
-                        regions: RecurrentRegions {
-                            live: region(Some(live)),
-                            steps: region(steps),
-                            checkpoint: region(checkpoint),
-                        },
+                        regions: group,
                         live,
-                        steps,
-                        checkpoint,
+                        steps: regions.term(Holding::Steps),
+                        checkpoint: regions.term(Holding::Checkpoint),
                     }
                 }
-                StateKind::PagedKv => {
-                    let Some(term) = term_of(Holding::Blocks) else {
-                        continue;
-                    };
-                    Group::Kv {
-                        regions: KvRegions {
-                            blocks: region(Some(term)),
-                        },
-                        term,
-                    }
-                }
-                _ => {
-                    let Some(term) = term_of(Holding::Cache) else {
-                        continue;
-                    };
-                    Group::Cache {
-                        regions: CacheRegions {
-                            cache: region(Some(term)),
-                        },
-                        term,
-                    }
-                }
+                FieldGroup::Kv(group) => Group::Kv {
+                    regions: group,
+                    term: regions.first_term,
+                },
+                FieldGroup::Cache(group) => Group::Cache {
+                    regions: group,
+                    term: regions.first_term,
+                },
             };
             let state = states.len();
             for (term, holding) in group_terms(&group) {
@@ -185,7 +164,7 @@ impl Layout {
             states.push(StateEntry {
                 id: decl.id.clone(),
                 kind: decl.kind,
-                section: decl.section,
+                section: decl.section(),
                 of: decl.of.clone(),
                 window: decl.window,
                 group,
@@ -609,13 +588,13 @@ fn group_terms(group: &Group) -> Vec<(usize, Holding)> {
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::{
-        HSteps, KvInputs, StateDtype, StateFormat, StateInputs, VerifyInputs, VerifySteps,
-    };
+    use metrale_circuit::dynamic::{StateFormat, VerifySteps};
+    use metrale_circuit::inputs::HSteps;
+    use metrale_circuit::{KvInputs, StateDtype, StateInputs, VerifyInputs};
 
     use super::*;
 
-    fn plan() -> (StatePlan, Vec<StateDecl>, HSteps<'static>) {
+    fn plan() -> (DynamicPlan, Vec<StateDecl>, HSteps<'static>) {
         let f32 = StateFormat::Fixed(StateDtype::F32);
         let decls = vec![
             StateDecl::new("l0.gdn.h", StateKind::Recurrent, f32.clone(), 4)
@@ -634,7 +613,11 @@ mod tests {
             kv: Some(KvInputs::pool(4, 8)),
             ..StateInputs::EMPTY
         };
-        (StatePlan::new(&decls, &inputs, 64).unwrap(), decls, h_steps)
+        (
+            DynamicPlan::new(&decls, &inputs, 64).unwrap(),
+            decls,
+            h_steps,
+        )
     }
 
     #[test]

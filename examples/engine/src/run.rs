@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<Report, EngineError> {
 
 /// The verify inputs' rows per slot of `setup`'s plan.
 #[must_use]
-pub fn h_steps(setup: &Setup) -> Option<metrale_circuit::HSteps<'static>> {
+pub fn h_steps(setup: &Setup) -> Option<metrale_circuit::inputs::HSteps<'static>> {
     setup.counts.verify.map(|verify| verify.h_steps)
 }
 

@@ -8,10 +8,10 @@
 //!   (`ServingProfile::at(..).inputs()`), and the plan's device arena is the fit's, checked.
 //! - The arenas together are at most `--max-memory` before anything is allocated.
 
-use metrale_circuit::{
-    Circuit, Fit, FitError, InputsFile, KvTokens, ProfileKv, ServingProfile, Space, StateDecl,
-    StateDtype, StateInputs, StatePlan, fit_sequences,
-};
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
+use metrale_circuit::load::{Circuit, InputsFile};
+use metrale_circuit::serving::{KvTokens, ProfileKv};
+use metrale_circuit::{Fit, FitError, ServingProfile, Space, StateDtype, StateInputs};
 
 use crate::{Args, EngineError};
 
@@ -39,7 +39,7 @@ pub struct Setup {
     /// The plan inputs at the fit (formats left out: see [`Setup::formats`]).
     pub counts: StateInputs<'static>,
     /// The plan at the fit.
-    pub plan: StatePlan,
+    pub plan: DynamicPlan,
 }
 
 impl Setup {
@@ -80,12 +80,12 @@ impl Setup {
         }
         let profile = profile.at(fit.value, context);
         let counts = profile.inputs().map_err(|fault| {
-            EngineError::Plan(metrale_circuit::StateError::of_fault(
+            EngineError::Plan(metrale_circuit::PlanError::of_fault(
                 fault,
-                "the serving profile",
+                "the serving profile".to_owned(),
             ))
         })?;
-        let plan = StatePlan::new(
+        let plan = DynamicPlan::new(
             &decls,
             &StateInputs {
                 formats: &borrowed,

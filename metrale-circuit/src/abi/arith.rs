@@ -1,10 +1,13 @@
 //! The checked `const fn` arithmetic generated unit functions are written in: every literal
 //! or dim enters as [`value`], and [`mul`], [`add`], [`sub`] and [`ceil_div`] carry the first
-//! fault through, so a shape's size is a `Result` that never wraps.
+//! fault through, so a shape's size is a `Result` that never wraps; [`unit`] turns the
+//! elements into a unit's bytes.
 //!
 //! Invariants: no operation wraps or panics; a fault in either operand is the result's.
 
 use crate::law::SizeFault;
+use crate::model::StateDtype;
+use crate::plan::Unit;
 
 /// `Ok(value)`: a literal or dim read by a generated size function.
 ///
@@ -77,11 +80,18 @@ pub const fn ceil_div(
     }
 }
 
+/// The unit of `elements` elements of `dtype`: a generated `<state>_unit`'s value.
+///
+/// # Errors
+/// The elements' own fault, or [`SizeFault::Overflow`] when the bytes overflow.
+#[inline]
+pub const fn unit(elements: Result<u64, SizeFault>, dtype: StateDtype) -> Result<Unit, SizeFault> {
+    Unit::of(elements, dtype)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::StateDtype;
-    use crate::plan::Unit;
 
     #[test]
     fn arithmetic_is_checked() {
@@ -109,11 +119,11 @@ mod tests {
             Err(SizeFault::Overflow)
         );
         assert_eq!(
-            Unit::of(Ok(u64::MAX), StateDtype::F16),
+            unit(Ok(u64::MAX), StateDtype::F16),
             Err(SizeFault::Overflow)
         );
         assert_eq!(
-            Unit::of(Ok(3), StateDtype::F16),
+            unit(Ok(3), StateDtype::F16),
             Ok(Unit {
                 bytes: 6,
                 dtype: StateDtype::F16

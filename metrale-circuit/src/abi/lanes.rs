@@ -202,7 +202,7 @@ impl Lanes {
 }
 
 /// Sizes one class of a generated plan by [`size_term`] and adds its `count` held terms
-/// ([`Held`]) to `lanes`; a class that cannot be sized keeps its fault for [`first_fault`],
+/// (`Held`) to `lanes`; a class that cannot be sized keeps its fault for [`first_fault`],
 /// and one with no held term is absent without being sized. Inlined into a generated `StatePlan::new` with a constant
 /// `class`, the size law folds down to the arithmetic of that one kind and holding.
 #[must_use]

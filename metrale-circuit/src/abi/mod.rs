@@ -28,7 +28,8 @@ mod stage;
 mod table;
 
 pub use crate::plan::regions::field_group;
-pub use arith::{add, ceil_div, mul, sub, value};
+pub use crate::serve::shard;
+pub use arith::{add, ceil_div, mul, sub, unit, value};
 pub use choice::{format_of, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{Sized, Units, in_rank, replay};
@@ -46,7 +47,9 @@ use crate::model::{Lifetime, StateKind};
 /// stage: `place_of` over a table's place starts, `held`, `StageClasses`, `ClassSize::ABSENT`;
 /// `size_class` takes the held count and `replay` the `Held`; 8: a checkpoint's table is one
 /// `Table` the runtime sizes, lays out, fits and ranks: `Table::size`, `Units`, `Sized`,
-/// `Table::fit_kv_blocks`, `Table::fit_profile`, `in_rank`).
+/// `Table::fit_kv_blocks`, `Table::fit_profile`, `in_rank`; unit functions call `unit` and
+/// `on_tp` calls `shard` here, and generated code names the parallel, serving and dynamic items
+/// through their modules).
 const REVISION: u64 = 8;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]

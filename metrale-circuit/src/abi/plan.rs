@@ -15,6 +15,11 @@
 //!   (`fit::search_fit!`).
 //! - Everything is a `const fn` without allocation.
 
+#![allow(
+    rustdoc::private_intra_doc_links,
+    reason = "a hidden module, read in the source: its docs link the private laws it calls"
+)]
+
 use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, size_class, state_of, valid_align};
 use super::stage::{Held, StageClasses, held};
 use super::table::{Step, Table};

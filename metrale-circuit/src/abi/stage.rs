@@ -8,7 +8,8 @@
 
 use super::lanes::ClassSize;
 use super::table::Table;
-use crate::serve::{Place, Stage};
+use crate::model::Position;
+use crate::serve::Stage;
 
 /// The `K` classes of a generated plan from `first` on: the classes of one block instance's
 /// terms, for its `lay`.
@@ -66,8 +67,8 @@ impl<const C: usize> StageClasses<C> {
         clippy::inline_always,
         reason = "with a constant `first`, inlining turns the range check into nothing"
     )]
-    pub const fn at<const K: usize>(&self, first: usize, place: Place) -> &[ClassSize; K] {
-        if self.stage.holds(place) {
+    pub const fn at<const K: usize>(&self, first: usize, position: Position) -> &[ClassSize; K] {
+        if self.stage.holds(position) {
             window(&self.sized, first)
         } else {
             // One static of `K` absent classes, whatever the plan.
@@ -80,7 +81,7 @@ impl<const C: usize> StageClasses<C> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "as `at`")]
     pub const fn prologue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
-        self.at(first, Place::Prologue)
+        self.at(first, Position::Prologue)
     }
 
     /// [`StageClasses::at`] a block of layer `layer`.
@@ -88,7 +89,7 @@ impl<const C: usize> StageClasses<C> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "as `at`")]
     pub const fn layer<const K: usize>(&self, first: usize, layer: u64) -> &[ClassSize; K] {
-        self.at(first, Place::Layer(layer))
+        self.at(first, Position::Layer(layer))
     }
 
     /// [`StageClasses::at`] an epilogue block.
@@ -96,7 +97,7 @@ impl<const C: usize> StageClasses<C> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "as `at`")]
     pub const fn epilogue<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
-        self.at(first, Place::Epilogue)
+        self.at(first, Position::Epilogue)
     }
 
     /// [`StageClasses::at`] a draft-head block.
@@ -104,7 +105,7 @@ impl<const C: usize> StageClasses<C> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "as `at`")]
     pub const fn draft<const K: usize>(&self, first: usize) -> &[ClassSize; K] {
-        self.at(first, Place::Draft)
+        self.at(first, Position::Draft)
     }
 }
 
@@ -113,7 +114,7 @@ impl<const C: usize> StageClasses<C> {
 /// `starts[k]` is the first row of layer `k` for `k` below the layers, then the first of the
 /// epilogue, then the first of the draft head; rows before `starts[0]` are the prologue's.
 #[must_use]
-pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Place {
+pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Position {
     // The number of places that start at or before `row`: a binary search on the sorted starts.
     let (mut low, mut high) = (0, S);
     while low < high {
@@ -128,22 +129,22 @@ pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Place 
 }
 
 /// The place whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
-const fn place_at<const S: usize>(begun: usize) -> Place {
+const fn place_at<const S: usize>(begun: usize) -> Position {
     let layers = S.saturating_sub(2);
     if begun == 0 {
-        Place::Prologue
+        Position::Prologue
     } else if begun <= layers {
-        Place::Layer((begun - 1) as u64)
+        Position::Layer((begun - 1) as u64)
     } else if begun == layers + 1 {
-        Place::Epilogue
+        Position::Epilogue
     } else {
-        Place::Draft
+        Position::Draft
     }
 }
 
 /// What one pipeline stage holds of a generated plan: each size class's held terms and the
 /// first of them in plan order (where its fault is reported), by [`Stage::holds`] on each
-/// row's [`Place`].
+/// row's [`Position`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Held<'p, const C: usize, const S: usize> {
     /// How many terms of each class the stage holds.
@@ -221,14 +222,14 @@ mod tests {
         assert_eq!(
             places,
             [
-                Place::Prologue,
-                Place::Layer(0),
-                Place::Layer(0),
-                Place::Layer(1),
-                Place::Layer(1),
-                Place::Epilogue,
-                Place::Draft,
-                Place::Draft,
+                Position::Prologue,
+                Position::Layer(0),
+                Position::Layer(0),
+                Position::Layer(1),
+                Position::Layer(1),
+                Position::Epilogue,
+                Position::Draft,
+                Position::Draft,
             ]
         );
         // Pipeline rank 1 of 2 holding layers 1..3: the epilogue and draft rows, and layer 1's.

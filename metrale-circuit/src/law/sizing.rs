@@ -3,7 +3,7 @@
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
-//! - This is the ONE place units and bytes are computed. The dynamic [`crate::StatePlan`] and the
+//! - This is the ONE place units and bytes are computed. The dynamic [`crate::plan::DynamicPlan`] and the
 //!   generated const plans both call [`size_term`], so the reserve and the allocation cannot size
 //!   a state two ways.
 //! - Every function is a checked `const fn`: overflow is [`SizeFault::Overflow`], never a wrap.
@@ -92,7 +92,7 @@ pub enum SizeFault {
     /// A shape's subtraction went below zero (only dims given at run time can make it; the
     /// loader refuses a checkpoint under which a shape is below zero).
     Negative,
-    /// A KV side with a sliding window, but KV inputs without [`crate::WindowInputs`].
+    /// A KV side with a sliding window, but KV inputs without [`crate::inputs::WindowInputs`].
     MissingWindow,
 }
 

@@ -19,7 +19,7 @@ use super::derive::Values;
 use super::raw::{
     FULL, LINEAR, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
 };
-use crate::load::circuit::LayoutRule;
+use crate::load::circuit::LayerRule;
 use crate::load::circuit::shape::{EvalError, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
@@ -115,7 +115,7 @@ fn layer_kinds(
     let rule = layout.rule.as_ref()?;
     if let (Some((key, _)), false) = (
         field(t, "pattern"),
-        matches!(rule, LayoutRule::Pattern { .. }),
+        matches!(rule, LayerRule::Pattern { .. }),
     ) {
         let d = if schema == Some(1) {
             Diagnostic::error(format!("`pattern` in {what} needs `schema = 2`"))
@@ -129,7 +129,7 @@ fn layer_kinds(
         w.report(key, d);
     }
     match rule {
-        LayoutRule::Interval { period } => {
+        LayerRule::Interval { period } => {
             if let Some((key, _)) = field(t, "layer_kinds") {
                 w.report(
                     key,
@@ -148,8 +148,8 @@ fn layer_kinds(
             let kinds = (1..=layers).map(|n| if n % *period == 0 { FULL } else { LINEAR });
             Some(kinds.map(str::to_owned).collect())
         }
-        LayoutRule::List => list_kinds(w, t, header, what, layout),
-        LayoutRule::Pattern { symbols, pattern } => {
+        LayerRule::List => list_kinds(w, t, header, what, layout),
+        LayerRule::Pattern { symbols, pattern } => {
             pattern_layers(w, t, header, what, symbols, pattern.as_deref())
         }
     }

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::raw::{FULL, LINEAR, RawLayout};
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayoutRule};
+use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayerRule};
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
@@ -123,7 +123,7 @@ fn layout_kinds(cx: &Context<'_>) -> Vec<String> {
         return Vec::new();
     };
     let mut kinds: Vec<String> = layout.blocks.iter().map(|(k, _)| k.text.clone()).collect();
-    if matches!(layout.rule, Some(LayoutRule::Interval { .. })) {
+    if matches!(layout.rule, Some(LayerRule::Interval { .. })) {
         for k in [LINEAR, FULL] {
             if !kinds.iter().any(|have| have == k) {
                 kinds.push(k.to_owned());
@@ -151,7 +151,7 @@ fn mapped_kind(
         );
         return None;
     }
-    if let Some(LayoutRule::Pattern { symbols, .. }) = cx.layout.and_then(|l| l.rule.as_ref())
+    if let Some(LayerRule::Pattern { symbols, .. }) = cx.layout.and_then(|l| l.rule.as_ref())
         && !symbols.iter().any(|(_, k)| k == kind)
     {
         w.report(
@@ -192,7 +192,7 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
     if let Some((key, v)) = field(table, "pattern") {
         if !matches!(
             cx.layout.and_then(|l| l.rule.as_ref()),
-            Some(LayoutRule::Pattern { .. }) | None
+            Some(LayerRule::Pattern { .. }) | None
         ) {
             w.report(
                 key,
@@ -330,9 +330,9 @@ fn interval(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<Strin
         return Ok(None);
     };
     let fits = match cx.layout.and_then(|l| l.rule.as_ref()) {
-        Some(LayoutRule::Interval { .. }) | None => true,
-        Some(LayoutRule::Pattern { pattern, .. }) => pattern.is_some(),
-        Some(LayoutRule::List) => false,
+        Some(LayerRule::Interval { .. }) | None => true,
+        Some(LayerRule::Pattern { pattern, .. }) => pattern.is_some(),
+        Some(LayerRule::List) => false,
     };
     if !fits {
         w.report(
@@ -350,8 +350,8 @@ fn interval(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<Strin
 /// kinds imported unless the config says them.
 fn needs_kinds(w: &mut Walk<'_>, at: Range<usize>, cx: &Context<'_>, sourced: bool) {
     let needs = match cx.layout.and_then(|l| l.rule.as_ref()) {
-        Some(LayoutRule::List) => Some("a list layout's checkpoints list `layer_kinds`"),
-        Some(LayoutRule::Pattern { pattern: None, .. }) => {
+        Some(LayerRule::List) => Some("a list layout's checkpoints list `layer_kinds`"),
+        Some(LayerRule::Pattern { pattern: None, .. }) => {
             Some("a pattern layout without `[layout] pattern` needs each checkpoint's `pattern`")
         }
         _ => None,

@@ -1,6 +1,6 @@
 //! The circuit TOML loader: files in, a validated [`Circuit`] or every error out.
 //!
-//! One entry point, [`load`] (an [`Input`] in, a [`LoadReport`] out: the circuit or every
+//! One entry point, [`load`] (a [`CircuitSource`] in, a [`LoadReport`] out: the circuit or every
 //! error, and the files read either way), which every front end calls; [`Circuit::load`] is
 //! its shorthand for a file. The pipeline, each stage only pointing down to the ones after it:
 //!
@@ -50,18 +50,24 @@ pub(crate) mod inputs_file;
 
 use std::path::{Path, PathBuf};
 
-use circuit::Circuit;
 use text::diag::{Diagnostic, Diagnostics, Source};
 use text::walk::Sink;
 
+pub use crate::model::is_snake_identifier;
+pub use circuit::{
+    BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource,
+    LayerLayout, LayerRule, StateTemplate, shape,
+};
+pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 pub use names::camel_case;
-pub use read::Input;
+pub use read::CircuitSource;
+pub use text::{Origin, ReadFailure, diag, limits, parse_size, read_source};
 
 /// Loads a circuit: reads it and its includes, walks every file, resolves, and returns the
 /// validated circuit or every error, with the files read either way. Every front end calls
 /// this.
 #[must_use]
-pub fn load(input: Input<'_>) -> LoadReport {
+pub fn load(input: CircuitSource<'_>) -> LoadReport {
     let mut sink = Sink::default();
     let loaded = read::read_all(&mut sink, input);
     let read = loaded.read.clone();
@@ -110,6 +116,6 @@ impl Circuit {
     pub fn load(path: impl AsRef<Path>) -> Result<Circuit, Diagnostics> {
         let path = path.as_ref();
         let name = path.to_string_lossy();
-        load(Input::File { path, name: &name }).circuit
+        load(CircuitSource::File { path, name: &name }).circuit
     }
 }

@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{BlockTemplate, Checkpoint, ConfigMap, LayoutRule, StateTemplate};
+use crate::load::circuit::{BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, StateTemplate};
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
 
@@ -67,7 +67,7 @@ pub(crate) struct Top {
 #[derive(Debug)]
 pub(crate) struct RawLayout {
     /// The rule, when `kind` (and `period` for an interval) are valid.
-    pub rule: Option<LayoutRule>,
+    pub rule: Option<LayerRule>,
     /// `[layout.blocks]`: layer kind, its blocks.
     pub blocks: Vec<(Text, Vec<Text>)>,
     /// Where a missing layer kind is reported: `[layout.blocks]`, else `[layout]`.
@@ -194,8 +194,8 @@ pub(crate) struct RawCheckpoint {
 impl RawCheckpoint {
     /// The IR checkpoint, with the values of the derived dims under it, when every part is
     /// valid.
-    pub fn checkpoint(&self, sink: &Sink, derived: Vec<(String, u64)>) -> Option<Checkpoint> {
-        Some(Checkpoint {
+    pub fn checkpoint(&self, sink: &Sink, derived: Vec<(String, u64)>) -> Option<CheckpointSpec> {
+        Some(CheckpointSpec {
             name: self.name.text.clone(),
             hf: self.hf.clone(),
             layer_kinds: self.layer_kinds.clone()?,

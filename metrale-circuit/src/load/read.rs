@@ -52,7 +52,7 @@ struct Reader<'s> {
 /// Where a circuit comes from: the one input every front end (CLI, `Builder`, macro) hands
 /// the loader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input<'a> {
+pub enum CircuitSource<'a> {
     /// The circuit file at `path`, named `name` in diagnostics and in `Circuit::files` (the
     /// macro reads an absolute path and names it as the user wrote it); includes are read from
     /// beside `path` and named beside `name`.
@@ -74,7 +74,7 @@ pub enum Input<'a> {
     },
 }
 
-impl<'a> Input<'a> {
+impl<'a> CircuitSource<'a> {
     /// Its display name.
     #[must_use]
     pub fn name(&self) -> &'a str {
@@ -97,7 +97,7 @@ impl<'a> Input<'a> {
 }
 
 /// Reads and walks the circuit and every library it includes.
-pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
+pub(super) fn read_all(sink: &mut Sink, input: CircuitSource<'_>) -> Loaded {
     let name = input.name();
     let dir = input.dir();
     let folder = if dir.as_os_str().is_empty() {
@@ -119,8 +119,8 @@ pub(super) fn read_all(sink: &mut Sink, input: Input<'_>) -> Loaded {
         chain: Vec::new(),
     };
     let source = match input {
-        Input::Text { text, .. } => Source::new(name, text),
-        Input::File { path, .. } => match read_source(path, name, "circuit") {
+        CircuitSource::Text { text, .. } => Source::new(name, text),
+        CircuitSource::File { path, .. } => match read_source(path, name, "circuit") {
             Ok(source) => {
                 reader.loaded.read.push(path.to_path_buf());
                 source

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::raw::{Loaded, RawBlock, Top};
 use super::{blocks, checkpoints, derive, names};
-use crate::load::circuit::{Circuit, Layout};
+use crate::load::circuit::{Circuit, LayerLayout};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
 use crate::load::text::walk::{Sink, Text};
@@ -262,7 +262,7 @@ fn assemble(
         prologue: names(&top.prologue),
         epilogue: names(&top.epilogue),
         draft: names(&top.draft),
-        layout: Layout {
+        layout: LayerLayout {
             rule: layout.rule.clone()?,
             blocks: layout
                 .blocks

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
 use super::{blocks, checkpoints, config, derive};
-use crate::load::circuit::LayoutRule;
+use crate::load::circuit::LayerRule;
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
@@ -406,7 +406,7 @@ fn layout_rule(
     table: &Table<'_>,
     at: Range<usize>,
     schema: Option<u64>,
-) -> Option<LayoutRule> {
+) -> Option<LayerRule> {
     let Some((_, kind_value)) = field(table, "kind") else {
         w.report(
             at,
@@ -455,7 +455,7 @@ fn layout_rule(
                 );
                 return None;
             }
-            Some(LayoutRule::Interval { period: n })
+            Some(LayerRule::Interval { period: n })
         }
         "list" => {
             if let Some((key, _)) = period {
@@ -466,7 +466,7 @@ fn layout_rule(
                         .help("a list layout's checkpoints give `layer_kinds = [...]`"),
                 );
             }
-            Some(LayoutRule::List)
+            Some(LayerRule::List)
         }
         "pattern" if schema_1 => {
             w.report(
@@ -512,7 +512,7 @@ fn article(kind: &str) -> String {
 /// A pattern layout's rule: `[layout.symbols]` (required) and `pattern` (optional, non-empty,
 /// every character a symbol). `None` (reported) when either is invalid, so checkpoints do not
 /// report again what the layout already did.
-fn pattern_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<LayoutRule> {
+fn pattern_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option<LayerRule> {
     let Some((_, v)) = field(table, "symbols") else {
         w.report(
             at,
@@ -543,7 +543,7 @@ fn pattern_rule(w: &mut Walk<'_>, table: &Table<'_>, at: Range<usize>) -> Option
             Some(text.to_owned())
         }
     };
-    Some(LayoutRule::Pattern {
+    Some(LayerRule::Pattern {
         symbols: symbols?,
         pattern,
     })
@@ -587,7 +587,7 @@ fn symbols(w: &mut Walk<'_>, value: &Value<'_>) -> Option<Vec<(char, String)>> {
 fn layout_blocks(
     w: &mut Walk<'_>,
     value: &Value<'_>,
-    rule: Option<&LayoutRule>,
+    rule: Option<&LayerRule>,
 ) -> Vec<(Text, Vec<Text>)> {
     let Some(table) = w.table("blocks", value) else {
         return Vec::new();
@@ -598,7 +598,7 @@ fn layout_blocks(
             break;
         }
         let kind: &str = key.get_ref();
-        if matches!(rule, Some(LayoutRule::Interval { .. })) && !INTERVAL_KINDS.contains(&kind) {
+        if matches!(rule, Some(LayerRule::Interval { .. })) && !INTERVAL_KINDS.contains(&kind) {
             w.report(
                 key.span(),
                 Diagnostic::error(format!(

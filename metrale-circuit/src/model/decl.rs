@@ -1,5 +1,6 @@
 //! One declared state of one block instance ([`StateDecl`]) and the small vocabularies a
-//! declaration uses: [`Section`], [`VerifySteps`], [`StateAccess`].
+//! declaration uses: [`Position`] (where its block instance sits in the model), [`Section`],
+//! [`VerifySteps`], [`StateAccess`].
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
@@ -21,6 +22,56 @@ spelled_enum! {
         Main = "main",
         /// The draft head (`draft = [...]`, ids `draft.<block>.<state>`).
         Draft = "draft",
+    }
+}
+
+/// Where a block instance sits in the model: its layer, or the prologue, epilogue or draft
+/// head. It decides which pipeline rank holds the instance (`parallel::Stage::holds`) and its
+/// section. (Where a term sits in an arena is its region's offset, the layout's "place".)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Position {
+    /// A prologue block (held by pipeline rank 0).
+    Prologue,
+    /// A block of layer `n` (held by the rank whose stage has the layer).
+    Layer(u64),
+    /// An epilogue block (held by the last pipeline rank).
+    Epilogue,
+    /// A draft-head block (held by the last pipeline rank).
+    Draft,
+}
+
+impl Position {
+    /// Main model or draft head: the draft head's blocks are the draft section.
+    #[must_use]
+    pub const fn section(self) -> Section {
+        match self {
+            Position::Draft => Section::Draft,
+            Position::Prologue | Position::Layer(_) | Position::Epilogue => Section::Main,
+        }
+    }
+
+    /// The layer of a layer's block.
+    #[must_use]
+    pub const fn layer(self) -> Option<u64> {
+        match self {
+            Position::Layer(layer) => Some(layer),
+            Position::Prologue | Position::Epilogue | Position::Draft => None,
+        }
+    }
+
+    /// The position an instance prefix names, as `Circuit::instances` writes them: `l<n>` is
+    /// layer `n`, `draft` the draft head, anything else the prologue (an epilogue block is
+    /// named by its block alone, like a prologue block: set it with [`StateDecl::at`]).
+    #[must_use]
+    pub fn of_prefix(prefix: &str) -> Self {
+        let first = prefix.split('.').next().unwrap_or("");
+        if first == "draft" {
+            return Position::Draft;
+        }
+        match first.strip_prefix('l').map(str::parse::<u64>) {
+            Some(Ok(layer)) => Position::Layer(layer),
+            _ => Position::Prologue,
+        }
     }
 }
 
@@ -59,10 +110,8 @@ pub struct StateDecl {
     pub local: String,
     /// The block template: `gdn`.
     pub block: String,
-    /// The layer index for a layer's block; `None` for prologue, epilogue and draft blocks.
-    pub layer: Option<usize>,
-    /// Main model or draft head.
-    pub section: Section,
+    /// Where its block instance sits: its layer, or the prologue, epilogue or draft head.
+    pub position: Position,
     /// What the state is.
     pub kind: StateKind,
     /// Its storage format.
@@ -90,8 +139,7 @@ impl StateDecl {
             id: id.to_owned(),
             local: local.to_owned(),
             block,
-            layer: None,
-            section: Section::Main,
+            position: Position::of_prefix(prefix),
             kind,
             format,
             elements,
@@ -117,11 +165,17 @@ impl StateDecl {
         self
     }
 
-    /// The same declaration, in `section`.
+    /// The same declaration, its block instance at `position`.
     #[must_use]
-    pub fn in_section(mut self, section: Section) -> Self {
-        self.section = section;
+    pub fn at(mut self, position: Position) -> Self {
+        self.position = position;
         self
+    }
+
+    /// Main model or draft head (from its position).
+    #[must_use]
+    pub fn section(&self) -> Section {
+        self.position.section()
     }
 }
 
@@ -153,6 +207,16 @@ mod tests {
         assert_eq!(d.local, "k");
         assert_eq!(d.block, "attn");
         assert_eq!(d.lifetime, Lifetime::Model);
+        assert_eq!(d.position, Position::Layer(3));
+        let draft = StateDecl::new("draft.attn.k", StateKind::PagedKv, d.format.clone(), 8);
+        assert_eq!(
+            (draft.position, draft.section()),
+            (Position::Draft, Section::Draft)
+        );
+        let head = StateDecl::new("head.x", StateKind::PagedKv, d.format.clone(), 8);
+        assert_eq!(head.position, Position::Prologue);
+        assert_eq!(head.at(Position::Epilogue).position, Position::Epilogue);
+        assert_eq!(Position::of_prefix("layer.x"), Position::Prologue);
         let d = StateDecl::new(
             "h",
             StateKind::Recurrent,

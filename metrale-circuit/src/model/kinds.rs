@@ -8,7 +8,7 @@
 
 use super::spelled::spelled_enum;
 #[cfg(doc)]
-use crate::{law::Holding, plan::StatePlan};
+use crate::{law::Holding, plan::DynamicPlan};
 
 spelled_enum! {
     /// What a state is.

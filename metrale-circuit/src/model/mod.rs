@@ -15,7 +15,7 @@ mod dtype;
 pub(crate) mod inputs;
 mod kinds;
 
-pub use decl::{Section, StateAccess, StateDecl, VerifySteps};
+pub use decl::{Position, Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,

@@ -3,24 +3,29 @@
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
-//! - [`StatePlan::new`] is the one function that sizes every term of a list of declarations;
+//! - [`DynamicPlan::new`] is the one function that sizes every term of a list of declarations;
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
 //! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to
 //!   `align`.
 //! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
 //!   which the generated plans follow too.
 
-use super::error::StateError;
+use super::error::PlanError;
+use super::regions::{CacheRegions, KvRegions, RecurrentRegions};
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
 use crate::law::sizing::{TermSpec, size_term, unit_bytes};
 use crate::law::{Holding, Region, Space};
-use crate::model::{Lifetime, StateDecl, StateDtype, StateFormat, StateInputs, StateKind};
+use crate::model::{
+    Lifetime, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
+};
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateTerm {
     /// The state's id (`l0.gdn.h`).
     pub state: String,
+    /// Where its block instance sits in the model (its declaration's position).
+    pub position: Position,
     /// The state's kind.
     pub kind: StateKind,
     /// What this term holds.
@@ -61,48 +66,46 @@ impl StateTerm {
 
 /// Every state of a circuit, sized and laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatePlan {
+pub struct DynamicPlan {
     terms: Vec<StateTerm>,
     arena: Arena,
 }
 
-impl StatePlan {
+impl DynamicPlan {
     /// Sizes every term of `decls` under `inputs` and lays them out with every offset a multiple
     /// of `align`.
     ///
     /// # Errors
-    /// [`StateError::BadAlign`] when `align` is not a nonzero power of two;
-    /// [`StateError::MissingFormat`] for a format key the inputs lack;
-    /// [`StateError::MissingVerify`] for a recurrent state without `verify` under verify inputs;
-    /// [`StateError::Overflow`] when any size or offset overflows `u64`.
+    /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two;
+    /// [`PlanError::MissingFormat`] for a format key the inputs lack;
+    /// [`PlanError::MissingVerify`] for a recurrent state without `verify` under verify inputs;
+    /// [`PlanError::Overflow`] when any size or offset overflows `u64`.
     pub fn new(
         decls: &[StateDecl],
         inputs: &StateInputs<'_>,
         align: u64,
-    ) -> Result<Self, StateError> {
+    ) -> Result<Self, PlanError<String>> {
         if !check_align(align) {
-            return Err(StateError::BadAlign { align });
+            return Err(PlanError::BadAlign { align });
         }
         let mut terms = Vec::new();
         for decl in decls {
             let dtype = match &decl.format {
                 StateFormat::Fixed(dtype) => *dtype,
                 StateFormat::Keyed(key) => {
-                    inputs
-                        .format(key)
-                        .ok_or_else(|| StateError::MissingFormat {
-                            state: decl.id.clone(),
-                            key: key.clone(),
-                        })?
+                    inputs.format(key).ok_or_else(|| PlanError::MissingFormat {
+                        state: decl.id.clone(),
+                        key: key.clone(),
+                    })?
                 }
             };
-            let fault = |fault| StateError::of_fault(fault, &decl.id);
+            let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
             let unit_bytes = unit_bytes(decl.elements, dtype).map_err(fault)?;
             for &holding in Holding::of_kind(decl.kind) {
                 let spec = TermSpec {
                     kind: decl.kind,
                     holding,
-                    section: decl.section,
+                    section: decl.section(),
                     verify: decl.verify,
                     unit_bytes,
                     window: decl.window,
@@ -110,6 +113,7 @@ impl StatePlan {
                 if let Some(size) = size_term(&spec, inputs).map_err(fault)? {
                     terms.push(StateTerm {
                         state: decl.id.clone(),
+                        position: decl.position,
                         kind: decl.kind,
                         holding,
                         lifetime: holding.lifetime(decl.lifetime),
@@ -184,10 +188,98 @@ impl StatePlan {
     pub fn lifetime_bytes(&self, space: Space, lifetime: Lifetime) -> u64 {
         self.arena.lifetime_bytes(space, lifetime)
     }
+
+    /// Every state with a term, in plan order, its regions in the field group of its kind: the
+    /// view a generated plan's fields give (`plan.l0.gdn.h` is a `RecurrentRegions`), so an
+    /// engine on the dynamic plan reads the same groups and address API.
+    pub fn states(&self) -> impl Iterator<Item = StateRegions<'_>> + '_ {
+        let mut first = 0;
+        std::iter::from_fn(move || {
+            let state = &self.terms.get(first)?.state;
+            let count = self.terms[first..]
+                .iter()
+                .take_while(|t| t.state == *state)
+                .count();
+            let regions = StateRegions {
+                first_term: first,
+                terms: &self.terms[first..first + count],
+            };
+            first += count;
+            Some(regions)
+        })
+    }
+}
+
+/// One state of a [`DynamicPlan`]: its terms (consecutive in plan order) and their regions in
+/// the field group of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateRegions<'p> {
+    /// The index of its first term in [`DynamicPlan::terms`].
+    pub first_term: usize,
+    /// Its terms, in [`Holding::of_kind`] order (absent ones left out).
+    pub terms: &'p [StateTerm],
+}
+
+impl StateRegions<'_> {
+    /// The state's id (`l0.gdn.h`).
+    #[must_use]
+    pub fn state(&self) -> &str {
+        self.terms.first().map_or("", |t| t.state.as_str())
+    }
+
+    /// The state's kind.
+    #[must_use]
+    pub fn kind(&self) -> StateKind {
+        self.terms.first().map_or(StateKind::Recurrent, |t| t.kind)
+    }
+
+    /// The plan index of its term holding `holding`, if the plan has it.
+    #[must_use]
+    pub fn term(&self, holding: Holding) -> Option<usize> {
+        self.terms
+            .iter()
+            .position(|t| t.holding == holding)
+            .map(|i| self.first_term + i)
+    }
+
+    /// Its regions in its kind's field group; a term the plan lacks is [`Region::EMPTY`].
+    #[must_use]
+    pub fn group(&self) -> FieldGroup {
+        let region = |holding| {
+            self.terms
+                .iter()
+                .find(|t| t.holding == holding)
+                .map_or(Region::EMPTY, StateTerm::region)
+        };
+        match Holding::of_kind(self.kind()) {
+            [Holding::Blocks] => FieldGroup::Kv(KvRegions {
+                blocks: region(Holding::Blocks),
+            }),
+            [Holding::Cache] => FieldGroup::Cache(CacheRegions {
+                cache: region(Holding::Cache),
+            }),
+            _ => FieldGroup::Recurrent(RecurrentRegions {
+                live: region(Holding::Live),
+                steps: region(Holding::Steps),
+                checkpoint: region(Holding::Checkpoint),
+            }),
+        }
+    }
+}
+
+/// A state's regions in the field group of its kind, as a generated plan's field holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldGroup {
+    /// A recurrent state: its live pool, verify intermediates and checkpoints.
+    Recurrent(RecurrentRegions),
+    /// One side of a paged KV cache.
+    Kv(KvRegions),
+    /// A cache.
+    Cache(CacheRegions),
 }
 
 /// Gives the terms their offsets by the shared layout law ([`layout_order`], [`place_all`]).
-fn lay_out(terms: &mut [StateTerm], align: u64) -> Result<Arena, StateError> {
+fn lay_out(terms: &mut [StateTerm], align: u64) -> Result<Arena, PlanError<String>> {
     let keys: Vec<LayoutKey> = terms
         .iter()
         .map(|t| LayoutKey {
@@ -200,7 +292,7 @@ fn lay_out(terms: &mut [StateTerm], align: u64) -> Result<Arena, StateError> {
     let mut regions: Vec<Region> = terms.iter().map(StateTerm::region).collect();
     let present = vec![true; terms.len()];
     let arena = place_all(&keys, &present, &order, align, &mut regions).map_err(|i| {
-        StateError::Overflow {
+        PlanError::Overflow {
             state: terms.get(i).map_or_else(String::new, |t| t.state.clone()),
         }
     })?;

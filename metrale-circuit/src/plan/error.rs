@@ -1,50 +1,54 @@
-//! Why a plan could not be made: [`StateError`] for the dynamic plan (owns the state's id) and
-//! [`PlanError`] for generated const plans (`Copy`, names the state by `&'static str`, since a
-//! value with a destructor cannot be dropped in a `const fn`), and [`MissingFormat`] for the
-//! `Formats::from_pairs` of generated code (a key the circuit names that a pair list lacks).
+//! Why a plan could not be made: one family, [`PlanError<S>`], generic over how it names the
+//! state, as `FitError<E>` is over its plan error. A generated const plan names the state by
+//! `&'static str` (the default: `Copy`, since a value with a destructor cannot be dropped in a
+//! `const fn`); the dynamic plan owns it (`PlanError<String>`). [`MissingFormat`] is why a
+//! generated `Formats::from_pairs` refuses a pair list (a key the circuit names that it lacks).
 //!
 //! Owner: metrale-circuit.
-//! Invariants: every [`PlanError`] converts into the [`StateError`] the dynamic plan gives for
-//! the same circuit and inputs, so the two paths can be compared error for error.
+//! Invariants: a generated plan's `PlanError` converts (`From`) into the `PlanError<String>`
+//! the dynamic plan gives for the same circuit and inputs, so the two paths compare error for
+//! error; both print the same message.
 
 use std::fmt;
 
 use crate::law::SizeFault;
 
-/// Why a state plan could not be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StateError {
-    /// A state's format names a key the inputs do not give.
+/// Why a state plan could not be made, naming the state by `S`: `&'static str` for a generated
+/// plan, `String` for the dynamic one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanError<S = &'static str> {
+    /// A state's format names a key the inputs do not give (the dynamic plan only: a generated
+    /// plan's formats are typed fields).
     MissingFormat {
         /// The state (`l0.gdn.h`).
-        state: String,
+        state: S,
         /// The key (`ssm_h_storage`).
-        key: String,
+        key: S,
     },
     /// Verify inputs were given but a recurrent state declares no `verify`.
     MissingVerify {
         /// The state.
-        state: String,
+        state: S,
     },
     /// A size or offset of the state overflowed `u64`.
     Overflow {
         /// The state.
-        state: String,
+        state: S,
     },
     /// The state's shape divides by a dim that is zero.
     DivisionByZero {
         /// The state.
-        state: String,
+        state: S,
     },
     /// The state's shape subtracts below zero.
     Negative {
         /// The state.
-        state: String,
+        state: S,
     },
     /// The KV side keeps a sliding window, but the KV inputs give no window inputs.
     MissingWindow {
         /// The state.
-        state: String,
+        state: S,
     },
     /// The alignment is not a nonzero power of two.
     BadAlign {
@@ -53,22 +57,57 @@ pub enum StateError {
     },
 }
 
-impl StateError {
-    /// The fault of one term of `state`.
+impl<S> PlanError<S> {
+    /// The fault of one term, naming its state.
     #[must_use]
-    pub fn of_fault(fault: SizeFault, state: &str) -> Self {
-        let state = state.to_owned();
+    pub const fn of_fault(fault: SizeFault, state: S) -> Self {
         match fault {
-            SizeFault::Overflow => StateError::Overflow { state },
-            SizeFault::MissingVerify => StateError::MissingVerify { state },
-            SizeFault::DivisionByZero => StateError::DivisionByZero { state },
-            SizeFault::Negative => StateError::Negative { state },
-            SizeFault::MissingWindow => StateError::MissingWindow { state },
+            SizeFault::Overflow => PlanError::Overflow { state },
+            SizeFault::MissingVerify => PlanError::MissingVerify { state },
+            SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
+            SizeFault::Negative => PlanError::Negative { state },
+            SizeFault::MissingWindow => PlanError::MissingWindow { state },
+        }
+    }
+
+    /// The same error, its state (and key) named by `name`.
+    pub fn map_state<T>(self, mut name: impl FnMut(S) -> T) -> PlanError<T> {
+        match self {
+            PlanError::MissingFormat { state, key } => PlanError::MissingFormat {
+                state: name(state),
+                key: name(key),
+            },
+            PlanError::MissingVerify { state } => PlanError::MissingVerify { state: name(state) },
+            PlanError::Overflow { state } => PlanError::Overflow { state: name(state) },
+            PlanError::DivisionByZero { state } => PlanError::DivisionByZero { state: name(state) },
+            PlanError::Negative { state } => PlanError::Negative { state: name(state) },
+            PlanError::MissingWindow { state } => PlanError::MissingWindow { state: name(state) },
+            PlanError::BadAlign { align } => PlanError::BadAlign { align },
+        }
+    }
+
+    /// The state the error names, if it names one.
+    #[must_use]
+    pub fn state(&self) -> Option<&S> {
+        match self {
+            PlanError::MissingFormat { state, .. }
+            | PlanError::MissingVerify { state }
+            | PlanError::Overflow { state }
+            | PlanError::DivisionByZero { state }
+            | PlanError::Negative { state }
+            | PlanError::MissingWindow { state } => Some(state),
+            PlanError::BadAlign { .. } => None,
         }
     }
 }
 
-impl fmt::Display for StateError {
+impl From<PlanError<&str>> for PlanError<String> {
+    fn from(error: PlanError<&str>) -> Self {
+        error.map_state(str::to_owned)
+    }
+}
+
+impl<S: fmt::Display> fmt::Display for PlanError<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::MissingFormat { state, key } => write!(
@@ -104,87 +143,7 @@ impl fmt::Display for StateError {
     }
 }
 
-impl std::error::Error for StateError {}
-
-/// Why a generated const plan could not be made; converts into [`StateError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanError {
-    /// Verify inputs were given but a recurrent state declares no `verify`.
-    MissingVerify {
-        /// The state.
-        state: &'static str,
-    },
-    /// A size or offset of the state overflowed `u64`.
-    Overflow {
-        /// The state.
-        state: &'static str,
-    },
-    /// The state's shape divides by a dim that is zero.
-    DivisionByZero {
-        /// The state.
-        state: &'static str,
-    },
-    /// The state's shape subtracts below zero.
-    Negative {
-        /// The state.
-        state: &'static str,
-    },
-    /// The KV side keeps a sliding window, but the KV inputs give no window inputs.
-    MissingWindow {
-        /// The state.
-        state: &'static str,
-    },
-    /// The alignment is not a nonzero power of two.
-    BadAlign {
-        /// The alignment given.
-        align: u64,
-    },
-}
-
-impl PlanError {
-    /// The fault of one term, naming its state.
-    #[must_use]
-    pub const fn of_fault(fault: SizeFault, state: &'static str) -> Self {
-        match fault {
-            SizeFault::Overflow => PlanError::Overflow { state },
-            SizeFault::MissingVerify => PlanError::MissingVerify { state },
-            SizeFault::DivisionByZero => PlanError::DivisionByZero { state },
-            SizeFault::Negative => PlanError::Negative { state },
-            SizeFault::MissingWindow => PlanError::MissingWindow { state },
-        }
-    }
-}
-
-impl From<PlanError> for StateError {
-    fn from(error: PlanError) -> Self {
-        match error {
-            PlanError::MissingVerify { state } => StateError::MissingVerify {
-                state: state.to_owned(),
-            },
-            PlanError::Overflow { state } => StateError::Overflow {
-                state: state.to_owned(),
-            },
-            PlanError::DivisionByZero { state } => StateError::DivisionByZero {
-                state: state.to_owned(),
-            },
-            PlanError::Negative { state } => StateError::Negative {
-                state: state.to_owned(),
-            },
-            PlanError::MissingWindow { state } => StateError::MissingWindow {
-                state: state.to_owned(),
-            },
-            PlanError::BadAlign { align } => StateError::BadAlign { align },
-        }
-    }
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        StateError::from(*self).fmt(f)
-    }
-}
-
-impl std::error::Error for PlanError {}
+impl<S: fmt::Debug + fmt::Display> std::error::Error for PlanError<S> {}
 
 /// A format key the circuit names that a list of `(key, dtype)` pairs does not give: why a
 /// generated `Formats::from_pairs` refuses the list (`Copy`, and the key a `&'static str`,

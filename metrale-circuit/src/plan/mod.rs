@@ -7,13 +7,13 @@
 //! Invariants:
 //! - A plan sizes and places only through the laws (`law`); it adds order and errors, never a
 //!   second way to size or place a term.
-//! - Every const [`PlanError`] of a generated plan converts into the [`StateError`] the dynamic
-//!   plan gives for the same circuit and inputs.
+//! - Every const [`PlanError`] of a generated plan converts into the `PlanError<String>` the
+//!   dynamic plan gives for the same circuit and inputs.
 
 mod dynamic;
 mod error;
 pub(crate) mod regions;
 
-pub use dynamic::{StatePlan, StateTerm};
-pub use error::{MissingFormat, PlanError, StateError};
+pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
+pub use error::{MissingFormat, PlanError};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

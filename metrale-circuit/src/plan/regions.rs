@@ -77,7 +77,7 @@ impl Unit {
     /// # Errors
     /// The elements' own fault, or [`SizeFault::Overflow`] when the bytes overflow.
     #[inline]
-    pub const fn of(
+    pub(crate) const fn of(
         elements: Result<u64, SizeFault>,
         dtype: StateDtype,
     ) -> Result<Unit, SizeFault> {

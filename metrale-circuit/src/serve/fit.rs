@@ -15,36 +15,7 @@
 
 use super::profile::{ProfileFree, ServingProfile};
 use crate::model::{KvInputs, StateDecl, StateDtype, StateInputs};
-use crate::plan::{StateError, StatePlan};
-
-/// Reads a byte budget: bytes, or a number with a decimal (`KB` `MB` `GB` `TB`, powers of
-/// 1000) or binary (`KiB` `MiB` `GiB` `TiB`, powers of 1024) unit, as `80GiB`, `80GB`,
-/// `512MiB`; what `metrale-codegen fit --budget` and the example engine take.
-///
-/// # Errors
-/// A message naming the text when it is no such size or exceeds `u64::MAX` bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    const UNITS: [(&str, u64); 9] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-        ("TB", 1_000_000_000_000),
-        ("GB", 1_000_000_000),
-        ("MB", 1_000_000),
-        ("KB", 1_000),
-        ("B", 1),
-    ];
-    let (number, scale) = UNITS
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .unwrap_or((text, 1));
-    let n: u64 = number.trim().parse().map_err(|_| {
-        format!("expected bytes or a number with a unit (80GiB, 80GB, 512MiB), found `{text}`")
-    })?;
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` is more than {} bytes", u64::MAX))
-}
+use crate::plan::{DynamicPlan, PlanError};
 
 /// The one capacity search loop, for the dynamic fits here and the generated plans' fits
 /// (`__private_v0_1::Table::fit_kv_blocks`, `fit_profile`), written once as a macro because a
@@ -94,8 +65,8 @@ pub enum FitError<E> {
 }
 
 impl<E> FitError<E> {
-    /// The same error with its plan error converted (a generated plan's [`crate::PlanError`]
-    /// into a [`StateError`], say).
+    /// The same error with its plan error converted (a generated plan's `PlanError` into the
+    /// dynamic plan's `PlanError<String>`, say).
     pub fn map_plan<F>(self, convert: impl FnOnce(E) -> F) -> FitError<F> {
         match self {
             FitError::TooSmall { needs } => FitError::TooSmall { needs },
@@ -242,7 +213,7 @@ pub fn fit_kv_blocks(
     inputs: &StateInputs<'_>,
     align: u64,
     budget: u64,
-) -> Result<Fit, FitError<StateError>> {
+) -> Result<Fit, FitError<PlanError<String>>> {
     let Some(kv) = inputs.kv else {
         return Err(FitError::NoKvPool);
     };
@@ -251,15 +222,15 @@ pub fn fit_kv_blocks(
             kv: Some(KvInputs { blocks, ..kv }),
             ..*inputs
         };
-        StatePlan::new(decls, &trial, align)
+        DynamicPlan::new(decls, &trial, align)
     })
 }
 
 /// Runs a [`Search`] under `budget` over the plans `plan_at` makes.
 fn drive(
     budget: u64,
-    mut plan_at: impl FnMut(u64) -> Result<StatePlan, StateError>,
-) -> Result<Fit, FitError<StateError>> {
+    mut plan_at: impl FnMut(u64) -> Result<DynamicPlan, PlanError<String>>,
+) -> Result<Fit, FitError<PlanError<String>>> {
     search_fit!(budget, |value| plan_at(value)
         .map(|plan| plan.device_bytes()))
 }
@@ -279,13 +250,13 @@ pub fn fit_profile(
     free: ProfileFree,
     align: u64,
     budget: u64,
-) -> Result<Fit, FitError<StateError>> {
+) -> Result<Fit, FitError<PlanError<String>>> {
     if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
         return Err(FitError::NoKvPool);
     }
     drive(budget, |value| match profile.varied(free, value).inputs() {
-        Ok(inputs) => StatePlan::new(decls, &StateInputs { formats, ..inputs }, align),
-        Err(fault) => Err(StateError::of_fault(fault, "the serving profile")),
+        Ok(inputs) => DynamicPlan::new(decls, &StateInputs { formats, ..inputs }, align),
+        Err(fault) => Err(PlanError::of_fault(fault, "the serving profile".to_owned())),
     })
 }
 
@@ -302,7 +273,7 @@ pub fn fit_sequences(
     context: u64,
     align: u64,
     budget: u64,
-) -> Result<Fit, FitError<StateError>> {
+) -> Result<Fit, FitError<PlanError<String>>> {
     let free = ProfileFree::Sequences { context };
     fit_profile(decls, formats, profile, free, align, budget)
 }
@@ -319,7 +290,7 @@ pub fn fit_profile_blocks(
     profile: &ServingProfile,
     align: u64,
     budget: u64,
-) -> Result<Fit, FitError<StateError>> {
+) -> Result<Fit, FitError<PlanError<String>>> {
     fit_profile(
         decls,
         formats,

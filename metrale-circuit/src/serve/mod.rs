@@ -18,12 +18,9 @@ mod parallel;
 mod profile;
 
 pub use agree::Disagreement;
-pub use fit::{
-    Fit, FitError, Search, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences,
-    parse_size,
-};
+pub(crate) use fit::Search;
+pub use fit::{Fit, FitError, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
 pub use parallel::{
-    Parallel, ParallelError, Place, Rank, RankError, ShardFault, Stage, StageFault,
-    default_stage_layers, shard, stage,
+    Parallel, ParallelError, Rank, RankError, ShardFault, Stage, StageFault, shard,
 };
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};

@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+use crate::model::Position;
+
 /// How many tensor- and pipeline-parallel ranks serve the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parallel<'a> {
@@ -46,7 +48,7 @@ pub struct Rank {
 }
 
 /// Why a rank cannot be placed: its sizes, its index or the split of the layers. `Copy` and
-/// without allocation, so a `const fn` ([`stage`], [`Stage::of`]) can give it.
+/// without allocation, so a `const fn` ([`Stage::of`]) can give it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StageFault {
     /// A tensor- or pipeline-parallel size of 0.
@@ -206,19 +208,6 @@ fn does_not_split(f: &mut fmt::Formatter<'_>, dim: &str, value: u64, tp: u64) ->
     )
 }
 
-/// Where a block instance sits in the model: what decides which pipeline rank holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    /// A prologue block (held by pipeline rank 0).
-    Prologue,
-    /// A block of layer `n` (held by the rank whose stage has the layer).
-    Layer(u64),
-    /// An epilogue block (held by the last pipeline rank).
-    Epilogue,
-    /// A draft-head block (held by the last pipeline rank).
-    Draft,
-}
-
 /// The part of the model one pipeline rank holds: layers `start..end`, the prologue when it is
 /// the first rank, the epilogue and the draft head when it is the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,7 +235,7 @@ impl Stage {
     }
 
     /// What rank `rank` of `parallel` holds of a model of `layers` layers: the layers of
-    /// vLLM's split or of `pp_layers` ([`stage`]), the prologue on rank 0, the epilogue and the
+    /// vLLM's split or of `pp_layers`, the prologue on rank 0, the epilogue and the
     /// draft head on the last.
     ///
     /// # Errors
@@ -276,13 +265,13 @@ impl Stage {
         }
     }
 
-    /// Whether this stage holds the block instance at `place`.
+    /// Whether this stage holds the block instance at `position`.
     #[must_use]
-    pub const fn holds(&self, place: Place) -> bool {
-        match place {
-            Place::Prologue => self.first,
-            Place::Layer(layer) => self.start <= layer && layer < self.end,
-            Place::Epilogue | Place::Draft => self.last,
+    pub const fn holds(&self, position: Position) -> bool {
+        match position {
+            Position::Prologue => self.first,
+            Position::Layer(layer) => self.start <= layer && layer < self.end,
+            Position::Epilogue | Position::Draft => self.last,
         }
     }
 
@@ -345,22 +334,6 @@ pub const fn default_stage_layers(layers: u64, pp: u64, rank: u64) -> Option<u64
     // Ranks pp - 1 - rest ..= pp - 2 hold one more (none when rest is 0).
     let extra = rest > 0 && rank + 1 + rest >= pp && rank + 1 < pp;
     Some(if extra { base + 1 } else { base })
-}
-
-/// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`
-/// ([`Stage::of`] for tensor-parallel rank 0).
-///
-/// # Errors
-/// [`Stage::of`]'s.
-pub const fn stage(
-    layers: u64,
-    parallel: &Parallel<'_>,
-    rank: u64,
-) -> Result<(u64, u64), StageFault> {
-    match Stage::of(layers, parallel, Rank { tp: 0, pp: rank }) {
-        Ok(held) => Ok((held.start, held.end)),
-        Err(fault) => Err(fault),
-    }
 }
 
 /// The layers `[start, end)` pipeline rank `rank` holds, the sizes and the rank checked
@@ -427,6 +400,22 @@ const fn given_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layers `[start, end)` pipeline rank `rank` holds: vLLM's split, or `pp_layers`
+    /// ([`Stage::of`] for tensor-parallel rank 0).
+    ///
+    /// # Errors
+    /// [`Stage::of`]'s.
+    const fn stage(
+        layers: u64,
+        parallel: &Parallel<'_>,
+        rank: u64,
+    ) -> Result<(u64, u64), StageFault> {
+        match Stage::of(layers, parallel, Rank { tp: 0, pp: rank }) {
+            Ok(held) => Ok((held.start, held.end)),
+            Err(fault) => Err(fault),
+        }
+    }
 
     fn split(layers: u64, pp: u64) -> Vec<u64> {
         let parallel = Parallel {

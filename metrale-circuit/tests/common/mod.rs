@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::Circuit;
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::Circuit;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 
 /// The errors of `text` (named `c.toml`); it must not load.
 pub fn errors(text: &str) -> Vec<Diagnostic> {
-    match metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+    match metrale_circuit::load::load(metrale_circuit::load::CircuitSource::Text {
         name: "c.toml",
         text,
         dir: None,
@@ -58,7 +58,7 @@ pub fn check(d: &Diagnostic, message: &str, at: &str, helps: &[&str]) {
 
 /// Loads `text` (named `c.toml`); it must load.
 pub fn loads(text: &str) -> Circuit {
-    metrale_circuit::load::load(metrale_circuit::load::Input::Text {
+    metrale_circuit::load::load(metrale_circuit::load::CircuitSource::Text {
         name: "c.toml",
         text,
         dir: None,

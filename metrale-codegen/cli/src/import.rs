@@ -18,8 +18,8 @@ use std::ops::Range;
 
 use jsonc_parser::ast::{ObjectPropName, Value};
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
-use metrale_circuit::diag::{Diagnostic, Diagnostics, Source};
-use metrale_circuit::{Circuit, ConfigMap, LayerKindsSource, LayoutRule, is_snake_identifier};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
+use metrale_circuit::load::{Circuit, ConfigMap, LayerKindsSource, LayerRule, is_snake_identifier};
 
 /// What the caller may set instead of reading it from the config.
 #[derive(Debug, Clone, Copy, Default)]
@@ -301,8 +301,8 @@ impl<'a> Reader<'a> {
         )?;
         let n = self.integer(key, value)?;
         let (expected, what) = match circuit.layout().rule() {
-            LayoutRule::Interval { period } => (*period, "the layout's `period`"),
-            LayoutRule::Pattern {
+            LayerRule::Interval { period } => (*period, "the layout's `period`"),
+            LayerRule::Pattern {
                 pattern: Some(p), ..
             } => (
                 p.chars().count() as u64,
@@ -336,7 +336,7 @@ impl<'a> Reader<'a> {
             LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
         }?;
         match rule {
-            LayoutRule::Interval { period } => {
+            LayerRule::Interval { period } => {
                 let at = self.kinds_span(source);
                 for (i, kind) in kinds.iter().enumerate() {
                     let expected = if (i as u64 + 1).is_multiple_of(*period) {
@@ -358,8 +358,8 @@ impl<'a> Reader<'a> {
                 }
                 Some(ImportedKinds::Layout)
             }
-            LayoutRule::List => Some(ImportedKinds::List(kinds)),
-            LayoutRule::Pattern { symbols, .. } => {
+            LayerRule::List => Some(ImportedKinds::List(kinds)),
+            LayerRule::Pattern { symbols, .. } => {
                 let pattern = kinds
                     .iter()
                     .filter_map(|kind| symbols.iter().find(|(_, k)| k == kind).map(|(c, _)| *c))
@@ -450,7 +450,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A pattern string, one symbol per layer.
-    fn pattern(&mut self, key: &str, rule: &LayoutRule, layers: u64) -> Option<Vec<String>> {
+    fn pattern(&mut self, key: &str, rule: &LayerRule, layers: u64) -> Option<Vec<String>> {
         let value = self.require(key, "`[config] pattern` names the key of the layer pattern")?;
         let Value::StringLit(text) = value else {
             self.report(
@@ -463,7 +463,7 @@ impl<'a> Reader<'a> {
             );
             return None;
         };
-        let LayoutRule::Pattern { symbols, .. } = rule else {
+        let LayerRule::Pattern { symbols, .. } = rule else {
             return None;
         };
         let pattern: &str = &text.value;

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 use metrale_codegen::{Options, tokens};
 
 use common::root;
@@ -149,7 +149,7 @@ fn the_library_paths_agree_on_every_line_deleted() {
             let mut mutant = lines[..skip].join("\n");
             mutant.push('\n');
             mutant.push_str(&lines[skip + 1..].join("\n"));
-            let input = Input::Text {
+            let input = CircuitSource::Text {
                 name: circuit,
                 text: &mutant,
                 dir: Some(&dir),

@@ -2,10 +2,11 @@
 //! sizes a circuit with when no `--inputs` is given) parse to the figures their comments state.
 //! The file is read from inside this crate, so the test also builds from the published package.
 
-use metrale_circuit::{
-    CacheInputs, CarryInputs, DraftInputs, InputsFile, KvInputs, LookupInputs, RingInputs,
-    StateDtype, TreeInputs, VerifyCounts, WindowInputs,
+use metrale_circuit::inputs::{
+    CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs, WindowInputs,
 };
+use metrale_circuit::load::{InputsFile, VerifyCounts};
+use metrale_circuit::{CacheInputs, KvInputs, StateDtype};
 
 #[test]
 fn the_shipped_default_parses_to_its_documented_figures() {
@@ -23,7 +24,7 @@ fn the_shipped_default_parses_to_its_documented_figures() {
     assert_eq!(
         file.verify,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::StepCounts::PerSlot(vec![4; 9]),
+            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![4; 9]),
             conv_steps: 4
         })
     );
@@ -112,14 +113,14 @@ fn the_default_server_as_a_profile_derives_the_default_counts() {
         })
     );
     // So Qwen3.5-27B (no windowed side) plans the same, byte for byte.
-    let circuit = metrale_circuit::Circuit::load(concat!(
+    let circuit = metrale_circuit::load::Circuit::load(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../circuits/qwen3_5.toml"
     ))
     .unwrap();
     let decls = circuit.instantiate("qwen3_5_27b").unwrap();
     let plan = |file: &InputsFile| {
-        metrale_circuit::StatePlan::new(&decls, &file.view().inputs(), 256).unwrap()
+        metrale_circuit::dynamic::DynamicPlan::new(&decls, &file.view().inputs(), 256).unwrap()
     };
     let (a, b) = (plan(&serving), plan(&default));
     assert_eq!(a.device_bytes(), b.device_bytes());

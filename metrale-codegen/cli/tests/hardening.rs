@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use metrale_circuit::load::{Input, load};
+use metrale_circuit::load::{CircuitSource, load};
 
 /// `plan` of `circuit` with the inputs `inputs` (written to a scratch file) and `extra` args.
 fn plan_with(name: &str, circuit: &str, inputs: &str, extra: &[&str]) -> common::Run {
@@ -81,7 +81,7 @@ fn an_empty_path_is_a_usage_error() {
         assert!(run.stderr.contains("a value is required"), "{}", run.stderr);
     }
     // The library refuses it in words too, naming no file.
-    let report = load(Input::File {
+    let report = load(CircuitSource::File {
         path: std::path::Path::new(""),
         name: "",
     });

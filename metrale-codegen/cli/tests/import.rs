@@ -2,9 +2,9 @@
 //! configs here (positions counted by hand, lines and columns 1-based); the zoo's shipped
 //! configs are pinned in `zoo.rs` beside this file.
 
-use metrale_circuit::diag::{Diagnostic, Source};
-use metrale_circuit::load::{Input, load};
-use metrale_circuit::{Checkpoint, Circuit};
+use metrale_circuit::load::diag::{Diagnostic, Source};
+use metrale_circuit::load::{CheckpointSpec, Circuit};
+use metrale_circuit::load::{CircuitSource, load};
 use metrale_cli::import::{ImportOptions, Imported, ImportedKinds, import};
 
 /// A pattern-layout circuit: symbols M (mamba), - (mlp), * (attention); a `[config]` reading a
@@ -55,7 +55,7 @@ const PATTERN_CONFIG: &str = r#"{
 "#;
 
 fn circuit(text: &str) -> Circuit {
-    load(Input::Text {
+    load(CircuitSource::Text {
         name: "c.toml",
         text,
         dir: None,
@@ -86,7 +86,7 @@ fn place(d: &Diagnostic) -> String {
 }
 
 /// The checkpoint `name` of `circuit_text` with `table` appended; it must load.
-fn appended(circuit_text: &str, table: &str, name: &str) -> Checkpoint {
+fn appended(circuit_text: &str, table: &str, name: &str) -> CheckpointSpec {
     let c = circuit(&format!("{circuit_text}{table}"));
     c.checkpoint(name).expect("the imported checkpoint").clone()
 }

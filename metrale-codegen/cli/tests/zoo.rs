@@ -5,9 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::diag::Source;
-use metrale_circuit::load::{Input, load};
-use metrale_circuit::{Circuit, DEFAULT_ALIGN, InputsFile, StatePlan};
+use metrale_circuit::DEFAULT_ALIGN;
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::load::diag::Source;
+use metrale_circuit::load::{Circuit, InputsFile};
+use metrale_circuit::load::{CircuitSource, load};
 use metrale_cli::import::{ImportOptions, import};
 
 /// Made-up miniatures for tests: no published config.
@@ -92,7 +94,7 @@ fn every_real_checkpoint_is_its_published_config_imported() {
             // Appended to the circuit, the table loads; its checkpoint is the shipped one.
             let appended = format!("{text}\n{}", imported.to_toml());
             let dir = circuits_dir();
-            let loaded = load(Input::Text {
+            let loaded = load(CircuitSource::Text {
                 name: &name,
                 text: &appended,
                 dir: Some(&dir),
@@ -156,7 +158,7 @@ fn every_checkpoint_plans_with_the_default_inputs() {
     for (name, circuit) in zoo() {
         for checkpoint in circuit.checkpoints() {
             let decls = circuit.instantiate(checkpoint.name()).unwrap();
-            let plan = StatePlan::new(&decls, &inputs.view().inputs(), DEFAULT_ALIGN)
+            let plan = DynamicPlan::new(&decls, &inputs.view().inputs(), DEFAULT_ALIGN)
                 .unwrap_or_else(|e| panic!("{name} {}: {e}", checkpoint.name()));
             assert!(plan.device_bytes() > 0, "{name} {}", checkpoint.name());
         }

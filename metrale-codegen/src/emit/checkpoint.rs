@@ -20,7 +20,9 @@
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
 //!   fixed size.
 
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place};
+use metrale_circuit::Holding;
+use metrale_circuit::load::{BlockTemplate, CheckpointSpec};
+use metrale_circuit::parallel::Position;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -40,7 +42,7 @@ struct PlanParts {
 
 impl Emitter<'_> {
     /// `pub mod <checkpoint> { ... }`.
-    pub(super) fn checkpoint_module(&self, checkpoint: &Checkpoint) -> TokenStream {
+    pub(super) fn checkpoint_module(&self, checkpoint: &CheckpointSpec) -> TokenStream {
         let name = ident(checkpoint.name());
         let table = self.table(checkpoint);
         let n = index(table.rows.len());
@@ -74,7 +76,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = #doc]
             pub mod #name {
-                use super::{__abi, __rt};
+                use super::{Err, Ok, __abi, __rt};
 
                 #[doc = "The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
@@ -90,10 +92,6 @@ impl Emitter<'_> {
                 const TABLE: __abi::Table<TERM_COUNT, #c, { LAYERS + 2 }> = #value;
 
                 #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
-                // A model of some hundred terms makes this array larger than clippy's
-                // threshold for a `const`; it is read by reference only, which rustc promotes
-                // to one static, so nothing large is copied.
-                #[allow(clippy::large_const_arrays, reason = "read by reference only: promoted to one static, never copied")]
                 pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
 
                 #[doc = #plan_doc]
@@ -113,7 +111,7 @@ impl Emitter<'_> {
     /// `impl StatePlan { new, for_rank, regions, totals, fits, layers }`.
     fn plan_impl(
         &self,
-        checkpoint: &Checkpoint,
+        checkpoint: &CheckpointSpec,
         table: &Table<'_>,
         parts: &PlanParts,
     ) -> TokenStream {
@@ -126,7 +124,7 @@ impl Emitter<'_> {
             impl StatePlan {
                 #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
                 #[doc = "multiple of `align`, by the same law as the dynamic"]
-                #[doc = "`metrale_circuit::StatePlan::new`. A term whose inputs are absent"]
+                #[doc = "`metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
                 #[doc = "(no verify, no KV, no cache group) is an empty region at offset 0."]
                 #[doc = ""]
                 #[doc = "# Errors"]
@@ -154,12 +152,12 @@ impl Emitter<'_> {
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
                     align: u64,
-                    parallel: &__rt::Parallel<'_>,
-                    rank: __rt::Rank,
+                    parallel: &__rt::parallel::Parallel<'_>,
+                    rank: __rt::parallel::Rank,
                 ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                     match super::rank_of(dims, LAYERS, parallel, rank) {
-                        ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
-                        ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                        Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
+                        Err(error) => Err(error),
                     }
                 }
 
@@ -168,16 +166,16 @@ impl Emitter<'_> {
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
                     align: u64,
-                    stage: &__rt::Stage,
+                    stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     let units = super::units(dims, inputs.formats);
                     let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &inputs.state_inputs(), align, stage) {
-                        ::core::result::Result::Ok(sized) => sized,
-                        ::core::result::Result::Err(error) => return ::core::result::Result::Err(error),
+                        Ok(sized) => sized,
+                        Err(error) => return Err(error),
                     };
                     // The literal's fields are evaluated in plan order, so each group's cursor
                     // meets its terms in the order the layout places them.
-                    ::core::result::Result::Ok(Self { #init arena })
+                    Ok(Self { #init arena })
                 }
 
                 #[doc = "Every term's region, in the order of `TERMS`."]
@@ -227,11 +225,11 @@ impl Emitter<'_> {
 
     /// The plan struct's fields and the fields of the literal `new` builds, in the order of `Circuit::instances` (plan order): prologue, layers, epilogue,
     /// draft.
-    fn plan_fields(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> PlanParts {
+    fn plan_fields(&self, checkpoint: &CheckpointSpec, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
         let mut parts = PlanParts::default();
         for name in circuit.prologue() {
-            self.top_block(name, Place::Prologue, table, &mut parts);
+            self.top_block(name, Position::Prologue, table, &mut parts);
         }
         for (i, kind) in checkpoint.layer_kinds().iter().enumerate() {
             let field = format_ident!("l{i}");
@@ -242,14 +240,14 @@ impl Emitter<'_> {
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
             let value = self.group_value(
                 circuit.layout().blocks_of(kind),
-                (&format!("l{i}"), Place::Layer(i as u64)),
+                (&format!("l{i}"), Position::Layer(i as u64)),
                 &quote!(super::#ty),
                 table,
             );
             parts.init.extend(quote! { #field: #value, });
         }
         for name in circuit.epilogue() {
-            self.top_block(name, Place::Epilogue, table, &mut parts);
+            self.top_block(name, Position::Epilogue, table, &mut parts);
         }
         if self.has_draft() {
             parts.fields.extend(quote! {
@@ -258,7 +256,7 @@ impl Emitter<'_> {
             });
             let value = self.group_value(
                 circuit.draft(),
-                ("draft", Place::Draft),
+                ("draft", Position::Draft),
                 &quote!(super::Draft),
                 table,
             );
@@ -268,7 +266,7 @@ impl Emitter<'_> {
     }
 
     /// A prologue or epilogue block: a field of the plan itself, laid out by its own `lay`.
-    fn top_block(&self, name: &str, place: Place, table: &Table<'_>, parts: &mut PlanParts) {
+    fn top_block(&self, name: &str, place: Position, table: &Table<'_>, parts: &mut PlanParts) {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
             let ty = block_type(name);
@@ -289,7 +287,7 @@ impl Emitter<'_> {
     fn group_value(
         &self,
         blocks: &[String],
-        (prefix, place): (&str, Place),
+        (prefix, place): (&str, Position),
         ty: &TokenStream,
         table: &Table<'_>,
     ) -> TokenStream {
@@ -311,7 +309,7 @@ impl Emitter<'_> {
     /// does not hold the instance.
     fn window(
         block: &BlockTemplate,
-        (prefix, place): (&str, Place),
+        (prefix, place): (&str, Position),
         table: &Table<'_>,
     ) -> TokenStream {
         let row = block
@@ -326,18 +324,18 @@ impl Emitter<'_> {
         let class = table.rows.get(row).map_or(0, |(_, class)| *class);
         let class = index(class);
         match place {
-            Place::Prologue => quote!(classes.prologue(#class)),
-            Place::Layer(layer) => {
+            Position::Prologue => quote!(classes.prologue(#class)),
+            Position::Layer(layer) => {
                 let layer = int(layer);
                 quote!(classes.layer(#class, #layer))
             }
-            Place::Epilogue => quote!(classes.epilogue(#class)),
-            Place::Draft => quote!(classes.draft(#class)),
+            Position::Epilogue => quote!(classes.epilogue(#class)),
+            Position::Draft => quote!(classes.draft(#class)),
         }
     }
 
     /// The body of `regions()`: each block instance's regions put after the previous one's, in
-    /// plan order: the prologue, a loop over `layers()` (one `match` arm per layer kind, so the
+    /// plan order: the prologue, the layers (the circuit's `put_layers` over `layers()`, so the
     /// function stays the same size whatever the layer count), the epilogue, the draft.
     fn regions_body(&self) -> TokenStream {
         let circuit = self.circuit;
@@ -366,32 +364,7 @@ impl Emitter<'_> {
         let layers = if circuit.layout().blocks().is_empty() {
             TokenStream::new()
         } else {
-            let arms = circuit.layout().blocks().iter().map(|(kind, blocks)| {
-                let variant = layer_variant(kind);
-                let puts: Vec<TokenStream> = blocks
-                    .iter()
-                    .filter(|name| self.stateful(name).is_some())
-                    .map(|name| {
-                        let field = ident(name);
-                        put(quote!(layer.#field))
-                    })
-                    .collect();
-                if puts.is_empty() {
-                    quote!(super::Layer::#variant(_) => {})
-                } else {
-                    quote!(super::Layer::#variant(layer) => { #(#puts)* })
-                }
-            });
-            quote! {
-                let layers = self.layers();
-                let mut i = 0;
-                while i < LAYERS {
-                    match layers[i] {
-                        #(#arms)*
-                    }
-                    i += 1;
-                }
-            }
+            quote!(at = super::put_layers(&mut all, at, &self.layers());)
         };
         if prologue.is_empty() && layers.is_empty() && epilogue.is_empty() && draft.is_empty() {
             return quote!([__rt::Region::EMPTY; TERM_COUNT]);
@@ -405,9 +378,54 @@ impl Emitter<'_> {
         }
     }
 
+    /// `put_layers`, once per circuit with layer kinds: every layer's regions put after the
+    /// previous one's (one `match` arm per layer kind), what each checkpoint's `regions()`
+    /// calls.
+    pub(super) fn put_layers_fn(&self) -> TokenStream {
+        let blocks = self.circuit.layout().blocks();
+        if blocks.is_empty() {
+            return TokenStream::new();
+        }
+        let arms = blocks.iter().map(|(kind, blocks)| {
+            let variant = layer_variant(kind);
+            let puts: Vec<TokenStream> = blocks
+                .iter()
+                .filter(|name| self.stateful(name).is_some())
+                .map(|name| {
+                    let field = ident(name);
+                    quote!(at = __abi::put(all, at, layer.#field.regions());)
+                })
+                .collect();
+            if puts.is_empty() {
+                quote!(Layer::#variant(_) => {})
+            } else {
+                quote!(Layer::#variant(layer) => { #(#puts)* })
+            }
+        });
+        quote! {
+            #[doc = "Puts the regions of `layers` into `all` from index `at`, layer by layer in"]
+            #[doc = "plan order, and returns the index after them: every checkpoint's `regions()`"]
+            #[doc = "reads its layers through it."]
+            const fn put_layers<const N: usize, const L: usize>(
+                all: &mut [__rt::Region; N],
+                mut at: usize,
+                layers: &[Layer<'_>; L],
+            ) -> usize {
+                let mut i = 0;
+                while i < L {
+                    match layers[i] {
+                        #(#arms)*
+                    }
+                    i += 1;
+                }
+                at
+            }
+        }
+    }
+
     /// `layers()` and `layer(i)`, when the circuit has layer kinds: `layers()` lists the
     /// fields, `layer(i)` reads it, so only `layers()` grows with the layers.
-    fn layers_fn(&self, checkpoint: &Checkpoint) -> TokenStream {
+    fn layers_fn(&self, checkpoint: &CheckpointSpec) -> TokenStream {
         if self.circuit.layout().blocks().is_empty() {
             return TokenStream::new();
         }
@@ -467,7 +485,7 @@ fn fit_fns() -> TokenStream {
         #[doc = "The largest value of `profile`'s free input `free` whose plan's device arena"]
         #[doc = "fits `budget` bytes: the profile at each probed value"]
         #[doc = "(`ServingProfile::varied`), by the same search as"]
-        #[doc = "`metrale_circuit::fit_profile`."]
+        #[doc = "`metrale_circuit::dynamic::fit_profile`."]
         #[doc = ""]
         #[doc = "# Errors"]
         #[doc = "`FitError::NoKvPool` when `free` is the pool and the profile has none;"]
@@ -477,7 +495,7 @@ fn fit_fns() -> TokenStream {
             dims: &super::Dims,
             formats: super::Formats,
             profile: &__rt::ServingProfile,
-            free: __rt::ProfileFree,
+            free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
@@ -495,21 +513,21 @@ fn fit_fns() -> TokenStream {
             dims: &super::Dims,
             formats: super::Formats,
             profile: &__rt::ServingProfile,
-            free: __rt::ProfileFree,
+            free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
-                ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(TABLE.fit_profile(&super::units(&dims, formats), profile, free, align, budget, &stage)),
-                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                Ok((dims, stage)) => __abi::in_rank(TABLE.fit_profile(&super::units(&dims, formats), profile, free, align, budget, &stage)),
+                Err(error) => Err(error),
             }
         }
 
         #[doc = "The most concurrent sequences of `context` tokens each whose plan fits"]
         #[doc = "`budget` bytes: `fit_profile` over `sequences`, as"]
-        #[doc = "`metrale_circuit::fit_sequences`."]
+        #[doc = "`metrale_circuit::dynamic::fit_sequences`."]
         #[doc = ""]
         #[doc = "# Errors"]
         #[doc = "As `fit_profile`."]
@@ -521,12 +539,12 @@ fn fit_fns() -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            Self::fit_profile(dims, formats, profile, __rt::ProfileFree::Sequences { context }, align, budget)
+            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
         }
 
         #[doc = "The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,"]
         #[doc = "a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
-        #[doc = "pool, as `metrale_circuit::fit_profile_blocks`."]
+        #[doc = "pool, as `metrale_circuit::dynamic::fit_profile_blocks`."]
         #[doc = ""]
         #[doc = "# Errors"]
         #[doc = "As `fit_profile`."]
@@ -537,7 +555,7 @@ fn fit_fns() -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            Self::fit_profile(dims, formats, profile, __rt::ProfileFree::PoolBlocks, align, budget)
+            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::PoolBlocks, align, budget)
         }
 
         #kv
@@ -549,7 +567,7 @@ fn fit_kv_fns() -> TokenStream {
     quote! {
         #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
         #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
-        #[doc = "search as `metrale_circuit::fit_kv_blocks`: the value, and the device bytes"]
+        #[doc = "search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes"]
         #[doc = "at it and at one more block."]
         #[doc = ""]
         #[doc = "# Errors"]
@@ -575,12 +593,12 @@ fn fit_kv_fns() -> TokenStream {
             inputs: &super::Inputs<'_>,
             align: u64,
             budget: u64,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
-                ::core::result::Result::Ok((dims, stage)) => __abi::in_rank(TABLE.fit_kv_blocks(&super::units(&dims, inputs.formats), &inputs.state_inputs(), align, budget, &stage)),
-                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                Ok((dims, stage)) => __abi::in_rank(TABLE.fit_kv_blocks(&super::units(&dims, inputs.formats), &inputs.state_inputs(), align, budget, &stage)),
+                Err(error) => Err(error),
             }
         }
     }

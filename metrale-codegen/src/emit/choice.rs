@@ -14,7 +14,7 @@
 //! - `from_pairs` reads a key by the rule the dynamic plan reads its formats by (the first
 //!   pair of the key; keys the circuit does not name are ignored).
 
-use metrale_circuit::Checkpoint;
+use metrale_circuit::load::CheckpointSpec;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -42,7 +42,7 @@ impl Emitter<'_> {
                 pub const fn from_pairs(
                     _pairs: &[(&str, __rt::StateDtype)],
                 ) -> ::core::result::Result<Self, __rt::MissingFormat> {
-                    ::core::result::Result::Ok(Self {})
+                    Ok(Self {})
                 }
             };
         }
@@ -50,7 +50,7 @@ impl Emitter<'_> {
             let field = ident(key);
             quote! {
                 let ::core::option::Option::Some(#field) = __abi::format_of(pairs, #key) else {
-                    return ::core::result::Result::Err(__rt::MissingFormat { key: #key });
+                    return Err(__rt::MissingFormat { key: #key });
                 };
             }
         });
@@ -61,7 +61,7 @@ impl Emitter<'_> {
                 pairs: &[(&str, __rt::StateDtype)],
             ) -> ::core::result::Result<Self, __rt::MissingFormat> {
                 #(#reads)*
-                ::core::result::Result::Ok(Self { #(#fields),* })
+                Ok(Self { #(#fields),* })
             }
         }
     }
@@ -79,10 +79,10 @@ impl Emitter<'_> {
                 counts: &__rt::StateInputs<'a>,
             ) -> ::core::result::Result<Self, __rt::MissingFormat> {
                 match Formats::from_pairs(counts.formats) {
-                    ::core::result::Result::Ok(formats) => {
-                        ::core::result::Result::Ok(Self::with_counts(formats, counts))
+                    Ok(formats) => {
+                        Ok(Self::with_counts(formats, counts))
                     }
-                    ::core::result::Result::Err(missing) => ::core::result::Result::Err(missing),
+                    Err(missing) => Err(missing),
                 }
             }
         }
@@ -129,7 +129,7 @@ impl Emitter<'_> {
             let variant = variant(c);
             quote!(Self::#variant)
         });
-        let arms = |value: &dyn Fn(&Checkpoint) -> TokenStream| -> TokenStream {
+        let arms = |value: &dyn Fn(&CheckpointSpec) -> TokenStream| -> TokenStream {
             checkpoints
                 .iter()
                 .map(|c| {
@@ -280,8 +280,8 @@ impl Emitter<'_> {
         let new = self.checkpoint_arms(&|variant, module| {
             quote! {
                 match #module::StatePlan::new(dims, inputs, align) {
-                    ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(Self::#variant(plan)),
-                    ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                    Ok(plan) => Ok(Self::#variant(plan)),
+                    Err(error) => Err(error),
                 }
             }
         });
@@ -373,8 +373,8 @@ impl Emitter<'_> {
         let arms = self.checkpoint_arms(&|variant, module| {
             quote! {
                 match #module::StatePlan::for_rank(dims, inputs, align, parallel, rank) {
-                    ::core::result::Result::Ok(plan) => ::core::result::Result::Ok(Self::#variant(plan)),
-                    ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                    Ok(plan) => Ok(Self::#variant(plan)),
+                    Err(error) => Err(error),
                 }
             }
         });
@@ -391,8 +391,8 @@ impl Emitter<'_> {
                     dims: &Dims,
                     inputs: &Inputs<'_>,
                     align: u64,
-                    parallel: &__rt::Parallel<'_>,
-                    rank: __rt::Rank,
+                    parallel: &__rt::parallel::Parallel<'_>,
+                    rank: __rt::parallel::Rank,
                 ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
                     match checkpoint { #arms }
                 }
@@ -458,8 +458,8 @@ impl Emitter<'_> {
                 inputs: &Inputs<'_>,
                 align: u64,
                 budget: u64,
-                parallel: &__rt::Parallel<'_>,
-                rank: __rt::Rank,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
                 match checkpoint { #fit_kv_rank }
             }
@@ -526,7 +526,7 @@ fn any_plan_sizes() -> TokenStream {
 }
 
 /// The `Checkpoint` (and `AnyPlan`) variant of a checkpoint: its camel-case name.
-fn variant(checkpoint: &Checkpoint) -> Ident {
+fn variant(checkpoint: &CheckpointSpec) -> Ident {
     type_name(checkpoint.name(), "").unwrap_or_else(|| ident(checkpoint.name()))
 }
 

@@ -32,7 +32,7 @@ mod names;
 mod sizes;
 mod table;
 
-use metrale_circuit::{BlockTemplate, Circuit};
+use metrale_circuit::load::{BlockTemplate, Circuit};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -95,6 +95,7 @@ impl<'a> Emitter<'a> {
         let blocks = self.blocks_module();
         let units = self.units_fn();
         let rank_of = rank_of_fn();
+        let put_layers = self.put_layers_fn();
         let regions = self.region_types();
         let checkpoints = self
             .circuit
@@ -108,9 +109,12 @@ impl<'a> Emitter<'a> {
             #[allow(clippy::trivially_copy_pass_by_ref, reason = "every circuit's unit functions and plans take `&Dims`, however few dims it has")]
             #[allow(clippy::too_many_lines, reason = "`new` and `regions()` have a line per block instance, the layers of a large model included")]
             #[allow(clippy::large_stack_arrays, reason = "`regions()` returns every region by value, to iterate beside `TERMS`")]
+            #[allow(clippy::large_const_arrays, reason = "a checkpoint's `TERMS` of some hundred terms is read by reference only: promoted to one static, never copied")]
             #[allow(clippy::module_inception, reason = "a checkpoint's module may share the architecture's name (`deepseek_v3::deepseek_v3`)")]
             pub mod #arch {
                 use #runtime as __rt;
+                // The one `Ok` and `Err`, whatever the prelude: generated code names them short.
+                use ::core::result::Result::{Err, Ok};
                 use __rt::__private_v0_1 as __abi;
 
                 #abi
@@ -119,6 +123,7 @@ impl<'a> Emitter<'a> {
                 #blocks
                 #units
                 #rank_of
+                #put_layers
                 #regions
                 #(#checkpoints)*
                 #choice
@@ -150,16 +155,16 @@ fn rank_of_fn() -> TokenStream {
         const fn rank_of<E>(
             dims: &Dims,
             layers: usize,
-            parallel: &__rt::Parallel<'_>,
-            rank: __rt::Rank,
-        ) -> ::core::result::Result<(Dims, __rt::Stage), __rt::RankError<E>> {
-            let stage = match __rt::Stage::of(layers as u64, parallel, rank) {
-                ::core::result::Result::Ok(stage) => stage,
-                ::core::result::Result::Err(fault) => return ::core::result::Result::Err(__rt::RankError::Stage(fault)),
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
+        ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+            let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
+                Ok(stage) => stage,
+                Err(fault) => return Err(__rt::RankError::Stage(fault)),
             };
             match dims.on_tp(parallel.tp) {
-                ::core::result::Result::Ok(dims) => ::core::result::Result::Ok((dims, stage)),
-                ::core::result::Result::Err(fault) => ::core::result::Result::Err(__rt::RankError::Shard(fault)),
+                Ok(dims) => Ok((dims, stage)),
+                Err(fault) => Err(__rt::RankError::Shard(fault)),
             }
         }
     }

@@ -10,7 +10,8 @@
 //!   (`RecurrentRegions`, `KvRegions`, `CacheRegions`); blocks without state have no
 //!   struct and no field.
 
-use metrale_circuit::{BlockTemplate, StateKind, StateTemplate};
+use metrale_circuit::StateKind;
+use metrale_circuit::load::{BlockTemplate, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -42,10 +43,10 @@ impl Emitter<'_> {
         let shards = listed.iter().map(|dim| {
             let field = ident(dim);
             quote! {
-                dims.#field = match __rt::shard(self.#field, tp) {
+                dims.#field = match __abi::shard(self.#field, tp) {
                     ::core::option::Option::Some(value) => value,
                     ::core::option::Option::None => {
-                        return ::core::result::Result::Err(__rt::ShardFault::DoesNotSplit {
+                        return Err(__rt::parallel::ShardFault::DoesNotSplit {
                             dim: #dim,
                             value: self.#field,
                             tp,
@@ -66,13 +67,13 @@ impl Emitter<'_> {
                 #[doc = "# Errors"]
                 #[doc = "`ShardFault::ZeroRanks` when `tp` is 0; `ShardFault::DoesNotSplit`, naming"]
                 #[doc = "the first listed dim `tp` neither divides nor is a multiple of."]
-                pub const fn on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::ShardFault> {
+                pub const fn on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
                     if tp == 0 {
-                        return ::core::result::Result::Err(__rt::ShardFault::ZeroRanks);
+                        return Err(__rt::parallel::ShardFault::ZeroRanks);
                     }
                     #binding
                     #(#shards)*
-                    ::core::result::Result::Ok(dims)
+                    Ok(dims)
                 }
             }
         }

@@ -9,8 +9,9 @@
 //! - A copy (`of`) evaluates the copied state's shape, the one shape both units come from.
 //! - Its `# Errors` names only the faults its shape can produce.
 
-use metrale_circuit::shape::{Divisor, Factor, Shape};
-use metrale_circuit::{BlockTemplate, StateFormat, StateTemplate};
+use metrale_circuit::dynamic::StateFormat;
+use metrale_circuit::load::shape::{Divisor, Factor, Shape};
+use metrale_circuit::load::{BlockTemplate, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -170,7 +171,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = #doc]
             pub mod #name {
-                use super::super::__rt;
+                use super::super::{__abi, __rt};
                 #uses
                 #(#states)*
             }
@@ -246,7 +247,7 @@ impl Emitter<'_> {
             #[doc = "# Errors"]
             #(#[doc = #errors])*
             pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __rt::Unit::of(#elements, #dtype)
+                __abi::unit(#elements, #dtype)
             }
             #window
         }

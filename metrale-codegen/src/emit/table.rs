@@ -13,7 +13,10 @@
 
 use std::collections::HashMap;
 
-use metrale_circuit::{BlockTemplate, Checkpoint, Holding, Place, Section, StateTemplate};
+use metrale_circuit::Holding;
+use metrale_circuit::dynamic::Section;
+use metrale_circuit::load::{BlockTemplate, CheckpointSpec, StateTemplate};
+use metrale_circuit::parallel::Position;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -26,7 +29,7 @@ pub(super) struct Table<'a> {
     /// `(state id, class)` per term, in plan order.
     pub(super) rows: Vec<(String, usize)>,
     /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
-    pub(super) places: Vec<Place>,
+    pub(super) places: Vec<Position>,
     /// Row of each `(state id, holding)`.
     pub(super) row_of: HashMap<(String, Holding), usize>,
     /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
@@ -42,7 +45,7 @@ pub(super) struct Table<'a> {
 
 impl<'a> Emitter<'a> {
     /// The table of `checkpoint`'s plan.
-    pub(super) fn table(&self, checkpoint: &Checkpoint) -> Table<'a> {
+    pub(super) fn table(&self, checkpoint: &CheckpointSpec) -> Table<'a> {
         let mut table = Table {
             rows: Vec::new(),
             places: Vec::new(),
@@ -74,7 +77,7 @@ impl<'a> Emitter<'a> {
                         });
                     table.row_of.insert((id.clone(), holding), table.rows.len());
                     table.rows.push((id.clone(), class));
-                    table.places.push(instance.place);
+                    table.places.push(instance.position);
                 }
             }
         }
@@ -82,12 +85,16 @@ impl<'a> Emitter<'a> {
     }
 
     /// How many terms the plan of `checkpoint` has: its `TERM_COUNT`.
-    pub(super) fn term_count(&self, checkpoint: &Checkpoint) -> usize {
+    pub(super) fn term_count(&self, checkpoint: &CheckpointSpec) -> usize {
         self.table(checkpoint).rows.len()
     }
 
     /// `__abi::Table::new([rows], [classes], [place rows])`: the table's `const` value.
-    pub(super) fn table_value(&self, checkpoint: &Checkpoint, table: &Table<'_>) -> TokenStream {
+    pub(super) fn table_value(
+        &self,
+        checkpoint: &CheckpointSpec,
+        table: &Table<'_>,
+    ) -> TokenStream {
         let classes = self.class_literals(table);
         let rows = table.rows.iter().map(|(id, class)| {
             let class = index(*class);
@@ -115,7 +122,7 @@ impl<'a> Emitter<'a> {
                 let section = format_ident!("{}", camel_case(section.name()));
                 let verify = if let Some(steps) = state.verify() {
                     let steps = format_ident!("{}", camel_case(steps.name()));
-                    quote!(::core::option::Option::Some(__rt::VerifySteps::#steps))
+                    quote!(::core::option::Option::Some(__rt::dynamic::VerifySteps::#steps))
                 } else {
                     quote!(::core::option::Option::None)
                 };
@@ -132,7 +139,7 @@ impl<'a> Emitter<'a> {
                     __abi::SizeClass {
                         kind: __rt::StateKind::#kind,
                         holding: __rt::Holding::#holding,
-                        section: __rt::Section::#section,
+                        section: __rt::dynamic::Section::#section,
                         verify: #verify,
                         lifetime: __rt::Lifetime::#lifetime,
                         unit: #unit,
@@ -157,13 +164,13 @@ impl<'a> Emitter<'a> {
 /// checkpoint of `layers` layers: the first row of each layer, of the epilogue and of the draft
 /// head, as `__private_v0_1::place_of` reads them (a place without rows starts where the
 /// next does).
-fn place_starts(places: &[Place], layers: usize) -> Vec<usize> {
+fn place_starts(places: &[Position], layers: usize) -> Vec<usize> {
     // A place's rank in plan order: the prologue 0, layer k k + 1, then epilogue and draft.
-    let rank = |place: &Place| match *place {
-        Place::Prologue => 0,
-        Place::Layer(layer) => usize::try_from(layer).map_or(usize::MAX, |l| l + 1),
-        Place::Epilogue => layers + 1,
-        Place::Draft => layers + 2,
+    let rank = |place: &Position| match *place {
+        Position::Prologue => 0,
+        Position::Layer(layer) => usize::try_from(layer).map_or(usize::MAX, |l| l + 1),
+        Position::Epilogue => layers + 1,
+        Position::Draft => layers + 2,
     };
     // Entry j is the first row whose rank passes j: one pass, the rows being in rank order.
     let mut starts = Vec::with_capacity(layers + 2);

@@ -15,7 +15,8 @@ include!("../../golden/mistral.rs");
 include!("../../golden/qwen3_next.rs");
 
 use gpt_oss::{Formats, Inputs, gpt_oss_120b};
-use metrale_circuit::{CacheInputs, KvInputs, StateDtype, WindowInputs};
+use metrale_circuit::{CacheInputs, KvInputs, StateDtype};
+use metrale_circuit::inputs::WindowInputs;
 
 /// gpt-oss-120b at 8 sequences, 8,192-token prefill chunks and 131,072-token sequences, in a
 /// pool of 100,000 blocks of 16 tokens.

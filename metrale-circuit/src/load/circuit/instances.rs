@@ -11,11 +11,11 @@
 //!   fails only on an unknown checkpoint name or a dim a rank cannot shard.
 
 use super::shape::Shape;
-use super::validated::{Checkpoint, Circuit};
+use super::validated::{CheckpointSpec, Circuit};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
-use crate::model::{Section, StateDecl};
-use crate::serve::{Parallel, ParallelError, Place, Rank, Stage, StageFault, shard};
+use crate::model::{Position, Section, StateDecl};
+use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
 /// One block instance: a block template placed in the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,27 +26,14 @@ pub struct Instance {
     pub block: String,
     /// Where it sits: its layer, or the prologue, epilogue or draft head (which pipeline rank
     /// holds it).
-    pub place: Place,
+    pub position: Position,
 }
 
 impl Instance {
-    /// The layer index of a layer's block.
-    #[must_use]
-    pub fn layer(&self) -> Option<usize> {
-        match self.place {
-            Place::Layer(layer) => usize::try_from(layer).ok(),
-            Place::Prologue | Place::Epilogue | Place::Draft => None,
-        }
-    }
-
     /// Main model or draft head.
     #[must_use]
     pub fn section(&self) -> Section {
-        if self.place == Place::Draft {
-            Section::Draft
-        } else {
-            Section::Main
-        }
+        self.position.section()
     }
 }
 
@@ -54,30 +41,30 @@ impl Circuit {
     /// The block instances of `checkpoint`, in plan order: prologue, each layer's blocks,
     /// epilogue, draft.
     #[must_use]
-    pub fn instances(&self, checkpoint: &Checkpoint) -> Vec<Instance> {
-        let main = |place: Place| {
+    pub fn instances(&self, checkpoint: &CheckpointSpec) -> Vec<Instance> {
+        let main = |position: Position| {
             move |block: &String| Instance {
                 prefix: block.clone(),
                 block: block.clone(),
-                place,
+                position,
             }
         };
         let mut instances: Vec<Instance> =
-            self.prologue.iter().map(main(Place::Prologue)).collect();
+            self.prologue.iter().map(main(Position::Prologue)).collect();
         for (layer, kind) in checkpoint.layer_kinds.iter().enumerate() {
             for block in self.layout.blocks_of(kind) {
                 instances.push(Instance {
                     prefix: format!("l{layer}.{block}"),
                     block: block.clone(),
-                    place: Place::Layer(layer as u64),
+                    position: Position::Layer(layer as u64),
                 });
             }
         }
-        instances.extend(self.epilogue.iter().map(main(Place::Epilogue)));
+        instances.extend(self.epilogue.iter().map(main(Position::Epilogue)));
         instances.extend(self.draft.iter().map(|block| Instance {
             prefix: format!("draft.{block}"),
             block: block.clone(),
-            place: Place::Draft,
+            position: Position::Draft,
         }));
         instances
     }
@@ -98,7 +85,7 @@ impl Circuit {
     }
 
     /// The dims of `checkpoint` on one of `tp` tensor-parallel ranks: every declared dim, those
-    /// in `tensor_parallel` sharded ([`crate::shard`]), then every derived dim computed from
+    /// in `tensor_parallel` sharded (`shard`), then every derived dim computed from
     /// them, in the circuit's `derived` order.
     ///
     /// # Errors
@@ -106,7 +93,7 @@ impl Circuit {
     /// [`StageFault::ZeroSize`] when `tp` is 0.
     pub fn rank_dims(
         &self,
-        checkpoint: &Checkpoint,
+        checkpoint: &CheckpointSpec,
         tp: u64,
     ) -> Result<Vec<(String, u64)>, ParallelError> {
         if tp == 0 {
@@ -142,7 +129,7 @@ impl Circuit {
     }
 
     /// Every state rank `rank` of `parallel` holds of checkpoint `name`, in plan order: the
-    /// layers of its pipeline stage ([`crate::stage`]), the prologue on pipeline rank 0, the
+    /// layers of its pipeline stage ([`crate::parallel::Stage::of`]), the prologue on pipeline rank 0, the
     /// epilogue and the draft head on the last, each shape evaluated under the rank's dims
     /// ([`Circuit::rank_dims`]). Ids keep the model's layer indices (`l40.attn.k`).
     ///
@@ -173,7 +160,7 @@ impl Circuit {
         let dim = |d: &str| dims.iter().find(|(n, _)| n == d).map(|(_, v)| *v);
         let mut decls = Vec::new();
         for instance in self.instances(checkpoint) {
-            if !stage.holds(instance.place) {
+            if !stage.holds(instance.position) {
                 continue;
             }
             let Some(block) = self.block(&instance.block) else {
@@ -201,8 +188,7 @@ impl Circuit {
                     id: format!("{}.{}", instance.prefix, state.local),
                     local: state.local.clone(),
                     block: block.name.clone(),
-                    layer: instance.layer(),
-                    section: instance.section(),
+                    position: instance.position,
                     kind: state.kind,
                     format: state.format.clone(),
                     elements,

@@ -18,4 +18,6 @@ mod validated;
 
 pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
 pub use instances::Instance;
-pub use validated::{BlockTemplate, Checkpoint, Circuit, Layout, LayoutRule, StateTemplate};
+pub use validated::{
+    BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, StateTemplate,
+};

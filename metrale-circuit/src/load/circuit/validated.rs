@@ -49,18 +49,18 @@ pub struct Circuit {
     /// Blocks of the draft head.
     pub(crate) draft: Vec<String>,
     /// Which blocks each layer has.
-    pub(crate) layout: Layout,
+    pub(crate) layout: LayerLayout,
     /// Every block template, in definition order.
     pub(crate) blocks: Vec<BlockTemplate>,
     /// Every checkpoint, in file order; the first is the default.
-    pub(crate) checkpoints: Vec<Checkpoint>,
+    pub(crate) checkpoints: Vec<CheckpointSpec>,
     /// `[config]` (schema 2): where `import` reads checkpoint figures in a `config.json`.
     pub(crate) config: Option<ConfigMap>,
 }
 
 /// How layers get their layer kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LayoutRule {
+pub enum LayerRule {
     /// Layer `i` is `full_attention` when `(i + 1) % period == 0`, else `linear_attention`.
     Interval {
         /// At least 1.
@@ -82,17 +82,17 @@ pub enum LayoutRule {
 
 /// Which blocks each layer has.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub struct LayerLayout {
     /// How a layer's kind is decided.
-    pub(crate) rule: LayoutRule,
+    pub(crate) rule: LayerRule,
     /// Layer kind -> its blocks, in file order.
     pub(crate) blocks: Vec<(String, Vec<String>)>,
 }
 
-impl Layout {
+impl LayerLayout {
     /// How a layer's kind is decided.
     #[must_use]
-    pub fn rule(&self) -> &LayoutRule {
+    pub fn rule(&self) -> &LayerRule {
         &self.rule
     }
 
@@ -240,7 +240,7 @@ impl StateTemplate {
 
 /// One checkpoint (`[checkpoint.<name>]`): a set of weights of the architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Checkpoint {
+pub struct CheckpointSpec {
     /// Its name.
     pub(crate) name: String,
     /// The source checkpoint (`Qwen/Qwen3.5-27B`).
@@ -255,7 +255,7 @@ pub struct Checkpoint {
     pub(crate) origin: Origin,
 }
 
-impl Checkpoint {
+impl CheckpointSpec {
     /// Its name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -368,7 +368,7 @@ impl Circuit {
 
     /// Which blocks each layer has.
     #[must_use]
-    pub fn layout(&self) -> &Layout {
+    pub fn layout(&self) -> &LayerLayout {
         &self.layout
     }
 
@@ -380,13 +380,13 @@ impl Circuit {
 
     /// Every checkpoint, in file order; the first is the default.
     #[must_use]
-    pub fn checkpoints(&self) -> &[Checkpoint] {
+    pub fn checkpoints(&self) -> &[CheckpointSpec] {
         &self.checkpoints
     }
 
     /// The checkpoint named `name`.
     #[must_use]
-    pub fn checkpoint(&self, name: &str) -> Option<&Checkpoint> {
+    pub fn checkpoint(&self, name: &str) -> Option<&CheckpointSpec> {
         self.checkpoints.iter().find(|c| c.name == name)
     }
 
@@ -398,7 +398,7 @@ impl Circuit {
         clippy::result_large_err,
         reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
     )]
-    pub fn checkpoint_or_error(&self, name: &str) -> Result<&Checkpoint, Diagnostic> {
+    pub fn checkpoint_or_error(&self, name: &str) -> Result<&CheckpointSpec, Diagnostic> {
         self.checkpoint(name).ok_or_else(|| {
             let names: Vec<&str> = self.checkpoints.iter().map(|c| c.name.as_str()).collect();
             Diagnostic::error(format!("unknown checkpoint `{name}`"))
@@ -409,7 +409,7 @@ impl Circuit {
 
     /// The first checkpoint, the default one.
     #[must_use]
-    pub fn default_checkpoint(&self) -> Option<&Checkpoint> {
+    pub fn default_checkpoint(&self) -> Option<&CheckpointSpec> {
         self.checkpoints.first()
     }
 

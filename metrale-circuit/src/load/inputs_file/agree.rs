@@ -229,7 +229,7 @@ pub(crate) fn with_profile(
                 serving_at,
                 Diagnostic::error(format!(
                     "the serving profile's counts cannot be made: {}",
-                    crate::plan::StateError::of_fault(fault, "the serving profile")
+                    crate::plan::PlanError::of_fault(fault, "the serving profile")
                 ))
                 .label("these counts")
                 .help("lower `sequences` or the per-sequence counts"),

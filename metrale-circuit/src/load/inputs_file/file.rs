@@ -168,7 +168,7 @@ pub struct VerifyCounts {
     pub conv_steps: u64,
 }
 
-/// The rows of each verify slot, owned: [`crate::HSteps`] without the borrow.
+/// The rows of each verify slot, owned: [`crate::inputs::HSteps`] without the borrow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepCounts {
     /// `[verify] h_steps`, one entry per verify slot.

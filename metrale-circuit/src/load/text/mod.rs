@@ -12,8 +12,10 @@
 
 pub mod diag;
 pub mod limits;
+mod size;
 pub(crate) mod source_file;
 pub(crate) mod walk;
 
+pub use size::parse_size;
 pub use source_file::{ReadFailure, read_source};
 pub use walk::Origin;

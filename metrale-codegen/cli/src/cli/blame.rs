@@ -8,7 +8,9 @@
 //! - The counts are tried in the inputs file's order (`slots`, `[verify]`, `[kv]`,
 //!   `[draft_kv]`, `[caches]`), so the first named is the first written.
 
-use metrale_circuit::{HSteps, StateDecl, StateError, StateInputs, StatePlan};
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::inputs::HSteps;
+use metrale_circuit::{PlanError, StateInputs};
 
 /// What made a plan overflow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +56,8 @@ const COUNTS: &[&[&str]] = &[
 pub fn overflow_cause(decls: &[StateDecl], inputs: &StateInputs<'_>, align: u64) -> Option<Cause> {
     let overflows = |inputs: &StateInputs<'_>, align: u64| {
         matches!(
-            StatePlan::new(decls, inputs, align),
-            Err(StateError::Overflow { .. })
+            DynamicPlan::new(decls, inputs, align),
+            Err(PlanError::Overflow { .. })
         )
     };
     if !overflows(inputs, align) {
@@ -147,7 +149,7 @@ mod tests {
     #[test]
     fn every_count_path_names_a_count_of_the_full_inputs() {
         let text = include_str!("../../inputs/default.toml");
-        let file = metrale_circuit::InputsFile::parse("default.toml", text).unwrap();
+        let file = metrale_circuit::load::InputsFile::parse("default.toml", text).unwrap();
         let view = file.view();
         for path in COUNTS {
             let mut inputs = view.inputs();

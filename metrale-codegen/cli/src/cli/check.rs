@@ -8,8 +8,8 @@
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
-use metrale_circuit::Circuit;
-use metrale_circuit::diag::Diagnostics;
+use metrale_circuit::load::Circuit;
+use metrale_circuit::load::diag::Diagnostics;
 
 use super::Outcome;
 

@@ -5,8 +5,8 @@
 //!
 //! Invariants:
 //! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::prepare::prepare`]); the answer is `metrale_circuit::fit_kv_blocks` or
-//!   `fit_sequences`, whose search the generated `StatePlan::fit_kv_blocks` and
+//!   ([`super::prepare::prepare`]); the answer is `metrale_circuit::dynamic::fit_kv_blocks` or
+//!   `fit_sequences`, whose search the generated `DynamicPlan::fit_kv_blocks` and
 //!   `fit_sequences` share.
 //! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
 //!   sequence; without `--inputs` it reads the built-in [`SERVING_INPUTS`] (the default server
@@ -20,10 +20,12 @@ use std::fmt::Write as _;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::dynamic::{DynamicPlan, Section, fit_kv_blocks, fit_profile};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::parallel::Rank;
+use metrale_circuit::serving::ProfileFree;
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, ProfileFree, Rank, Section, StateError,
-    StateInputs, StateKind, StatePlan, fit_kv_blocks, fit_profile,
+    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
 };
 
 use super::Outcome;
@@ -97,9 +99,9 @@ impl Free {
     }
 }
 
-/// Reads a `--budget`: [`metrale_circuit::parse_size`].
+/// Reads a `--budget`: [`metrale_circuit::load::parse_size`].
 pub fn size(text: &str) -> Result<u64, String> {
-    metrale_circuit::parse_size(text)
+    metrale_circuit::load::parse_size(text)
 }
 
 /// The built-in serving profile: the text of `metrale-codegen/cli/inputs/serving.toml`.
@@ -242,10 +244,9 @@ fn fit_rank(
     })?;
     // The per-unit figures, from the plan at the answer.
     let counts = match &profile {
-        Some(profile) => profile
-            .varied(free, fit.value)
-            .inputs()
-            .map_err(|fault| plan_error(StateError::of_fault(fault, "the serving profile")))?,
+        Some(profile) => profile.varied(free, fit.value).inputs().map_err(|fault| {
+            plan_error(PlanError::of_fault(fault, "the serving profile".to_owned()))
+        })?,
         None => StateInputs {
             kv: inputs.kv.map(|kv| KvInputs {
                 blocks: fit.value,
@@ -254,7 +255,7 @@ fn fit_rank(
             ..inputs
         },
     };
-    let plan = StatePlan::new(
+    let plan = DynamicPlan::new(
         &prepared.decls,
         &StateInputs {
             formats: inputs.formats,
@@ -276,18 +277,18 @@ fn fit_rank(
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
 /// over every layer (draft sides excluded): the units' bytes, padding aside.
-fn per_unit(plan: &StatePlan, decls: &[metrale_circuit::StateDecl]) -> (u64, u64) {
-    let per = |keep: &dyn Fn(&metrale_circuit::StateTerm) -> bool| -> u64 {
+fn per_unit(plan: &DynamicPlan, decls: &[metrale_circuit::dynamic::StateDecl]) -> (u64, u64) {
+    let per = |keep: &dyn Fn(&metrale_circuit::dynamic::StateTerm) -> bool| -> u64 {
         plan.terms()
             .iter()
             .filter(|t| keep(t))
             .map(|t| t.unit_bytes)
             .sum()
     };
-    let draft = |t: &metrale_circuit::StateTerm| {
+    let draft = |t: &metrale_circuit::dynamic::StateTerm| {
         decls
             .iter()
-            .any(|d| d.id == t.state && d.section == Section::Draft)
+            .any(|d| d.id == t.state && d.section() == Section::Draft)
     };
     (
         per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
-use metrale_circuit::diag::Diagnostic;
+use metrale_circuit::load::diag::Diagnostic;
 
 use super::Outcome;
 use metrale_codegen::{DEFAULT_RUNTIME_PATH, Options, generate_file, write_if_changed};

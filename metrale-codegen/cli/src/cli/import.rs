@@ -9,7 +9,7 @@ use std::path::Path;
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
-use metrale_circuit::{Circuit, read_source};
+use metrale_circuit::load::{Circuit, read_source};
 use metrale_cli::import::{ImportOptions, import};
 
 use super::Outcome;

@@ -32,7 +32,7 @@ mod table;
 use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
-use metrale_circuit::diag::Diagnostics;
+use metrale_circuit::load::diag::Diagnostics;
 
 /// The program name, in the usage and `--version`.
 const NAME: &str = "metrale-codegen";

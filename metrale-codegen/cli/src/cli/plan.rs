@@ -19,9 +19,9 @@
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::DEFAULT_ALIGN;
-use metrale_circuit::StatePlan;
-use metrale_circuit::diag::Diagnostic;
-use metrale_circuit::diag::Diagnostics;
+use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::load::diag::Diagnostic;
+use metrale_circuit::load::diag::Diagnostics;
 
 use super::Outcome;
 use super::prepare::{located_plan_error, prepare};
@@ -173,7 +173,7 @@ pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
         }
     };
     let view = prepared.inputs.view();
-    let plan = StatePlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
+    let plan = DynamicPlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
         located_plan_error(
             &error,
             &args.circuit,
@@ -191,7 +191,6 @@ pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
         rank,
         circuit: args.circuit.clone(),
         inputs_file: args.inputs.clone(),
-        places: report::places(&prepared.circuit, &prepared.decls, &plan),
         layers,
         layer_kinds: report::layer_kinds(&prepared.circuit),
         checkpoint: prepared.checkpoint,

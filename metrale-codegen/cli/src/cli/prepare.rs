@@ -7,8 +7,10 @@
 //!   [`prepare_with`]): the one copy of the defaults, embedded from inside this crate.
 //! - Every format key the declarations name and the inputs lack is reported, each once.
 
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::{Circuit, InputsFile, Section, StateDecl, StateError, StateFormat};
+use metrale_circuit::PlanError;
+use metrale_circuit::dynamic::{Section, StateDecl, StateFormat};
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::{Circuit, InputsFile};
 
 use super::blame::{self, Cause};
 
@@ -115,7 +117,7 @@ pub fn prepare_with(
 /// `[kv]` (or `[draft_kv]`) table that lacks the window keys, an overflow at the input that
 /// alone caused it (`--align`, or a count of the inputs file: [`blame::overflow_cause`]).
 pub fn located_plan_error(
-    error: &StateError,
+    error: &PlanError<String>,
     circuit: &str,
     inputs_path: Option<&str>,
     prepared: &Prepared,
@@ -124,7 +126,7 @@ pub fn located_plan_error(
     let diagnostic = plan_error(error, circuit, inputs_path);
     let inputs = &prepared.inputs;
     match error {
-        StateError::Overflow { state } => {
+        PlanError::Overflow { state } => {
             let view = inputs.view();
             match blame::overflow_cause(&prepared.decls, &view.inputs(), align) {
                 Some(Cause::Align) => Diagnostic::error(format!(
@@ -145,7 +147,7 @@ pub fn located_plan_error(
                 None => diagnostic,
             }
         }
-        StateError::MissingWindow { state } => {
+        PlanError::MissingWindow { state } => {
             let section = if state.starts_with("draft.") {
                 Section::Draft
             } else {
@@ -170,7 +172,7 @@ fn missing_formats(decls: &[StateDecl], inputs: &InputsFile, path: Option<&str>)
             continue;
         }
         seen.push(key);
-        let error = StateError::MissingFormat {
+        let error = PlanError::MissingFormat {
             state: decl.id.clone(),
             key: key.clone(),
         };
@@ -181,10 +183,10 @@ fn missing_formats(decls: &[StateDecl], inputs: &InputsFile, path: Option<&str>)
 
 /// A plan error as a diagnostic: a missing format key names the inputs file and how to give
 /// the key; any other error names the circuit file.
-fn plan_error(error: &StateError, circuit: &str, inputs: Option<&str>) -> Diagnostic {
+fn plan_error(error: &PlanError<String>, circuit: &str, inputs: Option<&str>) -> Diagnostic {
     let diagnostic = Diagnostic::error(error.to_string());
     match error {
-        StateError::MissingFormat { key, .. } => {
+        PlanError::MissingFormat { key, .. } => {
             let give = format!("`{key} = \"<dtype>\"` (e.g. \"bf16\")");
             match inputs {
                 Some(path) => diagnostic
@@ -196,14 +198,14 @@ fn plan_error(error: &StateError, circuit: &str, inputs: Option<&str>) -> Diagno
                 )),
             }
         }
-        StateError::MissingVerify { .. } => diagnostic.in_file(circuit).help(
+        PlanError::MissingVerify { .. } => diagnostic.in_file(circuit).help(
             "declare `verify = \"h_steps\"` or `verify = \"conv_steps\"` on the state, or drop \
              `[verify]` from the inputs",
         ),
-        StateError::Overflow { .. } => diagnostic
+        PlanError::Overflow { .. } => diagnostic
             .in_file(circuit)
             .help("the inputs are too large for this state: lower the counts of the inputs"),
-        StateError::MissingWindow { .. } => {
+        PlanError::MissingWindow { .. } => {
             let give = "`sequences`, `chunk_tokens` and `max_tokens`";
             match inputs {
                 Some(path) => diagnostic.in_file(path).help(format!(

@@ -9,8 +9,10 @@
 //!   over more than one rank is the table of every rank, in (pp rank, tp rank) order.
 
 use clap::Args;
-use metrale_circuit::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::{Parallel, ParallelCounts, Rank, Stage, StateDecl, StatePlan};
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::load::ParallelCounts;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::parallel::{Parallel, Rank, Stage};
 use serde_json::json;
 
 use super::prepare::{Prepared, located_plan_error};
@@ -128,7 +130,7 @@ pub fn all_ranks(
     let mut rows = Vec::new();
     for rank in every_rank(counts) {
         let held = rank_decls(prepared, &parallel, rank)?;
-        let plan = StatePlan::new(&held.decls, &view.inputs(), align)
+        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align)
             .map_err(|error| located_plan_error(&error, circuit, inputs_path, prepared, align))?;
         rows.push(Row {
             rank,

@@ -1,13 +1,12 @@
-//! What `plan` made ([`Report`]): the plan, what it was made from, where each term's state
-//! sits in the model ([`Place`]), and the totals the outputs show (per lifetime, kind, layer
+//! What `plan` made ([`Report`]): the plan (each term carrying its state's model
+//! [`Position`]), what it was made from, and the totals the outputs show (per lifetime, kind, layer
 //! kind and layer); and [`human_bytes`]. The outputs read it: [`super::table`],
 //! [`super::json`] and [`super::svg`].
 //!
 //! Invariants:
-//! - `places` is parallel to the plan's terms (one [`Place`] per term, in plan order), and
-//!   `layers` holds one layer kind per layer of the checkpoint, so every `Place::Layer(i)` has
-//!   a kind.
-//! - Bytes per (space, lifetime) are the plan's own ([`StatePlan::lifetime_bytes`], the layout
+//! - `layers` holds one layer kind per layer of the checkpoint, so every term at
+//!   `Position::Layer(i)` has a kind.
+//! - Bytes per (space, lifetime) are the plan's own ([`DynamicPlan::lifetime_bytes`], the layout
 //!   law's figures), never summed a second time; the other totals are sums of term bytes. A sum
 //!   is at most the two arenas together, so it saturates rather than wraps in the one case
 //!   (both arenas near `u64::MAX`) where it could not fit.
@@ -15,11 +14,9 @@
 //!   [`Lifetime::LAYOUT_ORDER`], places and layer kinds in plan order (prologue, the layout's
 //!   kinds in file order, epilogue, draft).
 
-use std::collections::HashMap;
-
-use metrale_circuit::{
-    Circuit, Lifetime, Section, Space, StateDecl, StateKind, StatePlan, StateTerm,
-};
+use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
+use metrale_circuit::load::Circuit;
+use metrale_circuit::{Lifetime, Space, StateKind};
 
 /// A plan made, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,9 +30,7 @@ pub struct Report {
     /// The inputs file as given, `None` for the built-in default inputs.
     pub inputs_file: Option<String>,
     /// The plan.
-    pub plan: StatePlan,
-    /// Where each term's state sits, parallel to `plan.terms()`.
-    pub places: Vec<Place>,
+    pub plan: DynamicPlan,
     /// The kind of each layer of the checkpoint, by layer index.
     pub layers: Vec<String>,
     /// The layer kinds of the circuit's layout, in file order.
@@ -52,23 +47,9 @@ pub struct RankOf {
     /// Pipeline-parallel ranks.
     pub pp: u64,
     /// This rank.
-    pub rank: metrale_circuit::Rank,
+    pub rank: metrale_circuit::parallel::Rank,
     /// The model's layers `[start, end)` it holds.
     pub layers: (u64, u64),
-}
-
-/// Where a state sits in the model. The order is plan order: prologue, layers by index,
-/// epilogue, draft.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Place {
-    /// A block of the prologue.
-    Prologue,
-    /// A block of layer `i`.
-    Layer(usize),
-    /// A block of the epilogue.
-    Epilogue,
-    /// A block of the draft head.
-    Draft,
 }
 
 /// How many terms, and their bytes.
@@ -108,30 +89,6 @@ pub struct LayerKindTotal {
     pub total: Total,
 }
 
-/// Where the state of each term of `plan` sits, in plan order: `decls` are the declarations
-/// the plan sized, instantiated from `circuit`.
-pub fn places(circuit: &Circuit, decls: &[StateDecl], plan: &StatePlan) -> Vec<Place> {
-    let place_of = |decl: &StateDecl| match (decl.section, decl.layer) {
-        (Section::Draft, _) => Place::Draft,
-        (Section::Main, Some(layer)) => Place::Layer(layer),
-        // A block is in the prologue or the epilogue, never both (the loader refuses a
-        // repeated instance prefix).
-        (Section::Main, None) if circuit.prologue().contains(&decl.block) => Place::Prologue,
-        (Section::Main, None) => Place::Epilogue,
-    };
-    // Every term is of a declaration, and state ids are unique.
-    let by_id: HashMap<&str, Place> = decls.iter().map(|d| (d.id.as_str(), place_of(d))).collect();
-    plan.terms()
-        .iter()
-        .map(|t| {
-            by_id
-                .get(t.state.as_str())
-                .copied()
-                .unwrap_or(Place::Epilogue)
-        })
-        .collect()
-}
-
 /// The layer kinds of `circuit`'s layout, in file order.
 pub fn layer_kinds(circuit: &Circuit) -> Vec<String> {
     circuit
@@ -143,32 +100,35 @@ pub fn layer_kinds(circuit: &Circuit) -> Vec<String> {
 }
 
 impl Report {
-    /// Every term with its place, in plan order.
-    pub fn terms(&self) -> impl Iterator<Item = (&StateTerm, Place)> + '_ {
-        self.plan.terms().iter().zip(self.places.iter().copied())
+    /// Every term with its model position, in plan order.
+    pub fn terms(&self) -> impl Iterator<Item = (&StateTerm, Position)> + '_ {
+        self.plan.terms().iter().map(|t| (t, t.position))
     }
 
     /// How `place` is named: `prologue`, `l3`, `epilogue`, `draft`.
-    pub fn place_name(place: Place) -> String {
+    pub fn place_name(place: Position) -> String {
         match place {
-            Place::Prologue => "prologue".to_owned(),
-            Place::Layer(i) => format!("l{i}"),
-            Place::Epilogue => "epilogue".to_owned(),
-            Place::Draft => "draft".to_owned(),
+            Position::Prologue => "prologue".to_owned(),
+            Position::Layer(i) => format!("l{i}"),
+            Position::Epilogue => "epilogue".to_owned(),
+            Position::Draft => "draft".to_owned(),
         }
     }
 
     /// `place` with its layer kind: `l3 (full_attention)`, `epilogue`.
-    pub fn place_label(&self, place: Place) -> String {
+    pub fn place_label(&self, place: Position) -> String {
         match place {
-            Place::Layer(i) => format!("l{i} ({})", self.layer_kind(i)),
+            Position::Layer(i) => format!("l{i} ({})", self.layer_kind(i)),
             _ => Self::place_name(place),
         }
     }
 
-    /// The kind of layer `i` (empty past the last layer, which no place names).
-    pub fn layer_kind(&self, i: usize) -> &str {
-        self.layers.get(i).map_or("", String::as_str)
+    /// The kind of layer `i` (empty past the last layer, which no position names).
+    pub fn layer_kind(&self, i: u64) -> &str {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.layers.get(i))
+            .map_or("", String::as_str)
     }
 
     /// The terms of `space` with `lifetime`: their count, and their bytes as the plan's layout
@@ -201,23 +161,23 @@ impl Report {
     /// The prologue, each layer kind of the layout (in file order), the epilogue and the draft,
     /// each with its terms' total.
     pub fn by_layer_kind(&self) -> Vec<LayerKindTotal> {
-        let section = |name: &str, place: Place| LayerKindTotal {
+        let section = |name: &str, place: Position| LayerKindTotal {
             name: name.to_owned(),
             layers: None,
             total: Total::of(self.terms().filter(|&(_, p)| p == place).map(|(t, _)| t)),
         };
-        let mut rows = vec![section("prologue", Place::Prologue)];
+        let mut rows = vec![section("prologue", Position::Prologue)];
         for kind in &self.layer_kinds {
             let of_kind =
-                |place: Place| matches!(place, Place::Layer(i) if self.layer_kind(i) == kind);
+                |place: Position| matches!(place, Position::Layer(i) if self.layer_kind(i) == kind);
             rows.push(LayerKindTotal {
                 name: kind.clone(),
                 layers: Some(self.layers.iter().filter(|k| *k == kind).count()),
                 total: Total::of(self.terms().filter(|&(_, p)| of_kind(p)).map(|(t, _)| t)),
             });
         }
-        rows.push(section("epilogue", Place::Epilogue));
-        rows.push(section("draft", Place::Draft));
+        rows.push(section("epilogue", Position::Epilogue));
+        rows.push(section("draft", Position::Draft));
         rows
     }
 
@@ -225,8 +185,8 @@ impl Report {
     pub fn by_layer(&self) -> Vec<Total> {
         let mut totals = vec![Total::default(); self.layers.len()];
         for (term, place) in self.terms() {
-            if let Place::Layer(i) = place
-                && let Some(total) = totals.get_mut(i)
+            if let Position::Layer(i) = place
+                && let Some(total) = usize::try_from(i).ok().and_then(|i| totals.get_mut(i))
             {
                 total.add(term);
             }

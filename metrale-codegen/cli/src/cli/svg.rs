@@ -29,9 +29,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use metrale_circuit::{Lifetime, Space, StateTerm};
+use metrale_circuit::dynamic::StateTerm;
+use metrale_circuit::{Lifetime, Space};
 
-use super::report::{Place, Report, human_bytes};
+use metrale_circuit::dynamic::Position;
+
+use super::report::{Report, human_bytes};
 
 /// The picture's width, px.
 const WIDTH: f64 = 1200.0;
@@ -117,7 +120,7 @@ impl Scale {
 
 /// A run of neighbouring terms of one place in one arena.
 struct Run {
-    place: Place,
+    place: Position,
     start: u64,
     end: u64,
     terms: usize,
@@ -223,7 +226,7 @@ fn band(out: &mut String, report: &Report, space: Space, top: f64) -> f64 {
     let plan = &report.plan;
     let arena = plan.arena_bytes(space);
     let scale = Scale { arena };
-    let mut terms: Vec<(&StateTerm, Place)> = report
+    let mut terms: Vec<(&StateTerm, Position)> = report
         .terms()
         .filter(|(t, _)| t.space == space && t.bytes > 0)
         .collect();
@@ -348,7 +351,7 @@ fn lanes(
     out: &mut String,
     report: &Report,
     scale: Scale,
-    terms: &[(&StateTerm, Place)],
+    terms: &[(&StateTerm, Position)],
     top: f64,
 ) -> f64 {
     let mut runs: Vec<Run> = Vec::new();
@@ -369,7 +372,7 @@ fn lanes(
             }),
         }
     }
-    let mut places: Vec<Place> = runs.iter().map(|r| r.place).collect();
+    let mut places: Vec<Position> = runs.iter().map(|r| r.place).collect();
     places.sort_unstable();
     places.dedup();
     let right = LEFT + BAND_WIDTH;

@@ -16,9 +16,12 @@
 use std::fmt::Write as _;
 
 use clap::ValueEnum;
-use metrale_circuit::{Lifetime, Space, StateTerm};
+use metrale_circuit::dynamic::StateTerm;
+use metrale_circuit::{Lifetime, Space};
 
-use super::report::{Place, Report, Total, human_bytes};
+use metrale_circuit::dynamic::Position;
+
+use super::report::{Report, Total, human_bytes};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -137,7 +140,7 @@ fn summary(report: &Report) -> String {
 
     out.push_str("\nterm bytes per layer\n");
     let mut rows = vec![cells(["layer", "layer kind", "terms", "bytes"])];
-    for (i, total) in report.by_layer().into_iter().enumerate() {
+    for (i, total) in (0u64..).zip(report.by_layer()) {
         rows.push(vec![
             format!("l{i}"),
             report.layer_kind(i).to_owned(),
@@ -182,7 +185,7 @@ pub(super) fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
 /// A section of the term table: what its terms share, in the order sections are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
-    Place(Place),
+    Place(Position),
     /// The kind's index in `StateKind::ALL`.
     Kind(usize),
     /// The lifetime's index in `Lifetime::LAYOUT_ORDER`.
@@ -191,7 +194,7 @@ enum Key {
 
 impl Key {
     /// The section of `term` at `place` under `group`.
-    fn of(group: Group, term: &StateTerm, place: Place) -> Self {
+    fn of(group: Group, term: &StateTerm, place: Position) -> Self {
         match group {
             Group::Layer => Key::Place(place),
             Group::Kind => Key::Kind(term.kind as usize),
@@ -262,14 +265,14 @@ enum Line {
 
 /// The term table: per space, its terms in `sort` order, in sections of `group`.
 fn terms(report: &Report, sort: Sort, group: Option<Group>) -> String {
-    let mut order: Vec<(&StateTerm, Place)> = report.terms().collect();
+    let mut order: Vec<(&StateTerm, Position)> = report.terms().collect();
     if sort == Sort::Offset {
         // A stable sort: equal offsets keep plan order.
         order.sort_by_key(|(t, _)| t.offset);
     }
     let mut spaces: Vec<(Space, usize, Vec<Line>)> = Vec::new();
     for space in Space::ALL {
-        let in_space: Vec<(&StateTerm, Place)> = order
+        let in_space: Vec<(&StateTerm, Position)> = order
             .iter()
             .copied()
             .filter(|(t, _)| t.space == space)

@@ -20,13 +20,13 @@
 //! (`a x b`, `4 x 4`; `axb` is the dim `axb` and `4x4` is refused).
 //!
 //! ```
-//! use metrale_circuit::shape::Shape;
+//! use metrale_circuit::load::shape::Shape;
 //!
 //! let shape = Shape::parse("hidden/128 x 4")?;
 //! assert_eq!(shape.to_string(), "hidden/128 x 4");
 //! let dims = |name: &str| (name == "hidden").then_some(5121);
 //! assert_eq!(shape.eval(dims), Ok(41 * 4));
-//! # Ok::<(), metrale_circuit::shape::ShapeSyntaxError>(())
+//! # Ok::<(), metrale_circuit::load::shape::ShapeSyntaxError>(())
 //! ```
 //!
 //! Invariants:
