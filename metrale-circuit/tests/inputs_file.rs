@@ -1,7 +1,7 @@
 //! The inputs file: a full file parses to the exact values, and each class of error is
 //! reported with its message and its `line:col` (counted by hand in the comments). The default
 //! inputs the CLI ships are checked in metrale-codegen, beside the file
-//! (`metrale-codegen/tests/default_inputs.rs`).
+//! (`metrale-codegen/cli/tests/default_inputs.rs`).
 
 use metrale_circuit::inputs::{CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};

@@ -272,7 +272,7 @@ const fn pool_inputs(pool: &ProfileKv, sequences: u64) -> Result<KvInputs, SizeF
 mod tests {
     use super::*;
 
-    /// The server `metrale-codegen/inputs/default.toml` describes count by count.
+    /// The server `metrale-codegen/cli/inputs/default.toml` describes count by count.
     const DEFAULT: ServingProfile = ServingProfile {
         sequences: 8,
         verify_rows: 4,
