@@ -29,10 +29,10 @@ use metrale_circuit::{
 };
 
 use super::Outcome;
-use super::prepare::{
-    DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, Prepared, located_plan_error, prepare_with,
-};
-use super::ranks::{self, ParallelArgs};
+use super::blame::located_plan_error;
+use super::prepare::{Prepared, prepare};
+use super::ranks;
+use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -104,12 +104,26 @@ pub fn size(text: &str) -> Result<u64, String> {
     metrale_circuit::load::parse_size(text)
 }
 
-/// The built-in serving profile: the text of `metrale-codegen/cli/inputs/serving.toml`.
-pub const SERVING_INPUTS: &str = include_str!("../../inputs/serving.toml");
-
-/// How the built-in serving profile is named in errors and in the table.
-pub const SERVING_INPUTS_NAME: &str =
-    "built-in serving profile (metrale-codegen/cli/inputs/serving.toml)";
+impl FitArgs {
+    /// The facts of this command line `fit` plans from: without `--inputs`, the built-in
+    /// default inputs, or for `--for sequences` the built-in serving profile.
+    fn request(&self) -> Request {
+        let built_in = match self.free {
+            Free::KvBlocks => DEFAULT_INPUTS,
+            Free::Sequences => SERVING_INPUTS,
+        };
+        Request {
+            circuit: self.circuit.clone(),
+            checkpoint: self.checkpoint.clone(),
+            inputs: self
+                .inputs
+                .clone()
+                .map_or(Inputs::BuiltIn(built_in), Inputs::File),
+            align: self.align,
+            parallel: self.parallel.clone(),
+        }
+    }
+}
 
 /// Runs `fit`.
 pub fn run(args: &FitArgs) -> Outcome {
@@ -122,7 +136,7 @@ pub fn run(args: &FitArgs) -> Outcome {
                 .to_owned(),
         };
     }
-    match fit(args) {
+    match fit(args, &args.request()) {
         Ok(answer) if args.json => Outcome::ok(json(args, &answer)),
         Ok(answer) => Outcome::ok(table(args, &answer)),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
@@ -144,30 +158,22 @@ struct Answer {
 
 /// Prepares the plan and fits: on one GPU, or on each rank asked for (every rank when none
 /// is), keeping the smallest answer.
-fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
-    let default = match args.free {
-        Free::KvBlocks => (DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
-        Free::Sequences => (SERVING_INPUTS_NAME, SERVING_INPUTS),
-    };
-    let mut prepared = prepare_with(
-        &args.circuit,
-        args.checkpoint.as_deref(),
-        args.inputs.as_deref(),
-        default,
-        args.align,
-    )?;
-    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
+fn fit(args: &FitArgs, request: &Request) -> Result<Answer, Diagnostics> {
+    let mut prepared = prepare(request)?;
+    let resolved = request.parallel.resolve(&prepared.inputs.parallel);
     let counts = resolved.counts;
     let ranks: Vec<Rank> = match resolved.rank {
         Some(rank) => vec![rank],
-        None if counts.tp == 1 && counts.pp == 1 => return fit_rank(args, &prepared, None),
+        None if counts.tp == 1 && counts.pp == 1 => {
+            return fit_rank(args, request, &prepared, None);
+        }
         None => ranks::every_rank(&counts).collect(),
     };
     let parallel = counts.parallel();
     let mut binding: Option<Answer> = None;
     for rank in ranks {
         prepared.decls = ranks::rank_decls(&prepared, &parallel, rank)?.decls;
-        let answer = fit_rank(args, &prepared, Some((rank, counts.tp, counts.pp)))?;
+        let answer = fit_rank(args, request, &prepared, Some((rank, counts.tp, counts.pp)))?;
         if binding
             .as_ref()
             .is_none_or(|b| answer.fit.value < b.fit.value)
@@ -181,20 +187,13 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
 /// Fits the prepared declarations (those of `rank`, when one).
 fn fit_rank(
     args: &FitArgs,
+    request: &Request,
     prepared: &Prepared,
     rank: Option<(Rank, u64, u64)>,
 ) -> Result<Answer, Diagnostics> {
     let view = prepared.inputs.view();
     let inputs = view.inputs();
-    let plan_error = |error| {
-        located_plan_error(
-            &error,
-            &args.circuit,
-            args.inputs.as_deref(),
-            prepared,
-            args.align,
-        )
-    };
+    let plan_error = |error| located_plan_error(&error, request, &prepared.inputs, &prepared.decls);
     let context = args.context.unwrap_or(0);
     let profile = prepared.inputs.serving;
     // Under a profile the free input is the profile's (a draft pool it ties to the main one

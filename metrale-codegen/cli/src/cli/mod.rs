@@ -26,6 +26,7 @@ mod plan;
 mod prepare;
 mod ranks;
 mod report;
+mod request;
 mod svg;
 mod table;
 

@@ -5,10 +5,9 @@
 //! ([`super::svg`]).
 //!
 //! Invariants:
-//! - Without `--inputs` the plan inputs are [`super::prepare::DEFAULT_INPUTS`], the very text of
-//!   `metrale-codegen/cli/inputs/default.toml` (embedded from inside this crate, so the
-//!   published package builds; the one copy of the defaults); without `--checkpoint`, the
-//!   circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
+//! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
+//!   `metrale-codegen/cli/inputs/default.toml`; without `--checkpoint`, the circuit's first
+//!   checkpoint; without `--align`, [`DEFAULT_ALIGN`].
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
 //!   together; every format key the inputs lack is reported, each once.
@@ -24,10 +23,12 @@ use metrale_circuit::load::diag::Diagnostic;
 use metrale_circuit::load::diag::Diagnostics;
 
 use super::Outcome;
-use super::prepare::{located_plan_error, prepare};
-use super::ranks::{self, ParallelArgs};
+use super::blame::located_plan_error;
+use super::prepare::prepare;
+use super::ranks;
 use super::report::RankOf;
 use super::report::{self, Report};
+use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request};
 use super::table::{Group, Sort};
 use super::{json, svg, table};
 
@@ -95,6 +96,22 @@ pub struct PlanArgs {
     pub parallel: ParallelArgs,
 }
 
+impl PlanArgs {
+    /// The facts of this command line `plan` plans from.
+    fn request(&self) -> Request {
+        Request {
+            circuit: self.circuit.clone(),
+            checkpoint: self.checkpoint.clone(),
+            inputs: self
+                .inputs
+                .clone()
+                .map_or(Inputs::BuiltIn(DEFAULT_INPUTS), Inputs::File),
+            align: self.align,
+            parallel: self.parallel.clone(),
+        }
+    }
+}
+
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
 /// [`plan`], as bad input).
 fn align(text: &str) -> Result<u64, String> {
@@ -104,7 +121,7 @@ fn align(text: &str) -> Result<u64, String> {
 
 /// Runs `plan`.
 pub fn run(args: &PlanArgs) -> Outcome {
-    let report = match plan(args) {
+    let report = match plan(&args.request(), args.json) {
         Ok(Planned::Rank(report)) => *report,
         Ok(Planned::AllRanks(text)) => return Outcome::ok(text),
         Err(diagnostics) => return Outcome::bad_input(&diagnostics),
@@ -138,28 +155,19 @@ pub enum Planned {
 /// Loads the circuit and the inputs, instantiates the checkpoint (on the rank asked for) and
 /// makes its plan; over more than one rank with none asked for, every rank's bytes.
 ///
+/// (With `json`, the table of every rank as JSON.)
+///
 /// # Errors
 /// As [`prepare`], a rank that cannot be made, or the plan's error.
-pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
-    let mut prepared = prepare(
-        &args.circuit,
-        args.checkpoint.as_deref(),
-        args.inputs.as_deref(),
-        args.align,
-    )?;
-    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
+pub fn plan(request: &Request, json: bool) -> Result<Planned, Diagnostics> {
+    let mut prepared = prepare(request)?;
+    let resolved = request.parallel.resolve(&prepared.inputs.parallel);
     let single = resolved.counts.tp == 1 && resolved.counts.pp == 1;
     let rank = match resolved.rank {
         None if single => None,
         None => {
-            return ranks::all_ranks(
-                &prepared,
-                &resolved.counts,
-                (&args.circuit, args.inputs.as_deref()),
-                args.align,
-                args.json,
-            )
-            .map(Planned::AllRanks);
+            return ranks::all_ranks(request, &prepared, &resolved.counts, json)
+                .map(Planned::AllRanks);
         }
         Some(rank) => {
             let held = ranks::rank_decls(&prepared, &resolved.counts.parallel(), rank)?;
@@ -173,15 +181,8 @@ pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
         }
     };
     let view = prepared.inputs.view();
-    let plan = DynamicPlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
-        located_plan_error(
-            &error,
-            &args.circuit,
-            args.inputs.as_deref(),
-            &prepared,
-            args.align,
-        )
-    })?;
+    let plan = DynamicPlan::new(&prepared.decls, &view.inputs(), request.align)
+        .map_err(|error| located_plan_error(&error, request, &prepared.inputs, &prepared.decls))?;
     let layers = prepared
         .circuit
         .checkpoint(&prepared.checkpoint)
@@ -189,8 +190,8 @@ pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
         .unwrap_or_default();
     Ok(Planned::Rank(Box::new(Report {
         rank,
-        circuit: args.circuit.clone(),
-        inputs_file: args.inputs.clone(),
+        circuit: request.circuit.clone(),
+        inputs_file: request.inputs_file().map(str::to_owned),
         layers,
         layer_kinds: report::layer_kinds(&prepared.circuit),
         checkpoint: prepared.checkpoint,

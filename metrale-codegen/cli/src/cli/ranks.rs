@@ -1,5 +1,5 @@
-//! Tensor- and pipeline-parallel ranks in the CLI: the `--tp`, `--pp`, `--tp-rank` and
-//! `--pp-rank` options `plan` and `fit` share ([`ParallelArgs`]), the sizes they resolve to
+//! Tensor- and pipeline-parallel ranks in the CLI: the sizes the `--tp`, `--pp`, `--tp-rank`
+//! and `--pp-rank` options ([`ParallelArgs`]) resolve to
 //! (the options over the inputs file's `[parallel]`), one rank's declarations, and `plan`'s
 //! table of every rank ([`all_ranks`]).
 //!
@@ -8,33 +8,17 @@
 //! - `--tp-rank` and `--pp-rank` come together (clap refuses one alone); without them a plan
 //!   over more than one rank is the table of every rank, in (pp rank, tp rank) order.
 
-use clap::Args;
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
 use metrale_circuit::load::ParallelCounts;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::parallel::{Parallel, Rank, Stage};
 use serde_json::json;
 
-use super::prepare::{Prepared, located_plan_error};
+use super::blame::located_plan_error;
+use super::prepare::Prepared;
 use super::report::human_bytes;
+use super::request::{ParallelArgs, Request};
 use super::table::push_cells;
-
-/// The parallel options of `plan` and `fit`.
-#[derive(Debug, Clone, PartialEq, Eq, Args, Default)]
-pub struct ParallelArgs {
-    /// Tensor-parallel ranks [default: the inputs' `[parallel] tp`, else 1].
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
-    pub tp: Option<u64>,
-    /// Pipeline-parallel ranks [default: the inputs' `[parallel] pp`, else 1].
-    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u64).range(1..))]
-    pub pp: Option<u64>,
-    /// The tensor-parallel rank to plan (with --pp-rank).
-    #[arg(long, value_name = "R", requires = "pp_rank")]
-    pub tp_rank: Option<u64>,
-    /// The pipeline-parallel rank to plan (with --tp-rank).
-    #[arg(long, value_name = "S", requires = "tp_rank")]
-    pub pp_rank: Option<u64>,
-}
 
 /// The sizes and the rank asked for: the options over the inputs file's `[parallel]`.
 pub struct Resolved {
@@ -119,19 +103,20 @@ struct Row {
 /// # Errors
 /// The first rank's error that cannot be planned.
 pub fn all_ranks(
+    request: &Request,
     prepared: &Prepared,
     counts: &ParallelCounts,
-    (circuit, inputs_path): (&str, Option<&str>),
-    align: u64,
     json: bool,
 ) -> Result<String, Diagnostics> {
+    let (circuit, align) = (&request.circuit, request.align);
     let parallel = counts.parallel();
     let view = prepared.inputs.view();
     let mut rows = Vec::new();
     for rank in every_rank(counts) {
         let held = rank_decls(prepared, &parallel, rank)?;
-        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align)
-            .map_err(|error| located_plan_error(&error, circuit, inputs_path, prepared, align))?;
+        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align).map_err(|error| {
+            located_plan_error(&error, request, &prepared.inputs, &prepared.decls)
+        })?;
         rows.push(Row {
             rank,
             layers: held.layers,
