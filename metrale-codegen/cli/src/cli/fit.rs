@@ -5,7 +5,7 @@
 //!
 //! Invariants:
 //! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::prepare::prepare`]); the answer is `metrale_circuit::dynamic::fit_kv_blocks` or
+//!   ([`super::prepared::prepare`]); the answer is `metrale_circuit::dynamic::fit_kv_blocks` or
 //!   `fit_sequences`, whose search the generated `DynamicPlan::fit_kv_blocks` and
 //!   `fit_sequences` share.
 //! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
@@ -20,9 +20,10 @@ use std::fmt::Write as _;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
-use metrale_circuit::dynamic::{DynamicPlan, Section, fit_kv_blocks, fit_profile};
+use metrale_circuit::dynamic::{
+    DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
+};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::parallel::Rank;
 use metrale_circuit::serving::ProfileFree;
 use metrale_circuit::{
     DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
@@ -30,8 +31,7 @@ use metrale_circuit::{
 
 use super::Outcome;
 use super::blame::located_plan_error;
-use super::prepare::{Prepared, prepare};
-use super::ranks;
+use super::prepared::{Placement, Prepared, prepare};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
 
 /// Find the most of one input a device budget holds.
@@ -145,8 +145,8 @@ pub fn run(args: &FitArgs) -> Outcome {
 
 /// An answer and what the table prints beside it.
 struct Answer {
-    /// The rank it is of (with the sizes), over several ranks.
-    rank: Option<(Rank, u64, u64)>,
+    /// The rank it is of, over several ranks.
+    rank: Option<Placement>,
     checkpoint: String,
     inputs: String,
     fit: Fit,
@@ -159,21 +159,14 @@ struct Answer {
 /// Prepares the plan and fits: on one GPU, or on each rank asked for (every rank when none
 /// is), keeping the smallest answer.
 fn fit(args: &FitArgs, request: &Request) -> Result<Answer, Diagnostics> {
-    let mut prepared = prepare(request)?;
-    let resolved = request.parallel.resolve(&prepared.inputs.parallel);
-    let counts = resolved.counts;
-    let ranks: Vec<Rank> = match resolved.rank {
-        Some(rank) => vec![rank],
-        None if counts.tp == 1 && counts.pp == 1 => {
-            return fit_rank(args, request, &prepared, None);
-        }
-        None => ranks::every_rank(&counts).collect(),
+    let prepared = prepare(request)?;
+    let Some(ranks) = prepared.ranks().listed() else {
+        return fit_rank(args, request, &prepared, prepared.decls(), None);
     };
-    let parallel = counts.parallel();
     let mut binding: Option<Answer> = None;
     for rank in ranks {
-        prepared.decls = ranks::rank_decls(&prepared, &parallel, rank)?.decls;
-        let answer = fit_rank(args, request, &prepared, Some((rank, counts.tp, counts.pp)))?;
+        let held = prepared.rank(rank)?;
+        let answer = fit_rank(args, request, &prepared, &held.decls, Some(held.placement))?;
         if binding
             .as_ref()
             .is_none_or(|b| answer.fit.value < b.fit.value)
@@ -184,18 +177,19 @@ fn fit(args: &FitArgs, request: &Request) -> Result<Answer, Diagnostics> {
     binding.ok_or_else(|| Diagnostics::from(Diagnostic::error("no rank to fit")))
 }
 
-/// Fits the prepared declarations (those of `rank`, when one).
+/// Fits `decls`, the prepared checkpoint's states on one GPU or those of the rank `placement`.
 fn fit_rank(
     args: &FitArgs,
     request: &Request,
     prepared: &Prepared,
-    rank: Option<(Rank, u64, u64)>,
+    decls: &[StateDecl],
+    rank: Option<Placement>,
 ) -> Result<Answer, Diagnostics> {
-    let view = prepared.inputs.view();
+    let view = prepared.inputs().view();
     let inputs = view.inputs();
-    let plan_error = |error| located_plan_error(&error, request, &prepared.inputs, &prepared.decls);
+    let plan_error = |error| located_plan_error(&error, request, prepared.inputs(), decls);
     let context = args.context.unwrap_or(0);
-    let profile = prepared.inputs.serving;
+    let profile = prepared.inputs().serving;
     // Under a profile the free input is the profile's (a draft pool it ties to the main one
     // grows with it); without one, only the main pool's blocks can be free.
     let free = match args.free {
@@ -204,21 +198,21 @@ fn fit_rank(
     };
     let fit = match (args.free, &profile) {
         (_, Some(profile)) => fit_profile(
-            &prepared.decls,
+            decls,
             inputs.formats,
             profile,
             free,
             args.align,
             args.budget,
         ),
-        (Free::KvBlocks, None) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+        (Free::KvBlocks, None) => fit_kv_blocks(decls, &inputs, args.align, args.budget),
         (Free::Sequences, None) => {
             let d = Diagnostic::error(format!(
                 "`--for sequences` varies the inputs' `[serving]` profile, and `{}` has none",
-                prepared.inputs_name
+                prepared.inputs_name()
             ))
             .help("add a `[serving]` table (docs/inputs.md), or leave out `--inputs` for the built-in profile");
-            return Err(d.in_file(&prepared.inputs_name).into());
+            return Err(d.in_file(prepared.inputs_name()).into());
         }
     };
     let fit = fit.map_err(|error| match error {
@@ -255,7 +249,7 @@ fn fit_rank(
         },
     };
     let plan = DynamicPlan::new(
-        &prepared.decls,
+        decls,
         &StateInputs {
             formats: inputs.formats,
             ..counts
@@ -263,11 +257,11 @@ fn fit_rank(
         args.align,
     )
     .map_err(plan_error)?;
-    let (per_slot, per_token) = per_unit(&plan, &prepared.decls);
+    let (per_slot, per_token) = per_unit(&plan, decls);
     Ok(Answer {
         rank,
-        checkpoint: prepared.checkpoint.clone(),
-        inputs: prepared.inputs_name.clone(),
+        checkpoint: prepared.checkpoint().to_owned(),
+        inputs: prepared.inputs_name().to_owned(),
         fit,
         per_slot,
         per_token,
@@ -276,15 +270,15 @@ fn fit_rank(
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
 /// over every layer (draft sides excluded): the units' bytes, padding aside.
-fn per_unit(plan: &DynamicPlan, decls: &[metrale_circuit::dynamic::StateDecl]) -> (u64, u64) {
-    let per = |keep: &dyn Fn(&metrale_circuit::dynamic::StateTerm) -> bool| -> u64 {
+fn per_unit(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
+    let per = |keep: &dyn Fn(&StateTerm) -> bool| -> u64 {
         plan.terms()
             .iter()
             .filter(|t| keep(t))
             .map(|t| t.unit_bytes)
             .sum()
     };
-    let draft = |t: &metrale_circuit::dynamic::StateTerm| {
+    let draft = |t: &StateTerm| {
         decls
             .iter()
             .any(|d| d.id == t.state && d.section() == Section::Draft)
@@ -305,12 +299,12 @@ fn json(args: &FitArgs, answer: &Answer) -> String {
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
     });
-    if let (Some((rank, tp, pp)), Some(fields)) = (answer.rank, value.as_object_mut()) {
+    if let (Some(rank), Some(fields)) = (answer.rank, value.as_object_mut()) {
         for (key, n) in [
-            ("tp", tp),
-            ("pp", pp),
-            ("tp_rank", rank.tp),
-            ("pp_rank", rank.pp),
+            ("tp", rank.tp),
+            ("pp", rank.pp),
+            ("tp_rank", rank.rank.tp),
+            ("pp_rank", rank.rank.pp),
         ] {
             fields.insert(key.to_owned(), serde_json::json!(n));
         }
@@ -345,14 +339,14 @@ fn table(args: &FitArgs, answer: &Answer) -> String {
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
     // Over several ranks: the one whose answer this is.
-    if let Some((rank, tp, pp)) = answer.rank {
+    if let Some(rank) = answer.rank {
         rows.insert(
             1,
             (
                 "rank",
                 format!(
-                    "tp {} of {tp}, pp {} of {pp} (the rank that binds first)",
-                    rank.tp, rank.pp
+                    "tp {} of {}, pp {} of {} (the rank that binds first)",
+                    rank.rank.tp, rank.tp, rank.rank.pp, rank.pp
                 ),
             ),
         );

@@ -84,7 +84,7 @@ pub fn json(report: &Report) -> String {
         fields.insert("pp".to_owned(), json!(rank.pp));
         fields.insert("tp_rank".to_owned(), json!(rank.rank.tp));
         fields.insert("pp_rank".to_owned(), json!(rank.rank.pp));
-        let layers: Vec<u64> = (rank.layers.0..rank.layers.1).collect();
+        let layers: Vec<u64> = (rank.stage.start..rank.stage.end).collect();
         fields.insert("layers".to_owned(), json!(layers));
     }
     format!("{value:#}\n")

@@ -23,7 +23,7 @@ mod generate;
 mod import;
 mod json;
 mod plan;
-mod prepare;
+mod prepared;
 mod ranks;
 mod report;
 mod request;

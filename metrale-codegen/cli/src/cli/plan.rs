@@ -21,14 +21,18 @@ use metrale_circuit::DEFAULT_ALIGN;
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::diag::Diagnostic;
 use metrale_circuit::load::diag::Diagnostics;
+use metrale_circuit::parallel::Rank;
+use serde_json::json;
 
 use super::Outcome;
 use super::blame::located_plan_error;
-use super::prepare::prepare;
-use super::ranks;
-use super::report::RankOf;
+use super::prepared::Prepared;
+use super::prepared::prepare;
+use super::ranks::Asked;
+use super::report::human_bytes;
 use super::report::{self, Report};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request};
+use super::table::push_cells;
 use super::table::{Group, Sort};
 use super::{json, svg, table};
 
@@ -148,7 +152,7 @@ pub fn run(args: &PlanArgs) -> Outcome {
 pub enum Planned {
     /// The plan of one rank (the only one on one GPU).
     Rank(Box<Report>),
-    /// Every rank's bytes ([`ranks::all_ranks`]), as printed.
+    /// Every rank's bytes ([`all_ranks`]), as printed.
     AllRanks(String),
 }
 
@@ -160,42 +164,125 @@ pub enum Planned {
 /// # Errors
 /// As [`prepare`], a rank that cannot be made, or the plan's error.
 pub fn plan(request: &Request, json: bool) -> Result<Planned, Diagnostics> {
-    let mut prepared = prepare(request)?;
-    let resolved = request.parallel.resolve(&prepared.inputs.parallel);
-    let single = resolved.counts.tp == 1 && resolved.counts.pp == 1;
-    let rank = match resolved.rank {
-        None if single => None,
-        None => {
-            return ranks::all_ranks(request, &prepared, &resolved.counts, json)
-                .map(Planned::AllRanks);
+    let prepared = prepare(request)?;
+    let held;
+    let (placement, decls) = match prepared.ranks().asked {
+        Asked::Whole => (None, prepared.decls()),
+        Asked::One(rank) => {
+            held = prepared.rank(rank)?;
+            (Some(held.placement), held.decls.as_slice())
         }
-        Some(rank) => {
-            let held = ranks::rank_decls(&prepared, &resolved.counts.parallel(), rank)?;
-            prepared.decls = held.decls;
-            Some(RankOf {
-                tp: resolved.counts.tp,
-                pp: resolved.counts.pp,
-                rank,
-                layers: held.layers,
-            })
+        Asked::Every => {
+            return all_ranks(request, &prepared, json).map(Planned::AllRanks);
         }
     };
-    let view = prepared.inputs.view();
-    let plan = DynamicPlan::new(&prepared.decls, &view.inputs(), request.align)
-        .map_err(|error| located_plan_error(&error, request, &prepared.inputs, &prepared.decls))?;
-    let layers = prepared
-        .circuit
-        .checkpoint(&prepared.checkpoint)
-        .map(|c| c.layer_kinds().to_vec())
-        .unwrap_or_default();
+    let view = prepared.inputs().view();
+    let plan = DynamicPlan::new(decls, &view.inputs(), request.align)
+        .map_err(|error| located_plan_error(&error, request, prepared.inputs(), decls))?;
     Ok(Planned::Rank(Box::new(Report {
-        rank,
+        rank: placement,
         circuit: request.circuit.clone(),
         inputs_file: request.inputs_file().map(str::to_owned),
-        layers,
-        layer_kinds: report::layer_kinds(&prepared.circuit),
-        checkpoint: prepared.checkpoint,
-        inputs: prepared.inputs_name,
+        layers: prepared.layer_kinds().to_vec(),
+        layer_kinds: report::layer_kinds(prepared.circuit()),
+        checkpoint: prepared.checkpoint().to_owned(),
+        inputs: prepared.inputs_name().to_owned(),
         plan,
     })))
+}
+
+/// One rank's row of [`all_ranks`].
+struct Row {
+    rank: Rank,
+    layers: (u64, u64),
+    device: u64,
+    host: u64,
+}
+
+/// `plan` without ranks over more than one: each rank's device and host bytes, then the sum
+/// over ranks, as a table or (`json`) an object with `circuit`, `checkpoint`, `align`, `tp`,
+/// `pp`, `ranks` (each `tp_rank`, `pp_rank`, `layers`, `device_bytes`, `host_bytes`) and the
+/// sums `device_bytes`, `host_bytes`.
+///
+/// # Errors
+/// The first rank's error that cannot be planned.
+fn all_ranks(request: &Request, prepared: &Prepared, json: bool) -> Result<String, Diagnostics> {
+    let (circuit, align) = (&request.circuit, request.align);
+    let counts = &prepared.ranks().counts;
+    let view = prepared.inputs().view();
+    let mut rows = Vec::new();
+    for rank in prepared.ranks().listed().unwrap_or_default() {
+        let held = prepared.rank(rank)?;
+        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align).map_err(|error| {
+            located_plan_error(&error, request, prepared.inputs(), prepared.decls())
+        })?;
+        rows.push(Row {
+            rank,
+            layers: (held.placement.stage.start, held.placement.stage.end),
+            device: plan.device_bytes(),
+            host: plan.host_bytes(),
+        });
+    }
+    let device = rows.iter().fold(0u64, |s, r| s.saturating_add(r.device));
+    let host = rows.iter().fold(0u64, |s, r| s.saturating_add(r.host));
+    if json {
+        let ranks: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "tp_rank": r.rank.tp,
+                    "pp_rank": r.rank.pp,
+                    "layers": (r.layers.0..r.layers.1).collect::<Vec<u64>>(),
+                    "device_bytes": r.device,
+                    "host_bytes": r.host,
+                })
+            })
+            .collect();
+        let value = json!({
+            "circuit": circuit,
+            "checkpoint": prepared.checkpoint(),
+            "align": align,
+            "tp": counts.tp,
+            "pp": counts.pp,
+            "ranks": ranks,
+            "device_bytes": device,
+            "host_bytes": host,
+        });
+        return Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+    }
+    let mut out = format!(
+        "circuit     {circuit}\ncheckpoint  {}\ninputs      {}\nalign       {align} B\nparallel    tp {} x pp {}\n\n",
+        prepared.checkpoint(),
+        prepared.inputs_name(),
+        counts.tp,
+        counts.pp
+    );
+    let mut table = vec![
+        ["tp_rank", "pp_rank", "layers", "device", "host"]
+            .map(str::to_owned)
+            .to_vec(),
+    ];
+    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
+    for r in &rows {
+        table.push(vec![
+            r.rank.tp.to_string(),
+            r.rank.pp.to_string(),
+            format!("{}..{}", r.layers.0, r.layers.1),
+            bytes(r.device),
+            bytes(r.host),
+        ]);
+    }
+    table.push(vec![
+        "sum".to_owned(),
+        String::new(),
+        String::new(),
+        bytes(device),
+        bytes(host),
+    ]);
+    // The ranks and layers as text, the bytes aligned right.
+    push_cells(&mut out, &table, 3);
+    Ok(out)
 }

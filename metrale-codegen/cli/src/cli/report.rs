@@ -18,6 +18,8 @@ use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
 use metrale_circuit::{Lifetime, Space, StateKind};
 
+use super::prepared::Placement;
+
 /// A plan made, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -36,20 +38,7 @@ pub struct Report {
     /// The layer kinds of the circuit's layout, in file order.
     pub layer_kinds: Vec<String>,
     /// The tensor- and pipeline-parallel rank planned, when one was asked for.
-    pub rank: Option<RankOf>,
-}
-
-/// The rank a plan is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RankOf {
-    /// Tensor-parallel ranks.
-    pub tp: u64,
-    /// Pipeline-parallel ranks.
-    pub pp: u64,
-    /// This rank.
-    pub rank: metrale_circuit::parallel::Rank,
-    /// The model's layers `[start, end)` it holds.
-    pub layers: (u64, u64),
+    pub rank: Option<Placement>,
 }
 
 /// How many terms, and their bytes.

@@ -67,7 +67,7 @@ pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
         let _ = writeln!(
             out,
             "rank        tp {} of {}, pp {} of {} (layers {}..{})",
-            rank.rank.tp, rank.tp, rank.rank.pp, rank.pp, rank.layers.0, rank.layers.1
+            rank.rank.tp, rank.tp, rank.rank.pp, rank.pp, rank.stage.start, rank.stage.end
         );
     }
     out.push_str(&summary(report));
