@@ -1,5 +1,5 @@
-//! `plan --json` ([`json()`]): the plan with exact byte counts, and its totals per lifetime and
-//! per kind.
+//! `plan --json`: one plan with exact byte counts and its totals per lifetime and per kind
+//! ([`plan`]), or every rank's bytes and their sums ([`every_rank`]).
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary; numbers are integers, byte counts exact.
@@ -12,7 +12,7 @@
 use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 
-use super::report::{Report, Total};
+use super::report::{EveryRankReport, Report, Total};
 
 /// `{"terms": N, "bytes": N}`.
 fn total(total: Total) -> Value {
@@ -25,7 +25,7 @@ fn total(total: Total) -> Value {
 /// for a paged KV side `blocks` and `block_size`), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
 /// (kind -> `{terms, bytes}`). Pretty-printed, with a final newline.
-pub fn json(report: &Report) -> String {
+pub fn plan(report: &Report) -> String {
     let plan = &report.plan;
     let terms: Vec<Value> = plan
         .terms()
@@ -87,5 +87,36 @@ pub fn json(report: &Report) -> String {
         let layers: Vec<u64> = (rank.stage.start..rank.stage.end).collect();
         fields.insert("layers".to_owned(), json!(layers));
     }
+    format!("{value:#}\n")
+}
+
+/// Every rank's bytes as JSON: `circuit`, `checkpoint`, `align`, `tp`, `pp`, `ranks` (each
+/// `tp_rank`, `pp_rank`, `layers` (the layer indices it holds), `device_bytes`, `host_bytes`)
+/// and the sums over ranks `device_bytes`, `host_bytes`. Pretty-printed, with a final newline.
+pub fn every_rank(report: &EveryRankReport) -> String {
+    let ranks: Vec<Value> = report
+        .ranks
+        .iter()
+        .map(|r| {
+            let (rank, stage) = (r.placement.rank, r.placement.stage);
+            json!({
+                "tp_rank": rank.tp,
+                "pp_rank": rank.pp,
+                "layers": (stage.start..stage.end).collect::<Vec<u64>>(),
+                "device_bytes": r.plan.device_bytes(),
+                "host_bytes": r.plan.host_bytes(),
+            })
+        })
+        .collect();
+    let value = json!({
+        "circuit": report.circuit,
+        "checkpoint": report.checkpoint,
+        "align": report.align,
+        "tp": report.tp,
+        "pp": report.pp,
+        "ranks": ranks,
+        "device_bytes": report.device_bytes(),
+        "host_bytes": report.host_bytes(),
+    });
     format!("{value:#}\n")
 }

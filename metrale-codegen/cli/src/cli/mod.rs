@@ -23,6 +23,7 @@ mod generate;
 mod import;
 mod json;
 mod plan;
+mod planned;
 mod prepared;
 mod ranks;
 mod report;

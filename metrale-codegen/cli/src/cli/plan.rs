@@ -1,8 +1,13 @@
 //! `metrale-codegen plan <circuit.toml> [--checkpoint NAME] [--inputs FILE] [--align N]
-//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE]`: sizes every
-//! state of one checkpoint under the plan inputs, lays it out, and prints it as a table
-//! ([`super::table`]) or JSON ([`super::json`]), and with `--svg` also writes its memory map
-//! ([`super::svg`]).
+//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE] [--tp T] [--pp P]
+//! [--tp-rank R --pp-rank S]`: sizes every state of one checkpoint (or of one rank) under the
+//! plan inputs, lays it out, and prints it as a table ([`super::table`]) or JSON
+//! ([`super::json`]), and with `--svg` also writes its memory map ([`super::svg`]); over more
+//! than one rank with none named, every rank's bytes instead.
+//!
+//! One straight path: the arguments make a [`Request`] ([`super::request`]), [`prepare`] loads
+//! and checks what it names ([`super::prepared`]), [`planned::plan`] plans each rank asked for
+//! ([`super::planned`]), and the report of that ([`super::report`]) is rendered.
 //!
 //! Invariants:
 //! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
@@ -14,25 +19,19 @@
 //! - `--sort` and `--group` shape the table only; `--svg` combines with every other option,
 //!   `--json` included. The map is written only once the plan is made, and a file that cannot
 //!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
+//! - Every rank's bytes are no one plan: `--sort`, `--group` and `--svg` shape nothing there
+//!   (no map is written).
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::DEFAULT_ALIGN;
-use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::load::diag::Diagnostic;
-use metrale_circuit::load::diag::Diagnostics;
-use metrale_circuit::parallel::Rank;
-use serde_json::json;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 
 use super::Outcome;
-use super::blame::located_plan_error;
-use super::prepared::Prepared;
+use super::planned::{self, Planned};
 use super::prepared::prepare;
-use super::ranks::Asked;
-use super::report::human_bytes;
-use super::report::{self, Report};
+use super::report::{EveryRankReport, Report};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request};
-use super::table::push_cells;
 use super::table::{Group, Sort};
 use super::{json, svg, table};
 
@@ -117,172 +116,54 @@ impl PlanArgs {
 }
 
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
-/// [`plan`], as bad input).
+/// [`prepare`], as bad input).
 fn align(text: &str) -> Result<u64, String> {
     text.parse::<u64>()
         .map_err(|_| "expected a number of bytes, a power of two such as 256".to_owned())
 }
 
-/// Runs `plan`.
+/// Runs `plan`: the request, prepared, planned, rendered.
 pub fn run(args: &PlanArgs) -> Outcome {
-    let report = match plan(&args.request(), args.json) {
-        Ok(Planned::Rank(report)) => *report,
-        Ok(Planned::AllRanks(text)) => return Outcome::ok(text),
-        Err(diagnostics) => return Outcome::bad_input(&diagnostics),
-    };
-    if let Some(target) = &args.svg
-        && let Err(error) = std::fs::write(target, svg::svg(&report))
-    {
-        return Outcome::bad_input(
-            &Diagnostic::error(format!(
-                "cannot write the memory map to `{target}`: {error}"
-            ))
-            .help("`--svg FILE` names a file to create or overwrite, in a folder that exists")
-            .into(),
-        );
-    }
-    if args.json {
-        Outcome::ok(json::json(&report))
-    } else {
-        Outcome::ok(table::table(&report, args.sort, args.group))
+    match plan(args) {
+        Ok(text) => Outcome::ok(text),
+        Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
 }
 
-/// What `plan` made: one rank's report, or the table of every rank.
-pub enum Planned {
-    /// The plan of one rank (the only one on one GPU).
-    Rank(Box<Report>),
-    /// Every rank's bytes ([`all_ranks`]), as printed.
-    AllRanks(String),
-}
-
-/// Loads the circuit and the inputs, instantiates the checkpoint (on the rank asked for) and
-/// makes its plan; over more than one rank with none asked for, every rank's bytes.
-///
-/// (With `json`, the table of every rank as JSON.)
+/// What `plan` prints: one plan as a table or JSON (with `--svg`, its map written first), or
+/// every rank's bytes.
 ///
 /// # Errors
-/// As [`prepare`], a rank that cannot be made, or the plan's error.
-pub fn plan(request: &Request, json: bool) -> Result<Planned, Diagnostics> {
-    let prepared = prepare(request)?;
-    let held;
-    let (placement, decls) = match prepared.ranks().asked {
-        Asked::Whole => (None, prepared.decls()),
-        Asked::One(rank) => {
-            held = prepared.rank(rank)?;
-            (Some(held.placement), held.decls.as_slice())
-        }
-        Asked::Every => {
-            return all_ranks(request, &prepared, json).map(Planned::AllRanks);
-        }
-    };
-    let view = prepared.inputs().view();
-    let plan = DynamicPlan::new(decls, &view.inputs(), request.align)
-        .map_err(|error| located_plan_error(&error, request, prepared.inputs(), decls))?;
-    Ok(Planned::Rank(Box::new(Report {
-        rank: placement,
-        circuit: request.circuit.clone(),
-        inputs_file: request.inputs_file().map(str::to_owned),
-        layers: prepared.layer_kinds().to_vec(),
-        layer_kinds: report::layer_kinds(prepared.circuit()),
-        checkpoint: prepared.checkpoint().to_owned(),
-        inputs: prepared.inputs_name().to_owned(),
-        plan,
-    })))
-}
-
-/// One rank's row of [`all_ranks`].
-struct Row {
-    rank: Rank,
-    layers: (u64, u64),
-    device: u64,
-    host: u64,
-}
-
-/// `plan` without ranks over more than one: each rank's device and host bytes, then the sum
-/// over ranks, as a table or (`json`) an object with `circuit`, `checkpoint`, `align`, `tp`,
-/// `pp`, `ranks` (each `tp_rank`, `pp_rank`, `layers`, `device_bytes`, `host_bytes`) and the
-/// sums `device_bytes`, `host_bytes`.
-///
-/// # Errors
-/// The first rank's error that cannot be planned.
-fn all_ranks(request: &Request, prepared: &Prepared, json: bool) -> Result<String, Diagnostics> {
-    let (circuit, align) = (&request.circuit, request.align);
-    let counts = &prepared.ranks().counts;
-    let view = prepared.inputs().view();
-    let mut rows = Vec::new();
-    for rank in prepared.ranks().listed().unwrap_or_default() {
-        let held = prepared.rank(rank)?;
-        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align).map_err(|error| {
-            located_plan_error(&error, request, prepared.inputs(), prepared.decls())
-        })?;
-        rows.push(Row {
-            rank,
-            layers: (held.placement.stage.start, held.placement.stage.end),
-            device: plan.device_bytes(),
-            host: plan.host_bytes(),
-        });
-    }
-    let device = rows.iter().fold(0u64, |s, r| s.saturating_add(r.device));
-    let host = rows.iter().fold(0u64, |s, r| s.saturating_add(r.host));
-    if json {
-        let ranks: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "tp_rank": r.rank.tp,
-                    "pp_rank": r.rank.pp,
-                    "layers": (r.layers.0..r.layers.1).collect::<Vec<u64>>(),
-                    "device_bytes": r.device,
-                    "host_bytes": r.host,
-                })
+/// As [`prepare`] and [`planned::plan`], or the `--svg` file that cannot be written.
+fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
+    let request = args.request();
+    let prepared = prepare(&request)?;
+    match planned::plan(&request, &prepared)? {
+        Planned::Every(ranks) => {
+            let report = EveryRankReport::new(&request, &prepared, ranks);
+            Ok(if args.json {
+                json::every_rank(&report)
+            } else {
+                table::every_rank(&report)
             })
-            .collect();
-        let value = json!({
-            "circuit": circuit,
-            "checkpoint": prepared.checkpoint(),
-            "align": align,
-            "tp": counts.tp,
-            "pp": counts.pp,
-            "ranks": ranks,
-            "device_bytes": device,
-            "host_bytes": host,
-        });
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        }
+        Planned::One { placement, plan } => {
+            let report = Report::new(&request, &prepared, placement, plan);
+            if let Some(target) = &args.svg {
+                std::fs::write(target, svg::svg(&report)).map_err(|error| {
+                    Diagnostic::error(format!(
+                        "cannot write the memory map to `{target}`: {error}"
+                    ))
+                    .help(
+                        "`--svg FILE` names a file to create or overwrite, in a folder that exists",
+                    )
+                })?;
+            }
+            Ok(if args.json {
+                json::plan(&report)
+            } else {
+                table::plan(&report, args.sort, args.group)
+            })
+        }
     }
-    let mut out = format!(
-        "circuit     {circuit}\ncheckpoint  {}\ninputs      {}\nalign       {align} B\nparallel    tp {} x pp {}\n\n",
-        prepared.checkpoint(),
-        prepared.inputs_name(),
-        counts.tp,
-        counts.pp
-    );
-    let mut table = vec![
-        ["tp_rank", "pp_rank", "layers", "device", "host"]
-            .map(str::to_owned)
-            .to_vec(),
-    ];
-    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
-    for r in &rows {
-        table.push(vec![
-            r.rank.tp.to_string(),
-            r.rank.pp.to_string(),
-            format!("{}..{}", r.layers.0, r.layers.1),
-            bytes(r.device),
-            bytes(r.host),
-        ]);
-    }
-    table.push(vec![
-        "sum".to_owned(),
-        String::new(),
-        String::new(),
-        bytes(device),
-        bytes(host),
-    ]);
-    // The ranks and layers as text, the bytes aligned right.
-    push_cells(&mut out, &table, 3);
-    Ok(out)
 }

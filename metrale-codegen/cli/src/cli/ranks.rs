@@ -55,15 +55,16 @@ impl Ranks {
     /// The ranks asked for, in (pp rank, tp rank) order; `None` for the whole checkpoint.
     #[must_use]
     pub fn listed(&self) -> Option<Vec<Rank>> {
-        let (tp, pp) = (self.counts.tp, self.counts.pp);
         match self.asked {
             Asked::Whole => None,
             Asked::One(rank) => Some(vec![rank]),
-            Asked::Every => Some(
-                (0..pp)
-                    .flat_map(|pp| (0..tp).map(move |tp| Rank { tp, pp }))
-                    .collect(),
-            ),
+            Asked::Every => Some(self.every().collect()),
         }
+    }
+
+    /// Every rank of the sizes, in (pp rank, tp rank) order.
+    pub fn every(&self) -> impl Iterator<Item = Rank> + use<> {
+        let (tp, pp) = (self.counts.tp, self.counts.pp);
+        (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
     }
 }

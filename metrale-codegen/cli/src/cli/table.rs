@@ -1,6 +1,7 @@
-//! The text `plan` prints ([`table`]): a header, a summary (arena bytes per space, term bytes
-//! per lifetime, kind, layer kind and layer), then the terms of each space, in the order of
-//! [`Sort`] and, with a [`Group`], in sections with a subtotal each.
+//! The text `plan` prints: of one plan ([`plan`]), a header, a summary (arena bytes per
+//! space, term bytes per lifetime, kind, layer kind and layer), then the terms of each space,
+//! in the order of [`Sort`] and, with a [`Group`], in sections with a subtotal each; of every
+//! rank ([`every_rank`]), a header and each rank's device and host bytes, then their sum.
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
@@ -21,7 +22,7 @@ use metrale_circuit::{Lifetime, Space};
 
 use metrale_circuit::dynamic::Position;
 
-use super::report::{Report, Total, human_bytes};
+use super::report::{EveryRankReport, Report, Total, human_bytes};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -54,7 +55,7 @@ const HEADINGS: [&str; 8] = [
 const TEXT_COLUMNS: usize = 5;
 
 /// The plan as a table: the header, the summary, then the terms of each space.
-pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
+pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
     let plan = &report.plan;
     let mut out = format!(
         "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\n",
@@ -72,6 +73,36 @@ pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
     }
     out.push_str(&summary(report));
     out.push_str(&terms(report, sort, group));
+    out
+}
+
+/// Every rank's bytes as a table: the header, then each rank's layers, device and host bytes,
+/// then their sum; the ranks and layers as text, the bytes aligned right.
+pub fn every_rank(report: &EveryRankReport) -> String {
+    let mut out = format!(
+        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\nparallel    tp {} x pp {}\n\n",
+        report.circuit, report.checkpoint, report.inputs, report.align, report.tp, report.pp
+    );
+    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
+    let mut rows = vec![cells(["tp_rank", "pp_rank", "layers", "device", "host"])];
+    for r in &report.ranks {
+        let (rank, stage) = (r.placement.rank, r.placement.stage);
+        rows.push(vec![
+            rank.tp.to_string(),
+            rank.pp.to_string(),
+            format!("{}..{}", stage.start, stage.end),
+            bytes(r.plan.device_bytes()),
+            bytes(r.plan.host_bytes()),
+        ]);
+    }
+    rows.push(vec![
+        "sum".to_owned(),
+        String::new(),
+        String::new(),
+        bytes(report.device_bytes()),
+        bytes(report.host_bytes()),
+    ]);
+    push_cells(&mut out, &rows, 3);
     out
 }
 
@@ -159,7 +190,7 @@ fn cells<const N: usize>(text: [&str; N]) -> Vec<String> {
 
 /// Appends rows of cells, indented, in columns: the first `text` columns left-aligned, the
 /// others right-aligned.
-pub(super) fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
+fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for cells in rows {
