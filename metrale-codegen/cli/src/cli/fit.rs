@@ -1,13 +1,17 @@
 //! `metrale-codegen fit <circuit.toml> --budget SIZE (--for kv-blocks | --for sequences
-//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json]`: the largest
-//! value of one free input whose plan's device arena fits a byte budget, exact to the byte,
-//! before any weight is loaded.
+//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json] [--tp T]
+//! [--pp P] [--tp-rank R --pp-rank S]`: the largest value of one free input whose plan's
+//! device arena fits a byte budget, exact to the byte, before any weight is loaded; over
+//! several ranks, that of the rank that binds first.
+//!
+//! The path of `plan` ([`super::plan`]) up to its plans: the arguments make a [`Request`], and
+//! [`prepare`] loads and checks what it names; then each rank asked for is prepared and fitted
+//! in turn, and the answer ([`FitReport`]) is rendered by [`super::table`] or [`super::json`].
 //!
 //! Invariants:
-//! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::prepared::prepare`]); the answer is `metrale_circuit::dynamic::fit_kv_blocks` or
-//!   `fit_sequences`, whose search the generated `DynamicPlan::fit_kv_blocks` and
-//!   `fit_sequences` share.
+//! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them; the
+//!   answer is `metrale_circuit::dynamic::fit_kv_blocks` or `fit_profile`, whose search the
+//!   generated plans' `fit_kv_blocks` and `fit_sequences` share.
 //! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
 //!   sequence; without `--inputs` it reads the built-in [`SERVING_INPUTS`] (the default server
 //!   as a profile). `--context` is required with it and refused without it (usage, exit 2).
@@ -15,8 +19,6 @@
 //!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024); a malformed or overflowing size is a
 //!   usage error (exit 2).
 //! - A budget too small for even 0 is bad input (exit 1) naming the bytes 0 needs.
-
-use std::fmt::Write as _;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
@@ -26,13 +28,15 @@ use metrale_circuit::dynamic::{
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::serving::ProfileFree;
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
+    DEFAULT_ALIGN, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
 };
 
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
+use super::report::{FitAnswer, FitReport};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
+use super::{json, table};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -91,7 +95,7 @@ pub enum Free {
 
 impl Free {
     /// Its spelling on the command line and in the JSON.
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Free::KvBlocks => "kv-blocks",
             Free::Sequences => "sequences",
@@ -136,37 +140,44 @@ pub fn run(args: &FitArgs) -> Outcome {
                 .to_owned(),
         };
     }
-    match fit(args, &args.request()) {
-        Ok(answer) if args.json => Outcome::ok(json(args, &answer)),
-        Ok(answer) => Outcome::ok(table(args, &answer)),
+    match fit_report(args) {
+        Ok(report) if args.json => Outcome::ok(json::fit(&report)),
+        Ok(report) => Outcome::ok(table::fit(&report)),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
 }
 
-/// An answer and what the table prints beside it.
-struct Answer {
-    /// The rank it is of, over several ranks.
-    rank: Option<Placement>,
-    checkpoint: String,
-    inputs: String,
-    fit: Fit,
-    /// Bytes one sequence slot's live recurrent states take.
-    per_slot: u64,
-    /// Bytes one token of the main KV pool takes over every layer.
-    per_token: u64,
+/// What `fit` found: the request, prepared as `plan` prepares it, fitted (on each rank asked
+/// for), with what the outputs print beside the answer.
+///
+/// # Errors
+/// As [`prepare`], a rank that cannot be placed, or the fit's error, located.
+fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
+    let request = args.request();
+    let prepared = prepare(&request)?;
+    let answer = fit(args, &request, &prepared)?;
+    Ok(FitReport {
+        circuit: request.circuit,
+        checkpoint: prepared.checkpoint().to_owned(),
+        inputs: prepared.inputs_name().to_owned(),
+        align: request.align,
+        budget: args.budget,
+        free: args.free.name(),
+        context: args.context,
+        answer,
+    })
 }
 
-/// Prepares the plan and fits: on one GPU, or on each rank asked for (every rank when none
-/// is), keeping the smallest answer.
-fn fit(args: &FitArgs, request: &Request) -> Result<Answer, Diagnostics> {
-    let prepared = prepare(request)?;
+/// Fits what `prepared` asks for: on one GPU, or on each rank asked for (every rank when none
+/// is), one rank after the other, keeping the smallest answer (the first of equal ones).
+fn fit(args: &FitArgs, request: &Request, prepared: &Prepared) -> Result<FitAnswer, Diagnostics> {
     let Some(ranks) = prepared.ranks().listed() else {
-        return fit_rank(args, request, &prepared, prepared.decls(), None);
+        return fit_rank(args, request, prepared, prepared.decls(), None);
     };
-    let mut binding: Option<Answer> = None;
+    let mut binding: Option<FitAnswer> = None;
     for rank in ranks {
         let held = prepared.rank(rank)?;
-        let answer = fit_rank(args, request, &prepared, &held.decls, Some(held.placement))?;
+        let answer = fit_rank(args, request, prepared, &held.decls, Some(held.placement))?;
         if binding
             .as_ref()
             .is_none_or(|b| answer.fit.value < b.fit.value)
@@ -184,7 +195,7 @@ fn fit_rank(
     prepared: &Prepared,
     decls: &[StateDecl],
     rank: Option<Placement>,
-) -> Result<Answer, Diagnostics> {
+) -> Result<FitAnswer, Diagnostics> {
     let view = prepared.inputs().view();
     let inputs = view.inputs();
     let plan_error = |error| located_plan_error(&error, request, prepared.inputs(), decls);
@@ -258,10 +269,8 @@ fn fit_rank(
     )
     .map_err(plan_error)?;
     let (per_slot, per_token) = per_unit(&plan, decls);
-    Ok(Answer {
+    Ok(FitAnswer {
         rank,
-        checkpoint: prepared.checkpoint().to_owned(),
-        inputs: prepared.inputs_name().to_owned(),
         fit,
         per_slot,
         per_token,
@@ -287,75 +296,4 @@ fn per_unit(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
         per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),
         per(&|t| t.kind == StateKind::PagedKv && !draft(t)),
     )
-}
-
-/// The JSON contract: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`.
-fn json(args: &FitArgs, answer: &Answer) -> String {
-    let fit = &answer.fit;
-    let mut value = serde_json::json!({
-        "for": args.free.name(),
-        "value": fit.value,
-        "budget": args.budget,
-        "device_bytes": fit.device_bytes,
-        "next_device_bytes": fit.next_device_bytes,
-    });
-    if let (Some(rank), Some(fields)) = (answer.rank, value.as_object_mut()) {
-        for (key, n) in [
-            ("tp", rank.tp),
-            ("pp", rank.pp),
-            ("tp_rank", rank.rank.tp),
-            ("pp_rank", rank.rank.pp),
-        ] {
-            fields.insert(key.to_owned(), serde_json::json!(n));
-        }
-    }
-    format!("{value:#}\n")
-}
-
-/// The table: the answer, the device bytes around it, the per-unit figures.
-fn table(args: &FitArgs, answer: &Answer) -> String {
-    let fit = &answer.fit;
-    let next = fit.next_device_bytes.map_or_else(
-        || "cannot be planned".to_owned(),
-        |b| format!("{b} B (over the budget)"),
-    );
-    let mut rows = vec![
-        ("circuit", args.circuit.clone()),
-        ("checkpoint", answer.checkpoint.clone()),
-        ("inputs", answer.inputs.clone()),
-        ("align", args.align.to_string()),
-        ("budget", format!("{} B", args.budget)),
-        (
-            "context",
-            args.context.map_or_else(
-                || "the inputs'".to_owned(),
-                |c| format!("{c} tokens per sequence"),
-            ),
-        ),
-        (args.free.name(), fit.value.to_string()),
-        ("device bytes at it", format!("{} B", fit.device_bytes)),
-        ("device bytes at one more", next),
-        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
-        ("bytes per KV token", format!("{} B", answer.per_token)),
-    ];
-    // Over several ranks: the one whose answer this is.
-    if let Some(rank) = answer.rank {
-        rows.insert(
-            1,
-            (
-                "rank",
-                format!(
-                    "tp {} of {}, pp {} of {} (the rank that binds first)",
-                    rank.rank.tp, rank.tp, rank.rank.pp, rank.pp
-                ),
-            ),
-        );
-    }
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for (k, v) in &rows {
-        // Writing to a String cannot fail.
-        let _ = writeln!(out, "{k:<width$}  {v}");
-    }
-    out
 }

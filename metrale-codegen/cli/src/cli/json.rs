@@ -1,5 +1,6 @@
-//! `plan --json`: one plan with exact byte counts and its totals per lifetime and per kind
-//! ([`plan`]), or every rank's bytes and their sums ([`every_rank`]).
+//! The JSON `plan --json` and `fit --json` print: one plan with exact byte counts and its
+//! totals per lifetime and per kind ([`plan`]), or every rank's bytes and their sums
+//! ([`every_rank`]); a fit's answer ([`fit`]).
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary; numbers are integers, byte counts exact.
@@ -12,7 +13,7 @@
 use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 
-use super::report::{EveryRankReport, Report, Total};
+use super::report::{EveryRankReport, FitReport, Report, Total};
 
 /// `{"terms": N, "bytes": N}`.
 fn total(total: Total) -> Value {
@@ -118,5 +119,31 @@ pub fn every_rank(report: &EveryRankReport) -> String {
         "device_bytes": report.device_bytes(),
         "host_bytes": report.host_bytes(),
     });
+    format!("{value:#}\n")
+}
+
+/// `fit --json`: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`, over
+/// several ranks with `tp`, `pp`, `tp_rank`, `pp_rank` (the rank whose answer it is).
+/// Pretty-printed, with a final newline.
+pub fn fit(report: &FitReport) -> String {
+    let answer = &report.answer;
+    let fit = &answer.fit;
+    let mut value = json!({
+        "for": report.free,
+        "value": fit.value,
+        "budget": report.budget,
+        "device_bytes": fit.device_bytes,
+        "next_device_bytes": fit.next_device_bytes,
+    });
+    if let (Some(rank), Some(fields)) = (answer.rank, value.as_object_mut()) {
+        for (key, n) in [
+            ("tp", rank.tp),
+            ("pp", rank.pp),
+            ("tp_rank", rank.rank.tp),
+            ("pp_rank", rank.rank.pp),
+        ] {
+            fields.insert(key.to_owned(), json!(n));
+        }
+    }
     format!("{value:#}\n")
 }

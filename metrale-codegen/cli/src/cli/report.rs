@@ -1,7 +1,8 @@
 //! What the renderers read ([`super::table`], [`super::json`], [`super::svg`]): one plan made
 //! ([`Report`]: the plan, each term carrying its state's model [`Position`], what it was made
 //! from, and the totals the outputs show per lifetime, kind, layer kind and layer), every
-//! rank's ([`EveryRankReport`]: each rank's plan and their sums); and [`human_bytes`].
+//! rank's ([`EveryRankReport`]: each rank's plan and their sums), and what `fit` found
+//! ([`FitReport`]); and [`human_bytes`].
 //!
 //! Invariants:
 //! - `layers` holds one layer kind per layer of the checkpoint, so every term at
@@ -16,7 +17,7 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::{Lifetime, Space, StateKind};
+use metrale_circuit::{Fit, Lifetime, Space, StateKind};
 
 use super::planned::RankPlan;
 use super::prepared::{Placement, Prepared};
@@ -111,6 +112,38 @@ impl EveryRankReport {
             .iter()
             .fold(0u64, |s, r| s.saturating_add(r.plan.host_bytes()))
     }
+}
+
+/// What `fit` found, with what it was asked and made from.
+pub struct FitReport {
+    /// The circuit file, as given.
+    pub circuit: String,
+    /// The checkpoint sized.
+    pub checkpoint: String,
+    /// The inputs file, as given, or the name of the built-in inputs.
+    pub inputs: String,
+    /// The alignment of every region.
+    pub align: u64,
+    /// The device byte budget.
+    pub budget: u64,
+    /// The free input, as spelled on the command line (`kv-blocks`, `sequences`).
+    pub free: &'static str,
+    /// KV tokens per sequence, for `--for sequences`.
+    pub context: Option<u64>,
+    /// The answer: of the one GPU, or of the rank that binds first.
+    pub answer: FitAnswer,
+}
+
+/// One fit's answer and the per-unit figures printed beside it.
+pub struct FitAnswer {
+    /// The rank it is of, over several ranks.
+    pub rank: Option<Placement>,
+    /// The largest value that fits, and the device bytes at it and at one more.
+    pub fit: Fit,
+    /// Bytes one sequence slot's live recurrent states take.
+    pub per_slot: u64,
+    /// Bytes one token of the main KV pool takes over every layer.
+    pub per_token: u64,
 }
 
 /// How many terms, and their bytes.

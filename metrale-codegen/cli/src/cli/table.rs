@@ -1,7 +1,8 @@
 //! The text `plan` prints: of one plan ([`plan`]), a header, a summary (arena bytes per
 //! space, term bytes per lifetime, kind, layer kind and layer), then the terms of each space,
 //! in the order of [`Sort`] and, with a [`Group`], in sections with a subtotal each; of every
-//! rank ([`every_rank`]), a header and each rank's device and host bytes, then their sum.
+//! rank ([`every_rank`]), a header and each rank's device and host bytes, then their sum. And
+//! the text `fit` prints ([`fit`]): one `name  value` line per figure.
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
@@ -22,7 +23,7 @@ use metrale_circuit::{Lifetime, Space};
 
 use metrale_circuit::dynamic::Position;
 
-use super::report::{EveryRankReport, Report, Total, human_bytes};
+use super::report::{EveryRankReport, FitReport, Report, Total, human_bytes};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -374,6 +375,55 @@ fn terms(report: &Report, sort: Sort, group: Option<Group>) -> String {
                 Line::Row(cells) => push_row(&mut out, &cells, &widths),
             }
         }
+    }
+    out
+}
+
+/// `fit`'s text: the answer, the device bytes around it, the per-unit figures, one `name  value`
+/// line each (over several ranks, with the rank whose answer it is).
+pub fn fit(report: &FitReport) -> String {
+    let answer = &report.answer;
+    let fit = &answer.fit;
+    let next = fit.next_device_bytes.map_or_else(
+        || "cannot be planned".to_owned(),
+        |b| format!("{b} B (over the budget)"),
+    );
+    let mut rows = vec![
+        ("circuit", report.circuit.clone()),
+        ("checkpoint", report.checkpoint.clone()),
+        ("inputs", report.inputs.clone()),
+        ("align", report.align.to_string()),
+        ("budget", format!("{} B", report.budget)),
+        (
+            "context",
+            report.context.map_or_else(
+                || "the inputs'".to_owned(),
+                |c| format!("{c} tokens per sequence"),
+            ),
+        ),
+        (report.free, fit.value.to_string()),
+        ("device bytes at it", format!("{} B", fit.device_bytes)),
+        ("device bytes at one more", next),
+        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
+        ("bytes per KV token", format!("{} B", answer.per_token)),
+    ];
+    // Over several ranks: the one whose answer this is.
+    if let Some(rank) = answer.rank {
+        rows.insert(
+            1,
+            (
+                "rank",
+                format!(
+                    "tp {} of {}, pp {} of {} (the rank that binds first)",
+                    rank.rank.tp, rank.tp, rank.rank.pp, rank.pp
+                ),
+            ),
+        );
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in &rows {
+        let _ = writeln!(out, "{k:<width$}  {v}");
     }
     out
 }
