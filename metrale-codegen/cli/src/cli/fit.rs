@@ -111,7 +111,7 @@ pub fn size(text: &str) -> Result<u64, String> {
 impl FitArgs {
     /// The facts of this command line `fit` plans from: without `--inputs`, the built-in
     /// default inputs, or for `--for sequences` the built-in serving profile.
-    fn request(&self) -> Request {
+    pub fn request(&self) -> Request {
         let built_in = match self.free {
             Free::KvBlocks => DEFAULT_INPUTS,
             Free::Sequences => SERVING_INPUTS,

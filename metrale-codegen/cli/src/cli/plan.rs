@@ -101,7 +101,7 @@ pub struct PlanArgs {
 
 impl PlanArgs {
     /// The facts of this command line `plan` plans from.
-    fn request(&self) -> Request {
+    pub fn request(&self) -> Request {
         Request {
             circuit: self.circuit.clone(),
             checkpoint: self.checkpoint.clone(),

@@ -82,3 +82,57 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
             .map(Planned::Every),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::prepared::prepare;
+    use crate::cli::request::{DEFAULT_INPUTS, Inputs, ParallelArgs};
+
+    /// What `plan` of `qwen3_next.toml`'s `tiny` (8 layers) over 2 x 2 ranks makes, for `rank`.
+    fn planned(rank: Option<(u64, u64)>) -> Planned {
+        let request = Request {
+            circuit: concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../circuits/qwen3_next.toml"
+            )
+            .to_owned(),
+            checkpoint: Some("tiny".to_owned()),
+            inputs: Inputs::BuiltIn(DEFAULT_INPUTS),
+            align: 256,
+            parallel: ParallelArgs {
+                tp: Some(2),
+                pp: Some(2),
+                tp_rank: rank.map(|r| r.0),
+                pp_rank: rank.map(|r| r.1),
+            },
+        };
+        let made = prepare(&request).and_then(|prepared| plan(&request, &prepared));
+        match made {
+            Ok(planned) => planned,
+            Err(diagnostics) => panic!("{}", diagnostics.render()),
+        }
+    }
+
+    #[test]
+    fn every_rank_plans_as_each_rank_asked_alone() {
+        let Planned::Every(ranks) = planned(None) else {
+            panic!("2 x 2 ranks without one named plan every rank");
+        };
+        let order: Vec<(u64, u64)> = ranks
+            .iter()
+            .map(|r| (r.placement.rank.tp, r.placement.rank.pp))
+            .collect();
+        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1)]);
+        for every in &ranks {
+            let rank = every.placement.rank;
+            let Planned::One { placement, plan } = planned(Some((rank.tp, rank.pp))) else {
+                panic!("a rank named plans that rank");
+            };
+            assert_eq!(placement, Some(every.placement));
+            assert_eq!(plan, every.plan, "{rank:?}");
+        }
+        // The two pipeline stages hold different layers, so their plans differ.
+        assert_ne!(ranks[0].plan, ranks[2].plan);
+    }
+}

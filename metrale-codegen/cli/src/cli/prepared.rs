@@ -207,3 +207,90 @@ fn missing_formats(decls: &[StateDecl], inputs: &InputsFile, request: &Request) 
     }
     diagnostics
 }
+
+#[cfg(test)]
+mod tests {
+    use metrale_circuit::dynamic::Position;
+
+    use super::*;
+    use crate::cli::ranks::Asked;
+    use crate::cli::request::{BuiltIn, ParallelArgs};
+
+    /// The default inputs over 2 x 2 ranks, the 48 layers split by hand as 10 and 38.
+    const SPLIT: BuiltIn = BuiltIn {
+        name: "split",
+        text: concat!(
+            include_str!("../../inputs/default.toml"),
+            "\n[parallel]\ntp = 2\npp = 2\npp_layers = [10, 38]\n"
+        ),
+    };
+
+    fn prepared() -> Prepared {
+        let request = Request {
+            circuit: concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../circuits/qwen3_next.toml"
+            )
+            .to_owned(),
+            checkpoint: None,
+            inputs: Inputs::BuiltIn(SPLIT),
+            align: 256,
+            parallel: ParallelArgs::default(),
+        };
+        match prepare(&request) {
+            Ok(prepared) => prepared,
+            Err(diagnostics) => panic!("{}", diagnostics.render()),
+        }
+    }
+
+    #[test]
+    fn each_rank_is_prepared_with_the_stage_it_was_placed_by() {
+        let prepared = prepared();
+        let circuit = prepared.circuit();
+        assert_eq!(prepared.ranks().asked, Asked::Every);
+        // The checkpoint's own states stay the whole model's, whatever ranks are asked for.
+        assert_eq!(
+            prepared.decls(),
+            circuit.instantiate(prepared.checkpoint()).unwrap()
+        );
+        let parallel = prepared.ranks().counts.parallel();
+        for rank in prepared.ranks().every() {
+            let held = prepared.rank(rank).unwrap();
+            assert_eq!(
+                held.decls,
+                circuit
+                    .instantiate_rank(prepared.checkpoint(), &parallel, rank)
+                    .unwrap()
+            );
+            let placement = held.placement;
+            assert_eq!((placement.tp, placement.pp, placement.rank), (2, 2, rank));
+            // The file's split, not vLLM's 24 and 24.
+            let stage = placement.stage;
+            let (start, end) = if rank.pp == 0 { (0, 10) } else { (10, 48) };
+            assert_eq!((stage.start, stage.end), (start, end), "{rank:?}");
+            assert_eq!((stage.first, stage.last), (rank.pp == 0, rank.pp == 1));
+            // Its states are exactly those of its stage: every one held, its first and last
+            // layers present.
+            assert!(held.decls.iter().all(|d| stage.holds(d.position)));
+            let layers: Vec<u64> = held
+                .decls
+                .iter()
+                .filter_map(|d| match d.position {
+                    Position::Layer(i) => Some(i),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(layers.iter().min(), Some(&start));
+            assert_eq!(layers.iter().max(), Some(&(end - 1)));
+        }
+        // A rank outside the sizes is the circuit's error, naming the sizes.
+        let Err(outside) = prepared.rank(Rank { tp: 2, pp: 0 }) else {
+            panic!("rank tp 2 of 2 was prepared");
+        };
+        assert!(
+            outside.render().contains("at tp 2 x pp 2"),
+            "{}",
+            outside.render()
+        );
+    }
+}

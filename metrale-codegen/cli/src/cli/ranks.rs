@@ -68,3 +68,52 @@ impl Ranks {
         (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(tp: Option<u64>, pp: Option<u64>, rank: Option<(u64, u64)>) -> ParallelArgs {
+        ParallelArgs {
+            tp,
+            pp,
+            tp_rank: rank.map(|r| r.0),
+            pp_rank: rank.map(|r| r.1),
+        }
+    }
+
+    #[test]
+    fn options_win_over_the_file_and_pick_the_ranks() {
+        let file = ParallelCounts {
+            tp: 2,
+            pp: 2,
+            pp_layers: Some(vec![10, 38]),
+        };
+        // The file alone: its sizes and split, every rank.
+        let ranks = Ranks::resolve(&args(None, None, None), &file);
+        assert_eq!(ranks.counts, file);
+        assert_eq!(ranks.asked, Asked::Every);
+        let pairs =
+            |ranks: &Ranks| -> Vec<(u64, u64)> { ranks.every().map(|r| (r.tp, r.pp)).collect() };
+        assert_eq!(pairs(&ranks), [(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert_eq!(ranks.listed().map(|l| l.len()), Some(4));
+        // `--tp` keeps the file's split; `--pp` to another size drops it.
+        let ranks = Ranks::resolve(&args(Some(4), None, None), &file);
+        assert_eq!((ranks.counts.tp, ranks.counts.pp), (4, 2));
+        assert_eq!(ranks.counts.pp_layers, Some(vec![10, 38]));
+        let ranks = Ranks::resolve(&args(None, Some(3), None), &file);
+        assert_eq!(ranks.counts.pp_layers, None);
+        // One GPU: the whole checkpoint, unless a rank is named.
+        let one = ParallelCounts::SINGLE;
+        let ranks = Ranks::resolve(&args(None, None, None), &one);
+        assert_eq!((ranks.asked, ranks.listed()), (Asked::Whole, None));
+        let ranks = Ranks::resolve(&args(None, None, Some((0, 0))), &one);
+        let rank = Rank { tp: 0, pp: 0 };
+        assert_eq!(
+            (ranks.asked, ranks.listed()),
+            (Asked::One(rank), Some(vec![rank]))
+        );
+        let ranks = Ranks::resolve(&args(Some(1), Some(1), None), &file);
+        assert_eq!(ranks.asked, Asked::Whole);
+    }
+}
