@@ -194,7 +194,7 @@ fn fit_rank(
     request: &Request,
     prepared: &Prepared,
     decls: &[StateDecl],
-    rank: Option<Placement>,
+    placement: Option<Placement>,
 ) -> Result<FitAnswer, Diagnostics> {
     let view = prepared.inputs().view();
     let inputs = view.inputs();
@@ -270,7 +270,7 @@ fn fit_rank(
     .map_err(plan_error)?;
     let (per_slot, per_token) = per_unit(&plan, decls);
     Ok(FitAnswer {
-        rank,
+        placement,
         fit,
         per_slot,
         per_token,

@@ -80,12 +80,12 @@ pub fn plan(report: &Report) -> String {
         "totals": { "lifetime": lifetimes, "kind": kinds },
     });
     // One rank of several: which, and the model's layers it holds.
-    if let (Some(rank), Some(fields)) = (report.rank, value.as_object_mut()) {
-        fields.insert("tp".to_owned(), json!(rank.tp));
-        fields.insert("pp".to_owned(), json!(rank.pp));
-        fields.insert("tp_rank".to_owned(), json!(rank.rank.tp));
-        fields.insert("pp_rank".to_owned(), json!(rank.rank.pp));
-        let layers: Vec<u64> = (rank.stage.start..rank.stage.end).collect();
+    if let (Some(placement), Some(fields)) = (report.placement, value.as_object_mut()) {
+        fields.insert("tp".to_owned(), json!(placement.tp));
+        fields.insert("pp".to_owned(), json!(placement.pp));
+        fields.insert("tp_rank".to_owned(), json!(placement.rank.tp));
+        fields.insert("pp_rank".to_owned(), json!(placement.rank.pp));
+        let layers: Vec<u64> = (placement.stage.start..placement.stage.end).collect();
         fields.insert("layers".to_owned(), json!(layers));
     }
     format!("{value:#}\n")
@@ -135,12 +135,12 @@ pub fn fit(report: &FitReport) -> String {
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
     });
-    if let (Some(rank), Some(fields)) = (answer.rank, value.as_object_mut()) {
+    if let (Some(placement), Some(fields)) = (answer.placement, value.as_object_mut()) {
         for (key, n) in [
-            ("tp", rank.tp),
-            ("pp", rank.pp),
-            ("tp_rank", rank.rank.tp),
-            ("pp_rank", rank.rank.pp),
+            ("tp", placement.tp),
+            ("pp", placement.pp),
+            ("tp_rank", placement.rank.tp),
+            ("pp_rank", placement.rank.pp),
         ] {
             fields.insert(key.to_owned(), json!(n));
         }

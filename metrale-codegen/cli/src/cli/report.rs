@@ -41,16 +41,16 @@ pub struct Report {
     /// The layer kinds of the circuit's layout, in file order.
     pub layer_kinds: Vec<String>,
     /// The tensor- and pipeline-parallel rank planned, when one was asked for.
-    pub rank: Option<Placement>,
+    pub placement: Option<Placement>,
 }
 
 impl Report {
-    /// The report of `plan`, made for `request` from `prepared` (of the rank `rank`, when one
-    /// was asked for).
+    /// The report of `plan`, made for `request` from `prepared` (of the rank at `placement`,
+    /// when one was asked for).
     pub fn new(
         request: &Request,
         prepared: &Prepared,
-        rank: Option<Placement>,
+        placement: Option<Placement>,
         plan: DynamicPlan,
     ) -> Self {
         Self {
@@ -61,7 +61,7 @@ impl Report {
             plan,
             layers: prepared.layer_kinds().to_vec(),
             layer_kinds: layer_kinds(prepared.circuit()),
-            rank,
+            placement,
         }
     }
 }
@@ -136,8 +136,8 @@ pub struct FitReport {
 
 /// One fit's answer and the per-unit figures printed beside it.
 pub struct FitAnswer {
-    /// The rank it is of, over several ranks.
-    pub rank: Option<Placement>,
+    /// The rank it is of, over several ranks (or the one asked for).
+    pub placement: Option<Placement>,
     /// The largest value that fits, and the device bytes at it and at one more.
     pub fit: Fit,
     /// Bytes one sequence slot's live recurrent states take.

@@ -18,10 +18,8 @@
 use std::fmt::Write as _;
 
 use clap::ValueEnum;
-use metrale_circuit::dynamic::StateTerm;
+use metrale_circuit::dynamic::{Position, StateTerm};
 use metrale_circuit::{Lifetime, Space};
-
-use metrale_circuit::dynamic::Position;
 
 use super::report::{EveryRankReport, FitReport, Report, Total, human_bytes};
 
@@ -55,21 +53,31 @@ const HEADINGS: [&str; 8] = [
 /// numbers (right-aligned).
 const TEXT_COLUMNS: usize = 5;
 
+/// The header of `plan`'s text: what the plan was made from, one line each.
+fn header(circuit: &str, checkpoint: &str, inputs: &str, align: u64) -> String {
+    format!(
+        "circuit     {circuit}\ncheckpoint  {checkpoint}\ninputs      {inputs}\nalign       {align} B\n"
+    )
+}
+
 /// The plan as a table: the header, the summary, then the terms of each space.
 pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
-    let plan = &report.plan;
-    let mut out = format!(
-        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\n",
-        report.circuit,
-        report.checkpoint,
-        report.inputs,
-        plan.align()
+    let mut out = header(
+        &report.circuit,
+        &report.checkpoint,
+        &report.inputs,
+        report.plan.align(),
     );
-    if let Some(rank) = report.rank {
+    if let Some(placement) = report.placement {
         let _ = writeln!(
             out,
             "rank        tp {} of {}, pp {} of {} (layers {}..{})",
-            rank.rank.tp, rank.tp, rank.rank.pp, rank.pp, rank.stage.start, rank.stage.end
+            placement.rank.tp,
+            placement.tp,
+            placement.rank.pp,
+            placement.pp,
+            placement.stage.start,
+            placement.stage.end
         );
     }
     out.push_str(&summary(report));
@@ -80,10 +88,13 @@ pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
 /// Every rank's bytes as a table: the header, then each rank's layers, device and host bytes,
 /// then their sum; the ranks and layers as text, the bytes aligned right.
 pub fn every_rank(report: &EveryRankReport) -> String {
-    let mut out = format!(
-        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\nparallel    tp {} x pp {}\n\n",
-        report.circuit, report.checkpoint, report.inputs, report.align, report.tp, report.pp
+    let mut out = header(
+        &report.circuit,
+        &report.checkpoint,
+        &report.inputs,
+        report.align,
     );
+    let _ = writeln!(out, "parallel    tp {} x pp {}\n", report.tp, report.pp);
     let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
     let mut rows = vec![cells(["tp_rank", "pp_rank", "layers", "device", "host"])];
     for r in &report.ranks {
@@ -408,14 +419,14 @@ pub fn fit(report: &FitReport) -> String {
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
     // Over several ranks: the one whose answer this is.
-    if let Some(rank) = answer.rank {
+    if let Some(placement) = answer.placement {
         rows.insert(
             1,
             (
                 "rank",
                 format!(
                     "tp {} of {}, pp {} of {} (the rank that binds first)",
-                    rank.rank.tp, rank.tp, rank.rank.pp, rank.pp
+                    placement.rank.tp, placement.tp, placement.rank.pp, placement.pp
                 ),
             ),
         );
