@@ -1,16 +1,112 @@
-//! Which input made a plan overflow: the alignment (`--align`), or one count of the inputs
-//! file, found by planning again with that one input at its smallest. The CLI then points at
-//! that input rather than blaming "the counts".
+//! A plan error blamed on the input that caused it, as a located diagnostic
+//! ([`located_plan_error`], [`plan_error`]): a missing format key or window at the inputs that
+//! lack it, and an overflow at the alignment (`--align`) or at the one count of the inputs file
+//! that made it ([`overflow_cause`], found by planning again with that one input at its
+//! smallest), rather than at "the counts".
 //!
 //! Invariants:
 //! - A cause is named only when changing that one input alone makes the plan stop overflowing;
 //!   otherwise there is no cause (the sum of several inputs, or the circuit's own sizes).
 //! - The counts are tried in the inputs file's order (`slots`, `[verify]`, `[kv]`,
 //!   `[draft_kv]`, `[caches]`), so the first named is the first written.
+//! - Without an inputs file, the help names the built-in default inputs
+//!   ([`DEFAULT_INPUTS`]), whichever built-in inputs the command read.
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl};
 use metrale_circuit::inputs::HSteps;
+use metrale_circuit::load::InputsFile;
+use metrale_circuit::load::diag::Diagnostic;
 use metrale_circuit::{PlanError, StateInputs};
+
+use super::request::{DEFAULT_INPUTS, Request};
+
+/// A plan error of `decls` under `inputs` as a located diagnostic: [`plan_error`], a missing
+/// window at the inputs' `[kv]` (or `[draft_kv]`) table that lacks the window keys, an
+/// overflow at the input that alone caused it (`--align`, or a count of the inputs file:
+/// [`overflow_cause`]).
+pub fn located_plan_error(
+    error: &PlanError<String>,
+    request: &Request,
+    inputs: &InputsFile,
+    decls: &[StateDecl],
+) -> Diagnostic {
+    let diagnostic = plan_error(error, request);
+    let align = request.align;
+    match error {
+        PlanError::Overflow { state } => {
+            let view = inputs.view();
+            match overflow_cause(decls, &view.inputs(), align) {
+                Some(Cause::Align) => Diagnostic::error(format!(
+                    "the layout of state `{state}` overflows u64 at `--align {align}`"
+                ))
+                .note("the plan fits at `--align 1`: the alignment padding overflows")
+                .help("lower `--align` (the default is 256)"),
+                Some(Cause::Input(path)) => {
+                    let key = key_name(path);
+                    inputs.locate_key(
+                        path,
+                        Diagnostic::error(error.to_string())
+                            .label("this count")
+                            .note(format!("with {key} at 1 the plan fits"))
+                            .help(format!("lower {key}")),
+                    )
+                }
+                None => diagnostic,
+            }
+        }
+        PlanError::MissingWindow { state } => {
+            let section = if state.starts_with("draft.") {
+                Section::Draft
+            } else {
+                Section::Main
+            };
+            inputs.locate_kv(section, diagnostic)
+        }
+        _ => diagnostic,
+    }
+}
+
+/// A plan error as a diagnostic: a missing format key or window names the inputs file and how
+/// to give it; any other error names the circuit file.
+pub fn plan_error(error: &PlanError<String>, request: &Request) -> Diagnostic {
+    let circuit = request.circuit.as_str();
+    let diagnostic = Diagnostic::error(error.to_string());
+    match error {
+        PlanError::MissingFormat { key, .. } => {
+            let give = format!("`{key} = \"<dtype>\"` (e.g. \"bf16\")");
+            match request.inputs_file() {
+                Some(path) => diagnostic
+                    .in_file(path)
+                    .help(format!("add {give} to the `[formats]` table of `{path}`")),
+                None => diagnostic.help(format!(
+                    "the {} do not give it: pass `--inputs FILE` whose `[formats]` table has \
+                     {give}",
+                    DEFAULT_INPUTS.name
+                )),
+            }
+        }
+        PlanError::MissingVerify { .. } => diagnostic.in_file(circuit).help(
+            "declare `verify = \"h_steps\"` or `verify = \"conv_steps\"` on the state, or drop \
+             `[verify]` from the inputs",
+        ),
+        PlanError::Overflow { .. } => diagnostic
+            .in_file(circuit)
+            .help("the inputs are too large for this state: lower the counts of the inputs"),
+        PlanError::MissingWindow { .. } => {
+            let give = "`sequences`, `chunk_tokens` and `max_tokens`";
+            match request.inputs_file() {
+                Some(path) => diagnostic.in_file(path).help(format!(
+                    "add {give} to the `[kv]` (or `[draft_kv]`) table of `{path}`"
+                )),
+                None => diagnostic.help(format!(
+                    "the {} do not give them: pass `--inputs FILE` whose `[kv]` table has {give}",
+                    DEFAULT_INPUTS.name
+                )),
+            }
+        }
+        _ => diagnostic.in_file(circuit),
+    }
+}
 
 /// What made a plan overflow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +149,7 @@ const COUNTS: &[&[&str]] = &[
 
 /// The input that alone made the plan of `decls` under `inputs` at `align` overflow, if one
 /// did.
-pub fn overflow_cause(decls: &[StateDecl], inputs: &StateInputs<'_>, align: u64) -> Option<Cause> {
+fn overflow_cause(decls: &[StateDecl], inputs: &StateInputs<'_>, align: u64) -> Option<Cause> {
     let overflows = |inputs: &StateInputs<'_>, align: u64| {
         matches!(
             DynamicPlan::new(decls, inputs, align),
@@ -134,7 +230,7 @@ fn set_to_one(inputs: &mut StateInputs<'_>, path: &[&str]) -> bool {
 }
 
 /// `[kv] blocks`, `slots`, `[caches.ring] seq_slots`: how the inputs docs name a key path.
-pub fn key_name(path: &[&str]) -> String {
+fn key_name(path: &[&str]) -> String {
     match path.split_last() {
         Some((key, [])) => format!("`{key}`"),
         Some((key, tables)) => format!("`[{}] {key}`", tables.join(".")),

@@ -1,13 +1,17 @@
 //! `metrale-codegen fit <circuit.toml> --budget SIZE (--for kv-blocks | --for sequences
-//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json]`: the largest
-//! value of one free input whose plan's device arena fits a byte budget, exact to the byte,
-//! before any weight is loaded.
+//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json] [--tp T]
+//! [--pp P] [--tp-rank R --pp-rank S]`: the largest value of one free input whose plan's
+//! device arena fits a byte budget, exact to the byte, before any weight is loaded; over
+//! several ranks, that of the rank that binds first.
+//!
+//! The path of `plan` ([`super::plan`]) up to its plans: the arguments make a [`Request`], and
+//! [`prepare`] loads and checks what it names; then each rank asked for is prepared and fitted
+//! in turn, and the answer ([`FitReport`]) is rendered by [`super::table`] or [`super::json`].
 //!
 //! Invariants:
-//! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them
-//!   ([`super::prepare::prepare`]); the answer is `metrale_circuit::dynamic::fit_kv_blocks` or
-//!   `fit_sequences`, whose search the generated `DynamicPlan::fit_kv_blocks` and
-//!   `fit_sequences` share.
+//! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them; the
+//!   answer is `metrale_circuit::dynamic::fit_kv_blocks` or `fit_profile`, whose search the
+//!   generated plans' `fit_kv_blocks` and `fit_sequences` share.
 //! - `--for sequences` varies the inputs' `[serving]` profile at `--context` tokens per
 //!   sequence; without `--inputs` it reads the built-in [`SERVING_INPUTS`] (the default server
 //!   as a profile). `--context` is required with it and refused without it (usage, exit 2).
@@ -16,23 +20,23 @@
 //!   usage error (exit 2).
 //! - A budget too small for even 0 is bad input (exit 1) naming the bytes 0 needs.
 
-use std::fmt::Write as _;
-
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
-use metrale_circuit::dynamic::{DynamicPlan, Section, fit_kv_blocks, fit_profile};
+use metrale_circuit::dynamic::{
+    DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
+};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::parallel::Rank;
 use metrale_circuit::serving::ProfileFree;
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
+    DEFAULT_ALIGN, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
 };
 
 use super::Outcome;
-use super::prepare::{
-    DEFAULT_INPUTS, DEFAULT_INPUTS_NAME, Prepared, located_plan_error, prepare_with,
-};
-use super::ranks::{self, ParallelArgs};
+use super::blame::located_plan_error;
+use super::prepared::{Placement, Prepared, prepare};
+use super::report::{FitAnswer, FitReport};
+use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
+use super::{json, table};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -91,7 +95,7 @@ pub enum Free {
 
 impl Free {
     /// Its spelling on the command line and in the JSON.
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Free::KvBlocks => "kv-blocks",
             Free::Sequences => "sequences",
@@ -104,12 +108,26 @@ pub fn size(text: &str) -> Result<u64, String> {
     metrale_circuit::load::parse_size(text)
 }
 
-/// The built-in serving profile: the text of `metrale-codegen/cli/inputs/serving.toml`.
-pub const SERVING_INPUTS: &str = include_str!("../../inputs/serving.toml");
-
-/// How the built-in serving profile is named in errors and in the table.
-pub const SERVING_INPUTS_NAME: &str =
-    "built-in serving profile (metrale-codegen/cli/inputs/serving.toml)";
+impl FitArgs {
+    /// The facts of this command line `fit` plans from: without `--inputs`, the built-in
+    /// default inputs, or for `--for sequences` the built-in serving profile.
+    pub fn request(&self) -> Request {
+        let built_in = match self.free {
+            Free::KvBlocks => DEFAULT_INPUTS,
+            Free::Sequences => SERVING_INPUTS,
+        };
+        Request {
+            circuit: self.circuit.clone(),
+            checkpoint: self.checkpoint.clone(),
+            inputs: self
+                .inputs
+                .clone()
+                .map_or(Inputs::BuiltIn(built_in), Inputs::File),
+            align: self.align,
+            parallel: self.parallel.clone(),
+        }
+    }
+}
 
 /// Runs `fit`.
 pub fn run(args: &FitArgs) -> Outcome {
@@ -122,52 +140,44 @@ pub fn run(args: &FitArgs) -> Outcome {
                 .to_owned(),
         };
     }
-    match fit(args) {
-        Ok(answer) if args.json => Outcome::ok(json(args, &answer)),
-        Ok(answer) => Outcome::ok(table(args, &answer)),
+    match fit_report(args) {
+        Ok(report) if args.json => Outcome::ok(json::fit(&report)),
+        Ok(report) => Outcome::ok(table::fit(&report)),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
 }
 
-/// An answer and what the table prints beside it.
-struct Answer {
-    /// The rank it is of (with the sizes), over several ranks.
-    rank: Option<(Rank, u64, u64)>,
-    checkpoint: String,
-    inputs: String,
-    fit: Fit,
-    /// Bytes one sequence slot's live recurrent states take.
-    per_slot: u64,
-    /// Bytes one token of the main KV pool takes over every layer.
-    per_token: u64,
+/// What `fit` found: the request, prepared as `plan` prepares it, fitted (on each rank asked
+/// for), with what the outputs print beside the answer.
+///
+/// # Errors
+/// As [`prepare`], a rank that cannot be placed, or the fit's error, located.
+fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
+    let request = args.request();
+    let prepared = prepare(&request)?;
+    let answer = fit(args, &request, &prepared)?;
+    Ok(FitReport {
+        circuit: request.circuit,
+        checkpoint: prepared.checkpoint().to_owned(),
+        inputs: prepared.inputs_name().to_owned(),
+        align: request.align,
+        budget: args.budget,
+        free: args.free.name(),
+        context: args.context,
+        answer,
+    })
 }
 
-/// Prepares the plan and fits: on one GPU, or on each rank asked for (every rank when none
-/// is), keeping the smallest answer.
-fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
-    let default = match args.free {
-        Free::KvBlocks => (DEFAULT_INPUTS_NAME, DEFAULT_INPUTS),
-        Free::Sequences => (SERVING_INPUTS_NAME, SERVING_INPUTS),
+/// Fits what `prepared` asks for: on one GPU, or on each rank asked for (every rank when none
+/// is), one rank after the other, keeping the smallest answer (the first of equal ones).
+fn fit(args: &FitArgs, request: &Request, prepared: &Prepared) -> Result<FitAnswer, Diagnostics> {
+    let Some(ranks) = prepared.ranks().listed() else {
+        return fit_rank(args, request, prepared, prepared.decls(), None);
     };
-    let mut prepared = prepare_with(
-        &args.circuit,
-        args.checkpoint.as_deref(),
-        args.inputs.as_deref(),
-        default,
-        args.align,
-    )?;
-    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
-    let counts = resolved.counts;
-    let ranks: Vec<Rank> = match resolved.rank {
-        Some(rank) => vec![rank],
-        None if counts.tp == 1 && counts.pp == 1 => return fit_rank(args, &prepared, None),
-        None => ranks::every_rank(&counts).collect(),
-    };
-    let parallel = counts.parallel();
-    let mut binding: Option<Answer> = None;
+    let mut binding: Option<FitAnswer> = None;
     for rank in ranks {
-        prepared.decls = ranks::rank_decls(&prepared, &parallel, rank)?.decls;
-        let answer = fit_rank(args, &prepared, Some((rank, counts.tp, counts.pp)))?;
+        let held = prepared.rank(rank)?;
+        let answer = fit_rank(args, request, prepared, &held.decls, Some(held.placement))?;
         if binding
             .as_ref()
             .is_none_or(|b| answer.fit.value < b.fit.value)
@@ -178,25 +188,19 @@ fn fit(args: &FitArgs) -> Result<Answer, Diagnostics> {
     binding.ok_or_else(|| Diagnostics::from(Diagnostic::error("no rank to fit")))
 }
 
-/// Fits the prepared declarations (those of `rank`, when one).
+/// Fits `decls`, the prepared checkpoint's states on one GPU or those of the rank `placement`.
 fn fit_rank(
     args: &FitArgs,
+    request: &Request,
     prepared: &Prepared,
-    rank: Option<(Rank, u64, u64)>,
-) -> Result<Answer, Diagnostics> {
-    let view = prepared.inputs.view();
+    decls: &[StateDecl],
+    placement: Option<Placement>,
+) -> Result<FitAnswer, Diagnostics> {
+    let view = prepared.inputs().view();
     let inputs = view.inputs();
-    let plan_error = |error| {
-        located_plan_error(
-            &error,
-            &args.circuit,
-            args.inputs.as_deref(),
-            prepared,
-            args.align,
-        )
-    };
+    let plan_error = |error| located_plan_error(&error, request, prepared.inputs(), decls);
     let context = args.context.unwrap_or(0);
-    let profile = prepared.inputs.serving;
+    let profile = prepared.inputs().serving;
     // Under a profile the free input is the profile's (a draft pool it ties to the main one
     // grows with it); without one, only the main pool's blocks can be free.
     let free = match args.free {
@@ -205,21 +209,21 @@ fn fit_rank(
     };
     let fit = match (args.free, &profile) {
         (_, Some(profile)) => fit_profile(
-            &prepared.decls,
+            decls,
             inputs.formats,
             profile,
             free,
             args.align,
             args.budget,
         ),
-        (Free::KvBlocks, None) => fit_kv_blocks(&prepared.decls, &inputs, args.align, args.budget),
+        (Free::KvBlocks, None) => fit_kv_blocks(decls, &inputs, args.align, args.budget),
         (Free::Sequences, None) => {
             let d = Diagnostic::error(format!(
                 "`--for sequences` varies the inputs' `[serving]` profile, and `{}` has none",
-                prepared.inputs_name
+                prepared.inputs_name()
             ))
             .help("add a `[serving]` table (docs/inputs.md), or leave out `--inputs` for the built-in profile");
-            return Err(d.in_file(&prepared.inputs_name).into());
+            return Err(d.in_file(prepared.inputs_name()).into());
         }
     };
     let fit = fit.map_err(|error| match error {
@@ -256,7 +260,7 @@ fn fit_rank(
         },
     };
     let plan = DynamicPlan::new(
-        &prepared.decls,
+        decls,
         &StateInputs {
             formats: inputs.formats,
             ..counts
@@ -264,11 +268,9 @@ fn fit_rank(
         args.align,
     )
     .map_err(plan_error)?;
-    let (per_slot, per_token) = per_unit(&plan, &prepared.decls);
-    Ok(Answer {
-        rank,
-        checkpoint: prepared.checkpoint.clone(),
-        inputs: prepared.inputs_name.clone(),
+    let (per_slot, per_token) = per_unit(&plan, decls);
+    Ok(FitAnswer {
+        placement,
         fit,
         per_slot,
         per_token,
@@ -277,15 +279,15 @@ fn fit_rank(
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
 /// over every layer (draft sides excluded): the units' bytes, padding aside.
-fn per_unit(plan: &DynamicPlan, decls: &[metrale_circuit::dynamic::StateDecl]) -> (u64, u64) {
-    let per = |keep: &dyn Fn(&metrale_circuit::dynamic::StateTerm) -> bool| -> u64 {
+fn per_unit(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
+    let per = |keep: &dyn Fn(&StateTerm) -> bool| -> u64 {
         plan.terms()
             .iter()
             .filter(|t| keep(t))
             .map(|t| t.unit_bytes)
             .sum()
     };
-    let draft = |t: &metrale_circuit::dynamic::StateTerm| {
+    let draft = |t: &StateTerm| {
         decls
             .iter()
             .any(|d| d.id == t.state && d.section() == Section::Draft)
@@ -294,75 +296,4 @@ fn per_unit(plan: &DynamicPlan, decls: &[metrale_circuit::dynamic::StateDecl]) -
         per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),
         per(&|t| t.kind == StateKind::PagedKv && !draft(t)),
     )
-}
-
-/// The JSON contract: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`.
-fn json(args: &FitArgs, answer: &Answer) -> String {
-    let fit = &answer.fit;
-    let mut value = serde_json::json!({
-        "for": args.free.name(),
-        "value": fit.value,
-        "budget": args.budget,
-        "device_bytes": fit.device_bytes,
-        "next_device_bytes": fit.next_device_bytes,
-    });
-    if let (Some((rank, tp, pp)), Some(fields)) = (answer.rank, value.as_object_mut()) {
-        for (key, n) in [
-            ("tp", tp),
-            ("pp", pp),
-            ("tp_rank", rank.tp),
-            ("pp_rank", rank.pp),
-        ] {
-            fields.insert(key.to_owned(), serde_json::json!(n));
-        }
-    }
-    format!("{value:#}\n")
-}
-
-/// The table: the answer, the device bytes around it, the per-unit figures.
-fn table(args: &FitArgs, answer: &Answer) -> String {
-    let fit = &answer.fit;
-    let next = fit.next_device_bytes.map_or_else(
-        || "cannot be planned".to_owned(),
-        |b| format!("{b} B (over the budget)"),
-    );
-    let mut rows = vec![
-        ("circuit", args.circuit.clone()),
-        ("checkpoint", answer.checkpoint.clone()),
-        ("inputs", answer.inputs.clone()),
-        ("align", args.align.to_string()),
-        ("budget", format!("{} B", args.budget)),
-        (
-            "context",
-            args.context.map_or_else(
-                || "the inputs'".to_owned(),
-                |c| format!("{c} tokens per sequence"),
-            ),
-        ),
-        (args.free.name(), fit.value.to_string()),
-        ("device bytes at it", format!("{} B", fit.device_bytes)),
-        ("device bytes at one more", next),
-        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
-        ("bytes per KV token", format!("{} B", answer.per_token)),
-    ];
-    // Over several ranks: the one whose answer this is.
-    if let Some((rank, tp, pp)) = answer.rank {
-        rows.insert(
-            1,
-            (
-                "rank",
-                format!(
-                    "tp {} of {tp}, pp {} of {pp} (the rank that binds first)",
-                    rank.tp, rank.pp
-                ),
-            ),
-        );
-    }
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for (k, v) in &rows {
-        // Writing to a String cannot fail.
-        let _ = writeln!(out, "{k:<width$}  {v}");
-    }
-    out
 }

@@ -1,5 +1,6 @@
-//! `plan --json` ([`json()`]): the plan with exact byte counts, and its totals per lifetime and
-//! per kind.
+//! The JSON `plan --json` and `fit --json` print: one plan with exact byte counts and its
+//! totals per lifetime and per kind ([`plan`]), or every rank's bytes and their sums
+//! ([`every_rank`]); a fit's answer ([`fit`]).
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary; numbers are integers, byte counts exact.
@@ -12,7 +13,7 @@
 use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 
-use super::report::{Report, Total};
+use super::report::{EveryRankReport, FitReport, Report, Total};
 
 /// `{"terms": N, "bytes": N}`.
 fn total(total: Total) -> Value {
@@ -25,7 +26,7 @@ fn total(total: Total) -> Value {
 /// for a paged KV side `blocks` and `block_size`), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
 /// (kind -> `{terms, bytes}`). Pretty-printed, with a final newline.
-pub fn json(report: &Report) -> String {
+pub fn plan(report: &Report) -> String {
     let plan = &report.plan;
     let terms: Vec<Value> = plan
         .terms()
@@ -79,13 +80,70 @@ pub fn json(report: &Report) -> String {
         "totals": { "lifetime": lifetimes, "kind": kinds },
     });
     // One rank of several: which, and the model's layers it holds.
-    if let (Some(rank), Some(fields)) = (report.rank, value.as_object_mut()) {
-        fields.insert("tp".to_owned(), json!(rank.tp));
-        fields.insert("pp".to_owned(), json!(rank.pp));
-        fields.insert("tp_rank".to_owned(), json!(rank.rank.tp));
-        fields.insert("pp_rank".to_owned(), json!(rank.rank.pp));
-        let layers: Vec<u64> = (rank.layers.0..rank.layers.1).collect();
+    if let (Some(placement), Some(fields)) = (report.placement, value.as_object_mut()) {
+        fields.insert("tp".to_owned(), json!(placement.tp));
+        fields.insert("pp".to_owned(), json!(placement.pp));
+        fields.insert("tp_rank".to_owned(), json!(placement.rank.tp));
+        fields.insert("pp_rank".to_owned(), json!(placement.rank.pp));
+        let layers: Vec<u64> = (placement.stage.start..placement.stage.end).collect();
         fields.insert("layers".to_owned(), json!(layers));
+    }
+    format!("{value:#}\n")
+}
+
+/// Every rank's bytes as JSON: `circuit`, `checkpoint`, `align`, `tp`, `pp`, `ranks` (each
+/// `tp_rank`, `pp_rank`, `layers` (the layer indices it holds), `device_bytes`, `host_bytes`)
+/// and the sums over ranks `device_bytes`, `host_bytes`. Pretty-printed, with a final newline.
+pub fn every_rank(report: &EveryRankReport) -> String {
+    let ranks: Vec<Value> = report
+        .ranks
+        .iter()
+        .map(|r| {
+            let (rank, stage) = (r.placement.rank, r.placement.stage);
+            json!({
+                "tp_rank": rank.tp,
+                "pp_rank": rank.pp,
+                "layers": (stage.start..stage.end).collect::<Vec<u64>>(),
+                "device_bytes": r.plan.device_bytes(),
+                "host_bytes": r.plan.host_bytes(),
+            })
+        })
+        .collect();
+    let value = json!({
+        "circuit": report.circuit,
+        "checkpoint": report.checkpoint,
+        "align": report.align,
+        "tp": report.tp,
+        "pp": report.pp,
+        "ranks": ranks,
+        "device_bytes": report.device_bytes(),
+        "host_bytes": report.host_bytes(),
+    });
+    format!("{value:#}\n")
+}
+
+/// `fit --json`: `{"for", "value", "budget", "device_bytes", "next_device_bytes"}`, over
+/// several ranks with `tp`, `pp`, `tp_rank`, `pp_rank` (the rank whose answer it is).
+/// Pretty-printed, with a final newline.
+pub fn fit(report: &FitReport) -> String {
+    let answer = &report.answer;
+    let fit = &answer.fit;
+    let mut value = json!({
+        "for": report.free,
+        "value": fit.value,
+        "budget": report.budget,
+        "device_bytes": fit.device_bytes,
+        "next_device_bytes": fit.next_device_bytes,
+    });
+    if let (Some(placement), Some(fields)) = (answer.placement, value.as_object_mut()) {
+        for (key, n) in [
+            ("tp", placement.tp),
+            ("pp", placement.pp),
+            ("tp_rank", placement.rank.tp),
+            ("pp_rank", placement.rank.pp),
+        ] {
+            fields.insert(key.to_owned(), json!(n));
+        }
     }
     format!("{value:#}\n")
 }

@@ -23,9 +23,11 @@ mod generate;
 mod import;
 mod json;
 mod plan;
-mod prepare;
+mod planned;
+mod prepared;
 mod ranks;
 mod report;
+mod request;
 mod svg;
 mod table;
 
@@ -164,6 +166,7 @@ mod tests {
     use clap::error::ErrorKind;
     use metrale_circuit::DEFAULT_ALIGN;
 
+    use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Command, clap::Error> {
@@ -173,6 +176,13 @@ mod tests {
     fn plan(args: &[&str]) -> plan::PlanArgs {
         match parse(args) {
             Ok(Command::Plan(plan)) => plan,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn fit(args: &[&str]) -> fit::FitArgs {
+        match parse(args) {
+            Ok(Command::Fit(fit)) => fit,
             other => panic!("{args:?}: {other:?}"),
         }
     }
@@ -238,6 +248,67 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn plan_and_fit_read_the_same_request() {
+        let shared = [
+            "c.toml",
+            "--checkpoint",
+            "tiny",
+            "--inputs",
+            "in.toml",
+            "--align",
+            "64",
+            "--tp",
+            "2",
+            "--pp-rank",
+            "1",
+            "--tp-rank",
+            "0",
+        ];
+        let from_plan = plan(&[&["plan"][..], &shared].concat()).request();
+        let budget = ["--budget", "1GiB", "--for", "kv-blocks"];
+        let from_fit = fit(&[&["fit"][..], &shared, &budget].concat()).request();
+        assert_eq!(from_plan, from_fit);
+        assert_eq!(
+            from_plan,
+            Request {
+                circuit: "c.toml".to_owned(),
+                checkpoint: Some("tiny".to_owned()),
+                inputs: Inputs::File("in.toml".to_owned()),
+                align: 64,
+                parallel: ParallelArgs {
+                    tp: Some(2),
+                    pp: None,
+                    tp_rank: Some(0),
+                    pp_rank: Some(1),
+                },
+            }
+        );
+        // Without `--inputs`: the built-in defaults, or the serving profile `--for sequences`
+        // varies.
+        let built_in = |request: Request| match request.inputs {
+            Inputs::BuiltIn(built_in) => built_in,
+            Inputs::File(path) => panic!("{path}"),
+        };
+        assert_eq!(
+            built_in(plan(&["plan", "c.toml"]).request()),
+            DEFAULT_INPUTS
+        );
+        let kv = fit(&["fit", "c.toml", "--budget", "1", "--for", "kv-blocks"]);
+        assert_eq!(built_in(kv.request()), DEFAULT_INPUTS);
+        let sequences = [
+            "fit",
+            "c.toml",
+            "--budget",
+            "1",
+            "--for",
+            "sequences",
+            "--context",
+            "8",
+        ];
+        assert_eq!(built_in(fit(&sequences).request()), SERVING_INPUTS);
     }
 
     #[test]

@@ -1,33 +1,37 @@
 //! `metrale-codegen plan <circuit.toml> [--checkpoint NAME] [--inputs FILE] [--align N]
-//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE]`: sizes every
-//! state of one checkpoint under the plan inputs, lays it out, and prints it as a table
-//! ([`super::table`]) or JSON ([`super::json`]), and with `--svg` also writes its memory map
-//! ([`super::svg`]).
+//! [--sort offset|plan] [--group layer|kind|lifetime] [--json] [--svg FILE] [--tp T] [--pp P]
+//! [--tp-rank R --pp-rank S]`: sizes every state of one checkpoint (or of one rank) under the
+//! plan inputs, lays it out, and prints it as a table ([`super::table`]) or JSON
+//! ([`super::json`]), and with `--svg` also writes its memory map ([`super::svg`]); over more
+//! than one rank with none named, every rank's bytes instead.
+//!
+//! One straight path: the arguments make a [`Request`] ([`super::request`]), [`prepare`] loads
+//! and checks what it names ([`super::prepared`]), [`planned::plan`] plans each rank asked for
+//! ([`super::planned`]), and the report of that ([`super::report`]) is rendered.
 //!
 //! Invariants:
-//! - Without `--inputs` the plan inputs are [`super::prepare::DEFAULT_INPUTS`], the very text of
-//!   `metrale-codegen/cli/inputs/default.toml` (embedded from inside this crate, so the
-//!   published package builds; the one copy of the defaults); without `--checkpoint`, the
-//!   circuit's first checkpoint; without `--align`, [`DEFAULT_ALIGN`].
+//! - Without `--inputs` the plan inputs are [`DEFAULT_INPUTS`], the very text of
+//!   `metrale-codegen/cli/inputs/default.toml`; without `--checkpoint`, the circuit's first
+//!   checkpoint; without `--align`, [`DEFAULT_ALIGN`].
 //! - A malformed `--align` value is a usage error (clap's, exit 2); a non-power-of-two one is
 //!   bad input (exit 1). Errors of the align, the circuit and the inputs file are reported
 //!   together; every format key the inputs lack is reported, each once.
 //! - `--sort` and `--group` shape the table only; `--svg` combines with every other option,
 //!   `--json` included. The map is written only once the plan is made, and a file that cannot
 //!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
+//! - Every rank's bytes are no one plan: `--sort`, `--group` and `--svg` shape nothing there
+//!   (no map is written).
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::DEFAULT_ALIGN;
-use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::load::diag::Diagnostic;
-use metrale_circuit::load::diag::Diagnostics;
+use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 
 use super::Outcome;
-use super::prepare::{located_plan_error, prepare};
-use super::ranks::{self, ParallelArgs};
-use super::report::RankOf;
-use super::report::{self, Report};
+use super::planned::{self, Planned};
+use super::prepared::prepare;
+use super::report::{EveryRankReport, Report};
+use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request};
 use super::table::{Group, Sort};
 use super::{json, svg, table};
 
@@ -95,106 +99,71 @@ pub struct PlanArgs {
     pub parallel: ParallelArgs,
 }
 
+impl PlanArgs {
+    /// The facts of this command line `plan` plans from.
+    pub fn request(&self) -> Request {
+        Request {
+            circuit: self.circuit.clone(),
+            checkpoint: self.checkpoint.clone(),
+            inputs: self
+                .inputs
+                .clone()
+                .map_or(Inputs::BuiltIn(DEFAULT_INPUTS), Inputs::File),
+            align: self.align,
+            parallel: self.parallel.clone(),
+        }
+    }
+}
+
 /// Reads an `--align` value: a number of bytes (whether it is a power of two is checked by
-/// [`plan`], as bad input).
+/// [`prepare`], as bad input).
 fn align(text: &str) -> Result<u64, String> {
     text.parse::<u64>()
         .map_err(|_| "expected a number of bytes, a power of two such as 256".to_owned())
 }
 
-/// Runs `plan`.
+/// Runs `plan`: the request, prepared, planned, rendered.
 pub fn run(args: &PlanArgs) -> Outcome {
-    let report = match plan(args) {
-        Ok(Planned::Rank(report)) => *report,
-        Ok(Planned::AllRanks(text)) => return Outcome::ok(text),
-        Err(diagnostics) => return Outcome::bad_input(&diagnostics),
-    };
-    if let Some(target) = &args.svg
-        && let Err(error) = std::fs::write(target, svg::svg(&report))
-    {
-        return Outcome::bad_input(
-            &Diagnostic::error(format!(
-                "cannot write the memory map to `{target}`: {error}"
-            ))
-            .help("`--svg FILE` names a file to create or overwrite, in a folder that exists")
-            .into(),
-        );
-    }
-    if args.json {
-        Outcome::ok(json::json(&report))
-    } else {
-        Outcome::ok(table::table(&report, args.sort, args.group))
+    match plan(args) {
+        Ok(text) => Outcome::ok(text),
+        Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
 }
 
-/// What `plan` made: one rank's report, or the table of every rank.
-pub enum Planned {
-    /// The plan of one rank (the only one on one GPU).
-    Rank(Box<Report>),
-    /// Every rank's bytes ([`ranks::all_ranks`]), as printed.
-    AllRanks(String),
-}
-
-/// Loads the circuit and the inputs, instantiates the checkpoint (on the rank asked for) and
-/// makes its plan; over more than one rank with none asked for, every rank's bytes.
+/// What `plan` prints: one plan as a table or JSON (with `--svg`, its map written first), or
+/// every rank's bytes.
 ///
 /// # Errors
-/// As [`prepare`], a rank that cannot be made, or the plan's error.
-pub fn plan(args: &PlanArgs) -> Result<Planned, Diagnostics> {
-    let mut prepared = prepare(
-        &args.circuit,
-        args.checkpoint.as_deref(),
-        args.inputs.as_deref(),
-        args.align,
-    )?;
-    let resolved = args.parallel.resolve(&prepared.inputs.parallel);
-    let single = resolved.counts.tp == 1 && resolved.counts.pp == 1;
-    let rank = match resolved.rank {
-        None if single => None,
-        None => {
-            return ranks::all_ranks(
-                &prepared,
-                &resolved.counts,
-                (&args.circuit, args.inputs.as_deref()),
-                args.align,
-                args.json,
-            )
-            .map(Planned::AllRanks);
-        }
-        Some(rank) => {
-            let held = ranks::rank_decls(&prepared, &resolved.counts.parallel(), rank)?;
-            prepared.decls = held.decls;
-            Some(RankOf {
-                tp: resolved.counts.tp,
-                pp: resolved.counts.pp,
-                rank,
-                layers: held.layers,
+/// As [`prepare`] and [`planned::plan`], or the `--svg` file that cannot be written.
+fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
+    let request = args.request();
+    let prepared = prepare(&request)?;
+    match planned::plan(&request, &prepared)? {
+        Planned::Every(ranks) => {
+            let report = EveryRankReport::new(&request, &prepared, ranks);
+            Ok(if args.json {
+                json::every_rank(&report)
+            } else {
+                table::every_rank(&report)
             })
         }
-    };
-    let view = prepared.inputs.view();
-    let plan = DynamicPlan::new(&prepared.decls, &view.inputs(), args.align).map_err(|error| {
-        located_plan_error(
-            &error,
-            &args.circuit,
-            args.inputs.as_deref(),
-            &prepared,
-            args.align,
-        )
-    })?;
-    let layers = prepared
-        .circuit
-        .checkpoint(&prepared.checkpoint)
-        .map(|c| c.layer_kinds().to_vec())
-        .unwrap_or_default();
-    Ok(Planned::Rank(Box::new(Report {
-        rank,
-        circuit: args.circuit.clone(),
-        inputs_file: args.inputs.clone(),
-        layers,
-        layer_kinds: report::layer_kinds(&prepared.circuit),
-        checkpoint: prepared.checkpoint,
-        inputs: prepared.inputs_name,
-        plan,
-    })))
+        Planned::One { placement, plan } => {
+            let report = Report::new(&request, &prepared, placement, plan);
+            if let Some(target) = &args.svg {
+                std::fs::write(target, svg::svg(&report)).map_err(|error| {
+                    Diagnostic::error(format!(
+                        "cannot write the memory map to `{target}`: {error}"
+                    ))
+                    .help(
+                        "`--svg FILE` names a file to create or overwrite, in a folder that exists",
+                    )
+                })?;
+            }
+            Ok(if args.json {
+                json::plan(&report)
+            } else {
+                table::plan(&report, args.sort, args.group)
+            })
+        }
+    }
 }

@@ -1,201 +1,119 @@
-//! Tensor- and pipeline-parallel ranks in the CLI: the `--tp`, `--pp`, `--tp-rank` and
-//! `--pp-rank` options `plan` and `fit` share ([`ParallelArgs`]), the sizes they resolve to
-//! (the options over the inputs file's `[parallel]`), one rank's declarations, and `plan`'s
-//! table of every rank ([`all_ranks`]).
+//! Tensor- and pipeline-parallel rank arithmetic: the sizes a request's parallel options
+//! resolve to over the inputs file's `[parallel]`, and the ranks they ask for ([`Ranks`]).
 //!
 //! Invariants:
-//! - An option given wins over the inputs file; a size not given anywhere is 1.
-//! - `--tp-rank` and `--pp-rank` come together (clap refuses one alone); without them a plan
-//!   over more than one rank is the table of every rank, in (pp rank, tp rank) order.
+//! - An option given wins over the inputs file; a size given nowhere is 1; the file's
+//!   `pp_layers` is kept only while `--pp` leaves the file's `pp` as it is.
+//! - `--tp-rank` and `--pp-rank` come together (clap refuses one alone) and ask for that one
+//!   rank, even on one GPU; without them one GPU is the whole checkpoint, and more than one
+//!   rank is every rank, in (pp rank, tp rank) order.
 
-use clap::Args;
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
 use metrale_circuit::load::ParallelCounts;
-use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::parallel::{Parallel, Rank, Stage};
-use serde_json::json;
+use metrale_circuit::parallel::Rank;
 
-use super::prepare::{Prepared, located_plan_error};
-use super::report::human_bytes;
-use super::table::push_cells;
+use super::request::ParallelArgs;
 
-/// The parallel options of `plan` and `fit`.
-#[derive(Debug, Clone, PartialEq, Eq, Args, Default)]
-pub struct ParallelArgs {
-    /// Tensor-parallel ranks [default: the inputs' `[parallel] tp`, else 1].
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
-    pub tp: Option<u64>,
-    /// Pipeline-parallel ranks [default: the inputs' `[parallel] pp`, else 1].
-    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u64).range(1..))]
-    pub pp: Option<u64>,
-    /// The tensor-parallel rank to plan (with --pp-rank).
-    #[arg(long, value_name = "R", requires = "pp_rank")]
-    pub tp_rank: Option<u64>,
-    /// The pipeline-parallel rank to plan (with --tp-rank).
-    #[arg(long, value_name = "S", requires = "tp_rank")]
-    pub pp_rank: Option<u64>,
+/// Which ranks a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// No rank, on one GPU: the whole checkpoint.
+    Whole,
+    /// The rank `--tp-rank` and `--pp-rank` name.
+    One(Rank),
+    /// No rank, over more than one: every rank.
+    Every,
 }
 
-/// The sizes and the rank asked for: the options over the inputs file's `[parallel]`.
-pub struct Resolved {
+/// The sizes, and the ranks asked for of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ranks {
     /// The sizes (and the file's `pp_layers`, kept only when `--pp` does not change `pp`).
     pub counts: ParallelCounts,
-    /// The rank asked for.
-    pub rank: Option<Rank>,
+    /// The ranks asked for.
+    pub asked: Asked,
 }
 
-impl ParallelArgs {
-    /// The sizes and rank these options ask for over `file` (the inputs' `[parallel]`).
+impl Ranks {
+    /// The sizes and ranks `args` ask for over `file` (the inputs' `[parallel]`).
     #[must_use]
-    pub fn resolve(&self, file: &ParallelCounts) -> Resolved {
-        let tp = self.tp.unwrap_or(file.tp);
-        let pp = self.pp.unwrap_or(file.pp);
+    pub fn resolve(args: &ParallelArgs, file: &ParallelCounts) -> Self {
+        let tp = args.tp.unwrap_or(file.tp);
+        let pp = args.pp.unwrap_or(file.pp);
         // A split by hand is for the file's own pipeline size.
         let pp_layers = file.pp_layers.clone().filter(|_| pp == file.pp);
-        Resolved {
+        let asked = match args.tp_rank.zip(args.pp_rank) {
+            Some((tp, pp)) => Asked::One(Rank { tp, pp }),
+            None if tp == 1 && pp == 1 => Asked::Whole,
+            None => Asked::Every,
+        };
+        Self {
             counts: ParallelCounts { tp, pp, pp_layers },
-            rank: self
-                .tp_rank
-                .zip(self.pp_rank)
-                .map(|(tp, pp)| Rank { tp, pp }),
+            asked,
         }
     }
-}
 
-/// Every rank of `counts`, in (pp rank, tp rank) order.
-pub fn every_rank(counts: &ParallelCounts) -> impl Iterator<Item = Rank> + use<> {
-    let (tp, pp) = (counts.tp, counts.pp);
-    (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
-}
-
-/// What one rank holds: its declarations and the model's layers `[start, end)` in it.
-pub struct RankDecls {
-    /// The rank's states.
-    pub decls: Vec<StateDecl>,
-    /// The layers it holds.
-    pub layers: (u64, u64),
-}
-
-/// Rank `rank`'s declarations of the prepared checkpoint under `parallel`.
-///
-/// # Errors
-/// The circuit's error for a rank out of range, a dim that does not split or a split that
-/// does not fit the layers.
-pub fn rank_decls(
-    prepared: &Prepared,
-    parallel: &Parallel<'_>,
-    rank: Rank,
-) -> Result<RankDecls, Diagnostics> {
-    let decls = prepared
-        .circuit
-        .instantiate_rank(&prepared.checkpoint, parallel, rank)?;
-    let layers = prepared
-        .circuit
-        .checkpoint(&prepared.checkpoint)
-        .map_or(0, |c| c.layer_kinds().len() as u64);
-    // The stage `instantiate_rank` placed the rank by: it cannot fail once that succeeded.
-    let held = Stage::of(layers, parallel, rank).map_err(|e| {
-        Diagnostics::from(Diagnostic::error(e.to_string()).in_file(prepared.circuit.path()))
-    })?;
-    Ok(RankDecls {
-        decls,
-        layers: (held.start, held.end),
-    })
-}
-
-/// One rank's row of [`all_ranks`].
-struct Row {
-    rank: Rank,
-    layers: (u64, u64),
-    device: u64,
-    host: u64,
-}
-
-/// `plan` without ranks over more than one: each rank's device and host bytes, then the sum
-/// over ranks, as a table or (`json`) an object with `circuit`, `checkpoint`, `align`, `tp`,
-/// `pp`, `ranks` (each `tp_rank`, `pp_rank`, `layers`, `device_bytes`, `host_bytes`) and the
-/// sums `device_bytes`, `host_bytes`.
-///
-/// # Errors
-/// The first rank's error that cannot be planned.
-pub fn all_ranks(
-    prepared: &Prepared,
-    counts: &ParallelCounts,
-    (circuit, inputs_path): (&str, Option<&str>),
-    align: u64,
-    json: bool,
-) -> Result<String, Diagnostics> {
-    let parallel = counts.parallel();
-    let view = prepared.inputs.view();
-    let mut rows = Vec::new();
-    for rank in every_rank(counts) {
-        let held = rank_decls(prepared, &parallel, rank)?;
-        let plan = DynamicPlan::new(&held.decls, &view.inputs(), align)
-            .map_err(|error| located_plan_error(&error, circuit, inputs_path, prepared, align))?;
-        rows.push(Row {
-            rank,
-            layers: held.layers,
-            device: plan.device_bytes(),
-            host: plan.host_bytes(),
-        });
+    /// The ranks asked for, in (pp rank, tp rank) order; `None` for the whole checkpoint.
+    #[must_use]
+    pub fn listed(&self) -> Option<Vec<Rank>> {
+        match self.asked {
+            Asked::Whole => None,
+            Asked::One(rank) => Some(vec![rank]),
+            Asked::Every => Some(self.every().collect()),
+        }
     }
-    let device = rows.iter().fold(0u64, |s, r| s.saturating_add(r.device));
-    let host = rows.iter().fold(0u64, |s, r| s.saturating_add(r.host));
-    if json {
-        let ranks: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "tp_rank": r.rank.tp,
-                    "pp_rank": r.rank.pp,
-                    "layers": (r.layers.0..r.layers.1).collect::<Vec<u64>>(),
-                    "device_bytes": r.device,
-                    "host_bytes": r.host,
-                })
-            })
-            .collect();
-        let value = json!({
-            "circuit": circuit,
-            "checkpoint": prepared.checkpoint,
-            "align": align,
-            "tp": counts.tp,
-            "pp": counts.pp,
-            "ranks": ranks,
-            "device_bytes": device,
-            "host_bytes": host,
-        });
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+
+    /// Every rank of the sizes, in (pp rank, tp rank) order.
+    pub fn every(&self) -> impl Iterator<Item = Rank> + use<> {
+        let (tp, pp) = (self.counts.tp, self.counts.pp);
+        (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
     }
-    let mut out = format!(
-        "circuit     {circuit}\ncheckpoint  {}\ninputs      {}\nalign       {align} B\nparallel    tp {} x pp {}\n\n",
-        prepared.checkpoint, prepared.inputs_name, counts.tp, counts.pp
-    );
-    let mut table = vec![
-        ["tp_rank", "pp_rank", "layers", "device", "host"]
-            .map(str::to_owned)
-            .to_vec(),
-    ];
-    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
-    for r in &rows {
-        table.push(vec![
-            r.rank.tp.to_string(),
-            r.rank.pp.to_string(),
-            format!("{}..{}", r.layers.0, r.layers.1),
-            bytes(r.device),
-            bytes(r.host),
-        ]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(tp: Option<u64>, pp: Option<u64>, rank: Option<(u64, u64)>) -> ParallelArgs {
+        ParallelArgs {
+            tp,
+            pp,
+            tp_rank: rank.map(|r| r.0),
+            pp_rank: rank.map(|r| r.1),
+        }
     }
-    table.push(vec![
-        "sum".to_owned(),
-        String::new(),
-        String::new(),
-        bytes(device),
-        bytes(host),
-    ]);
-    // The ranks and layers as text, the bytes aligned right.
-    push_cells(&mut out, &table, 3);
-    Ok(out)
+
+    #[test]
+    fn options_win_over_the_file_and_pick_the_ranks() {
+        let file = ParallelCounts {
+            tp: 2,
+            pp: 2,
+            pp_layers: Some(vec![10, 38]),
+        };
+        // The file alone: its sizes and split, every rank.
+        let ranks = Ranks::resolve(&args(None, None, None), &file);
+        assert_eq!(ranks.counts, file);
+        assert_eq!(ranks.asked, Asked::Every);
+        let pairs =
+            |ranks: &Ranks| -> Vec<(u64, u64)> { ranks.every().map(|r| (r.tp, r.pp)).collect() };
+        assert_eq!(pairs(&ranks), [(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert_eq!(ranks.listed().map(|l| l.len()), Some(4));
+        // `--tp` keeps the file's split; `--pp` to another size drops it.
+        let ranks = Ranks::resolve(&args(Some(4), None, None), &file);
+        assert_eq!((ranks.counts.tp, ranks.counts.pp), (4, 2));
+        assert_eq!(ranks.counts.pp_layers, Some(vec![10, 38]));
+        let ranks = Ranks::resolve(&args(None, Some(3), None), &file);
+        assert_eq!(ranks.counts.pp_layers, None);
+        // One GPU: the whole checkpoint, unless a rank is named.
+        let one = ParallelCounts::SINGLE;
+        let ranks = Ranks::resolve(&args(None, None, None), &one);
+        assert_eq!((ranks.asked, ranks.listed()), (Asked::Whole, None));
+        let ranks = Ranks::resolve(&args(None, None, Some((0, 0))), &one);
+        let rank = Rank { tp: 0, pp: 0 };
+        assert_eq!(
+            (ranks.asked, ranks.listed()),
+            (Asked::One(rank), Some(vec![rank]))
+        );
+        let ranks = Ranks::resolve(&args(Some(1), Some(1), None), &file);
+        assert_eq!(ranks.asked, Asked::Whole);
+    }
 }

@@ -1,7 +1,8 @@
-//! What `plan` made ([`Report`]): the plan (each term carrying its state's model
-//! [`Position`]), what it was made from, and the totals the outputs show (per lifetime, kind, layer
-//! kind and layer); and [`human_bytes`]. The outputs read it: [`super::table`],
-//! [`super::json`] and [`super::svg`].
+//! What the renderers read ([`super::table`], [`super::json`], [`super::svg`]): one plan made
+//! ([`Report`]: the plan, each term carrying its state's model [`Position`], what it was made
+//! from, and the totals the outputs show per lifetime, kind, layer kind and layer), every
+//! rank's ([`EveryRankReport`]: each rank's plan and their sums), and what `fit` found
+//! ([`FitReport`]); and [`human_bytes`].
 //!
 //! Invariants:
 //! - `layers` holds one layer kind per layer of the checkpoint, so every term at
@@ -16,7 +17,11 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::{Lifetime, Space, StateKind};
+use metrale_circuit::{Fit, Lifetime, Space, StateKind};
+
+use super::planned::RankPlan;
+use super::prepared::{Placement, Prepared};
+use super::request::Request;
 
 /// A plan made, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,20 +41,109 @@ pub struct Report {
     /// The layer kinds of the circuit's layout, in file order.
     pub layer_kinds: Vec<String>,
     /// The tensor- and pipeline-parallel rank planned, when one was asked for.
-    pub rank: Option<RankOf>,
+    pub placement: Option<Placement>,
 }
 
-/// The rank a plan is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RankOf {
+impl Report {
+    /// The report of `plan`, made for `request` from `prepared` (of the rank at `placement`,
+    /// when one was asked for).
+    pub fn new(
+        request: &Request,
+        prepared: &Prepared,
+        placement: Option<Placement>,
+        plan: DynamicPlan,
+    ) -> Self {
+        Self {
+            circuit: request.circuit.clone(),
+            checkpoint: prepared.checkpoint().to_owned(),
+            inputs: prepared.inputs_name().to_owned(),
+            inputs_file: request.inputs_file().map(str::to_owned),
+            plan,
+            layers: prepared.layer_kinds().to_vec(),
+            layer_kinds: layer_kinds(prepared.circuit()),
+            placement,
+        }
+    }
+}
+
+/// Every rank's plan, with what they were made from.
+pub struct EveryRankReport {
+    /// The circuit file, as given.
+    pub circuit: String,
+    /// The checkpoint sized.
+    pub checkpoint: String,
+    /// The inputs file, as given, or the name of the built-in inputs.
+    pub inputs: String,
+    /// The alignment of every region.
+    pub align: u64,
     /// Tensor-parallel ranks.
     pub tp: u64,
     /// Pipeline-parallel ranks.
     pub pp: u64,
-    /// This rank.
-    pub rank: metrale_circuit::parallel::Rank,
-    /// The model's layers `[start, end)` it holds.
-    pub layers: (u64, u64),
+    /// Each rank's plan, in (pp rank, tp rank) order.
+    pub ranks: Vec<RankPlan>,
+}
+
+impl EveryRankReport {
+    /// The report of `ranks`, every rank's plan, made for `request` from `prepared`.
+    pub fn new(request: &Request, prepared: &Prepared, ranks: Vec<RankPlan>) -> Self {
+        let counts = &prepared.ranks().counts;
+        Self {
+            circuit: request.circuit.clone(),
+            checkpoint: prepared.checkpoint().to_owned(),
+            inputs: prepared.inputs_name().to_owned(),
+            align: request.align,
+            tp: counts.tp,
+            pp: counts.pp,
+            ranks,
+        }
+    }
+
+    /// The device bytes of every rank together (saturating: each is at most `u64::MAX`).
+    pub fn device_bytes(&self) -> u64 {
+        self.ranks
+            .iter()
+            .fold(0u64, |s, r| s.saturating_add(r.plan.device_bytes()))
+    }
+
+    /// The host bytes of every rank together (saturating).
+    pub fn host_bytes(&self) -> u64 {
+        self.ranks
+            .iter()
+            .fold(0u64, |s, r| s.saturating_add(r.plan.host_bytes()))
+    }
+}
+
+/// What `fit` found, with what it was asked and made from.
+pub struct FitReport {
+    /// The circuit file, as given.
+    pub circuit: String,
+    /// The checkpoint sized.
+    pub checkpoint: String,
+    /// The inputs file, as given, or the name of the built-in inputs.
+    pub inputs: String,
+    /// The alignment of every region.
+    pub align: u64,
+    /// The device byte budget.
+    pub budget: u64,
+    /// The free input, as spelled on the command line (`kv-blocks`, `sequences`).
+    pub free: &'static str,
+    /// KV tokens per sequence, for `--for sequences`.
+    pub context: Option<u64>,
+    /// The answer: of the one GPU, or of the rank that binds first.
+    pub answer: FitAnswer,
+}
+
+/// One fit's answer and the per-unit figures printed beside it.
+pub struct FitAnswer {
+    /// The rank it is of, over several ranks (or the one asked for).
+    pub placement: Option<Placement>,
+    /// The largest value that fits, and the device bytes at it and at one more.
+    pub fit: Fit,
+    /// Bytes one sequence slot's live recurrent states take.
+    pub per_slot: u64,
+    /// Bytes one token of the main KV pool takes over every layer.
+    pub per_token: u64,
 }
 
 /// How many terms, and their bytes.
@@ -90,7 +184,7 @@ pub struct LayerKindTotal {
 }
 
 /// The layer kinds of `circuit`'s layout, in file order.
-pub fn layer_kinds(circuit: &Circuit) -> Vec<String> {
+fn layer_kinds(circuit: &Circuit) -> Vec<String> {
     circuit
         .layout()
         .blocks()

@@ -1,6 +1,8 @@
-//! The text `plan` prints ([`table`]): a header, a summary (arena bytes per space, term bytes
-//! per lifetime, kind, layer kind and layer), then the terms of each space, in the order of
-//! [`Sort`] and, with a [`Group`], in sections with a subtotal each.
+//! The text `plan` prints: of one plan ([`plan`]), a header, a summary (arena bytes per
+//! space, term bytes per lifetime, kind, layer kind and layer), then the terms of each space,
+//! in the order of [`Sort`] and, with a [`Group`], in sections with a subtotal each; of every
+//! rank ([`every_rank`]), a header and each rank's device and host bytes, then their sum. And
+//! the text `fit` prints ([`fit`]): one `name  value` line per figure.
 //!
 //! Invariants:
 //! - Spellings are the `name()` of each vocabulary (`paged_kv`, `blocks`, `model`, `fp8`,
@@ -16,12 +18,10 @@
 use std::fmt::Write as _;
 
 use clap::ValueEnum;
-use metrale_circuit::dynamic::StateTerm;
+use metrale_circuit::dynamic::{Position, StateTerm};
 use metrale_circuit::{Lifetime, Space};
 
-use metrale_circuit::dynamic::Position;
-
-use super::report::{Report, Total, human_bytes};
+use super::report::{EveryRankReport, FitReport, Report, Total, human_bytes};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -53,25 +53,68 @@ const HEADINGS: [&str; 8] = [
 /// numbers (right-aligned).
 const TEXT_COLUMNS: usize = 5;
 
+/// The header of `plan`'s text: what the plan was made from, one line each.
+fn header(circuit: &str, checkpoint: &str, inputs: &str, align: u64) -> String {
+    format!(
+        "circuit     {circuit}\ncheckpoint  {checkpoint}\ninputs      {inputs}\nalign       {align} B\n"
+    )
+}
+
 /// The plan as a table: the header, the summary, then the terms of each space.
-pub fn table(report: &Report, sort: Sort, group: Option<Group>) -> String {
-    let plan = &report.plan;
-    let mut out = format!(
-        "circuit     {}\ncheckpoint  {}\ninputs      {}\nalign       {} B\n",
-        report.circuit,
-        report.checkpoint,
-        report.inputs,
-        plan.align()
+pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
+    let mut out = header(
+        &report.circuit,
+        &report.checkpoint,
+        &report.inputs,
+        report.plan.align(),
     );
-    if let Some(rank) = report.rank {
+    if let Some(placement) = report.placement {
         let _ = writeln!(
             out,
             "rank        tp {} of {}, pp {} of {} (layers {}..{})",
-            rank.rank.tp, rank.tp, rank.rank.pp, rank.pp, rank.layers.0, rank.layers.1
+            placement.rank.tp,
+            placement.tp,
+            placement.rank.pp,
+            placement.pp,
+            placement.stage.start,
+            placement.stage.end
         );
     }
     out.push_str(&summary(report));
     out.push_str(&terms(report, sort, group));
+    out
+}
+
+/// Every rank's bytes as a table: the header, then each rank's layers, device and host bytes,
+/// then their sum; the ranks and layers as text, the bytes aligned right.
+pub fn every_rank(report: &EveryRankReport) -> String {
+    let mut out = header(
+        &report.circuit,
+        &report.checkpoint,
+        &report.inputs,
+        report.align,
+    );
+    let _ = writeln!(out, "parallel    tp {} x pp {}\n", report.tp, report.pp);
+    let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
+    let mut rows = vec![cells(["tp_rank", "pp_rank", "layers", "device", "host"])];
+    for r in &report.ranks {
+        let (rank, stage) = (r.placement.rank, r.placement.stage);
+        rows.push(vec![
+            rank.tp.to_string(),
+            rank.pp.to_string(),
+            format!("{}..{}", stage.start, stage.end),
+            bytes(r.plan.device_bytes()),
+            bytes(r.plan.host_bytes()),
+        ]);
+    }
+    rows.push(vec![
+        "sum".to_owned(),
+        String::new(),
+        String::new(),
+        bytes(report.device_bytes()),
+        bytes(report.host_bytes()),
+    ]);
+    push_cells(&mut out, &rows, 3);
     out
 }
 
@@ -159,7 +202,7 @@ fn cells<const N: usize>(text: [&str; N]) -> Vec<String> {
 
 /// Appends rows of cells, indented, in columns: the first `text` columns left-aligned, the
 /// others right-aligned.
-pub(super) fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
+fn push_cells(out: &mut String, rows: &[Vec<String>], text: usize) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for cells in rows {
@@ -343,6 +386,55 @@ fn terms(report: &Report, sort: Sort, group: Option<Group>) -> String {
                 Line::Row(cells) => push_row(&mut out, &cells, &widths),
             }
         }
+    }
+    out
+}
+
+/// `fit`'s text: the answer, the device bytes around it, the per-unit figures, one `name  value`
+/// line each (over several ranks, with the rank whose answer it is).
+pub fn fit(report: &FitReport) -> String {
+    let answer = &report.answer;
+    let fit = &answer.fit;
+    let next = fit.next_device_bytes.map_or_else(
+        || "cannot be planned".to_owned(),
+        |b| format!("{b} B (over the budget)"),
+    );
+    let mut rows = vec![
+        ("circuit", report.circuit.clone()),
+        ("checkpoint", report.checkpoint.clone()),
+        ("inputs", report.inputs.clone()),
+        ("align", report.align.to_string()),
+        ("budget", format!("{} B", report.budget)),
+        (
+            "context",
+            report.context.map_or_else(
+                || "the inputs'".to_owned(),
+                |c| format!("{c} tokens per sequence"),
+            ),
+        ),
+        (report.free, fit.value.to_string()),
+        ("device bytes at it", format!("{} B", fit.device_bytes)),
+        ("device bytes at one more", next),
+        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
+        ("bytes per KV token", format!("{} B", answer.per_token)),
+    ];
+    // Over several ranks: the one whose answer this is.
+    if let Some(placement) = answer.placement {
+        rows.insert(
+            1,
+            (
+                "rank",
+                format!(
+                    "tp {} of {}, pp {} of {} (the rank that binds first)",
+                    placement.rank.tp, placement.tp, placement.rank.pp, placement.pp
+                ),
+            ),
+        );
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in &rows {
+        let _ = writeln!(out, "{k:<width$}  {v}");
     }
     out
 }
