@@ -56,7 +56,7 @@ use text::walk::Sink;
 pub use crate::model::is_snake_identifier;
 pub use circuit::{
     BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource,
-    LayerLayout, LayerRule, StateTemplate, shape,
+    LayerLayout, LayerRule, RankStates, StateTemplate, shape,
 };
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 pub use names::camel_case;

@@ -129,3 +129,34 @@ fn fit_answers_for_the_rank_that_binds_first() {
     assert_eq!(all["pp_rank"].as_u64(), Some(binding));
     assert_eq!((all["tp"].as_u64(), all["pp"].as_u64()), (Some(4), Some(2)));
 }
+
+#[test]
+fn every_rank_blames_an_overflow_as_the_rank_alone_does() {
+    // 2^44 blocks at an alignment of 2^59: each rank's plan overflows, and what alone made it
+    // overflow is `--align` (at align 1 the rank fits). The table of every rank once blamed the
+    // whole checkpoint's states and named no input.
+    let inputs = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("every-rank.toml");
+    std::fs::write(
+        &inputs,
+        "slots = 8\n[formats]\nkv_cache_dtype = \"fp8\"\n[kv]\nblocks = 17592186044416\nblock_size = 16\n",
+    )
+    .unwrap();
+    let inputs = inputs.to_str().unwrap();
+    let args = |extra: &[&'static str]| {
+        let mut args = vec!["plan", "circuits/llama.toml", "--inputs", inputs];
+        args.extend_from_slice(&["--align", "576460752303423488", "--pp", "2"]);
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let every = args(&[]);
+    let first = args(&["--tp-rank", "0", "--pp-rank", "0"]);
+    assert_eq!(
+        (every.code, first.code),
+        (1, 1),
+        "{}\n{}",
+        every.stderr,
+        first.stderr
+    );
+    assert!(first.stderr.contains("--align"), "{}", first.stderr);
+    assert_eq!(every.stderr, first.stderr);
+}

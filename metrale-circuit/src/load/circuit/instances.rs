@@ -17,6 +17,17 @@ use crate::load::text::walk::Origin;
 use crate::model::{Position, Section, StateDecl};
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
+/// The states one tensor- and pipeline-parallel rank holds, and the pipeline stage that chose
+/// them ([`Circuit::place_rank`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankStates {
+    /// What the rank's pipeline stage holds: its layers, and the prologue, epilogue and draft
+    /// head where it holds them.
+    pub stage: Stage,
+    /// Every state the rank holds, in plan order, under the rank's dims.
+    pub decls: Vec<StateDecl>,
+}
+
 /// One block instance: a block template placed in the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instance {
@@ -146,6 +157,25 @@ impl Circuit {
         parallel: &Parallel<'_>,
         rank: Rank,
     ) -> Result<Vec<StateDecl>, Diagnostic> {
+        self.place_rank(name, parallel, rank)
+            .map(|placed| placed.decls)
+    }
+
+    /// [`Circuit::instantiate_rank`] with the pipeline stage the rank was placed by, so a caller
+    /// that shows the rank's layers reads the one stage the states were chosen by.
+    ///
+    /// # Errors
+    /// As [`Circuit::instantiate_rank`].
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
+    pub fn place_rank(
+        &self,
+        name: &str,
+        parallel: &Parallel<'_>,
+        rank: Rank,
+    ) -> Result<RankStates, Diagnostic> {
         let checkpoint = self.checkpoint_or_error(name)?;
         let refused = |e: ParallelError| {
             Diagnostic::error(format!(
@@ -202,7 +232,7 @@ impl Circuit {
                 });
             }
         }
-        Ok(decls)
+        Ok(RankStates { stage, decls })
     }
 }
 

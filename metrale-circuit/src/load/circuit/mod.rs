@@ -17,7 +17,7 @@ pub mod shape;
 mod validated;
 
 pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
-pub use instances::Instance;
+pub use instances::{Instance, RankStates};
 pub use validated::{
     BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, StateTemplate,
 };

@@ -5,9 +5,9 @@
 //! Invariants:
 //! - Ranks are prepared and planned one after the other, in (pp rank, tp rank) order, so the
 //!   error reported is that of the first rank that cannot be placed or planned.
-//! - A plan error is located at the input that caused it ([`located_plan_error`]): a plan of
-//!   one rank (or of the whole checkpoint) blames its own states; the table of every rank
-//!   blames the whole checkpoint's, as it always has.
+//! - A plan error is located at the input that caused it ([`located_plan_error`]), blamed on
+//!   the states of the plan that failed: the whole checkpoint's, or the rank's, whether that
+//!   rank was named or is one of every rank's table.
 //! - Every plan is at the request's alignment, under the one prepared inputs file.
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
@@ -44,28 +44,28 @@ pub struct RankPlan {
 /// # Errors
 /// The first rank that cannot be placed ([`Prepared::rank`]) or planned, located.
 pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnostics> {
-    // The plan of `decls`, an overflow blamed on `blame`.
-    let plan_of = |decls: &[StateDecl], blame: &[StateDecl]| {
+    // The plan of `decls`, an overflow blamed on them.
+    let plan_of = |decls: &[StateDecl]| {
         let view = prepared.inputs().view();
         DynamicPlan::new(decls, &view.inputs(), request.align).map_err(|error| {
             Diagnostics::from(located_plan_error(
                 &error,
                 request,
                 prepared.inputs(),
-                blame,
+                decls,
             ))
         })
     };
     match prepared.ranks().asked {
         Asked::Whole => Ok(Planned::One {
             placement: None,
-            plan: plan_of(prepared.decls(), prepared.decls())?,
+            plan: plan_of(prepared.decls())?,
         }),
         Asked::One(rank) => {
             let held = prepared.rank(rank)?;
             Ok(Planned::One {
                 placement: Some(held.placement),
-                plan: plan_of(&held.decls, &held.decls)?,
+                plan: plan_of(&held.decls)?,
             })
         }
         Asked::Every => prepared
@@ -75,7 +75,7 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
                 let held = prepared.rank(rank)?;
                 Ok(RankPlan {
                     placement: held.placement,
-                    plan: plan_of(&held.decls, prepared.decls())?,
+                    plan: plan_of(&held.decls)?,
                 })
             })
             .collect::<Result<_, Diagnostics>>()

@@ -10,14 +10,13 @@
 //! - What is prepared is never changed: [`Prepared`] is made only by [`prepare`] and read
 //!   through accessors; a rank's declarations are a value of their own ([`Prepared::rank`]),
 //!   made once for each rank a later stage plans, never written over the checkpoint's.
-//! - A rank's stage is computed once, here, right after `instantiate_rank` (which places the
-//!   rank by the same `Stage::of` but returns only the declarations), so it is the stage the
-//!   declarations were placed by and cannot fail once they were made.
+//! - A rank's stage is the one the runtime placed its declarations by (`Circuit::place_rank`
+//!   returns both): never computed a second time.
 
 use metrale_circuit::PlanError;
 use metrale_circuit::dynamic::{StateDecl, StateFormat};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::load::{Circuit, InputsFile};
+use metrale_circuit::load::{Circuit, InputsFile, RankStates};
 use metrale_circuit::parallel::{Rank, Stage};
 
 use super::blame::plan_error;
@@ -109,14 +108,9 @@ impl Prepared {
     pub fn rank(&self, rank: Rank) -> Result<PreparedRank, Diagnostics> {
         let counts = &self.ranks.counts;
         let parallel = counts.parallel();
-        let decls = self
-            .circuit
-            .instantiate_rank(&self.checkpoint, &parallel, rank)?;
-        let layers = self.layer_kinds().len() as u64;
-        // The stage `instantiate_rank` placed the rank by: it cannot fail once that succeeded.
-        let stage = Stage::of(layers, &parallel, rank).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(e.to_string()).in_file(self.circuit.path()))
-        })?;
+        // The states, and the stage the runtime chose them by: computed once, there.
+        let RankStates { stage, decls } =
+            self.circuit.place_rank(&self.checkpoint, &parallel, rank)?;
         Ok(PreparedRank {
             placement: Placement {
                 tp: counts.tp,
