@@ -160,3 +160,47 @@ fn every_rank_blames_an_overflow_as_the_rank_alone_does() {
     assert!(first.stderr.contains("--align"), "{}", first.stderr);
     assert_eq!(every.stderr, first.stderr);
 }
+
+#[test]
+fn svg_of_every_rank_is_refused_not_skipped() {
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("every-rank.svg");
+    let _ = std::fs::remove_file(&target);
+    let target_arg = target.to_str().unwrap();
+    let every = run(&[
+        "plan",
+        "circuits/llama.toml",
+        "--pp",
+        "2",
+        "--svg",
+        target_arg,
+    ]);
+    assert_eq!(every.code, 1, "{}", every.stderr);
+    assert!(
+        every
+            .stderr
+            .contains("`--svg` draws the memory map of one plan"),
+        "{}",
+        every.stderr
+    );
+    assert!(
+        every.stderr.contains("--tp-rank R --pp-rank S"),
+        "{}",
+        every.stderr
+    );
+    assert!(every.stdout.is_empty() && !target.exists());
+    // One rank named: its map is written.
+    let one = run(&[
+        "plan",
+        "circuits/llama.toml",
+        "--pp",
+        "2",
+        "--tp-rank",
+        "0",
+        "--pp-rank",
+        "1",
+        "--svg",
+        target_arg,
+    ]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(target.exists());
+}

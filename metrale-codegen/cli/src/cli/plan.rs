@@ -19,8 +19,9 @@
 //! - `--sort` and `--group` shape the table only; `--svg` combines with every other option,
 //!   `--json` included. The map is written only once the plan is made, and a file that cannot
 //!   be written is bad input (exit 1, nothing on stdout), like a bad circuit.
-//! - Every rank's bytes are no one plan: `--sort`, `--group` and `--svg` shape nothing there
-//!   (no map is written).
+//! - Every rank's bytes are no one plan: `--sort` and `--group` shape nothing there, and
+//!   `--svg`, which would draw no map, is refused as bad input naming the way to one rank's
+//!   map (`--tp-rank`, `--pp-rank`), never silently skipped.
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
@@ -139,6 +140,11 @@ fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
     let request = args.request();
     let prepared = prepare(&request)?;
     match planned::plan(&request, &prepared)? {
+        Planned::Every(_) if args.svg.is_some() => Err(Diagnostic::error(
+            "`--svg` draws the memory map of one plan, and every rank's bytes are not one",
+        )
+        .help("name the rank to draw with `--tp-rank R --pp-rank S`")
+        .into()),
         Planned::Every(ranks) => {
             let report = EveryRankReport::new(&request, &prepared, ranks);
             Ok(if args.json {
