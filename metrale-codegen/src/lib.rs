@@ -97,7 +97,6 @@ use std::path::{Path, PathBuf};
 use metrale_circuit::load::Circuit;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use proc_macro2::TokenStream;
-use quote::ToTokens;
 
 pub use builder::{BuildError, Builder, Compiled, write_if_changed};
 pub use metrale_circuit::load::CircuitSource;
@@ -114,6 +113,16 @@ pub use render::{header, render};
 #[doc(hidden)]
 pub mod __macro {
     pub use crate::expansion::{Expansion, arch_of, compile_error, compile_errors, expand};
+
+    /// Whether `path` can name the runtime crate ([`Options::runtime_path`](crate::Options)),
+    /// or the diagnostic [`tokens`](crate::tokens) would report: what the macro checks first,
+    /// to point at the path's own literal.
+    ///
+    /// # Errors
+    /// The one diagnostic, when `path` is not a path or has generic arguments.
+    pub fn check_runtime_path(path: &str) -> Result<(), metrale_circuit::load::diag::Diagnostics> {
+        crate::runtime_path(path).map(drop)
+    }
 }
 
 /// The runtime crate's path in generated code, unless [`Options::runtime_path`] says otherwise.
@@ -145,49 +154,43 @@ impl Default for Options {
     }
 }
 
-/// The module of `circuit`, as tokens.
+/// The module of `circuit`, as tokens. Its doc lines are already safe (no circuit text in
+/// them can end a comment or start a line): whichever front end prints or expands them.
 ///
 /// # Errors
 /// A diagnostic when the runtime path is not a Rust path (nothing of a loaded circuit can fail:
 /// the loader checked every name the generated code spells).
 pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagnostics> {
-    Ok(module_file(circuit, options)?.to_token_stream())
+    let runtime = runtime_path(&options.runtime_path)?;
+    Ok(emit::Emitter::new(circuit, runtime).module())
 }
 
-/// The module of `circuit` as a parsed file, its doc lines made safe once, whichever front
-/// end prints or expands it.
-fn module_file(circuit: &Circuit, options: &Options) -> Result<syn::File, Diagnostics> {
-    let runtime: syn::Path = syn::parse_str(&options.runtime_path).map_err(|_| {
-        Diagnostic::error(format!(
-            "runtime path `{}` is not a Rust path",
-            options.runtime_path
-        ))
-        .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
-    })?;
-    if runtime.segments.iter().any(|s| !s.arguments.is_none()) {
-        return Err(Diagnostic::error(format!(
-            "runtime path `{}` has generic arguments",
-            options.runtime_path
-        ))
-        .help("the runtime path names a crate or module: `::metrale_circuit`, `crate::rt`")
-        .into());
+/// The tokens of the runtime path `path`, or why it cannot name the runtime crate.
+fn runtime_path(path: &str) -> Result<TokenStream, Diagnostics> {
+    let error = match emit::names::path(path) {
+        Ok(tokens) => return Ok(tokens),
+        Err(error) => error,
+    };
+    Err(match error {
+        emit::names::PathError::NotAPath => {
+            Diagnostic::error(format!("runtime path `{path}` is not a Rust path"))
+                .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
+        }
+        emit::names::PathError::GenericArguments => {
+            Diagnostic::error(format!("runtime path `{path}` has generic arguments"))
+                .help("the runtime path names a crate or module: `::metrale_circuit`, `crate::rt`")
+        }
     }
-    let module = emit::Emitter::new(circuit, runtime.to_token_stream()).module();
-    let mut file = render::parse_generated(module, circuit.path())?;
-    render::escape_docs(&mut file);
-    Ok(file)
+    .into())
 }
 
-/// The formatted module of `circuit`, header included.
+/// The formatted module of `circuit`, header included ([`render`]: prettyplease with the
+/// feature `pretty`, else the built-in printer).
 ///
 /// # Errors
-/// As [`tokens`].
+/// As [`tokens`] and [`render`].
 pub fn generate(circuit: &Circuit, options: &Options) -> Result<String, Diagnostics> {
-    // The parsed module straight to text: parsed once, not printed to tokens and back.
-    Ok(render::render_file(
-        module_file(circuit, options)?,
-        circuit.path(),
-    ))
+    render::render(tokens(circuit, options)?, circuit.path())
 }
 
 /// A circuit file's generated module.
