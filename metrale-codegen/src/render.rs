@@ -1,14 +1,18 @@
-//! Tokens to text: the generated module parsed as a file, formatted by prettyplease, under the
-//! `@generated` header.
+//! Tokens to text: the generated module under the `@generated` header, formatted by
+//! prettyplease with the feature `pretty`, else written by the built-in printer (`compact.rs`).
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
 //! - The text is a pure function of the tokens and the circuit's path as given (no time, no
 //!   absolute path), so regenerating an unchanged circuit gives the same bytes.
-//! - Doc lines are already safe and led by a space in the tokens (`emit/names.rs`, `doc_line`):
+//! - Both printers write the same tokens: the built-in one keeps every token and its spacing
+//!   (it only chooses the whitespace between them), and prettyplease prints the parsed file.
+//!   Doc lines are already safe and led by a space in the tokens (`emit/names.rs`, `doc_line`):
 //!   nothing here rewrites them.
 
-use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+mod compact;
+
+use metrale_circuit::load::diag::Diagnostics;
 use proc_macro2::TokenStream;
 
 use crate::emit::names::escaped;
@@ -23,21 +27,29 @@ pub fn header(source: &str) -> String {
     )
 }
 
-/// The formatted file: the header, a blank line, the module.
+/// The formatted file: the header, a blank line, the module. With the feature `pretty`,
+/// formatted by prettyplease; without it, written by a small built-in printer: one item,
+/// statement, field or attribute per line, indented by braces, doc lines as `#[doc = "..."]`.
 ///
 /// # Errors
-/// A diagnostic when the tokens are not a Rust file (a bug in the generator, reported rather
-/// than panicked on).
+/// With `pretty`, a diagnostic when the tokens are not a Rust file (a bug in the generator,
+/// reported rather than panicked on). The built-in printer never fails.
 pub fn render(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
+    #[cfg(feature = "pretty")]
+    let module = pretty(tokens, source)?;
+    #[cfg(not(feature = "pretty"))]
+    let module = compact::print(tokens);
+    Ok(format!("{}\n{module}", header(source)))
+}
+
+/// The tokens parsed as a file and formatted by prettyplease.
+#[cfg(feature = "pretty")]
+fn pretty(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
     let file: syn::File = syn::parse2(tokens).map_err(|error| {
-        Diagnostic::error(format!(
+        metrale_circuit::load::diag::Diagnostic::error(format!(
             "internal error: the code generated for `{source}` does not parse: {error}"
         ))
         .help("please report this with the circuit that caused it")
     })?;
-    Ok(format!(
-        "{}\n{}",
-        header(source),
-        prettyplease::unparse(&file)
-    ))
+    Ok(prettyplease::unparse(&file))
 }
