@@ -8,8 +8,9 @@
 //!   as one. (A punct may come back joint where it was alone, before a punct no operator
 //!   starts with: `x?;`, `&'a`.)
 //! - Deterministic, and only whitespace depends on its layout rules: a line ends after `;`
-//!   and `,` at brace level (outside `<..>`), after an attribute and after a brace group; four
-//!   spaces of indent per brace; a short brace group without `;` or attribute stays on its line.
+//!   and `,` at brace level (outside `<..>`), after an attribute and after a brace block; four
+//!   spaces of indent per brace; a short brace group without `;` or attribute stays on its
+//!   line, and a list of more than [`LONG_LIST`] commas takes a line per element.
 #![cfg_attr(
     feature = "pretty",
     allow(dead_code, reason = "with `pretty`, prettyplease prints instead")
@@ -21,6 +22,10 @@ use crate::emit::names::is_keyword;
 
 /// The widest brace group kept on one line, `{` to `}`.
 const INLINE_WIDTH: usize = 60;
+
+/// The most commas a `(..)` or `[..]` list has on one line; a longer one (a table's rows, a
+/// plan's regions) takes a line per element, as a brace group's contents do.
+const LONG_LIST: usize = 8;
 
 /// `tokens` as text, ending with a newline.
 pub(crate) fn print(tokens: TokenStream) -> String {
@@ -93,7 +98,13 @@ impl Printer {
             },
         };
         self.out.push(open);
-        if close == '}' {
+        let commas = || {
+            let commas = inner.clone().into_iter();
+            commas
+                .filter(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                .count()
+        };
+        if close == '}' || (!self.flat && commas() > LONG_LIST) {
             self.depth += 1;
             self.newline();
             self.stream(inner, true);
@@ -273,18 +284,20 @@ fn spaced(trees: &[TokenTree], angles: &[Angle], i: usize) -> bool {
 }
 
 /// Whether a line ends after `trees[i]`: after `;`, and `,` outside `<..>`, where they end
-/// lines; after an attribute; after a brace group unless `;`, `,`, `.`, `?` or `else`
-/// follows, or nothing (`)`, the end of its stream).
+/// lines; after an attribute; after a brace group that an item or a statement follows (a
+/// word but `else` and `as`, or an attribute), outside `<..>`.
 fn line_break_after(trees: &[TokenTree], angles: &[Angle], i: usize, lines: bool) -> bool {
     match &trees[i] {
         TokenTree::Punct(p) if p.as_char() == ',' => lines && angles[i] == Angle::Other(0),
         TokenTree::Punct(p) => lines && p.as_char() == ';',
-        TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => match trees.get(i + 1) {
-            Some(TokenTree::Punct(p)) => !matches!(p.as_char(), ';' | ',' | '.' | '?'),
-            Some(TokenTree::Ident(w)) => w != "else",
-            Some(_) => true,
-            None => false,
-        },
+        TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+            angles[i] == Angle::Other(0)
+                && match trees.get(i + 1) {
+                    Some(TokenTree::Punct(p)) => p.as_char() == '#',
+                    Some(TokenTree::Ident(w)) => w != "else" && w != "as",
+                    _ => false,
+                }
+        }
         TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
             i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '#')
         }
@@ -362,6 +375,21 @@ mod tests {
              impl<'a> A<'a> {\n    \
              pub const fn f(&self, i: usize) -> ::core::result::Result<u64, E> {\n        \
              if i < N { Ok(self.b.0 .1) } else { Err(E::X { i, j: -1 }) }\n    }\n}\n"
+        );
+    }
+
+    #[test]
+    fn long_lists_take_a_line_per_element() {
+        let tokens = quote! {
+            const T: Table<N, { L + 2 }> = new([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], (a, b));
+        };
+        let lines: Vec<String> = (1..=9).map(|i| format!("    {i},\n")).collect();
+        assert_eq!(
+            printed(&tokens),
+            format!(
+                "const T: Table<N, {{ L + 2 }}> = new([\n{}    10\n], (a, b));\n",
+                lines.concat()
+            )
         );
     }
 
