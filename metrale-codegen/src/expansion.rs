@@ -130,10 +130,8 @@ pub fn arch_of(text: &str) -> Option<String> {
 
 /// `name` as an identifier, when it is lower snake case and not a keyword.
 fn identifier(name: &str) -> Option<Ident> {
-    if !metrale_circuit::load::is_snake_identifier(name) {
-        return None;
-    }
-    syn::parse_str::<Ident>(name).ok()
+    (metrale_circuit::load::is_snake_identifier(name) && crate::emit::names::is_ident(name))
+        .then(|| Ident::new(name, Span::call_site()))
 }
 
 #[cfg(test)]

@@ -1,15 +1,21 @@
-//! Tokens to text: the generated module parsed as a file, formatted by prettyplease, under the
-//! `@generated` header.
+//! Tokens to text: the generated module under the `@generated` header, formatted by
+//! prettyplease with the feature `pretty`, else written by the built-in printer (`compact.rs`).
 //!
 //! Owner: metrale-codegen.
-//! Invariants: the text is a pure function of the tokens and the circuit's path as given (no
-//! time, no absolute path), so regenerating an unchanged circuit gives the same bytes.
+//! Invariants:
+//! - The text is a pure function of the tokens and the circuit's path as given (no time, no
+//!   absolute path), so regenerating an unchanged circuit gives the same bytes.
+//! - Both printers write the same tokens: the built-in one keeps every token and its spacing
+//!   (it only chooses the whitespace between them), and prettyplease prints the parsed file.
+//!   Doc lines are already safe and led by a space in the tokens (`emit/names.rs`, `doc_line`):
+//!   nothing here rewrites them.
 
-use std::fmt::Write as _;
+mod compact;
 
-use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::diag::Diagnostics;
 use proc_macro2::TokenStream;
-use syn::visit_mut::VisitMut;
+
+use crate::emit::names::escaped;
 
 /// The header every generated file starts with.
 #[must_use]
@@ -21,89 +27,29 @@ pub fn header(source: &str) -> String {
     )
 }
 
-/// `text` safe inside a comment or a doc line: every control character but the tab (a
-/// newline would end the comment, a bare CR is refused in doc comments) and every character
-/// that changes the text's direction or hides (which rustc refuses in literals and comments) is
-/// written as its `\u{..}` escape.
-#[must_use]
-pub fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let hidden = matches!(
-            c,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-        );
-        if (c.is_control() && c != '\t') || hidden {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The doc lines of `file` made safe ([`escaped`]): what every front end's tokens carry, the
-/// macro's included, so no circuit text can end a comment or inject a line.
-pub(crate) fn escape_docs(file: &mut syn::File) {
-    DocLines(|value| {
-        let safe = escaped(value);
-        (safe != value).then_some(safe)
-    })
-    .visit_file_mut(file);
-}
-
-/// The generated tokens as a file.
+/// The formatted file: the header, a blank line, the module. With the feature `pretty`,
+/// formatted by prettyplease; without it, written by a small built-in printer: one item,
+/// statement, field or attribute per line, indented by braces, doc lines as `#[doc = "..."]`.
 ///
 /// # Errors
-/// A diagnostic when the tokens are not a Rust file (a bug in the generator, reported rather
-/// than panicked on).
-pub(crate) fn parse_generated(tokens: TokenStream, source: &str) -> Result<syn::File, Diagnostics> {
-    syn::parse2(tokens).map_err(|error| {
-        Diagnostic::error(format!(
+/// With `pretty`, a diagnostic when the tokens are not a Rust file (a bug in the generator,
+/// reported rather than panicked on). The built-in printer never fails.
+pub fn render(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
+    #[cfg(feature = "pretty")]
+    let module = pretty(tokens, source)?;
+    #[cfg(not(feature = "pretty"))]
+    let module = compact::print(tokens);
+    Ok(format!("{}\n{module}", header(source)))
+}
+
+/// The tokens parsed as a file and formatted by prettyplease.
+#[cfg(feature = "pretty")]
+fn pretty(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
+    let file: syn::File = syn::parse2(tokens).map_err(|error| {
+        metrale_circuit::load::diag::Diagnostic::error(format!(
             "internal error: the code generated for `{source}` does not parse: {error}"
         ))
         .help("please report this with the circuit that caused it")
-        .into()
-    })
-}
-
-/// The formatted file: the header, a blank line, the module.
-///
-/// # Errors
-/// A diagnostic when the tokens are not a Rust file (a bug in the generator, reported rather
-/// than panicked on).
-pub fn render(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
-    Ok(render_file(parse_generated(tokens, source)?, source))
-}
-
-/// [`render`] of a parsed file.
-pub(crate) fn render_file(mut file: syn::File, source: &str) -> String {
-    // Every non-empty doc line starts with a space, so `#[doc = "text"]` prints as
-    // `/// text`: the emitter writes doc text as it reads, and the convention lives here, once.
-    DocLines(|value| (!value.is_empty() && !value.starts_with(' ')).then(|| format!(" {value}")))
-        .visit_file_mut(&mut file);
-    format!("{}\n{}", header(source), prettyplease::unparse(&file))
-}
-
-/// Rewrites the text of every `#[doc = "..."]` line its function returns a new text for.
-struct DocLines<F: FnMut(&str) -> Option<String>>(F);
-
-impl<F: FnMut(&str) -> Option<String>> VisitMut for DocLines<F> {
-    fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
-        if let syn::Meta::NameValue(meta) = &mut attr.meta
-            && meta.path.is_ident("doc")
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(text),
-                ..
-            }) = &mut meta.value
-            && let Some(new) = (self.0)(&text.value())
-        {
-            *text = syn::LitStr::new(&new, text.span());
-        }
-    }
+    })?;
+    Ok(prettyplease::unparse(&file))
 }

@@ -1,8 +1,8 @@
 //! The macro's input: `"path"` or `inline = "..."`, then optionally `runtime = "::path"`.
 //!
 //! Owner: metrale-macros. Invariants: parsing never panics; every malformed input is a
-//! `syn::Error` at the offending token, and the runtime path is checked to be a Rust path
-//! here, so its error points at its own literal.
+//! `syn::Error` at the offending token, and the runtime path is checked here (by the
+//! generator's own check), so its error points at its own literal.
 
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token};
@@ -71,15 +71,12 @@ impl Parse for Args {
             }
             input.parse::<Token![=]>()?;
             let path: LitStr = input.parse()?;
-            if syn::parse_str::<syn::Path>(&path.value()).is_err() {
-                return Err(syn::Error::new(
-                    path.span(),
-                    format!(
-                        "runtime path `{}` is not a Rust path: write it like \
-                         `::metrale_circuit` or `crate::metrale`",
-                        path.value()
-                    ),
-                ));
+            if let Err(problems) = metrale_codegen::__macro::check_runtime_path(&path.value()) {
+                // As `compile_error` renders one: the compiler writes its own `error: `.
+                let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                let text = rendered.join("\n");
+                let text = text.strip_prefix("error: ").unwrap_or(&text);
+                return Err(syn::Error::new(path.span(), text));
             }
             runtime = Some(path);
         }

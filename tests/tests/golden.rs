@@ -108,6 +108,115 @@ fn generation_is_deterministic() {
     }
 }
 
+/// Rust's operators of more than one character, longest first.
+const OPERATORS: [&str; 24] = [
+    "<<=", ">>=", "...", "..=", "::", "->", "=>", "<-", "==", "!=", "<=", ">=", "&&", "||", "+=",
+    "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<", ">>",
+];
+
+/// Tokens flattened in order as Rust reads them: each identifier and literal as written, each
+/// delimiter, and the puncts as operators: a run of puncts joined by `Spacing::Joint` split
+/// longest operator first, as rustc glues them (so `?` `;` is `?` then `;` however spaced,
+/// and `.` `.` is `..` only when joined).
+fn token_list(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    fn flatten(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        let mut run = String::new();
+        for tree in tokens {
+            if let TokenTree::Punct(p) = &tree {
+                run.push(p.as_char());
+                if p.spacing() == Spacing::Joint {
+                    continue;
+                }
+            }
+            let mut rest = run.as_str();
+            while !rest.is_empty() {
+                let op = OPERATORS
+                    .iter()
+                    .find(|op| rest.starts_with(*op))
+                    .map_or(&rest[..1], |op| &rest[..op.len()]);
+                out.push(op.to_owned());
+                rest = &rest[op.len()..];
+            }
+            run.clear();
+            match tree {
+                TokenTree::Group(group) => {
+                    let (open, close) = match group.delimiter() {
+                        Delimiter::Parenthesis => ("(", ")"),
+                        Delimiter::Brace => ("{", "}"),
+                        Delimiter::Bracket => ("[", "]"),
+                        Delimiter::None => ("", ""),
+                    };
+                    out.push(open.to_owned());
+                    flatten(group.stream(), out);
+                    out.push(close.to_owned());
+                }
+                TokenTree::Punct(_) => {}
+                other => out.push(other.to_string()),
+            }
+        }
+        if !run.is_empty() {
+            out.push(run);
+        }
+    }
+    let mut out = Vec::new();
+    flatten(tokens, &mut out);
+    out
+}
+
+#[test]
+fn the_built_in_printer_writes_the_tokens_and_the_program_prettyplease_writes() {
+    // This crate's build.rs wrote `$OUT_DIR/<arch>.rs` through the Builder on metrale-codegen
+    // without `pretty`: the built-in printer. This test has `pretty` (prettyplease).
+    for circuit in metrale_tests::CIRCUITS {
+        // build.rs names each circuit by its path from tests/.
+        let name = format!("../{circuit}");
+        let path = root().join(circuit);
+        let loaded = load(CircuitSource::File {
+            path: &path,
+            name: &name,
+        })
+        .circuit
+        .unwrap_or_else(|e| panic!("{circuit} loads:\n{e}"));
+        let arch = loaded.arch();
+        let built = Path::new(env!("OUT_DIR")).join(format!("{arch}.rs"));
+        let compact = std::fs::read_to_string(&built).expect("build.rs wrote it");
+        let pretty = generate(&loaded, &Options::default()).expect("generates");
+        assert!(
+            compact.contains("\n    #[doc = \" ") && !pretty.contains("#[doc"),
+            "{arch}: {} is the built-in printer's, `generate` prettyplease's",
+            built.display()
+        );
+        let (header, body) = compact.split_once("\n\n").expect("a header");
+        assert_eq!(format!("{header}\n"), metrale_codegen::header(&name));
+        let body: proc_macro2::TokenStream = body
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: does not lex: {e}", built.display()));
+        // Token for token the generator's tokens, read back from the built-in printer's text.
+        let emitted = metrale_codegen::tokens(&loaded, &Options::default()).expect("tokens");
+        let (read, emitted) = (token_list(body.clone()), token_list(emitted));
+        if let Some(at) =
+            (0..read.len().max(emitted.len())).find(|&i| read.get(i) != emitted.get(i))
+        {
+            let window =
+                |list: &[String]| list[at.saturating_sub(8)..(at + 8).min(list.len())].join(" ");
+            panic!(
+                "{arch}: token {at} differs\n  read back: {}\n  emitted:   {}",
+                window(&read),
+                window(&emitted)
+            );
+        }
+        // And the same program as prettyplease's: those tokens formatted by prettyplease are
+        // `generate`'s text byte for byte (prettyplease itself adds trailing commas and drops
+        // the braces of a match arm's block, so its text is not token for token the tokens).
+        let reformatted = metrale_codegen::render(body, &name).expect("parses");
+        assert!(
+            reformatted == pretty,
+            "{arch}: the built-in printer's text, formatted by prettyplease, is not `generate`'s"
+        );
+    }
+}
+
 #[test]
 fn goldens_compile_warning_free() {
     trybuild::TestCases::new().pass("ui/pass/golden_*.rs");

@@ -23,12 +23,12 @@
 use metrale_circuit::Holding;
 use metrale_circuit::load::{BlockTemplate, CheckpointSpec};
 use metrale_circuit::parallel::Position;
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
-use super::names::{ident, index, int};
+use super::names::{doc_line, ident, index, int};
 use super::table::Table;
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
@@ -53,12 +53,12 @@ impl Emitter<'_> {
             .hf()
             .as_ref()
             .map_or_else(String::new, |hf| format!(" of `{hf}`"));
-        let doc = format!(
+        let doc = doc_line(&format!(
             "Checkpoint `{}`{source} (`{}`): {} layers.",
             checkpoint.name(),
             checkpoint.origin(),
             checkpoint.layer_kinds().len()
-        );
+        ));
         let dims = checkpoint.dims().iter().map(|(dim, value)| {
             let field = ident(dim);
             let value = int(*value);
@@ -68,38 +68,38 @@ impl Emitter<'_> {
         let parts = self.plan_fields(checkpoint, &table);
         let fields = &parts.fields;
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
-        let plan_doc = format!(
+        let plan_doc = doc_line(&format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
             checkpoint.name()
-        );
+        ));
 
         quote! {
             #[doc = #doc]
             pub mod #name {
                 use super::{Err, Ok, __abi, __rt};
 
-                #[doc = "The checkpoint's dims."]
+                #[doc = " The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
 
-                #[doc = "The number of layers."]
+                #[doc = " The number of layers."]
                 pub const LAYERS: usize = #layers;
 
-                #[doc = "The number of terms of the plan (and of `TERMS` and `regions()`)."]
+                #[doc = " The number of terms of the plan (and of `TERMS` and `regions()`)."]
                 pub const TERM_COUNT: usize = #n;
 
-                #[doc = "The plan's static table: every term's state id and size class in plan"]
-                #[doc = "order, every size class, and where each layer's rows start."]
+                #[doc = " The plan's static table: every term's state id and size class in plan"]
+                #[doc = " order, every size class, and where each layer's rows start."]
                 const TABLE: __abi::Table<TERM_COUNT, #c, { LAYERS + 2 }> = #value;
 
-                #[doc = "Every term of the plan, in plan order: the order of `regions()`."]
+                #[doc = " Every term of the plan, in plan order: the order of `regions()`."]
                 pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
 
                 #[doc = #plan_doc]
-                #[doc = "reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
+                #[doc = " reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct StatePlan {
                     #fields
-                    #[doc = "The arena sizes and per-lifetime totals."]
+                    #[doc = " The arena sizes and per-lifetime totals."]
                     arena: __rt::Arena,
                 }
 
@@ -122,12 +122,12 @@ impl Emitter<'_> {
         let fits = fit_fns();
         quote! {
             impl StatePlan {
-                #[doc = "Sizes every term under `inputs` and lays the terms out, every offset a"]
-                #[doc = "multiple of `align`, by the same law as the dynamic"]
-                #[doc = "`metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
-                #[doc = "(no verify, no KV, no cache group) is an empty region at offset 0."]
+                #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
+                #[doc = " multiple of `align`, by the same law as the dynamic"]
+                #[doc = " `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
+                #[doc = " (no verify, no KV, no cache group) is an empty region at offset 0."]
                 #[doc = ""]
-                #[doc = "# Errors"]
+                #[doc = " # Errors"]
                 #(#[doc = #errors])*
                 pub const fn new(
                     dims: &super::Dims,
@@ -137,17 +137,17 @@ impl Emitter<'_> {
                     Self::on_stage(dims, inputs, align, &TABLE.whole())
                 }
 
-                #[doc = "The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
-                #[doc = "`DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
-                #[doc = "pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
-                #[doc = "prologue off the first rank and the epilogue and draft head off the last,"]
-                #[doc = "are empty regions at offset 0 that take no room, as absent groups are. The"]
-                #[doc = "same plan as the dynamic one of `Circuit::instantiate_rank`."]
+                #[doc = " The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
+                #[doc = " `DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
+                #[doc = " pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
+                #[doc = " prologue off the first rank and the epilogue and draft head off the last,"]
+                #[doc = " are empty regions at offset 0 that take no room, as absent groups are. The"]
+                #[doc = " same plan as the dynamic one of `Circuit::instantiate_rank`."]
                 #[doc = ""]
-                #[doc = "# Errors"]
-                #[doc = "`RankError::Stage` when a size is 0, the rank is outside them or the"]
-                #[doc = "layers do not split; `RankError::Shard` when a sharded dim does not split;"]
-                #[doc = "`RankError::Plan` with the rank's `PlanError`, as `new`."]
+                #[doc = " # Errors"]
+                #[doc = " `RankError::Stage` when a size is 0, the rank is outside them or the"]
+                #[doc = " layers do not split; `RankError::Shard` when a sharded dim does not split;"]
+                #[doc = " `RankError::Plan` with the rank's `PlanError`, as `new`."]
                 pub const fn for_rank(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
@@ -161,7 +161,7 @@ impl Emitter<'_> {
                     }
                 }
 
-                #[doc = "`new` for what `stage` holds, under `dims` (a rank's)."]
+                #[doc = " `new` for what `stage` holds, under `dims` (a rank's)."]
                 const fn on_stage(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,
@@ -178,39 +178,39 @@ impl Emitter<'_> {
                     Ok(Self { #init arena })
                 }
 
-                #[doc = "Every term's region, in the order of `TERMS`."]
+                #[doc = " Every term's region, in the order of `TERMS`."]
                 #[must_use]
                 pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                     #regions
                 }
 
-                #[doc = "The arena sizes and per-lifetime totals."]
+                #[doc = " The arena sizes and per-lifetime totals."]
                 #[must_use]
                 pub const fn arena(&self) -> &__rt::Arena {
                     &self.arena
                 }
 
-                #[doc = "The device arena's size: the end of its last region, rounded up to"]
-                #[doc = "the alignment."]
+                #[doc = " The device arena's size: the end of its last region, rounded up to"]
+                #[doc = " the alignment."]
                 #[must_use]
                 pub const fn device_bytes(&self) -> u64 {
                     self.arena.device_bytes
                 }
 
-                #[doc = "The host arena's size (the prompt-lookup index), rounded up to the"]
-                #[doc = "alignment."]
+                #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
+                #[doc = " alignment."]
                 #[must_use]
                 pub const fn host_bytes(&self) -> u64 {
                     self.arena.host_bytes
                 }
 
-                #[doc = "The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+                #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
                 #[must_use]
                 pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
                     self.arena.lifetime_bytes(space, lifetime)
                 }
 
-                #[doc = "The bytes the terms of `space` hold, padding excluded."]
+                #[doc = " The bytes the terms of `space` hold, padding excluded."]
                 #[must_use]
                 pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
                     self.arena.term_bytes(space)
@@ -234,7 +234,7 @@ impl Emitter<'_> {
         for (i, kind) in checkpoint.layer_kinds().iter().enumerate() {
             let field = format_ident!("l{i}");
             let ty = layer_type(kind);
-            let doc = format!("Layer {i}, of kind `{kind}`.");
+            let doc = doc_line(&format!("Layer {i}, of kind `{kind}`."));
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
@@ -251,7 +251,7 @@ impl Emitter<'_> {
         }
         if self.has_draft() {
             parts.fields.extend(quote! {
-                #[doc = "The draft head's blocks."]
+                #[doc = " The draft head's blocks."]
                 pub draft: super::Draft,
             });
             let value = self.group_value(
@@ -270,7 +270,7 @@ impl Emitter<'_> {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
             let ty = block_type(name);
-            let doc = format!("Block `{name}`.");
+            let doc = doc_line(&format!("Block `{name}`."));
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
@@ -403,9 +403,9 @@ impl Emitter<'_> {
             }
         });
         quote! {
-            #[doc = "Puts the regions of `layers` into `all` from index `at`, layer by layer in"]
-            #[doc = "plan order, and returns the index after them: every checkpoint's `regions()`"]
-            #[doc = "reads its layers through it."]
+            #[doc = " Puts the regions of `layers` into `all` from index `at`, layer by layer in"]
+            #[doc = " plan order, and returns the index after them: every checkpoint's `regions()`"]
+            #[doc = " reads its layers through it."]
             const fn put_layers<const N: usize, const L: usize>(
                 all: &mut [__rt::Region; N],
                 mut at: usize,
@@ -439,13 +439,13 @@ impl Emitter<'_> {
                 quote!(super::Layer::#variant(&self.#field))
             });
         quote! {
-            #[doc = "Every layer, in order, typed by its kind, for loops over layers."]
+            #[doc = " Every layer, in order, typed by its kind, for loops over layers."]
             #[must_use]
             pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
                 [#(#layers),*]
             }
 
-            #[doc = "Layer `index`, or `None` past the last one."]
+            #[doc = " Layer `index`, or `None` past the last one."]
             #[must_use]
             pub const fn layer(&self, index: usize) -> ::core::option::Option<super::Layer<'_>> {
                 if index < LAYERS {
@@ -458,15 +458,16 @@ impl Emitter<'_> {
     }
 
     /// The `# Errors` lines of a checkpoint's `new`: the faults its states can produce.
-    fn plan_errors_doc(&self, table: &Table<'_>) -> Vec<String> {
+    fn plan_errors_doc(&self, table: &Table<'_>) -> Vec<Literal> {
         let mut faults = super::sizes::Faults::default();
         for (block, state, ..) in &table.classes {
             let of = self.faults(block.shape_of(state));
             faults.divides |= of.divides;
             faults.subtracts |= of.subtracts;
         }
-        let mut lines =
-            vec!["`PlanError::BadAlign` when `align` is not a nonzero power of two;".to_owned()];
+        let mut lines = vec![doc_line(
+            "`PlanError::BadAlign` when `align` is not a nonzero power of two;",
+        )];
         lines.extend(super::sizes::errors_doc(
             "PlanError",
             ", naming the first such state,",
@@ -482,15 +483,15 @@ impl Emitter<'_> {
 fn fit_fns() -> TokenStream {
     let kv = fit_kv_fns();
     quote! {
-        #[doc = "The largest value of `profile`'s free input `free` whose plan's device arena"]
-        #[doc = "fits `budget` bytes: the profile at each probed value"]
-        #[doc = "(`ServingProfile::varied`), by the same search as"]
-        #[doc = "`metrale_circuit::dynamic::fit_profile`."]
+        #[doc = " The largest value of `profile`'s free input `free` whose plan's device arena"]
+        #[doc = " fits `budget` bytes: the profile at each probed value"]
+        #[doc = " (`ServingProfile::varied`), by the same search as"]
+        #[doc = " `metrale_circuit::dynamic::fit_profile`."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`FitError::NoKvPool` when `free` is the pool and the profile has none;"]
-        #[doc = "`FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
-        #[doc = "exceeds `budget`."]
+        #[doc = " # Errors"]
+        #[doc = " `FitError::NoKvPool` when `free` is the pool and the profile has none;"]
+        #[doc = " `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
+        #[doc = " exceeds `budget`."]
         pub const fn fit_profile(
             dims: &super::Dims,
             formats: super::Formats,
@@ -502,12 +503,12 @@ fn fit_fns() -> TokenStream {
             TABLE.fit_profile(&super::units(dims, formats), profile, free, align, budget, &TABLE.whole())
         }
 
-        #[doc = "`fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
-        #[doc = "budget is that GPU's)."]
+        #[doc = " `fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
+        #[doc = " budget is that GPU's)."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
-        #[doc = "with the rank's `FitError`, as `fit_profile`."]
+        #[doc = " # Errors"]
+        #[doc = " `for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
+        #[doc = " with the rank's `FitError`, as `fit_profile`."]
         #[allow(clippy::too_many_arguments, reason = "`fit_profile`'s arguments and the rank's two")]
         pub const fn fit_profile_for_rank(
             dims: &super::Dims,
@@ -525,12 +526,12 @@ fn fit_fns() -> TokenStream {
             }
         }
 
-        #[doc = "The most concurrent sequences of `context` tokens each whose plan fits"]
-        #[doc = "`budget` bytes: `fit_profile` over `sequences`, as"]
-        #[doc = "`metrale_circuit::dynamic::fit_sequences`."]
+        #[doc = " The most concurrent sequences of `context` tokens each whose plan fits"]
+        #[doc = " `budget` bytes: `fit_profile` over `sequences`, as"]
+        #[doc = " `metrale_circuit::dynamic::fit_sequences`."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "As `fit_profile`."]
+        #[doc = " # Errors"]
+        #[doc = " As `fit_profile`."]
         pub const fn fit_sequences(
             dims: &super::Dims,
             formats: super::Formats,
@@ -542,12 +543,12 @@ fn fit_fns() -> TokenStream {
             Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
         }
 
-        #[doc = "The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,"]
-        #[doc = "a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
-        #[doc = "pool, as `metrale_circuit::dynamic::fit_profile_blocks`."]
+        #[doc = " The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,"]
+        #[doc = " a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
+        #[doc = " pool, as `metrale_circuit::dynamic::fit_profile_blocks`."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "As `fit_profile`."]
+        #[doc = " # Errors"]
+        #[doc = " As `fit_profile`."]
         pub const fn fit_profile_blocks(
             dims: &super::Dims,
             formats: super::Formats,
@@ -565,14 +566,14 @@ fn fit_fns() -> TokenStream {
 /// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV pool.
 fn fit_kv_fns() -> TokenStream {
     quote! {
-        #[doc = "The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
-        #[doc = "device arena fits `budget` bytes, every other input as given, by the same"]
-        #[doc = "search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes"]
-        #[doc = "at it and at one more block."]
+        #[doc = " The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
+        #[doc = " device arena fits `budget` bytes, every other input as given, by the same"]
+        #[doc = " search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes"]
+        #[doc = " at it and at one more block."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
-        #[doc = "fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+        #[doc = " # Errors"]
+        #[doc = " `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
+        #[doc = " fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
         pub const fn fit_kv_blocks(
             dims: &super::Dims,
             inputs: &super::Inputs<'_>,
@@ -582,12 +583,12 @@ fn fit_kv_fns() -> TokenStream {
             TABLE.fit_kv_blocks(&super::units(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
         }
 
-        #[doc = "`fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
-        #[doc = "budget is that GPU's)."]
+        #[doc = " `fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
+        #[doc = " budget is that GPU's)."]
         #[doc = ""]
-        #[doc = "# Errors"]
-        #[doc = "`for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
-        #[doc = "with the rank's `FitError`, as `fit_kv_blocks`."]
+        #[doc = " # Errors"]
+        #[doc = " `for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
+        #[doc = " with the rank's `FitError`, as `fit_kv_blocks`."]
         pub const fn fit_kv_blocks_for_rank(
             dims: &super::Dims,
             inputs: &super::Inputs<'_>,

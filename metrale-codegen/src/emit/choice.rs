@@ -19,21 +19,21 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::Emitter;
-use super::names::{ident, index, type_name};
+use super::names::{doc_line, ident, index, type_name};
 
 impl Emitter<'_> {
     /// `Formats::from_pairs`: the formats of a `(key, dtype)` list, every key required.
     pub(super) fn pairs_constructor(&self) -> TokenStream {
         let keys = self.circuit.format_keys();
         let doc = quote! {
-            #[doc = "The formats a list of `(key, dtype)` pairs gives, such as a loaded inputs"]
-            #[doc = "file's (`file.view().inputs().formats`): for each key the circuit names, the"]
-            #[doc = "dtype of its first pair. Pairs of keys the circuit does not name are"]
-            #[doc = "ignored, as the dynamic plan ignores them."]
+            #[doc = " The formats a list of `(key, dtype)` pairs gives, such as a loaded inputs"]
+            #[doc = " file's (`file.view().inputs().formats`): for each key the circuit names, the"]
+            #[doc = " dtype of its first pair. Pairs of keys the circuit does not name are"]
+            #[doc = " ignored, as the dynamic plan ignores them."]
             #[doc = ""]
-            #[doc = "# Errors"]
-            #[doc = "`MissingFormat` naming the first key (in the order of the fields) that no"]
-            #[doc = "pair gives."]
+            #[doc = " # Errors"]
+            #[doc = " `MissingFormat` naming the first key (in the order of the fields) that no"]
+            #[doc = " pair gives."]
         };
         if keys.is_empty() {
             return quote! {
@@ -69,12 +69,12 @@ impl Emitter<'_> {
     /// `Inputs::from_state_inputs`: the formats and counts of one `StateInputs`, in one call.
     pub(super) fn state_inputs_constructor() -> TokenStream {
         quote! {
-            #[doc = "The inputs `counts` gives, its formats read by `Formats::from_pairs`: a loaded"]
-            #[doc = "inputs file's in one call (`Inputs::from_state_inputs(&file.view().inputs())`)."]
+            #[doc = " The inputs `counts` gives, its formats read by `Formats::from_pairs`: a loaded"]
+            #[doc = " inputs file's in one call (`Inputs::from_state_inputs(&file.view().inputs())`)."]
             #[doc = ""]
-            #[doc = "# Errors"]
-            #[doc = "`MissingFormat` naming the first format key of the circuit that"]
-            #[doc = "`counts.formats` does not give."]
+            #[doc = " # Errors"]
+            #[doc = " `MissingFormat` naming the first format key of the circuit that"]
+            #[doc = " `counts.formats` does not give."]
             pub const fn from_state_inputs(
                 counts: &__rt::StateInputs<'a>,
             ) -> ::core::result::Result<Self, __rt::MissingFormat> {
@@ -100,8 +100,8 @@ impl Emitter<'_> {
         let checkpoint = self.checkpoint_enum();
         let any_plan = self.any_plan();
         quote! {
-            #[doc = "The most terms the plan of any checkpoint has: what an `AnyPlan`'s"]
-            #[doc = "`regions()` can hold."]
+            #[doc = " The most terms the plan of any checkpoint has: what an `AnyPlan`'s"]
+            #[doc = " `regions()` can hold."]
             pub const MAX_TERM_COUNT: usize = #max_terms;
 
             #checkpoint
@@ -117,12 +117,12 @@ impl Emitter<'_> {
         let variants = checkpoints.iter().map(|c| {
             let variant = variant(c);
             let source = c.hf().map_or_else(String::new, |hf| format!(" of `{hf}`"));
-            let doc = format!(
+            let doc = doc_line(&format!(
                 "Checkpoint `{}`{source} (`{}`), module `{}`.",
                 c.name(),
                 c.origin(),
                 c.name()
-            );
+            ));
             quote! { #[doc = #doc] #variant, }
         });
         let all = checkpoints.iter().map(|c| {
@@ -151,35 +151,35 @@ impl Emitter<'_> {
         });
         let lookups = lookups();
         let module_items = self.checkpoint_module_items();
-        let doc = format!(
+        let doc = doc_line(&format!(
             "A checkpoint of `{}`, chosen at run time: one variant per `[checkpoint.*]` table of",
             circuit.arch()
-        );
-        let doc_from = format!(
+        ));
+        let doc_from = doc_line(&format!(
             "`{}`, in file order. Find one by name (`from_name`) or Hugging Face id",
             circuit.path()
-        );
+        ));
         quote! {
             #[doc = #doc]
             #[doc = #doc_from]
-            #[doc = "(`from_hf`), then build its plan as an `AnyPlan` with its own dims:"]
-            #[doc = "`AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`."]
+            #[doc = " (`from_hf`), then build its plan as an `AnyPlan` with its own dims:"]
+            #[doc = " `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
             pub enum Checkpoint {
                 #(#variants)*
             }
 
             impl Checkpoint {
-                #[doc = "Every checkpoint, in file order."]
+                #[doc = " Every checkpoint, in file order."]
                 pub const ALL: [Self; #count] = [#(#all),*];
 
-                #[doc = "Its name (`[checkpoint.<name>]`), which is also its module's name."]
+                #[doc = " Its name (`[checkpoint.<name>]`), which is also its module's name."]
                 #[must_use]
                 pub const fn name(self) -> &'static str {
                     match self { #names }
                 }
 
-                #[doc = "Its Hugging Face id (`hf`), when the circuit gives one."]
+                #[doc = " Its Hugging Face id (`hf`), when the circuit gives one."]
                 #[must_use]
                 pub const fn hf(self) -> ::core::option::Option<&'static str> {
                     match self { #hfs }
@@ -215,26 +215,26 @@ impl Emitter<'_> {
         let term_counts = arms(quote!(TERM_COUNT), false);
         let layer_counts = arms(quote!(LAYERS), false);
         quote! {
-            #[doc = "Its dims (its module's `DIMS`)."]
+            #[doc = " Its dims (its module's `DIMS`)."]
             #[must_use]
             pub const fn dims(self) -> &'static Dims {
                 match self { #dims }
             }
 
-            #[doc = "Every term of its plan, in plan order (its module's `TERMS`): the order"]
-            #[doc = "of an `AnyPlan`'s `regions()`."]
+            #[doc = " Every term of its plan, in plan order (its module's `TERMS`): the order"]
+            #[doc = " of an `AnyPlan`'s `regions()`."]
             #[must_use]
             pub const fn terms(self) -> &'static [__rt::TermInfo] {
                 match self { #terms }
             }
 
-            #[doc = "How many terms its plan has (its module's `TERM_COUNT`)."]
+            #[doc = " How many terms its plan has (its module's `TERM_COUNT`)."]
             #[must_use]
             pub const fn term_count(self) -> usize {
                 match self { #term_counts }
             }
 
-            #[doc = "How many layers it has (its module's `LAYERS`)."]
+            #[doc = " How many layers it has (its module's `LAYERS`)."]
             #[must_use]
             pub const fn layer_count(self) -> usize {
                 match self { #layer_counts }
@@ -274,7 +274,7 @@ impl Emitter<'_> {
         let variants = self.circuit.checkpoints().iter().map(|c| {
             let variant = variant(c);
             let module = ident(c.name());
-            let doc = format!("The plan of checkpoint `{}`.", c.name());
+            let doc = doc_line(&format!("The plan of checkpoint `{}`.", c.name()));
             quote! { #[doc = #doc] #variant(#module::StatePlan), }
         });
         let new = self.checkpoint_arms(&|variant, module| {
@@ -301,17 +301,17 @@ impl Emitter<'_> {
         let layer = self.any_plan_layer();
         let fits = self.any_plan_fits();
         quote! {
-            #[doc = "The plan of any checkpoint, behind one type: one variant per checkpoint, holding"]
-            #[doc = "its module's `StatePlan`. An engine that reads the model's name at start builds"]
-            #[doc = "it with `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, align)` and reads"]
-            #[doc = "every plan by one code path: `terms()` beside `regions()`, the arena sizes,"]
-            #[doc = "`layer(i)`, and the fit searches; a match on the variant reaches the typed plan."]
+            #[doc = " The plan of any checkpoint, behind one type: one variant per checkpoint, holding"]
+            #[doc = " its module's `StatePlan`. An engine that reads the model's name at start builds"]
+            #[doc = " it with `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, align)` and reads"]
+            #[doc = " every plan by one code path: `terms()` beside `regions()`, the arena sizes,"]
+            #[doc = " `layer(i)`, and the fit searches; a match on the variant reaches the typed plan."]
             #[doc = ""]
-            #[doc = "An enum rather than a trait the plans implement: a trait method cannot be a"]
-            #[doc = "`const fn` on stable Rust, and a choice made at run time would need a boxed"]
-            #[doc = "trait object. The enum is built and read by `const fn`s (a constant can be an"]
-            #[doc = "`AnyPlan`), holds its plan by value without allocating, and is as large as the"]
-            #[doc = "largest plan."]
+            #[doc = " An enum rather than a trait the plans implement: a trait method cannot be a"]
+            #[doc = " `const fn` on stable Rust, and a choice made at run time would need a boxed"]
+            #[doc = " trait object. The enum is built and read by `const fn`s (a constant can be an"]
+            #[doc = " `AnyPlan`), holds its plan by value without allocating, and is as large as the"]
+            #[doc = " largest plan."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
             #[allow(clippy::large_enum_variant, reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const")]
             pub enum AnyPlan {
@@ -319,12 +319,12 @@ impl Emitter<'_> {
             }
 
             impl AnyPlan {
-                #[doc = "The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),"]
-                #[doc = "`inputs` and `align`: the checkpoint's `StatePlan::new`."]
+                #[doc = " The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),"]
+                #[doc = " `inputs` and `align`: the checkpoint's `StatePlan::new`."]
                 #[doc = ""]
-                #[doc = "# Errors"]
-                #[doc = "Those of the checkpoint's `StatePlan::new`: `PlanError::BadAlign` when"]
-                #[doc = "`align` is not a nonzero power of two, or the first state whose size fails."]
+                #[doc = " # Errors"]
+                #[doc = " Those of the checkpoint's `StatePlan::new`: `PlanError::BadAlign` when"]
+                #[doc = " `align` is not a nonzero power of two, or the first state whose size fails."]
                 pub const fn new(
                     checkpoint: Checkpoint,
                     dims: &Dims,
@@ -336,26 +336,26 @@ impl Emitter<'_> {
 
                 #for_rank
 
-                #[doc = "Its checkpoint."]
+                #[doc = " Its checkpoint."]
                 #[must_use]
                 pub const fn checkpoint(&self) -> Checkpoint {
                     match self { #which }
                 }
 
-                #[doc = "Every term of the plan, in plan order: its checkpoint's `TERMS`."]
+                #[doc = " Every term of the plan, in plan order: its checkpoint's `TERMS`."]
                 #[must_use]
                 pub const fn terms(&self) -> &'static [__rt::TermInfo] {
                     self.checkpoint().terms()
                 }
 
-                #[doc = "Every term's region, in the order of `terms()`: as many as its checkpoint"]
-                #[doc = "has terms, read as a slice (`as_slice()`, or through `Deref`)."]
+                #[doc = " Every term's region, in the order of `terms()`: as many as its checkpoint"]
+                #[doc = " has terms, read as a slice (`as_slice()`, or through `Deref`)."]
                 #[must_use]
                 pub const fn regions(&self) -> __rt::RegionList<MAX_TERM_COUNT> {
                     match self { #regions }
                 }
 
-                #[doc = "The arena sizes and per-lifetime totals."]
+                #[doc = " The arena sizes and per-lifetime totals."]
                 #[must_use]
                 pub const fn arena(&self) -> &__rt::Arena {
                     match self { #arena }
@@ -379,13 +379,13 @@ impl Emitter<'_> {
             }
         });
         quote! {
-                #[doc = "The plan of `checkpoint` on one rank of `parallel`, `dims` the checkpoint's"]
-                #[doc = "own: the checkpoint's `StatePlan::for_rank`."]
+                #[doc = " The plan of `checkpoint` on one rank of `parallel`, `dims` the checkpoint's"]
+                #[doc = " own: the checkpoint's `StatePlan::for_rank`."]
                 #[doc = ""]
-                #[doc = "# Errors"]
-                #[doc = "Those of the checkpoint's `StatePlan::for_rank`: `RankError::Stage` for a"]
-                #[doc = "size, rank or split that cannot be, `RankError::Shard` for a dim that does"]
-                #[doc = "not split, `RankError::Plan` with the rank's `PlanError`."]
+                #[doc = " # Errors"]
+                #[doc = " Those of the checkpoint's `StatePlan::for_rank`: `RankError::Stage` for a"]
+                #[doc = " size, rank or split that cannot be, `RankError::Shard` for a dim that does"]
+                #[doc = " not split, `RankError::Plan` with the rank's `PlanError`."]
                 pub const fn for_rank(
                     checkpoint: Checkpoint,
                     dims: &Dims,
@@ -407,8 +407,8 @@ impl Emitter<'_> {
         }
         let layers = self.plan_arms(&|_| quote!(plan.layer(index)));
         quote! {
-            #[doc = "Layer `index` (its checkpoint's `StatePlan::layer`), or `None` past the last"]
-            #[doc = "one (`layer_count()`)."]
+            #[doc = " Layer `index` (its checkpoint's `StatePlan::layer`), or `None` past the last"]
+            #[doc = " one (`layer_count()`)."]
             #[must_use]
             pub const fn layer(&self, index: usize) -> ::core::option::Option<Layer<'_>> {
                 match self { #layers }
@@ -429,14 +429,14 @@ impl Emitter<'_> {
             quote!(#module::StatePlan::fit_sequences(dims, formats, profile, context, align, budget))
         });
         quote! {
-            #[doc = "The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`"]
-            #[doc = "device bytes, every other input as given: the checkpoint's"]
-            #[doc = "`StatePlan::fit_kv_blocks`."]
+            #[doc = " The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`"]
+            #[doc = " device bytes, every other input as given: the checkpoint's"]
+            #[doc = " `StatePlan::fit_kv_blocks`."]
             #[doc = ""]
-            #[doc = "# Errors"]
-            #[doc = "Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`"]
-            #[doc = "without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,"]
-            #[doc = "`FitError::TooSmall` when even 0 blocks exceed `budget`."]
+            #[doc = " # Errors"]
+            #[doc = " Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`"]
+            #[doc = " without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,"]
+            #[doc = " `FitError::TooSmall` when even 0 blocks exceed `budget`."]
             pub const fn fit_kv_blocks(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -447,11 +447,11 @@ impl Emitter<'_> {
                 match checkpoint { #fit_kv }
             }
 
-            #[doc = "`fit_kv_blocks` on one rank of `parallel` (the budget is that GPU's): the"]
-            #[doc = "checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            #[doc = " `fit_kv_blocks` on one rank of `parallel` (the budget is that GPU's): the"]
+            #[doc = " checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
             #[doc = ""]
-            #[doc = "# Errors"]
-            #[doc = "Those of the checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            #[doc = " # Errors"]
+            #[doc = " Those of the checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
             pub const fn fit_kv_blocks_for_rank(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -464,14 +464,14 @@ impl Emitter<'_> {
                 match checkpoint { #fit_kv_rank }
             }
 
-            #[doc = "The most concurrent sequences of `context` tokens each whose plan of"]
-            #[doc = "`checkpoint` fits `budget` device bytes, `profile` scaled to each probed"]
-            #[doc = "count: the checkpoint's `StatePlan::fit_sequences`."]
+            #[doc = " The most concurrent sequences of `context` tokens each whose plan of"]
+            #[doc = " `checkpoint` fits `budget` device bytes, `profile` scaled to each probed"]
+            #[doc = " count: the checkpoint's `StatePlan::fit_sequences`."]
             #[doc = ""]
-            #[doc = "# Errors"]
-            #[doc = "Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when"]
-            #[doc = "the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences"]
-            #[doc = "exceed `budget`."]
+            #[doc = " # Errors"]
+            #[doc = " Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when"]
+            #[doc = " the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences"]
+            #[doc = " exceed `budget`."]
             pub const fn fit_sequences(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -491,33 +491,33 @@ impl Emitter<'_> {
 /// layer count.
 fn any_plan_sizes() -> TokenStream {
     quote! {
-        #[doc = "The device arena's size: the end of its last region, rounded up to"]
-        #[doc = "the alignment."]
+        #[doc = " The device arena's size: the end of its last region, rounded up to"]
+        #[doc = " the alignment."]
         #[must_use]
         pub const fn device_bytes(&self) -> u64 {
             self.arena().device_bytes
         }
 
-        #[doc = "The host arena's size (the prompt-lookup index), rounded up to the"]
-        #[doc = "alignment."]
+        #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
+        #[doc = " alignment."]
         #[must_use]
         pub const fn host_bytes(&self) -> u64 {
             self.arena().host_bytes
         }
 
-        #[doc = "The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+        #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
         #[must_use]
         pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
             self.arena().lifetime_bytes(space, lifetime)
         }
 
-        #[doc = "The bytes the terms of `space` hold, padding excluded."]
+        #[doc = " The bytes the terms of `space` hold, padding excluded."]
         #[must_use]
         pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
             self.arena().term_bytes(space)
         }
 
-        #[doc = "How many layers the plan has: its checkpoint's `LAYERS`."]
+        #[doc = " How many layers the plan has: its checkpoint's `LAYERS`."]
         #[must_use]
         pub const fn layer_count(&self) -> usize {
             self.checkpoint().layer_count()
@@ -534,8 +534,8 @@ fn variant(checkpoint: &CheckpointSpec) -> Ident {
 /// size does not grow with the checkpoints.
 fn lookups() -> TokenStream {
     quote! {
-        #[doc = "The checkpoint named `name`, spelled exactly as `name()` spells it; `None`"]
-        #[doc = "when the circuit has no such checkpoint."]
+        #[doc = " The checkpoint named `name`, spelled exactly as `name()` spells it; `None`"]
+        #[doc = " when the circuit has no such checkpoint."]
         #[must_use]
         pub const fn from_name(name: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
@@ -548,9 +548,9 @@ fn lookups() -> TokenStream {
             ::core::option::Option::None
         }
 
-        #[doc = "The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`"]
-        #[doc = "spells it (the first in file order when several share it); `None` when no"]
-        #[doc = "checkpoint has that id."]
+        #[doc = " The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`"]
+        #[doc = " spells it (the first in file order when several share it); `None` when no"]
+        #[doc = " checkpoint has that id."]
         #[must_use]
         pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
             let mut i = 0;

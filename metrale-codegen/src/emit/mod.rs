@@ -28,7 +28,7 @@
 mod checkpoint;
 mod choice;
 mod model;
-mod names;
+pub(crate) mod names;
 mod sizes;
 mod table;
 
@@ -89,6 +89,7 @@ impl<'a> Emitter<'a> {
                 .to_owned(),
         );
         doc.push("`AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.".to_owned());
+        let doc = doc.iter().map(|line| names::doc_line(line));
         let runtime = &self.runtime;
         let abi = abi_check();
         let inputs = self.inputs_types();
@@ -150,8 +151,8 @@ impl<'a> Emitter<'a> {
 /// per-rank fits.
 fn rank_of_fn() -> TokenStream {
     quote! {
-        #[doc = "The dims and the stage of rank `rank` of `parallel`, for a checkpoint of"]
-        #[doc = "`layers` layers whose dims are `dims`."]
+        #[doc = " The dims and the stage of rank `rank` of `parallel`, for a checkpoint of"]
+        #[doc = " `layers` layers whose dims are `dims`."]
         const fn rank_of<E>(
             dims: &Dims,
             layers: usize,

@@ -16,7 +16,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Emitter;
-use super::names::{ident, type_name};
+use super::names::{doc_line, ident, type_name};
 
 impl Emitter<'_> {
     /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
@@ -24,7 +24,7 @@ impl Emitter<'_> {
     /// runtime's `shard` (the dynamic `Circuit::rank_dims`'s law), in the order listed.
     fn on_tp_fn(&self) -> TokenStream {
         let listed = self.circuit.tensor_parallel();
-        let doc = if listed.is_empty() {
+        let doc = doc_line(&if listed.is_empty() {
             "These dims on one of `tp` tensor-parallel ranks: the circuit shards no dim, so the \
              same dims on every rank."
                 .to_owned()
@@ -39,7 +39,7 @@ impl Emitter<'_> {
                     .collect::<Vec<_>>()
                     .join(", ")
             )
-        };
+        });
         let shards = listed.iter().map(|dim| {
             let field = ident(dim);
             quote! {
@@ -64,9 +64,9 @@ impl Emitter<'_> {
             impl Dims {
                 #[doc = #doc]
                 #[doc = ""]
-                #[doc = "# Errors"]
-                #[doc = "`ShardFault::ZeroRanks` when `tp` is 0; `ShardFault::DoesNotSplit`, naming"]
-                #[doc = "the first listed dim `tp` neither divides nor is a multiple of."]
+                #[doc = " # Errors"]
+                #[doc = " `ShardFault::ZeroRanks` when `tp` is 0; `ShardFault::DoesNotSplit`, naming"]
+                #[doc = " the first listed dim `tp` neither divides nor is a multiple of."]
                 pub const fn on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
                     if tp == 0 {
                         return Err(__rt::parallel::ShardFault::ZeroRanks);
@@ -82,14 +82,14 @@ impl Emitter<'_> {
     /// `Dims`, `Formats`, `Inputs`.
     pub(super) fn inputs_types(&self) -> TokenStream {
         let circuit = self.circuit;
-        let dims_doc = format!(
+        let dims_doc = doc_line(&format!(
             "The dims of `{}`: one per name its shapes read (`{}`).",
             circuit.arch(),
             circuit.path()
-        );
+        ));
         let dims = circuit.dims().iter().map(|dim| {
             let field = ident(dim);
-            let doc = format!("`{dim}`.");
+            let doc = doc_line(&format!("`{dim}`."));
             quote! { #[doc = #doc] pub #field: u64, }
         });
 
@@ -111,28 +111,28 @@ impl Emitter<'_> {
 
             #formats
 
-            #[doc = "The plan inputs the engine decides: the formats, and how many units of"]
-            #[doc = "each state exist."]
+            #[doc = " The plan inputs the engine decides: the formats, and how many units of"]
+            #[doc = " each state exist."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
             pub struct Inputs<'a> {
-                #[doc = "The element type of every format key."]
+                #[doc = " The element type of every format key."]
                 pub formats: Formats,
-                #[doc = "Sequence slots of the recurrent pools, the padding dummy included."]
+                #[doc = " Sequence slots of the recurrent pools, the padding dummy included."]
                 pub slots: u64,
-                #[doc = "The verify pools of a speculative serve; `None` when the engine does"]
-                #[doc = "not verify."]
+                #[doc = " The verify pools of a speculative serve; `None` when the engine does"]
+                #[doc = " not verify."]
                 pub verify: ::core::option::Option<__rt::VerifyInputs<'a>>,
-                #[doc = "The main model's paged KV cache; `None` leaves its KV sides empty."]
+                #[doc = " The main model's paged KV cache; `None` leaves its KV sides empty."]
                 pub kv: ::core::option::Option<__rt::KvInputs>,
-                #[doc = "The draft head's paged KV cache; `None` leaves its KV sides empty."]
+                #[doc = " The draft head's paged KV cache; `None` leaves its KV sides empty."]
                 pub draft_kv: ::core::option::Option<__rt::KvInputs>,
-                #[doc = "The cache inputs."]
+                #[doc = " The cache inputs."]
                 pub caches: __rt::CacheInputs,
             }
 
             impl<'a> Inputs<'a> {
-                #[doc = "The same inputs as the dynamic plan takes them, without the format"]
-                #[doc = "list (a generated plan reads `formats` directly)."]
+                #[doc = " The same inputs as the dynamic plan takes them, without the format"]
+                #[doc = " list (a generated plan reads `formats` directly)."]
                 #[must_use]
                 pub const fn state_inputs(&self) -> __rt::StateInputs<'a> {
                     __rt::StateInputs {
@@ -145,10 +145,10 @@ impl Emitter<'_> {
                     }
                 }
 
-                #[doc = "These formats with the counts of `counts` (its own `formats` unread):"]
-                #[doc = "the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded"]
-                #[doc = "inputs file (`file.view().inputs()`, these formats read from it by"]
-                #[doc = "`Formats::from_pairs`; `from_state_inputs` does both)."]
+                #[doc = " These formats with the counts of `counts` (its own `formats` unread):"]
+                #[doc = " the inputs of a `ServingProfile` (`profile.inputs()`) or of a loaded"]
+                #[doc = " inputs file (`file.view().inputs()`, these formats read from it by"]
+                #[doc = " `Formats::from_pairs`; `from_state_inputs` does both)."]
                 #[must_use]
                 pub const fn with_counts(formats: Formats, counts: &__rt::StateInputs<'a>) -> Self {
                     Self {
@@ -180,7 +180,10 @@ impl Emitter<'_> {
                 .filter(|(_, s)| s.format().key() == Some(*key))
                 .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
                 .collect();
-            let doc = format!("`{{{key}}}`: the element type of {}.", users.join(", "));
+            let doc = doc_line(&format!(
+                "`{{{key}}}`: the element type of {}.",
+                users.join(", ")
+            ));
             quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
         });
         let pairs = keys.iter().map(|key| {
@@ -189,16 +192,16 @@ impl Emitter<'_> {
         });
         let from_pairs = self.pairs_constructor();
         quote! {
-            #[doc = "The element type of every format key the circuit names (`{key}`): a plan"]
-            #[doc = "cannot be built without all of them."]
+            #[doc = " The element type of every format key the circuit names (`{key}`): a plan"]
+            #[doc = " cannot be built without all of them."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
             pub struct Formats {
                 #(#format_fields)*
             }
 
             impl Formats {
-                #[doc = "Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
-                #[doc = "takes them."]
+                #[doc = " Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
+                #[doc = " takes them."]
                 #[must_use]
                 pub const fn pairs(self) -> [(&'static str, __rt::StateDtype); #key_count] {
                     [#(#pairs),*]
@@ -216,10 +219,10 @@ impl Emitter<'_> {
             let ty = layer_type(kind);
             let fields = self.block_fields(blocks);
             let listed: Vec<String> = blocks.iter().map(|b| format!("`{b}`")).collect();
-            let doc = format!(
+            let doc = doc_line(&format!(
                 "The regions of one `{kind}` layer: its blocks {} (a block without state has no field).",
                 listed.join(", ")
-            );
+            ));
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,7 +233,7 @@ impl Emitter<'_> {
         let draft = if self.has_draft() {
             let fields = self.block_fields(self.circuit.draft());
             quote! {
-                #[doc = "The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
+                #[doc = " The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct Draft { #fields }
             }
@@ -256,7 +259,7 @@ impl Emitter<'_> {
     /// `pub <block>: <Block>Block,` for each stateful block of `blocks`.
     fn block_fields(&self, blocks: &[String]) -> TokenStream {
         self.per_stateful_block(blocks, |field, ty, name| {
-            let doc = format!("Block `{name}`.");
+            let doc = doc_line(&format!("Block `{name}`."));
             quote! { #[doc = #doc] pub #field: #ty, }
         })
     }
@@ -282,15 +285,15 @@ impl Emitter<'_> {
 
     fn block_struct(block: &BlockTemplate) -> TokenStream {
         let ty = block_type(block.name());
-        let doc = format!(
+        let doc = doc_line(&format!(
             "The regions of one `{}` block instance (`{}`).",
             block.name(),
             block.origin()
-        );
+        ));
         let fields = block.states().iter().map(|state| {
             let field = ident(state.local());
             let group = region_group(state.kind());
-            let doc = state_doc(block, state);
+            let doc = doc_line(&state_doc(block, state));
             quote! { #[doc = #doc] pub #field: __rt::#group, }
         });
         // A block instance's terms are consecutive rows of its plan, sized by consecutive
@@ -326,13 +329,13 @@ impl Emitter<'_> {
             pub struct #ty { #(#fields)* }
 
             impl #ty {
-                #[doc = "How many terms one instance has."]
+                #[doc = " How many terms one instance has."]
                 pub const TERM_COUNT: usize = #count;
 
-                #[doc = "The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
-                #[doc = "terms sized by `classes` (one per term), each placed at its layout group's"]
-                #[doc = "cursor. Not inlined: `new` stays one call per block instance, so its"]
-                #[doc = "size, and the time to compile it, grow linearly with the layers."]
+                #[doc = " The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
+                #[doc = " terms sized by `classes` (one per term), each placed at its layout group's"]
+                #[doc = " cursor. Not inlined: `new` stays one call per block instance, so its"]
+                #[doc = " size, and the time to compile it, grow linearly with the layers."]
                 #[inline(never)]
                 const fn lay(
                     classes: &[__abi::ClassSize; #count],
@@ -341,7 +344,7 @@ impl Emitter<'_> {
                     Self { #(#lays)* }
                 }
 
-                #[doc = "Every term's region, state by state, in plan order."]
+                #[doc = " Every term's region, state by state, in plan order."]
                 #[must_use]
                 pub const fn regions(&self) -> [__rt::Region; #count] {
                     [#(#terms),*]
@@ -357,11 +360,11 @@ impl Emitter<'_> {
         let variants = self.circuit.layout().blocks().iter().map(|(kind, _)| {
             let variant = layer_variant(kind);
             let ty = layer_type(kind);
-            let doc = format!("A layer of kind `{kind}`.");
+            let doc = doc_line(&format!("A layer of kind `{kind}`."));
             quote! { #[doc = #doc] #variant(&'a #ty), }
         });
         quote! {
-            #[doc = "One layer of any kind, for loops over a plan's layers."]
+            #[doc = " One layer of any kind, for loops over a plan's layers."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
             pub enum Layer<'a> { #(#variants)* }
         }

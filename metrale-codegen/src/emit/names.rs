@@ -1,6 +1,7 @@
 //! The Rust names a circuit's names become: fields and modules keep the circuit's snake-case
 //! names, types get camel case with a suffix that keeps the kinds of types apart
-//! (`GdnBlock`, `LinearAttentionLayer`), and integer literals get digit separators.
+//! (`GdnBlock`, `LinearAttentionLayer`), integer literals get digit separators, and doc lines
+//! are made safe ([`doc_line`]) as they are emitted.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
@@ -12,16 +13,121 @@
 //!   `Checkpoint`, `AnyPlan`) cannot collide with a derived one: derived names end in `Block`
 //!   or `Layer`. The variants of `Checkpoint` and `AnyPlan` are the checkpoints' camel-case
 //!   names, which the loader keeps distinct.
+//! - Every doc line the emitter builds from text (circuit text above all) is a [`doc_line`]
+//!   literal: escaped ([`escaped`]) and starting with a space, so that no circuit text can end
+//!   a comment or inject a line in any front end's output, and every line prints as `/// text`.
+//!   The doc lines written out in `quote!` start with a space too.
 
-use proc_macro2::{Ident, Literal, Span};
+use std::fmt::Write as _;
+
+use proc_macro2::{Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
+
+/// Every Rust keyword, strict and reserved, in every edition (2015 to 2024), and `_`: the words
+/// that lex as identifiers but cannot be one.
+const KEYWORDS: &[&str] = &[
+    "_", "Self", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
+    "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
+    "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
+    "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// The keywords that cannot be raw identifiers (`r#self` is refused).
+const NOT_RAW: &[&str] = &["_", "Self", "crate", "self", "super"];
+
+/// The keywords a path segment may be.
+const PATH_KEYWORDS: &[&str] = &["Self", "crate", "self", "super"];
+
+/// Whether `text` is an ASCII identifier that is not a keyword: a letter or `_`, then letters,
+/// digits and `_`. Every name the loader lets through is ASCII (snake-case names, camel-case
+/// layer kinds); a non-ASCII identifier, which Rust would accept, is refused here.
+pub fn is_ident(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&text)
+}
 
 /// The identifier `name` (raw when it is a keyword that can be raw).
+///
+/// # Panics
+/// When `name` is not an identifier nor a keyword that can be raw (the loader refuses such
+/// names, so a loaded circuit never gives one).
 pub fn ident(name: &str) -> Ident {
-    if syn::parse_str::<Ident>(name).is_ok() {
-        Ident::new(name, Span::call_site())
-    } else {
+    if KEYWORDS.contains(&name) && !NOT_RAW.contains(&name) {
         Ident::new_raw(name, Span::call_site())
+    } else {
+        Ident::new(name, Span::call_site())
     }
+}
+
+/// Whether `word` is a keyword, strict or reserved, in some edition (or `_`).
+pub fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
+/// Why [`path`] refused a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathError {
+    /// It is not a path.
+    NotAPath,
+    /// It is a path with generic arguments (`a<b>`, `a::<b>`, `F(a)`), which cannot name a
+    /// crate or module.
+    GenericArguments,
+}
+
+/// The tokens of `text` when it names a crate or module by a path: segments joined by `::`
+/// (spaces around it allowed), optionally led by `::`, each an ASCII identifier, a raw one
+/// (`r#type`), or `crate`, `self`, `super`, `Self`. So `::metrale_circuit`, `crate::rt`,
+/// `::my_engine::metrale`.
+///
+/// # Errors
+/// [`PathError::GenericArguments`] when a path is followed by `<` or `(`;
+/// [`PathError::NotAPath`] for any other text that is not such a path.
+pub fn path(text: &str) -> Result<TokenStream, PathError> {
+    if let Some(at) = text.find(['<', '(']) {
+        let head = text[..at].trim_end();
+        let head = head.strip_suffix("::").unwrap_or(head);
+        return Err(if path(head).is_ok() {
+            PathError::GenericArguments
+        } else {
+            PathError::NotAPath
+        });
+    }
+    let text = text.trim();
+    let mut tokens = TokenStream::new();
+    let rest = match text.strip_prefix("::") {
+        Some(rest) => {
+            tokens.extend(path_separator());
+            rest
+        }
+        None => text,
+    };
+    for (i, segment) in rest.split("::").enumerate() {
+        let segment = segment.trim();
+        let ident = if let Some(raw) = segment.strip_prefix("r#") {
+            let can_be_raw = is_ident(raw) || (is_keyword(raw) && !NOT_RAW.contains(&raw));
+            can_be_raw.then(|| Ident::new_raw(raw, Span::call_site()))
+        } else {
+            let ok = is_ident(segment) || PATH_KEYWORDS.contains(&segment);
+            ok.then(|| Ident::new(segment, Span::call_site()))
+        };
+        if i > 0 {
+            tokens.extend(path_separator());
+        }
+        tokens.extend([TokenTree::Ident(ident.ok_or(PathError::NotAPath)?)]);
+    }
+    Ok(tokens)
+}
+
+/// `::`, as two joined punctuation tokens.
+fn path_separator() -> [TokenTree; 2] {
+    [
+        TokenTree::Punct(Punct::new(':', Spacing::Joint)),
+        TokenTree::Punct(Punct::new(':', Spacing::Alone)),
+    ]
 }
 
 pub use metrale_circuit::load::camel_case;
@@ -30,7 +136,45 @@ pub use metrale_circuit::load::camel_case;
 /// `linear_attention` + `Layer` -> `LinearAttentionLayer`. `None` when the result is not an
 /// identifier (the loader refuses such names, so a loaded circuit never gives one).
 pub fn type_name(snake: &str, suffix: &str) -> Option<Ident> {
-    syn::parse_str::<Ident>(&(camel_case(snake) + suffix)).ok()
+    let name = camel_case(snake) + suffix;
+    is_ident(&name).then(|| Ident::new(&name, Span::call_site()))
+}
+
+/// `text` safe inside a comment or a doc line: every control character but the tab (a
+/// newline would end the comment, a bare CR is refused in doc comments) and every character
+/// that changes the text's direction or hides (which rustc refuses in literals and comments) is
+/// written as its `\u{..}` escape.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        );
+        if (c.is_control() && c != '\t') || hidden {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The literal of one doc line (`#[doc = #line]`) reading `text`: [`escaped`], and led by a
+/// space unless empty or already so (`#[doc = " text"]` prints as `/// text`). Every doc line
+/// the emitter builds from text goes through here.
+pub fn doc_line(text: &str) -> Literal {
+    let safe = escaped(text);
+    if safe.is_empty() || safe.starts_with(' ') {
+        Literal::string(&safe)
+    } else {
+        Literal::string(&format!(" {safe}"))
+    }
 }
 
 /// An unsuffixed integer literal, with `_` every three digits from five digits on (clippy's
@@ -90,5 +234,70 @@ mod tests {
     fn keywords_become_raw() {
         assert_eq!(ident("gdn").to_string(), "gdn");
         assert_eq!(ident("type").to_string(), "r#type");
+        assert_eq!(ident("gen").to_string(), "r#gen");
+        assert_eq!(ident("self").to_string(), "self", "cannot be raw");
+    }
+
+    #[test]
+    fn identifiers_are_ascii_words_but_keywords() {
+        for word in ["gdn", "_x", "Qwen3", "a_1", "GdnBlock", "x"] {
+            assert!(is_ident(word), "{word}");
+        }
+        let not = [
+            "", "_", "1a", "a-b", "a b", "type", "Self", "self", "gen", "é", "a::b",
+        ];
+        for word in not {
+            assert!(!is_ident(word), "{word:?}");
+        }
+    }
+
+    #[test]
+    fn runtime_paths() {
+        let ok = |text: &str| path(text).map(|tokens| tokens.to_string());
+        assert_eq!(ok("::metrale_circuit").as_deref(), Ok(":: metrale_circuit"));
+        assert_eq!(ok("crate::rt").as_deref(), Ok("crate :: rt"));
+        assert_eq!(
+            ok(" :: my_engine :: metrale ").as_deref(),
+            Ok(":: my_engine :: metrale")
+        );
+        assert_eq!(
+            ok("super::super::r#type").as_deref(),
+            Ok("super :: super :: r#type")
+        );
+        assert_eq!(ok("self::rt").as_deref(), Ok("self :: rt"));
+        for text in [
+            "",
+            "::",
+            "a::",
+            "a::::b",
+            "not a path",
+            "a::fn",
+            "1a",
+            "a-b",
+            "a:b",
+            "r#self",
+        ] {
+            assert_eq!(path(text).unwrap_err(), PathError::NotAPath, "{text:?}");
+        }
+        for text in ["::a<b>", "a::<b>", "a::b(c)"] {
+            assert_eq!(
+                path(text).unwrap_err(),
+                PathError::GenericArguments,
+                "{text:?}"
+            );
+        }
+        assert_eq!(path("a b<c>").unwrap_err(), PathError::NotAPath);
+    }
+
+    #[test]
+    fn doc_lines_are_escaped_and_led_by_a_space() {
+        assert_eq!(doc_line("text").to_string(), r#"" text""#);
+        assert_eq!(doc_line(" text").to_string(), r#"" text""#);
+        assert_eq!(doc_line("").to_string(), r#""""#);
+        assert_eq!(
+            escaped("a\rb\u{202e}\tc\n"),
+            "a\\u{000d}b\\u{202e}\tc\\u{000a}"
+        );
+        assert_eq!(doc_line("*/ \u{200b}").to_string(), r#"" */ \\u{200b}""#);
     }
 }

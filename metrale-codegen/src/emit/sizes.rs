@@ -12,19 +12,19 @@
 use metrale_circuit::dynamic::StateFormat;
 use metrale_circuit::load::shape::{Divisor, Factor, Shape};
 use metrale_circuit::load::{BlockTemplate, StateTemplate};
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{camel_case, ident, int};
+use super::names::{camel_case, doc_line, ident, int};
 
 impl Emitter<'_> {
     /// `pub mod blocks { pub mod <block> { ... } }` for every block with state.
     pub(super) fn blocks_module(&self) -> TokenStream {
         let blocks = self.stateful_blocks().map(|block| self.block_sizes(block));
         quote! {
-            #[doc = "One unit of every state of every block template: its bytes and element"]
-            #[doc = "type, from `Dims` and `Formats`."]
+            #[doc = " One unit of every state of every block template: its bytes and element"]
+            #[doc = " type, from `Dims` and `Formats`."]
             pub mod blocks {
                 #(#blocks)*
             }
@@ -54,8 +54,8 @@ impl Emitter<'_> {
         let unit_count = super::names::index(units.len());
         let window_count = super::names::index(windows.len());
         quote! {
-            #[doc = "Every state's unit, block by block, and every sliding window: what a plan's"]
-            #[doc = "size classes index."]
+            #[doc = " Every state's unit, block by block, and every sliding window: what a plan's"]
+            #[doc = " size classes index."]
             const fn units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #window_count> {
                 __abi::Units { units: [#(#units),*], windows: [#(#windows),*] }
             }
@@ -108,15 +108,15 @@ impl Emitter<'_> {
             let body = helpers.shape(expr);
             let uses = helpers.uses_from(&quote!(__abi));
             let f = ident(name);
-            let doc = format!(
+            let doc = doc_line(&format!(
                 "The derived dim `{name}`: `{expr}` (`[derive]` of `{}`).",
                 self.circuit.path()
-            );
+            ));
             let errors = errors_doc("SizeFault", "", self.faults(Some(expr)));
             quote! {
                 #[doc = #doc]
                 #[doc = ""]
-                #[doc = "# Errors"]
+                #[doc = " # Errors"]
                 #(#[doc = #errors])*
                 pub const fn #f(&self) -> ::core::result::Result<u64, __rt::SizeFault> {
                     #uses
@@ -156,11 +156,11 @@ impl Emitter<'_> {
 
     fn block_sizes(&self, block: &BlockTemplate) -> TokenStream {
         let name = ident(block.name());
-        let doc = format!(
+        let doc = doc_line(&format!(
             "The units of the states of block `{}` (`{}`).",
             block.name(),
             block.origin()
-        );
+        ));
         let mut helpers = self.helpers(quote!(dims));
         let states: Vec<TokenStream> = block
             .states()
@@ -208,7 +208,7 @@ impl Emitter<'_> {
             (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name()),
             (None, None) => "No shape".to_owned(),
         };
-        let doc = format!(
+        let doc = doc_line(&format!(
             "One unit of `{}.{local}` (`{}`), its bytes and element type: a `{}` state living `{}`, {}. {shape_doc}, element type `{}`.",
             block.name(),
             state.origin(),
@@ -216,7 +216,7 @@ impl Emitter<'_> {
             state.lifetime().name(),
             state.kind().unit(),
             state.format(),
-        );
+        ));
         let errors = errors_doc("SizeFault", "", self.faults(shape));
         let window = state.window().map(|window| {
             let window_fn = format_ident!("{}_window", ident(local));
@@ -226,15 +226,15 @@ impl Emitter<'_> {
             } else {
                 quote!(dims)
             };
-            let doc = format!(
+            let doc = doc_line(&format!(
                 "The sliding window of `{}.{local}`, in tokens: `{window}`.",
                 block.name()
-            );
+            ));
             let errors = errors_doc("SizeFault", "", self.faults(Some(window)));
             quote! {
                 #[doc = #doc]
                 #[doc = ""]
-                #[doc = "# Errors"]
+                #[doc = " # Errors"]
                 #(#[doc = #errors])*
                 pub const fn #window_fn(#param: &super::super::Dims) -> ::core::result::Result<u64, __rt::SizeFault> {
                     #body
@@ -244,7 +244,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = #doc]
             #[doc = ""]
-            #[doc = "# Errors"]
+            #[doc = " # Errors"]
             #(#[doc = #errors])*
             pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(#elements, #dtype)
@@ -265,8 +265,8 @@ pub(super) struct Faults {
 
 /// The `# Errors` lines of a function computing an expression with these `faults`, in
 /// `error` (`SizeFault` or `PlanError`) terms, each variant followed by `naming`; every one can overflow (a unit's bytes too: a
-/// format key's dtype is only known at run time).
-pub(super) fn errors_doc(error: &str, naming: &str, faults: Faults) -> Vec<String> {
+/// format key's dtype is only known at run time). Doc lines ([`doc_line`]).
+pub(super) fn errors_doc(error: &str, naming: &str, faults: Faults) -> Vec<Literal> {
     let mut lines = vec![format!(
         "`{error}::Overflow`{naming} when a size overflows `u64`"
     )];
@@ -284,7 +284,7 @@ pub(super) fn errors_doc(error: &str, naming: &str, faults: Faults) -> Vec<Strin
     lines
         .into_iter()
         .enumerate()
-        .map(|(i, line)| format!("{line}{}", if i == last { "." } else { ";" }))
+        .map(|(i, line)| doc_line(&format!("{line}{}", if i == last { "." } else { ";" })))
         .collect()
 }
 
