@@ -16,7 +16,10 @@ pub(crate) mod inputs;
 mod kinds;
 
 pub use decl::{Position, Section, StateAccess, StateDecl, VerifySteps};
-pub use dtype::{FormatError, StateDtype, StateFormat, is_snake_identifier};
+pub use dtype::{FormatError, StateDtype, StateFormat};
+// The loader's identifier rule, beside the format keys it governs; re-exported by `load`.
+#[cfg(feature = "load")]
+pub use dtype::is_snake_identifier;
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
     TreeInputs, VerifyInputs, WindowInputs,
