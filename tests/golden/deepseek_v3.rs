@@ -311,20 +311,24 @@ pub mod deepseek_v3 {
     impl MlaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            latent: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                latent: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.latent = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -347,29 +351,36 @@ pub mod deepseek_v3 {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 4;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+            accepted_hidden: __rt::CacheRegions::EMPTY,
+            hidden_capture: __rt::CacheRegions::EMPTY,
+            draft_tokens: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 4],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-                accepted_hidden: __rt::CacheRegions {
-                    cache: classes[1].take(&mut cursors[3]),
-                },
-                hidden_capture: __rt::CacheRegions {
-                    cache: classes[2].take(&mut cursors[1]),
-                },
-                draft_tokens: __rt::CacheRegions {
-                    cache: classes[3].take(&mut cursors[3]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
+            self.accepted_hidden = __rt::CacheRegions {
+                cache: classes[1].take(&mut cursors[3]),
+            };
+            self.hidden_capture = __rt::CacheRegions {
+                cache: classes[2].take(&mut cursors[1]),
+            };
+            self.draft_tokens = __rt::CacheRegions {
+                cache: classes[3].take(&mut cursors[3]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -388,6 +399,10 @@ pub mod deepseek_v3 {
         /// Block `mla`.
         pub mla: MlaBlock,
     }
+    impl FullAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
+    }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Layer<'a> {
@@ -399,6 +414,10 @@ pub mod deepseek_v3 {
     pub struct Draft {
         /// Block `mla`.
         pub mla: MlaBlock,
+    }
+    impl Draft {
+        /// Every block empty, before a plan lays the draft head out.
+        const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
     }
     /// Checkpoint `deepseek_v3` of `deepseek-ai/DeepSeek-V3` (`circuits/deepseek_v3.toml:254`): 61 layers.
     pub mod deepseek_v3 {
@@ -745,196 +764,136 @@ pub mod deepseek_v3 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 7), &mut cursors),
-                    },
-                    l8: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 11), &mut cursors),
-                    },
-                    l12: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 15), &mut cursors),
-                    },
-                    l16: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 19), &mut cursors),
-                    },
-                    l20: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 23), &mut cursors),
-                    },
-                    l24: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 27), &mut cursors),
-                    },
-                    l28: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 31), &mut cursors),
-                    },
-                    l32: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 35), &mut cursors),
-                    },
-                    l36: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 39), &mut cursors),
-                    },
-                    l40: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 40), &mut cursors),
-                    },
-                    l41: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 41), &mut cursors),
-                    },
-                    l42: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 42), &mut cursors),
-                    },
-                    l43: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 43), &mut cursors),
-                    },
-                    l44: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 44), &mut cursors),
-                    },
-                    l45: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 45), &mut cursors),
-                    },
-                    l46: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 46), &mut cursors),
-                    },
-                    l47: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 47), &mut cursors),
-                    },
-                    l48: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 48), &mut cursors),
-                    },
-                    l49: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 49), &mut cursors),
-                    },
-                    l50: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 50), &mut cursors),
-                    },
-                    l51: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 51), &mut cursors),
-                    },
-                    l52: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 52), &mut cursors),
-                    },
-                    l53: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 53), &mut cursors),
-                    },
-                    l54: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 54), &mut cursors),
-                    },
-                    l55: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 55), &mut cursors),
-                    },
-                    l56: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 56), &mut cursors),
-                    },
-                    l57: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 57), &mut cursors),
-                    },
-                    l58: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 58), &mut cursors),
-                    },
-                    l59: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 59), &mut cursors),
-                    },
-                    l60: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 60), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(1), &mut cursors),
-                    draft: super::Draft {
-                        mla: super::MlaBlock::lay(classes.draft(5), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::FullAttentionLayer::EMPTY,
+                    l33: super::FullAttentionLayer::EMPTY,
+                    l34: super::FullAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::FullAttentionLayer::EMPTY,
+                    l37: super::FullAttentionLayer::EMPTY,
+                    l38: super::FullAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::FullAttentionLayer::EMPTY,
+                    l41: super::FullAttentionLayer::EMPTY,
+                    l42: super::FullAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::FullAttentionLayer::EMPTY,
+                    l45: super::FullAttentionLayer::EMPTY,
+                    l46: super::FullAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::FullAttentionLayer::EMPTY,
+                    l49: super::FullAttentionLayer::EMPTY,
+                    l50: super::FullAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::FullAttentionLayer::EMPTY,
+                    l53: super::FullAttentionLayer::EMPTY,
+                    l54: super::FullAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::FullAttentionLayer::EMPTY,
+                    l57: super::FullAttentionLayer::EMPTY,
+                    l58: super::FullAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    l60: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mla.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mla.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mla.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mla.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.mla.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.mla.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.mla.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mla.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.mla.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.mla.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.mla.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.mla.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.mla.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.mla.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.mla.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.mla.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.mla.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.mla.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.mla.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.mla.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.mla.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.mla.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.mla.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.mla.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.mla.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.mla.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.mla.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.mla.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.mla.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.mla.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.mla.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.mla.lay(classes.layer(0, 31), &mut cursors);
+                plan.l32.mla.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.mla.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.mla.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.mla.lay(classes.layer(0, 35), &mut cursors);
+                plan.l36.mla.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.mla.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.mla.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.mla.lay(classes.layer(0, 39), &mut cursors);
+                plan.l40.mla.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.mla.lay(classes.layer(0, 41), &mut cursors);
+                plan.l42.mla.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.mla.lay(classes.layer(0, 43), &mut cursors);
+                plan.l44.mla.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.mla.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.mla.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.mla.lay(classes.layer(0, 47), &mut cursors);
+                plan.l48.mla.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.mla.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.mla.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.mla.lay(classes.layer(0, 51), &mut cursors);
+                plan.l52.mla.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.mla.lay(classes.layer(0, 53), &mut cursors);
+                plan.l54.mla.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.mla.lay(classes.layer(0, 55), &mut cursors);
+                plan.l56.mla.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.mla.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.mla.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.mla.lay(classes.layer(0, 59), &mut cursors);
+                plan.l60.mla.lay(classes.layer(0, 60), &mut cursors);
+                plan.head.lay(classes.epilogue(1), &mut cursors);
+                plan.draft.mla.lay(classes.draft(5), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1395,22 +1354,20 @@ pub mod deepseek_v3 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        mla: super::MlaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(1), &mut cursors),
-                    draft: super::Draft {
-                        mla: super::MlaBlock::lay(classes.draft(5), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mla.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mla.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mla.lay(classes.layer(0, 2), &mut cursors);
+                plan.head.lay(classes.epilogue(1), &mut cursors);
+                plan.draft.mla.lay(classes.draft(5), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

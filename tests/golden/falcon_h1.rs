@@ -512,23 +512,28 @@ pub mod falcon_h1 {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -555,39 +560,48 @@ pub mod falcon_h1 {
     impl Mamba2Block {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 10;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -615,20 +629,24 @@ pub mod falcon_h1 {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -643,6 +661,13 @@ pub mod falcon_h1 {
         pub attn: AttnBlock,
         /// Block `mamba2`.
         pub mamba2: Mamba2Block,
+    }
+    impl FullAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self {
+            attn: AttnBlock::EMPTY,
+            mamba2: Mamba2Block::EMPTY,
+        };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1510,318 +1535,144 @@ pub mod falcon_h1 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 1), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 2), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 3), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 4), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 5), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 5),
-                            &mut cursors,
-                        ),
-                    },
-                    l6: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 6), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 7), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    l8: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 8), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 9), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 10), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 11), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 12), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 12),
-                            &mut cursors,
-                        ),
-                    },
-                    l13: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 13), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 14), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 15), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 15),
-                            &mut cursors,
-                        ),
-                    },
-                    l16: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 16), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 17), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 18), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 19), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 20), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 21), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 22), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 23), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 24), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 25), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 25),
-                            &mut cursors,
-                        ),
-                    },
-                    l26: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 26), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 27), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 28), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 28),
-                            &mut cursors,
-                        ),
-                    },
-                    l29: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 29), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 30), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 30),
-                            &mut cursors,
-                        ),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 31), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    l32: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 32), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 32),
-                            &mut cursors,
-                        ),
-                    },
-                    l33: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 33), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 34), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 34),
-                            &mut cursors,
-                        ),
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 35), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 35),
-                            &mut cursors,
-                        ),
-                    },
-                    l36: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 36), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 36),
-                            &mut cursors,
-                        ),
-                    },
-                    l37: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 37), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 38), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 38),
-                            &mut cursors,
-                        ),
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 39), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 39),
-                            &mut cursors,
-                        ),
-                    },
-                    l40: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 40), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 40),
-                            &mut cursors,
-                        ),
-                    },
-                    l41: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 41), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 41),
-                            &mut cursors,
-                        ),
-                    },
-                    l42: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 42), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 42),
-                            &mut cursors,
-                        ),
-                    },
-                    l43: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 43), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 43),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::FullAttentionLayer::EMPTY,
+                    l33: super::FullAttentionLayer::EMPTY,
+                    l34: super::FullAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::FullAttentionLayer::EMPTY,
+                    l37: super::FullAttentionLayer::EMPTY,
+                    l38: super::FullAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::FullAttentionLayer::EMPTY,
+                    l41: super::FullAttentionLayer::EMPTY,
+                    l42: super::FullAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l0.mamba2.lay(classes.layer(2, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l1.mamba2.lay(classes.layer(2, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(2, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(0, 3), &mut cursors);
+                plan.l3.mamba2.lay(classes.layer(2, 3), &mut cursors);
+                plan.l4.attn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(2, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l5.mamba2.lay(classes.layer(2, 5), &mut cursors);
+                plan.l6.attn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(2, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(0, 7), &mut cursors);
+                plan.l7.mamba2.lay(classes.layer(2, 7), &mut cursors);
+                plan.l8.attn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l8.mamba2.lay(classes.layer(2, 8), &mut cursors);
+                plan.l9.attn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l9.mamba2.lay(classes.layer(2, 9), &mut cursors);
+                plan.l10.attn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l10.mamba2.lay(classes.layer(2, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(0, 11), &mut cursors);
+                plan.l11.mamba2.lay(classes.layer(2, 11), &mut cursors);
+                plan.l12.attn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l12.mamba2.lay(classes.layer(2, 12), &mut cursors);
+                plan.l13.attn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l13.mamba2.lay(classes.layer(2, 13), &mut cursors);
+                plan.l14.attn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l14.mamba2.lay(classes.layer(2, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(0, 15), &mut cursors);
+                plan.l15.mamba2.lay(classes.layer(2, 15), &mut cursors);
+                plan.l16.attn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l16.mamba2.lay(classes.layer(2, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l17.mamba2.lay(classes.layer(2, 17), &mut cursors);
+                plan.l18.attn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l18.mamba2.lay(classes.layer(2, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(0, 19), &mut cursors);
+                plan.l19.mamba2.lay(classes.layer(2, 19), &mut cursors);
+                plan.l20.attn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l20.mamba2.lay(classes.layer(2, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l21.mamba2.lay(classes.layer(2, 21), &mut cursors);
+                plan.l22.attn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l22.mamba2.lay(classes.layer(2, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(0, 23), &mut cursors);
+                plan.l23.mamba2.lay(classes.layer(2, 23), &mut cursors);
+                plan.l24.attn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l24.mamba2.lay(classes.layer(2, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l25.mamba2.lay(classes.layer(2, 25), &mut cursors);
+                plan.l26.attn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l26.mamba2.lay(classes.layer(2, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(0, 27), &mut cursors);
+                plan.l27.mamba2.lay(classes.layer(2, 27), &mut cursors);
+                plan.l28.attn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l28.mamba2.lay(classes.layer(2, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l29.mamba2.lay(classes.layer(2, 29), &mut cursors);
+                plan.l30.attn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l30.mamba2.lay(classes.layer(2, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(0, 31), &mut cursors);
+                plan.l31.mamba2.lay(classes.layer(2, 31), &mut cursors);
+                plan.l32.attn.lay(classes.layer(0, 32), &mut cursors);
+                plan.l32.mamba2.lay(classes.layer(2, 32), &mut cursors);
+                plan.l33.attn.lay(classes.layer(0, 33), &mut cursors);
+                plan.l33.mamba2.lay(classes.layer(2, 33), &mut cursors);
+                plan.l34.attn.lay(classes.layer(0, 34), &mut cursors);
+                plan.l34.mamba2.lay(classes.layer(2, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(0, 35), &mut cursors);
+                plan.l35.mamba2.lay(classes.layer(2, 35), &mut cursors);
+                plan.l36.attn.lay(classes.layer(0, 36), &mut cursors);
+                plan.l36.mamba2.lay(classes.layer(2, 36), &mut cursors);
+                plan.l37.attn.lay(classes.layer(0, 37), &mut cursors);
+                plan.l37.mamba2.lay(classes.layer(2, 37), &mut cursors);
+                plan.l38.attn.lay(classes.layer(0, 38), &mut cursors);
+                plan.l38.mamba2.lay(classes.layer(2, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(0, 39), &mut cursors);
+                plan.l39.mamba2.lay(classes.layer(2, 39), &mut cursors);
+                plan.l40.attn.lay(classes.layer(0, 40), &mut cursors);
+                plan.l40.mamba2.lay(classes.layer(2, 40), &mut cursors);
+                plan.l41.attn.lay(classes.layer(0, 41), &mut cursors);
+                plan.l41.mamba2.lay(classes.layer(2, 41), &mut cursors);
+                plan.l42.attn.lay(classes.layer(0, 42), &mut cursors);
+                plan.l42.mamba2.lay(classes.layer(2, 42), &mut cursors);
+                plan.l43.attn.lay(classes.layer(0, 43), &mut cursors);
+                plan.l43.mamba2.lay(classes.layer(2, 43), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -2393,38 +2244,24 @@ pub mod falcon_h1 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 1), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 2), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 3), &mut cursors),
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(2, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l0.mamba2.lay(classes.layer(2, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l1.mamba2.lay(classes.layer(2, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(2, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(0, 3), &mut cursors);
+                plan.l3.mamba2.lay(classes.layer(2, 3), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -342,23 +342,28 @@ pub mod gemma3 {
     impl SwaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -377,23 +382,28 @@ pub mod gemma3 {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -407,11 +417,19 @@ pub mod gemma3 {
         /// Block `swa`.
         pub swa: SwaBlock,
     }
+    impl SlidingLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { swa: SwaBlock::EMPTY };
+    }
     /// The regions of one `full` layer: its blocks `attn`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct FullLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl FullLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -802,195 +820,134 @@ pub mod gemma3 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 5), &mut cursors),
-                    },
-                    l6: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 7), &mut cursors),
-                    },
-                    l8: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 11), &mut cursors),
-                    },
-                    l12: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 15), &mut cursors),
-                    },
-                    l16: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 17), &mut cursors),
-                    },
-                    l18: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 19), &mut cursors),
-                    },
-                    l20: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 23), &mut cursors),
-                    },
-                    l24: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 27), &mut cursors),
-                    },
-                    l28: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 29), &mut cursors),
-                    },
-                    l30: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 31), &mut cursors),
-                    },
-                    l32: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 35), &mut cursors),
-                    },
-                    l36: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 39), &mut cursors),
-                    },
-                    l40: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 40), &mut cursors),
-                    },
-                    l41: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 41), &mut cursors),
-                    },
-                    l42: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 42), &mut cursors),
-                    },
-                    l43: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 43), &mut cursors),
-                    },
-                    l44: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 44), &mut cursors),
-                    },
-                    l45: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 45), &mut cursors),
-                    },
-                    l46: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 46), &mut cursors),
-                    },
-                    l47: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 47), &mut cursors),
-                    },
-                    l48: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 48), &mut cursors),
-                    },
-                    l49: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 49), &mut cursors),
-                    },
-                    l50: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 50), &mut cursors),
-                    },
-                    l51: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 51), &mut cursors),
-                    },
-                    l52: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 52), &mut cursors),
-                    },
-                    l53: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 53), &mut cursors),
-                    },
-                    l54: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 54), &mut cursors),
-                    },
-                    l55: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 55), &mut cursors),
-                    },
-                    l56: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 56), &mut cursors),
-                    },
-                    l57: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 57), &mut cursors),
-                    },
-                    l58: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 58), &mut cursors),
-                    },
-                    l59: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 59), &mut cursors),
-                    },
-                    l60: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 60), &mut cursors),
-                    },
-                    l61: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 61), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::SlidingLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::SlidingLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
+                    l6: super::SlidingLayer::EMPTY,
+                    l7: super::SlidingLayer::EMPTY,
+                    l8: super::SlidingLayer::EMPTY,
+                    l9: super::SlidingLayer::EMPTY,
+                    l10: super::SlidingLayer::EMPTY,
+                    l11: super::FullLayer::EMPTY,
+                    l12: super::SlidingLayer::EMPTY,
+                    l13: super::SlidingLayer::EMPTY,
+                    l14: super::SlidingLayer::EMPTY,
+                    l15: super::SlidingLayer::EMPTY,
+                    l16: super::SlidingLayer::EMPTY,
+                    l17: super::FullLayer::EMPTY,
+                    l18: super::SlidingLayer::EMPTY,
+                    l19: super::SlidingLayer::EMPTY,
+                    l20: super::SlidingLayer::EMPTY,
+                    l21: super::SlidingLayer::EMPTY,
+                    l22: super::SlidingLayer::EMPTY,
+                    l23: super::FullLayer::EMPTY,
+                    l24: super::SlidingLayer::EMPTY,
+                    l25: super::SlidingLayer::EMPTY,
+                    l26: super::SlidingLayer::EMPTY,
+                    l27: super::SlidingLayer::EMPTY,
+                    l28: super::SlidingLayer::EMPTY,
+                    l29: super::FullLayer::EMPTY,
+                    l30: super::SlidingLayer::EMPTY,
+                    l31: super::SlidingLayer::EMPTY,
+                    l32: super::SlidingLayer::EMPTY,
+                    l33: super::SlidingLayer::EMPTY,
+                    l34: super::SlidingLayer::EMPTY,
+                    l35: super::FullLayer::EMPTY,
+                    l36: super::SlidingLayer::EMPTY,
+                    l37: super::SlidingLayer::EMPTY,
+                    l38: super::SlidingLayer::EMPTY,
+                    l39: super::SlidingLayer::EMPTY,
+                    l40: super::SlidingLayer::EMPTY,
+                    l41: super::FullLayer::EMPTY,
+                    l42: super::SlidingLayer::EMPTY,
+                    l43: super::SlidingLayer::EMPTY,
+                    l44: super::SlidingLayer::EMPTY,
+                    l45: super::SlidingLayer::EMPTY,
+                    l46: super::SlidingLayer::EMPTY,
+                    l47: super::FullLayer::EMPTY,
+                    l48: super::SlidingLayer::EMPTY,
+                    l49: super::SlidingLayer::EMPTY,
+                    l50: super::SlidingLayer::EMPTY,
+                    l51: super::SlidingLayer::EMPTY,
+                    l52: super::SlidingLayer::EMPTY,
+                    l53: super::FullLayer::EMPTY,
+                    l54: super::SlidingLayer::EMPTY,
+                    l55: super::SlidingLayer::EMPTY,
+                    l56: super::SlidingLayer::EMPTY,
+                    l57: super::SlidingLayer::EMPTY,
+                    l58: super::SlidingLayer::EMPTY,
+                    l59: super::FullLayer::EMPTY,
+                    l60: super::SlidingLayer::EMPTY,
+                    l61: super::SlidingLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.swa.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.swa.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(2, 5), &mut cursors);
+                plan.l6.swa.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.swa.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.swa.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.swa.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.swa.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(2, 11), &mut cursors);
+                plan.l12.swa.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.swa.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.swa.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.swa.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.swa.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(2, 17), &mut cursors);
+                plan.l18.swa.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.swa.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.swa.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.swa.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.swa.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(2, 23), &mut cursors);
+                plan.l24.swa.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.swa.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.swa.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.swa.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.swa.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(2, 29), &mut cursors);
+                plan.l30.swa.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.swa.lay(classes.layer(0, 31), &mut cursors);
+                plan.l32.swa.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.swa.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.swa.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(2, 35), &mut cursors);
+                plan.l36.swa.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.swa.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.swa.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.swa.lay(classes.layer(0, 39), &mut cursors);
+                plan.l40.swa.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.attn.lay(classes.layer(2, 41), &mut cursors);
+                plan.l42.swa.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.swa.lay(classes.layer(0, 43), &mut cursors);
+                plan.l44.swa.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.swa.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.swa.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.attn.lay(classes.layer(2, 47), &mut cursors);
+                plan.l48.swa.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.swa.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.swa.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.swa.lay(classes.layer(0, 51), &mut cursors);
+                plan.l52.swa.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.attn.lay(classes.layer(2, 53), &mut cursors);
+                plan.l54.swa.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.swa.lay(classes.layer(0, 55), &mut cursors);
+                plan.l56.swa.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.swa.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.swa.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.attn.lay(classes.layer(2, 59), &mut cursors);
+                plan.l60.swa.lay(classes.layer(0, 60), &mut cursors);
+                plan.l61.swa.lay(classes.layer(0, 61), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1436,27 +1393,22 @@ pub mod gemma3 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 5), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::SlidingLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::SlidingLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.swa.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.swa.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(2, 5), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -342,23 +342,28 @@ pub mod gpt_oss {
     impl SwaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -377,23 +382,28 @@ pub mod gpt_oss {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -407,11 +417,19 @@ pub mod gpt_oss {
         /// Block `swa`.
         pub swa: SwaBlock,
     }
+    impl SlidingLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { swa: SwaBlock::EMPTY };
+    }
     /// The regions of one `full` layer: its blocks `attn`, `moe` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct FullLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl FullLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -697,117 +715,82 @@ pub mod gpt_oss {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 1), &mut cursors),
-                    },
-                    l2: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 3), &mut cursors),
-                    },
-                    l4: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 5), &mut cursors),
-                    },
-                    l6: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 7), &mut cursors),
-                    },
-                    l8: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 9), &mut cursors),
-                    },
-                    l10: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 11), &mut cursors),
-                    },
-                    l12: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 13), &mut cursors),
-                    },
-                    l14: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 15), &mut cursors),
-                    },
-                    l16: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 17), &mut cursors),
-                    },
-                    l18: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 19), &mut cursors),
-                    },
-                    l20: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 21), &mut cursors),
-                    },
-                    l22: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 23), &mut cursors),
-                    },
-                    l24: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 25), &mut cursors),
-                    },
-                    l26: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 27), &mut cursors),
-                    },
-                    l28: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 29), &mut cursors),
-                    },
-                    l30: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 31), &mut cursors),
-                    },
-                    l32: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 33), &mut cursors),
-                    },
-                    l34: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 35), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::FullLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::FullLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
+                    l6: super::SlidingLayer::EMPTY,
+                    l7: super::FullLayer::EMPTY,
+                    l8: super::SlidingLayer::EMPTY,
+                    l9: super::FullLayer::EMPTY,
+                    l10: super::SlidingLayer::EMPTY,
+                    l11: super::FullLayer::EMPTY,
+                    l12: super::SlidingLayer::EMPTY,
+                    l13: super::FullLayer::EMPTY,
+                    l14: super::SlidingLayer::EMPTY,
+                    l15: super::FullLayer::EMPTY,
+                    l16: super::SlidingLayer::EMPTY,
+                    l17: super::FullLayer::EMPTY,
+                    l18: super::SlidingLayer::EMPTY,
+                    l19: super::FullLayer::EMPTY,
+                    l20: super::SlidingLayer::EMPTY,
+                    l21: super::FullLayer::EMPTY,
+                    l22: super::SlidingLayer::EMPTY,
+                    l23: super::FullLayer::EMPTY,
+                    l24: super::SlidingLayer::EMPTY,
+                    l25: super::FullLayer::EMPTY,
+                    l26: super::SlidingLayer::EMPTY,
+                    l27: super::FullLayer::EMPTY,
+                    l28: super::SlidingLayer::EMPTY,
+                    l29: super::FullLayer::EMPTY,
+                    l30: super::SlidingLayer::EMPTY,
+                    l31: super::FullLayer::EMPTY,
+                    l32: super::SlidingLayer::EMPTY,
+                    l33: super::FullLayer::EMPTY,
+                    l34: super::SlidingLayer::EMPTY,
+                    l35: super::FullLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(2, 3), &mut cursors);
+                plan.l4.swa.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(2, 5), &mut cursors);
+                plan.l6.swa.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(2, 7), &mut cursors);
+                plan.l8.swa.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.attn.lay(classes.layer(2, 9), &mut cursors);
+                plan.l10.swa.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(2, 11), &mut cursors);
+                plan.l12.swa.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.attn.lay(classes.layer(2, 13), &mut cursors);
+                plan.l14.swa.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(2, 15), &mut cursors);
+                plan.l16.swa.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(2, 17), &mut cursors);
+                plan.l18.swa.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(2, 19), &mut cursors);
+                plan.l20.swa.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(2, 21), &mut cursors);
+                plan.l22.swa.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(2, 23), &mut cursors);
+                plan.l24.swa.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(2, 25), &mut cursors);
+                plan.l26.swa.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(2, 27), &mut cursors);
+                plan.l28.swa.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(2, 29), &mut cursors);
+                plan.l30.swa.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(2, 31), &mut cursors);
+                plan.l32.swa.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.attn.lay(classes.layer(2, 33), &mut cursors);
+                plan.l34.swa.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(2, 35), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1302,81 +1285,58 @@ pub mod gpt_oss {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 1), &mut cursors),
-                    },
-                    l2: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 3), &mut cursors),
-                    },
-                    l4: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 5), &mut cursors),
-                    },
-                    l6: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 7), &mut cursors),
-                    },
-                    l8: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 9), &mut cursors),
-                    },
-                    l10: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 11), &mut cursors),
-                    },
-                    l12: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 13), &mut cursors),
-                    },
-                    l14: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 15), &mut cursors),
-                    },
-                    l16: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 17), &mut cursors),
-                    },
-                    l18: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 19), &mut cursors),
-                    },
-                    l20: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 21), &mut cursors),
-                    },
-                    l22: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 23), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::FullLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::FullLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
+                    l6: super::SlidingLayer::EMPTY,
+                    l7: super::FullLayer::EMPTY,
+                    l8: super::SlidingLayer::EMPTY,
+                    l9: super::FullLayer::EMPTY,
+                    l10: super::SlidingLayer::EMPTY,
+                    l11: super::FullLayer::EMPTY,
+                    l12: super::SlidingLayer::EMPTY,
+                    l13: super::FullLayer::EMPTY,
+                    l14: super::SlidingLayer::EMPTY,
+                    l15: super::FullLayer::EMPTY,
+                    l16: super::SlidingLayer::EMPTY,
+                    l17: super::FullLayer::EMPTY,
+                    l18: super::SlidingLayer::EMPTY,
+                    l19: super::FullLayer::EMPTY,
+                    l20: super::SlidingLayer::EMPTY,
+                    l21: super::FullLayer::EMPTY,
+                    l22: super::SlidingLayer::EMPTY,
+                    l23: super::FullLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(2, 3), &mut cursors);
+                plan.l4.swa.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(2, 5), &mut cursors);
+                plan.l6.swa.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(2, 7), &mut cursors);
+                plan.l8.swa.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.attn.lay(classes.layer(2, 9), &mut cursors);
+                plan.l10.swa.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(2, 11), &mut cursors);
+                plan.l12.swa.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.attn.lay(classes.layer(2, 13), &mut cursors);
+                plan.l14.swa.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(2, 15), &mut cursors);
+                plan.l16.swa.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(2, 17), &mut cursors);
+                plan.l18.swa.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(2, 19), &mut cursors);
+                plan.l20.swa.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(2, 21), &mut cursors);
+                plan.l22.swa.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(2, 23), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1776,21 +1736,18 @@ pub mod gpt_oss {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 1), &mut cursors),
-                    },
-                    l2: super::SlidingLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullLayer {
-                        attn: super::AttnBlock::lay(classes.layer(2, 3), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::FullLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::FullLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(2, 3), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

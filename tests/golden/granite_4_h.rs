@@ -519,39 +519,48 @@ pub mod granite_4_h {
     impl Mamba2Block {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 10;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -581,23 +590,28 @@ pub mod granite_4_h {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -614,20 +628,24 @@ pub mod granite_4_h {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -641,11 +659,19 @@ pub mod granite_4_h {
         /// Block `mamba2`.
         pub mamba2: Mamba2Block,
     }
+    impl MambaLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { mamba2: Mamba2Block::EMPTY };
+    }
     /// The regions of one `attention` layer: its blocks `attn`, `moe` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl AttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1346,238 +1372,92 @@ pub mod granite_4_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 5), &mut cursors),
-                    },
-                    l6: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    l8: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 12),
-                            &mut cursors,
-                        ),
-                    },
-                    l13: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 15), &mut cursors),
-                    },
-                    l16: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 25), &mut cursors),
-                    },
-                    l26: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 28),
-                            &mut cursors,
-                        ),
-                    },
-                    l29: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 30),
-                            &mut cursors,
-                        ),
-                    },
-                    l31: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    l32: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 32),
-                            &mut cursors,
-                        ),
-                    },
-                    l33: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 34),
-                            &mut cursors,
-                        ),
-                    },
-                    l35: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 35), &mut cursors),
-                    },
-                    l36: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 36),
-                            &mut cursors,
-                        ),
-                    },
-                    l37: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 38),
-                            &mut cursors,
-                        ),
-                    },
-                    l39: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 39),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::AttentionLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MambaLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::AttentionLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::AttentionLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MambaLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MambaLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MambaLayer::EMPTY,
+                    l35: super::AttentionLayer::EMPTY,
+                    l36: super::MambaLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mamba2.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mamba2.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(10, 5), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mamba2.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.mamba2.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.mamba2.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.mamba2.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.mamba2.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.mamba2.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.mamba2.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.mamba2.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(10, 15), &mut cursors);
+                plan.l16.mamba2.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.mamba2.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.mamba2.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.mamba2.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.mamba2.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.mamba2.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.mamba2.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.mamba2.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.mamba2.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(10, 25), &mut cursors);
+                plan.l26.mamba2.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.mamba2.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.mamba2.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.mamba2.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.mamba2.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.mamba2.lay(classes.layer(0, 31), &mut cursors);
+                plan.l32.mamba2.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.mamba2.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.mamba2.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(10, 35), &mut cursors);
+                plan.l36.mamba2.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.mamba2.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.mamba2.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.mamba2.lay(classes.layer(0, 39), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -2541,238 +2421,92 @@ pub mod granite_4_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 5), &mut cursors),
-                    },
-                    l6: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    l8: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 12),
-                            &mut cursors,
-                        ),
-                    },
-                    l13: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 15), &mut cursors),
-                    },
-                    l16: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 25), &mut cursors),
-                    },
-                    l26: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 28),
-                            &mut cursors,
-                        ),
-                    },
-                    l29: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 30),
-                            &mut cursors,
-                        ),
-                    },
-                    l31: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    l32: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 32),
-                            &mut cursors,
-                        ),
-                    },
-                    l33: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 34),
-                            &mut cursors,
-                        ),
-                    },
-                    l35: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 35), &mut cursors),
-                    },
-                    l36: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 36),
-                            &mut cursors,
-                        ),
-                    },
-                    l37: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 38),
-                            &mut cursors,
-                        ),
-                    },
-                    l39: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 39),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::AttentionLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MambaLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::AttentionLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::AttentionLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MambaLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MambaLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MambaLayer::EMPTY,
+                    l35: super::AttentionLayer::EMPTY,
+                    l36: super::MambaLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mamba2.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mamba2.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(10, 5), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mamba2.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.mamba2.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.mamba2.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.mamba2.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.mamba2.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.mamba2.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.mamba2.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.mamba2.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(10, 15), &mut cursors);
+                plan.l16.mamba2.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.mamba2.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.mamba2.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.mamba2.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.mamba2.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.mamba2.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.mamba2.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.mamba2.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.mamba2.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(10, 25), &mut cursors);
+                plan.l26.mamba2.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.mamba2.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.mamba2.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.mamba2.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.mamba2.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.mamba2.lay(classes.layer(0, 31), &mut cursors);
+                plan.l32.mamba2.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.mamba2.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.mamba2.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(10, 35), &mut cursors);
+                plan.l36.mamba2.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.mamba2.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.mamba2.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.mamba2.lay(classes.layer(0, 39), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -3336,37 +3070,22 @@ pub mod granite_4_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 2), &mut cursors),
-                    },
-                    l3: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::AttentionLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mamba2.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(10, 2), &mut cursors);
+                plan.l3.mamba2.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -457,39 +457,48 @@ pub mod jamba {
     impl Mamba1Block {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 10;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -519,23 +528,28 @@ pub mod jamba {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -552,20 +566,24 @@ pub mod jamba {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -579,11 +597,19 @@ pub mod jamba {
         /// Block `mamba1`.
         pub mamba1: Mamba1Block,
     }
+    impl MambaLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { mamba1: Mamba1Block::EMPTY };
+    }
     /// The regions of one `attention` layer: its blocks `attn`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl AttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1185,190 +1211,76 @@ pub mod jamba {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 4), &mut cursors),
-                    },
-                    l5: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 5),
-                            &mut cursors,
-                        ),
-                    },
-                    l6: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    l8: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 12), &mut cursors),
-                    },
-                    l13: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 15),
-                            &mut cursors,
-                        ),
-                    },
-                    l16: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 20), &mut cursors),
-                    },
-                    l21: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 25),
-                            &mut cursors,
-                        ),
-                    },
-                    l26: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 28), &mut cursors),
-                    },
-                    l29: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 30),
-                            &mut cursors,
-                        ),
-                    },
-                    l31: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::AttentionLayer::EMPTY,
+                    l5: super::MambaLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::AttentionLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::MambaLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::AttentionLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::MambaLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::AttentionLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MambaLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba1.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mamba1.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mamba1.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mamba1.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.attn.lay(classes.layer(10, 4), &mut cursors);
+                plan.l5.mamba1.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.mamba1.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mamba1.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.mamba1.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.mamba1.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.mamba1.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.mamba1.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.attn.lay(classes.layer(10, 12), &mut cursors);
+                plan.l13.mamba1.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.mamba1.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.mamba1.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.mamba1.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.mamba1.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.mamba1.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.mamba1.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.attn.lay(classes.layer(10, 20), &mut cursors);
+                plan.l21.mamba1.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.mamba1.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.mamba1.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.mamba1.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.mamba1.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.mamba1.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.mamba1.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.attn.lay(classes.layer(10, 28), &mut cursors);
+                plan.l29.mamba1.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.mamba1.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.mamba1.lay(classes.layer(0, 31), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1957,55 +1869,28 @@ pub mod jamba {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 4), &mut cursors),
-                    },
-                    l5: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 5),
-                            &mut cursors,
-                        ),
-                    },
-                    l6: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MambaLayer {
-                        mamba1: super::Mamba1Block::lay(
-                            classes.layer(0, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::AttentionLayer::EMPTY,
+                    l5: super::MambaLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba1.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.mamba1.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mamba1.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mamba1.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.attn.lay(classes.layer(10, 4), &mut cursors);
+                plan.l5.mamba1.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.mamba1.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mamba1.lay(classes.layer(0, 7), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -463,39 +463,48 @@ pub mod kimi_linear {
     impl KdaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 10;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -523,20 +532,24 @@ pub mod kimi_linear {
     impl MlaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            latent: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                latent: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.latent = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -553,20 +566,24 @@ pub mod kimi_linear {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -580,11 +597,19 @@ pub mod kimi_linear {
         /// Block `kda`.
         pub kda: KdaBlock,
     }
+    impl KdaLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { kda: KdaBlock::EMPTY };
+    }
     /// The regions of one `mla` layer: its blocks `mla`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct MlaLayer {
         /// Block `mla`.
         pub mla: MlaBlock,
+    }
+    impl MlaLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1084,91 +1109,66 @@ pub mod kimi_linear {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 3), &mut cursors),
-                    },
-                    l4: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 7), &mut cursors),
-                    },
-                    l8: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 11), &mut cursors),
-                    },
-                    l12: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 15), &mut cursors),
-                    },
-                    l16: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 19), &mut cursors),
-                    },
-                    l20: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 23), &mut cursors),
-                    },
-                    l24: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 26), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(11), &mut cursors),
+                let mut plan = Self {
+                    l0: super::KdaLayer::EMPTY,
+                    l1: super::KdaLayer::EMPTY,
+                    l2: super::KdaLayer::EMPTY,
+                    l3: super::MlaLayer::EMPTY,
+                    l4: super::KdaLayer::EMPTY,
+                    l5: super::KdaLayer::EMPTY,
+                    l6: super::KdaLayer::EMPTY,
+                    l7: super::MlaLayer::EMPTY,
+                    l8: super::KdaLayer::EMPTY,
+                    l9: super::KdaLayer::EMPTY,
+                    l10: super::KdaLayer::EMPTY,
+                    l11: super::MlaLayer::EMPTY,
+                    l12: super::KdaLayer::EMPTY,
+                    l13: super::KdaLayer::EMPTY,
+                    l14: super::KdaLayer::EMPTY,
+                    l15: super::MlaLayer::EMPTY,
+                    l16: super::KdaLayer::EMPTY,
+                    l17: super::KdaLayer::EMPTY,
+                    l18: super::KdaLayer::EMPTY,
+                    l19: super::MlaLayer::EMPTY,
+                    l20: super::KdaLayer::EMPTY,
+                    l21: super::KdaLayer::EMPTY,
+                    l22: super::KdaLayer::EMPTY,
+                    l23: super::MlaLayer::EMPTY,
+                    l24: super::KdaLayer::EMPTY,
+                    l25: super::KdaLayer::EMPTY,
+                    l26: super::MlaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.kda.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.kda.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.kda.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.mla.lay(classes.layer(10, 3), &mut cursors);
+                plan.l4.kda.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.kda.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.kda.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mla.lay(classes.layer(10, 7), &mut cursors);
+                plan.l8.kda.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.kda.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.kda.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.mla.lay(classes.layer(10, 11), &mut cursors);
+                plan.l12.kda.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.kda.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.kda.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.mla.lay(classes.layer(10, 15), &mut cursors);
+                plan.l16.kda.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.kda.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.kda.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.mla.lay(classes.layer(10, 19), &mut cursors);
+                plan.l20.kda.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.kda.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.kda.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.mla.lay(classes.layer(10, 23), &mut cursors);
+                plan.l24.kda.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.kda.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.mla.lay(classes.layer(10, 26), &mut cursors);
+                plan.head.lay(classes.epilogue(11), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1708,28 +1708,24 @@ pub mod kimi_linear {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 2), &mut cursors),
-                    },
-                    l3: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::KdaLayer {
-                        kda: super::KdaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::MlaLayer {
-                        mla: super::MlaBlock::lay(classes.layer(10, 5), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(11), &mut cursors),
+                let mut plan = Self {
+                    l0: super::KdaLayer::EMPTY,
+                    l1: super::KdaLayer::EMPTY,
+                    l2: super::MlaLayer::EMPTY,
+                    l3: super::KdaLayer::EMPTY,
+                    l4: super::KdaLayer::EMPTY,
+                    l5: super::MlaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.kda.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.kda.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.mla.lay(classes.layer(10, 2), &mut cursors);
+                plan.l3.kda.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.kda.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.mla.lay(classes.layer(10, 5), &mut cursors);
+                plan.head.lay(classes.epilogue(11), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

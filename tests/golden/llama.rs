@@ -286,23 +286,28 @@ pub mod llama {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -315,6 +320,10 @@ pub mod llama {
     pub struct FullAttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl FullAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -560,105 +569,74 @@ pub mod llama {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 7), &mut cursors),
-                    },
-                    l8: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 11), &mut cursors),
-                    },
-                    l12: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 15), &mut cursors),
-                    },
-                    l16: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 19), &mut cursors),
-                    },
-                    l20: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 23), &mut cursors),
-                    },
-                    l24: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 27), &mut cursors),
-                    },
-                    l28: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 31), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.attn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.attn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.attn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.attn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.attn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.attn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.attn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.attn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.attn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.attn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.attn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.attn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.attn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.attn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.attn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.attn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(0, 31), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1355,249 +1333,170 @@ pub mod llama {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 7), &mut cursors),
-                    },
-                    l8: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 11), &mut cursors),
-                    },
-                    l12: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 15), &mut cursors),
-                    },
-                    l16: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 19), &mut cursors),
-                    },
-                    l20: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 23), &mut cursors),
-                    },
-                    l24: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 27), &mut cursors),
-                    },
-                    l28: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 31), &mut cursors),
-                    },
-                    l32: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 35), &mut cursors),
-                    },
-                    l36: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 39), &mut cursors),
-                    },
-                    l40: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 40), &mut cursors),
-                    },
-                    l41: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 41), &mut cursors),
-                    },
-                    l42: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 42), &mut cursors),
-                    },
-                    l43: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 43), &mut cursors),
-                    },
-                    l44: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 44), &mut cursors),
-                    },
-                    l45: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 45), &mut cursors),
-                    },
-                    l46: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 46), &mut cursors),
-                    },
-                    l47: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 47), &mut cursors),
-                    },
-                    l48: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 48), &mut cursors),
-                    },
-                    l49: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 49), &mut cursors),
-                    },
-                    l50: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 50), &mut cursors),
-                    },
-                    l51: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 51), &mut cursors),
-                    },
-                    l52: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 52), &mut cursors),
-                    },
-                    l53: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 53), &mut cursors),
-                    },
-                    l54: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 54), &mut cursors),
-                    },
-                    l55: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 55), &mut cursors),
-                    },
-                    l56: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 56), &mut cursors),
-                    },
-                    l57: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 57), &mut cursors),
-                    },
-                    l58: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 58), &mut cursors),
-                    },
-                    l59: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 59), &mut cursors),
-                    },
-                    l60: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 60), &mut cursors),
-                    },
-                    l61: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 61), &mut cursors),
-                    },
-                    l62: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 62), &mut cursors),
-                    },
-                    l63: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 63), &mut cursors),
-                    },
-                    l64: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 64), &mut cursors),
-                    },
-                    l65: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 65), &mut cursors),
-                    },
-                    l66: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 66), &mut cursors),
-                    },
-                    l67: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 67), &mut cursors),
-                    },
-                    l68: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 68), &mut cursors),
-                    },
-                    l69: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 69), &mut cursors),
-                    },
-                    l70: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 70), &mut cursors),
-                    },
-                    l71: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 71), &mut cursors),
-                    },
-                    l72: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 72), &mut cursors),
-                    },
-                    l73: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 73), &mut cursors),
-                    },
-                    l74: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 74), &mut cursors),
-                    },
-                    l75: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 75), &mut cursors),
-                    },
-                    l76: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 76), &mut cursors),
-                    },
-                    l77: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 77), &mut cursors),
-                    },
-                    l78: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 78), &mut cursors),
-                    },
-                    l79: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 79), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::FullAttentionLayer::EMPTY,
+                    l33: super::FullAttentionLayer::EMPTY,
+                    l34: super::FullAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::FullAttentionLayer::EMPTY,
+                    l37: super::FullAttentionLayer::EMPTY,
+                    l38: super::FullAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::FullAttentionLayer::EMPTY,
+                    l41: super::FullAttentionLayer::EMPTY,
+                    l42: super::FullAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::FullAttentionLayer::EMPTY,
+                    l45: super::FullAttentionLayer::EMPTY,
+                    l46: super::FullAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::FullAttentionLayer::EMPTY,
+                    l49: super::FullAttentionLayer::EMPTY,
+                    l50: super::FullAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::FullAttentionLayer::EMPTY,
+                    l53: super::FullAttentionLayer::EMPTY,
+                    l54: super::FullAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::FullAttentionLayer::EMPTY,
+                    l57: super::FullAttentionLayer::EMPTY,
+                    l58: super::FullAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    l60: super::FullAttentionLayer::EMPTY,
+                    l61: super::FullAttentionLayer::EMPTY,
+                    l62: super::FullAttentionLayer::EMPTY,
+                    l63: super::FullAttentionLayer::EMPTY,
+                    l64: super::FullAttentionLayer::EMPTY,
+                    l65: super::FullAttentionLayer::EMPTY,
+                    l66: super::FullAttentionLayer::EMPTY,
+                    l67: super::FullAttentionLayer::EMPTY,
+                    l68: super::FullAttentionLayer::EMPTY,
+                    l69: super::FullAttentionLayer::EMPTY,
+                    l70: super::FullAttentionLayer::EMPTY,
+                    l71: super::FullAttentionLayer::EMPTY,
+                    l72: super::FullAttentionLayer::EMPTY,
+                    l73: super::FullAttentionLayer::EMPTY,
+                    l74: super::FullAttentionLayer::EMPTY,
+                    l75: super::FullAttentionLayer::EMPTY,
+                    l76: super::FullAttentionLayer::EMPTY,
+                    l77: super::FullAttentionLayer::EMPTY,
+                    l78: super::FullAttentionLayer::EMPTY,
+                    l79: super::FullAttentionLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.attn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.attn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.attn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.attn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.attn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.attn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.attn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.attn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.attn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.attn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.attn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.attn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.attn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.attn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.attn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.attn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.attn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.attn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(0, 31), &mut cursors);
+                plan.l32.attn.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.attn.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.attn.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(0, 35), &mut cursors);
+                plan.l36.attn.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.attn.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.attn.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(0, 39), &mut cursors);
+                plan.l40.attn.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.attn.lay(classes.layer(0, 41), &mut cursors);
+                plan.l42.attn.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.attn.lay(classes.layer(0, 43), &mut cursors);
+                plan.l44.attn.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.attn.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.attn.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.attn.lay(classes.layer(0, 47), &mut cursors);
+                plan.l48.attn.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.attn.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.attn.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.attn.lay(classes.layer(0, 51), &mut cursors);
+                plan.l52.attn.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.attn.lay(classes.layer(0, 53), &mut cursors);
+                plan.l54.attn.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.attn.lay(classes.layer(0, 55), &mut cursors);
+                plan.l56.attn.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.attn.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.attn.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.attn.lay(classes.layer(0, 59), &mut cursors);
+                plan.l60.attn.lay(classes.layer(0, 60), &mut cursors);
+                plan.l61.attn.lay(classes.layer(0, 61), &mut cursors);
+                plan.l62.attn.lay(classes.layer(0, 62), &mut cursors);
+                plan.l63.attn.lay(classes.layer(0, 63), &mut cursors);
+                plan.l64.attn.lay(classes.layer(0, 64), &mut cursors);
+                plan.l65.attn.lay(classes.layer(0, 65), &mut cursors);
+                plan.l66.attn.lay(classes.layer(0, 66), &mut cursors);
+                plan.l67.attn.lay(classes.layer(0, 67), &mut cursors);
+                plan.l68.attn.lay(classes.layer(0, 68), &mut cursors);
+                plan.l69.attn.lay(classes.layer(0, 69), &mut cursors);
+                plan.l70.attn.lay(classes.layer(0, 70), &mut cursors);
+                plan.l71.attn.lay(classes.layer(0, 71), &mut cursors);
+                plan.l72.attn.lay(classes.layer(0, 72), &mut cursors);
+                plan.l73.attn.lay(classes.layer(0, 73), &mut cursors);
+                plan.l74.attn.lay(classes.layer(0, 74), &mut cursors);
+                plan.l75.attn.lay(classes.layer(0, 75), &mut cursors);
+                plan.l76.attn.lay(classes.layer(0, 76), &mut cursors);
+                plan.l77.attn.lay(classes.layer(0, 77), &mut cursors);
+                plan.l78.attn.lay(classes.layer(0, 78), &mut cursors);
+                plan.l79.attn.lay(classes.layer(0, 79), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -2032,21 +1931,18 @@ pub mod llama {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.attn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(0, 3), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

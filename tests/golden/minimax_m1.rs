@@ -379,28 +379,34 @@ pub mod minimax_m1 {
     impl LightningBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 5;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 5],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[3].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[4].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[3].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[4].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -425,23 +431,28 @@ pub mod minimax_m1 {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -458,20 +469,24 @@ pub mod minimax_m1 {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -485,11 +500,21 @@ pub mod minimax_m1 {
         /// Block `lightning`.
         pub lightning: LightningBlock,
     }
+    impl LightningLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self {
+            lightning: LightningBlock::EMPTY,
+        };
+    }
     /// The regions of one `softmax` layer: its blocks `attn`, `moe` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SoftmaxLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl SoftmaxLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1212,460 +1237,172 @@ pub mod minimax_m1 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 5),
-                            &mut cursors,
-                        ),
-                    },
-                    l6: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 7), &mut cursors),
-                    },
-                    l8: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 12),
-                            &mut cursors,
-                        ),
-                    },
-                    l13: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 15), &mut cursors),
-                    },
-                    l16: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 23), &mut cursors),
-                    },
-                    l24: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 25),
-                            &mut cursors,
-                        ),
-                    },
-                    l26: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 28),
-                            &mut cursors,
-                        ),
-                    },
-                    l29: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 30),
-                            &mut cursors,
-                        ),
-                    },
-                    l31: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 31), &mut cursors),
-                    },
-                    l32: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 32),
-                            &mut cursors,
-                        ),
-                    },
-                    l33: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 34),
-                            &mut cursors,
-                        ),
-                    },
-                    l35: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 35),
-                            &mut cursors,
-                        ),
-                    },
-                    l36: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 36),
-                            &mut cursors,
-                        ),
-                    },
-                    l37: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 38),
-                            &mut cursors,
-                        ),
-                    },
-                    l39: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 39), &mut cursors),
-                    },
-                    l40: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 40),
-                            &mut cursors,
-                        ),
-                    },
-                    l41: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 41),
-                            &mut cursors,
-                        ),
-                    },
-                    l42: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 42),
-                            &mut cursors,
-                        ),
-                    },
-                    l43: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 43),
-                            &mut cursors,
-                        ),
-                    },
-                    l44: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 44),
-                            &mut cursors,
-                        ),
-                    },
-                    l45: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 45),
-                            &mut cursors,
-                        ),
-                    },
-                    l46: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 46),
-                            &mut cursors,
-                        ),
-                    },
-                    l47: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 47), &mut cursors),
-                    },
-                    l48: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 48),
-                            &mut cursors,
-                        ),
-                    },
-                    l49: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 49),
-                            &mut cursors,
-                        ),
-                    },
-                    l50: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 50),
-                            &mut cursors,
-                        ),
-                    },
-                    l51: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 51),
-                            &mut cursors,
-                        ),
-                    },
-                    l52: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 52),
-                            &mut cursors,
-                        ),
-                    },
-                    l53: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 53),
-                            &mut cursors,
-                        ),
-                    },
-                    l54: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 54),
-                            &mut cursors,
-                        ),
-                    },
-                    l55: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 55), &mut cursors),
-                    },
-                    l56: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 56),
-                            &mut cursors,
-                        ),
-                    },
-                    l57: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 57),
-                            &mut cursors,
-                        ),
-                    },
-                    l58: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 58),
-                            &mut cursors,
-                        ),
-                    },
-                    l59: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 59),
-                            &mut cursors,
-                        ),
-                    },
-                    l60: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 60),
-                            &mut cursors,
-                        ),
-                    },
-                    l61: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 61),
-                            &mut cursors,
-                        ),
-                    },
-                    l62: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 62),
-                            &mut cursors,
-                        ),
-                    },
-                    l63: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 63), &mut cursors),
-                    },
-                    l64: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 64),
-                            &mut cursors,
-                        ),
-                    },
-                    l65: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 65),
-                            &mut cursors,
-                        ),
-                    },
-                    l66: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 66),
-                            &mut cursors,
-                        ),
-                    },
-                    l67: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 67),
-                            &mut cursors,
-                        ),
-                    },
-                    l68: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 68),
-                            &mut cursors,
-                        ),
-                    },
-                    l69: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 69),
-                            &mut cursors,
-                        ),
-                    },
-                    l70: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 70),
-                            &mut cursors,
-                        ),
-                    },
-                    l71: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 71), &mut cursors),
-                    },
-                    l72: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 72),
-                            &mut cursors,
-                        ),
-                    },
-                    l73: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 73),
-                            &mut cursors,
-                        ),
-                    },
-                    l74: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 74),
-                            &mut cursors,
-                        ),
-                    },
-                    l75: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 75),
-                            &mut cursors,
-                        ),
-                    },
-                    l76: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 76),
-                            &mut cursors,
-                        ),
-                    },
-                    l77: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 77),
-                            &mut cursors,
-                        ),
-                    },
-                    l78: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 78),
-                            &mut cursors,
-                        ),
-                    },
-                    l79: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 79), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(7), &mut cursors),
+                let mut plan = Self {
+                    l0: super::LightningLayer::EMPTY,
+                    l1: super::LightningLayer::EMPTY,
+                    l2: super::LightningLayer::EMPTY,
+                    l3: super::LightningLayer::EMPTY,
+                    l4: super::LightningLayer::EMPTY,
+                    l5: super::LightningLayer::EMPTY,
+                    l6: super::LightningLayer::EMPTY,
+                    l7: super::SoftmaxLayer::EMPTY,
+                    l8: super::LightningLayer::EMPTY,
+                    l9: super::LightningLayer::EMPTY,
+                    l10: super::LightningLayer::EMPTY,
+                    l11: super::LightningLayer::EMPTY,
+                    l12: super::LightningLayer::EMPTY,
+                    l13: super::LightningLayer::EMPTY,
+                    l14: super::LightningLayer::EMPTY,
+                    l15: super::SoftmaxLayer::EMPTY,
+                    l16: super::LightningLayer::EMPTY,
+                    l17: super::LightningLayer::EMPTY,
+                    l18: super::LightningLayer::EMPTY,
+                    l19: super::LightningLayer::EMPTY,
+                    l20: super::LightningLayer::EMPTY,
+                    l21: super::LightningLayer::EMPTY,
+                    l22: super::LightningLayer::EMPTY,
+                    l23: super::SoftmaxLayer::EMPTY,
+                    l24: super::LightningLayer::EMPTY,
+                    l25: super::LightningLayer::EMPTY,
+                    l26: super::LightningLayer::EMPTY,
+                    l27: super::LightningLayer::EMPTY,
+                    l28: super::LightningLayer::EMPTY,
+                    l29: super::LightningLayer::EMPTY,
+                    l30: super::LightningLayer::EMPTY,
+                    l31: super::SoftmaxLayer::EMPTY,
+                    l32: super::LightningLayer::EMPTY,
+                    l33: super::LightningLayer::EMPTY,
+                    l34: super::LightningLayer::EMPTY,
+                    l35: super::LightningLayer::EMPTY,
+                    l36: super::LightningLayer::EMPTY,
+                    l37: super::LightningLayer::EMPTY,
+                    l38: super::LightningLayer::EMPTY,
+                    l39: super::SoftmaxLayer::EMPTY,
+                    l40: super::LightningLayer::EMPTY,
+                    l41: super::LightningLayer::EMPTY,
+                    l42: super::LightningLayer::EMPTY,
+                    l43: super::LightningLayer::EMPTY,
+                    l44: super::LightningLayer::EMPTY,
+                    l45: super::LightningLayer::EMPTY,
+                    l46: super::LightningLayer::EMPTY,
+                    l47: super::SoftmaxLayer::EMPTY,
+                    l48: super::LightningLayer::EMPTY,
+                    l49: super::LightningLayer::EMPTY,
+                    l50: super::LightningLayer::EMPTY,
+                    l51: super::LightningLayer::EMPTY,
+                    l52: super::LightningLayer::EMPTY,
+                    l53: super::LightningLayer::EMPTY,
+                    l54: super::LightningLayer::EMPTY,
+                    l55: super::SoftmaxLayer::EMPTY,
+                    l56: super::LightningLayer::EMPTY,
+                    l57: super::LightningLayer::EMPTY,
+                    l58: super::LightningLayer::EMPTY,
+                    l59: super::LightningLayer::EMPTY,
+                    l60: super::LightningLayer::EMPTY,
+                    l61: super::LightningLayer::EMPTY,
+                    l62: super::LightningLayer::EMPTY,
+                    l63: super::SoftmaxLayer::EMPTY,
+                    l64: super::LightningLayer::EMPTY,
+                    l65: super::LightningLayer::EMPTY,
+                    l66: super::LightningLayer::EMPTY,
+                    l67: super::LightningLayer::EMPTY,
+                    l68: super::LightningLayer::EMPTY,
+                    l69: super::LightningLayer::EMPTY,
+                    l70: super::LightningLayer::EMPTY,
+                    l71: super::SoftmaxLayer::EMPTY,
+                    l72: super::LightningLayer::EMPTY,
+                    l73: super::LightningLayer::EMPTY,
+                    l74: super::LightningLayer::EMPTY,
+                    l75: super::LightningLayer::EMPTY,
+                    l76: super::LightningLayer::EMPTY,
+                    l77: super::LightningLayer::EMPTY,
+                    l78: super::LightningLayer::EMPTY,
+                    l79: super::SoftmaxLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.lightning.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.lightning.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.lightning.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.lightning.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.lightning.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.lightning.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.lightning.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(5, 7), &mut cursors);
+                plan.l8.lightning.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.lightning.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.lightning.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.lightning.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.lightning.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.lightning.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.lightning.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(5, 15), &mut cursors);
+                plan.l16.lightning.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.lightning.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.lightning.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.lightning.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.lightning.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.lightning.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.lightning.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(5, 23), &mut cursors);
+                plan.l24.lightning.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.lightning.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.lightning.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.lightning.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.lightning.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.lightning.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.lightning.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(5, 31), &mut cursors);
+                plan.l32.lightning.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.lightning.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.lightning.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.lightning.lay(classes.layer(0, 35), &mut cursors);
+                plan.l36.lightning.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.lightning.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.lightning.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(5, 39), &mut cursors);
+                plan.l40.lightning.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.lightning.lay(classes.layer(0, 41), &mut cursors);
+                plan.l42.lightning.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.lightning.lay(classes.layer(0, 43), &mut cursors);
+                plan.l44.lightning.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.lightning.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.lightning.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.attn.lay(classes.layer(5, 47), &mut cursors);
+                plan.l48.lightning.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.lightning.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.lightning.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.lightning.lay(classes.layer(0, 51), &mut cursors);
+                plan.l52.lightning.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.lightning.lay(classes.layer(0, 53), &mut cursors);
+                plan.l54.lightning.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.attn.lay(classes.layer(5, 55), &mut cursors);
+                plan.l56.lightning.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.lightning.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.lightning.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.lightning.lay(classes.layer(0, 59), &mut cursors);
+                plan.l60.lightning.lay(classes.layer(0, 60), &mut cursors);
+                plan.l61.lightning.lay(classes.layer(0, 61), &mut cursors);
+                plan.l62.lightning.lay(classes.layer(0, 62), &mut cursors);
+                plan.l63.attn.lay(classes.layer(5, 63), &mut cursors);
+                plan.l64.lightning.lay(classes.layer(0, 64), &mut cursors);
+                plan.l65.lightning.lay(classes.layer(0, 65), &mut cursors);
+                plan.l66.lightning.lay(classes.layer(0, 66), &mut cursors);
+                plan.l67.lightning.lay(classes.layer(0, 67), &mut cursors);
+                plan.l68.lightning.lay(classes.layer(0, 68), &mut cursors);
+                plan.l69.lightning.lay(classes.layer(0, 69), &mut cursors);
+                plan.l70.lightning.lay(classes.layer(0, 70), &mut cursors);
+                plan.l71.attn.lay(classes.layer(5, 71), &mut cursors);
+                plan.l72.lightning.lay(classes.layer(0, 72), &mut cursors);
+                plan.l73.lightning.lay(classes.layer(0, 73), &mut cursors);
+                plan.l74.lightning.lay(classes.layer(0, 74), &mut cursors);
+                plan.l75.lightning.lay(classes.layer(0, 75), &mut cursors);
+                plan.l76.lightning.lay(classes.layer(0, 76), &mut cursors);
+                plan.l77.lightning.lay(classes.layer(0, 77), &mut cursors);
+                plan.l78.lightning.lay(classes.layer(0, 78), &mut cursors);
+                plan.l79.attn.lay(classes.layer(5, 79), &mut cursors);
+                plan.head.lay(classes.epilogue(7), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -2207,55 +1944,28 @@ pub mod minimax_m1 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 1),
-                            &mut cursors,
-                        ),
-                    },
-                    l2: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 3),
-                            &mut cursors,
-                        ),
-                    },
-                    l4: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 5),
-                            &mut cursors,
-                        ),
-                    },
-                    l6: super::LightningLayer {
-                        lightning: super::LightningBlock::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::SoftmaxLayer {
-                        attn: super::AttnBlock::lay(classes.layer(5, 7), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(7), &mut cursors),
+                let mut plan = Self {
+                    l0: super::LightningLayer::EMPTY,
+                    l1: super::LightningLayer::EMPTY,
+                    l2: super::LightningLayer::EMPTY,
+                    l3: super::LightningLayer::EMPTY,
+                    l4: super::LightningLayer::EMPTY,
+                    l5: super::LightningLayer::EMPTY,
+                    l6: super::LightningLayer::EMPTY,
+                    l7: super::SoftmaxLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.lightning.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.lightning.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.lightning.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.lightning.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.lightning.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.lightning.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.lightning.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(5, 7), &mut cursors);
+                plan.head.lay(classes.epilogue(7), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -306,23 +306,28 @@ pub mod mistral {
     impl SwaBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -335,6 +340,10 @@ pub mod mistral {
     pub struct FullAttentionLayer {
         /// Block `swa`.
         pub swa: SwaBlock,
+    }
+    impl FullAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { swa: SwaBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -581,105 +590,74 @@ pub mod mistral {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
-                    l4: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 7), &mut cursors),
-                    },
-                    l8: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 11), &mut cursors),
-                    },
-                    l12: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 15), &mut cursors),
-                    },
-                    l16: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 19), &mut cursors),
-                    },
-                    l20: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 23), &mut cursors),
-                    },
-                    l24: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 27), &mut cursors),
-                    },
-                    l28: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 31), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.swa.lay(classes.layer(0, 3), &mut cursors);
+                plan.l4.swa.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.swa.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.swa.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.swa.lay(classes.layer(0, 7), &mut cursors);
+                plan.l8.swa.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.swa.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.swa.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.swa.lay(classes.layer(0, 11), &mut cursors);
+                plan.l12.swa.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.swa.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.swa.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.swa.lay(classes.layer(0, 15), &mut cursors);
+                plan.l16.swa.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.swa.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.swa.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.swa.lay(classes.layer(0, 19), &mut cursors);
+                plan.l20.swa.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.swa.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.swa.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.swa.lay(classes.layer(0, 23), &mut cursors);
+                plan.l24.swa.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.swa.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.swa.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.swa.lay(classes.layer(0, 27), &mut cursors);
+                plan.l28.swa.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.swa.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.swa.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.swa.lay(classes.layer(0, 31), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -1067,21 +1045,18 @@ pub mod mistral {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        swa: super::SwaBlock::lay(classes.layer(0, 3), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.swa.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.swa.lay(classes.layer(0, 3), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -511,39 +511,48 @@ pub mod nemotron_h {
     impl Mamba2Block {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 10;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 10],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -573,23 +582,28 @@ pub mod nemotron_h {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -606,20 +620,24 @@ pub mod nemotron_h {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 1;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 1],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -633,15 +651,27 @@ pub mod nemotron_h {
         /// Block `mamba2`.
         pub mamba2: Mamba2Block,
     }
+    impl MambaLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { mamba2: Mamba2Block::EMPTY };
+    }
     /// The regions of one `attention` layer: its blocks `attn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
     }
+    impl AttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
+    }
     /// The regions of one `mlp` layer: its blocks `mlp` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct MlpLayer {}
+    impl MlpLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self {};
+    }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Layer<'a> {
@@ -1247,190 +1277,92 @@ pub mod nemotron_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MlpLayer {},
-                    l2: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MlpLayer {},
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::MlpLayer {},
-                    l6: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 7), &mut cursors),
-                    },
-                    l8: super::MlpLayer {},
-                    l9: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::MlpLayer {},
-                    l11: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::MlpLayer {},
-                    l13: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::MlpLayer {},
-                    l15: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 15),
-                            &mut cursors,
-                        ),
-                    },
-                    l16: super::MlpLayer {},
-                    l17: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 17),
-                            &mut cursors,
-                        ),
-                    },
-                    l18: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 18), &mut cursors),
-                    },
-                    l19: super::MlpLayer {},
-                    l20: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::MlpLayer {},
-                    l22: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 22),
-                            &mut cursors,
-                        ),
-                    },
-                    l23: super::MlpLayer {},
-                    l24: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 24),
-                            &mut cursors,
-                        ),
-                    },
-                    l25: super::MlpLayer {},
-                    l26: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 26),
-                            &mut cursors,
-                        ),
-                    },
-                    l27: super::MlpLayer {},
-                    l28: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 28),
-                            &mut cursors,
-                        ),
-                    },
-                    l29: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 29), &mut cursors),
-                    },
-                    l30: super::MlpLayer {},
-                    l31: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    l32: super::MlpLayer {},
-                    l33: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::MlpLayer {},
-                    l35: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 35),
-                            &mut cursors,
-                        ),
-                    },
-                    l36: super::MlpLayer {},
-                    l37: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::MlpLayer {},
-                    l39: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 39),
-                            &mut cursors,
-                        ),
-                    },
-                    l40: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 40), &mut cursors),
-                    },
-                    l41: super::MlpLayer {},
-                    l42: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 42),
-                            &mut cursors,
-                        ),
-                    },
-                    l43: super::MlpLayer {},
-                    l44: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 44),
-                            &mut cursors,
-                        ),
-                    },
-                    l45: super::MlpLayer {},
-                    l46: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 46),
-                            &mut cursors,
-                        ),
-                    },
-                    l47: super::MlpLayer {},
-                    l48: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 48),
-                            &mut cursors,
-                        ),
-                    },
-                    l49: super::MlpLayer {},
-                    l50: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 50),
-                            &mut cursors,
-                        ),
-                    },
-                    l51: super::MlpLayer {},
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MlpLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MlpLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::MlpLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::AttentionLayer::EMPTY,
+                    l8: super::MlpLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MlpLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MlpLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MlpLayer::EMPTY,
+                    l15: super::MambaLayer::EMPTY,
+                    l16: super::MlpLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::AttentionLayer::EMPTY,
+                    l19: super::MlpLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::MlpLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MlpLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::MlpLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MlpLayer::EMPTY,
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::AttentionLayer::EMPTY,
+                    l30: super::MlpLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MlpLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MlpLayer::EMPTY,
+                    l35: super::MambaLayer::EMPTY,
+                    l36: super::MlpLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::MlpLayer::EMPTY,
+                    l39: super::MambaLayer::EMPTY,
+                    l40: super::AttentionLayer::EMPTY,
+                    l41: super::MlpLayer::EMPTY,
+                    l42: super::MambaLayer::EMPTY,
+                    l43: super::MlpLayer::EMPTY,
+                    l44: super::MambaLayer::EMPTY,
+                    l45: super::MlpLayer::EMPTY,
+                    l46: super::MambaLayer::EMPTY,
+                    l47: super::MlpLayer::EMPTY,
+                    l48: super::MambaLayer::EMPTY,
+                    l49: super::MlpLayer::EMPTY,
+                    l50: super::MambaLayer::EMPTY,
+                    l51: super::MlpLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(0, 2), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(10, 7), &mut cursors);
+                plan.l9.mamba2.lay(classes.layer(0, 9), &mut cursors);
+                plan.l11.mamba2.lay(classes.layer(0, 11), &mut cursors);
+                plan.l13.mamba2.lay(classes.layer(0, 13), &mut cursors);
+                plan.l15.mamba2.lay(classes.layer(0, 15), &mut cursors);
+                plan.l17.mamba2.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.attn.lay(classes.layer(10, 18), &mut cursors);
+                plan.l20.mamba2.lay(classes.layer(0, 20), &mut cursors);
+                plan.l22.mamba2.lay(classes.layer(0, 22), &mut cursors);
+                plan.l24.mamba2.lay(classes.layer(0, 24), &mut cursors);
+                plan.l26.mamba2.lay(classes.layer(0, 26), &mut cursors);
+                plan.l28.mamba2.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.attn.lay(classes.layer(10, 29), &mut cursors);
+                plan.l31.mamba2.lay(classes.layer(0, 31), &mut cursors);
+                plan.l33.mamba2.lay(classes.layer(0, 33), &mut cursors);
+                plan.l35.mamba2.lay(classes.layer(0, 35), &mut cursors);
+                plan.l37.mamba2.lay(classes.layer(0, 37), &mut cursors);
+                plan.l39.mamba2.lay(classes.layer(0, 39), &mut cursors);
+                plan.l40.attn.lay(classes.layer(10, 40), &mut cursors);
+                plan.l42.mamba2.lay(classes.layer(0, 42), &mut cursors);
+                plan.l44.mamba2.lay(classes.layer(0, 44), &mut cursors);
+                plan.l46.mamba2.lay(classes.layer(0, 46), &mut cursors);
+                plan.l48.mamba2.lay(classes.layer(0, 48), &mut cursors);
+                plan.l50.mamba2.lay(classes.layer(0, 50), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -2617,343 +2549,160 @@ pub mod nemotron_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MlpLayer {},
-                    l2: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MlpLayer {},
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::MlpLayer {},
-                    l6: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MlpLayer {},
-                    l8: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 8),
-                            &mut cursors,
-                        ),
-                    },
-                    l9: super::MlpLayer {},
-                    l10: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 10),
-                            &mut cursors,
-                        ),
-                    },
-                    l11: super::MlpLayer {},
-                    l12: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 12),
-                            &mut cursors,
-                        ),
-                    },
-                    l13: super::MlpLayer {},
-                    l14: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 14),
-                            &mut cursors,
-                        ),
-                    },
-                    l15: super::MlpLayer {},
-                    l16: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 17), &mut cursors),
-                    },
-                    l18: super::MlpLayer {},
-                    l19: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 19),
-                            &mut cursors,
-                        ),
-                    },
-                    l20: super::MlpLayer {},
-                    l21: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 21),
-                            &mut cursors,
-                        ),
-                    },
-                    l22: super::MlpLayer {},
-                    l23: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::MlpLayer {},
-                    l25: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 25),
-                            &mut cursors,
-                        ),
-                    },
-                    l26: super::MlpLayer {},
-                    l27: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::MlpLayer {},
-                    l29: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::MlpLayer {},
-                    l31: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 31),
-                            &mut cursors,
-                        ),
-                    },
-                    l32: super::MlpLayer {},
-                    l33: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 33),
-                            &mut cursors,
-                        ),
-                    },
-                    l34: super::MlpLayer {},
-                    l35: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 35),
-                            &mut cursors,
-                        ),
-                    },
-                    l36: super::MlpLayer {},
-                    l37: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 37),
-                            &mut cursors,
-                        ),
-                    },
-                    l38: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 38), &mut cursors),
-                    },
-                    l39: super::MlpLayer {},
-                    l40: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 40),
-                            &mut cursors,
-                        ),
-                    },
-                    l41: super::MlpLayer {},
-                    l42: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 42),
-                            &mut cursors,
-                        ),
-                    },
-                    l43: super::MlpLayer {},
-                    l44: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 44),
-                            &mut cursors,
-                        ),
-                    },
-                    l45: super::MlpLayer {},
-                    l46: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 46),
-                            &mut cursors,
-                        ),
-                    },
-                    l47: super::MlpLayer {},
-                    l48: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 48),
-                            &mut cursors,
-                        ),
-                    },
-                    l49: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 49), &mut cursors),
-                    },
-                    l50: super::MlpLayer {},
-                    l51: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 51),
-                            &mut cursors,
-                        ),
-                    },
-                    l52: super::MlpLayer {},
-                    l53: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 53),
-                            &mut cursors,
-                        ),
-                    },
-                    l54: super::MlpLayer {},
-                    l55: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 55),
-                            &mut cursors,
-                        ),
-                    },
-                    l56: super::MlpLayer {},
-                    l57: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 57),
-                            &mut cursors,
-                        ),
-                    },
-                    l58: super::MlpLayer {},
-                    l59: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 59),
-                            &mut cursors,
-                        ),
-                    },
-                    l60: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 60), &mut cursors),
-                    },
-                    l61: super::MlpLayer {},
-                    l62: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 62),
-                            &mut cursors,
-                        ),
-                    },
-                    l63: super::MlpLayer {},
-                    l64: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 64),
-                            &mut cursors,
-                        ),
-                    },
-                    l65: super::MlpLayer {},
-                    l66: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 66),
-                            &mut cursors,
-                        ),
-                    },
-                    l67: super::MlpLayer {},
-                    l68: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 68),
-                            &mut cursors,
-                        ),
-                    },
-                    l69: super::MlpLayer {},
-                    l70: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 70),
-                            &mut cursors,
-                        ),
-                    },
-                    l71: super::MlpLayer {},
-                    l72: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 72),
-                            &mut cursors,
-                        ),
-                    },
-                    l73: super::MlpLayer {},
-                    l74: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 74),
-                            &mut cursors,
-                        ),
-                    },
-                    l75: super::MlpLayer {},
-                    l76: super::MlpLayer {},
-                    l77: super::MlpLayer {},
-                    l78: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 78),
-                            &mut cursors,
-                        ),
-                    },
-                    l79: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 79),
-                            &mut cursors,
-                        ),
-                    },
-                    l80: super::MlpLayer {},
-                    l81: super::MlpLayer {},
-                    l82: super::MlpLayer {},
-                    l83: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 83),
-                            &mut cursors,
-                        ),
-                    },
-                    l84: super::MlpLayer {},
-                    l85: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 85),
-                            &mut cursors,
-                        ),
-                    },
-                    l86: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 86), &mut cursors),
-                    },
-                    l87: super::MlpLayer {},
-                    l88: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 88),
-                            &mut cursors,
-                        ),
-                    },
-                    l89: super::MlpLayer {},
-                    l90: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 90),
-                            &mut cursors,
-                        ),
-                    },
-                    l91: super::MlpLayer {},
-                    l92: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 92),
-                            &mut cursors,
-                        ),
-                    },
-                    l93: super::MlpLayer {},
-                    l94: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 94),
-                            &mut cursors,
-                        ),
-                    },
-                    l95: super::MlpLayer {},
-                    l96: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 96),
-                            &mut cursors,
-                        ),
-                    },
-                    l97: super::MlpLayer {},
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MlpLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MlpLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::MlpLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MlpLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MlpLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MlpLayer::EMPTY,
+                    l12: super::MambaLayer::EMPTY,
+                    l13: super::MlpLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::MlpLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::AttentionLayer::EMPTY,
+                    l18: super::MlpLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::MlpLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MlpLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MlpLayer::EMPTY,
+                    l25: super::MambaLayer::EMPTY,
+                    l26: super::MlpLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MlpLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MlpLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MlpLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MlpLayer::EMPTY,
+                    l35: super::MambaLayer::EMPTY,
+                    l36: super::MlpLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::AttentionLayer::EMPTY,
+                    l39: super::MlpLayer::EMPTY,
+                    l40: super::MambaLayer::EMPTY,
+                    l41: super::MlpLayer::EMPTY,
+                    l42: super::MambaLayer::EMPTY,
+                    l43: super::MlpLayer::EMPTY,
+                    l44: super::MambaLayer::EMPTY,
+                    l45: super::MlpLayer::EMPTY,
+                    l46: super::MambaLayer::EMPTY,
+                    l47: super::MlpLayer::EMPTY,
+                    l48: super::MambaLayer::EMPTY,
+                    l49: super::AttentionLayer::EMPTY,
+                    l50: super::MlpLayer::EMPTY,
+                    l51: super::MambaLayer::EMPTY,
+                    l52: super::MlpLayer::EMPTY,
+                    l53: super::MambaLayer::EMPTY,
+                    l54: super::MlpLayer::EMPTY,
+                    l55: super::MambaLayer::EMPTY,
+                    l56: super::MlpLayer::EMPTY,
+                    l57: super::MambaLayer::EMPTY,
+                    l58: super::MlpLayer::EMPTY,
+                    l59: super::MambaLayer::EMPTY,
+                    l60: super::AttentionLayer::EMPTY,
+                    l61: super::MlpLayer::EMPTY,
+                    l62: super::MambaLayer::EMPTY,
+                    l63: super::MlpLayer::EMPTY,
+                    l64: super::MambaLayer::EMPTY,
+                    l65: super::MlpLayer::EMPTY,
+                    l66: super::MambaLayer::EMPTY,
+                    l67: super::MlpLayer::EMPTY,
+                    l68: super::MambaLayer::EMPTY,
+                    l69: super::MlpLayer::EMPTY,
+                    l70: super::MambaLayer::EMPTY,
+                    l71: super::MlpLayer::EMPTY,
+                    l72: super::MambaLayer::EMPTY,
+                    l73: super::MlpLayer::EMPTY,
+                    l74: super::MambaLayer::EMPTY,
+                    l75: super::MlpLayer::EMPTY,
+                    l76: super::MlpLayer::EMPTY,
+                    l77: super::MlpLayer::EMPTY,
+                    l78: super::MambaLayer::EMPTY,
+                    l79: super::MambaLayer::EMPTY,
+                    l80: super::MlpLayer::EMPTY,
+                    l81: super::MlpLayer::EMPTY,
+                    l82: super::MlpLayer::EMPTY,
+                    l83: super::MambaLayer::EMPTY,
+                    l84: super::MlpLayer::EMPTY,
+                    l85: super::MambaLayer::EMPTY,
+                    l86: super::AttentionLayer::EMPTY,
+                    l87: super::MlpLayer::EMPTY,
+                    l88: super::MambaLayer::EMPTY,
+                    l89: super::MlpLayer::EMPTY,
+                    l90: super::MambaLayer::EMPTY,
+                    l91: super::MlpLayer::EMPTY,
+                    l92: super::MambaLayer::EMPTY,
+                    l93: super::MlpLayer::EMPTY,
+                    l94: super::MambaLayer::EMPTY,
+                    l95: super::MlpLayer::EMPTY,
+                    l96: super::MambaLayer::EMPTY,
+                    l97: super::MlpLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(0, 2), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(0, 6), &mut cursors);
+                plan.l8.mamba2.lay(classes.layer(0, 8), &mut cursors);
+                plan.l10.mamba2.lay(classes.layer(0, 10), &mut cursors);
+                plan.l12.mamba2.lay(classes.layer(0, 12), &mut cursors);
+                plan.l14.mamba2.lay(classes.layer(0, 14), &mut cursors);
+                plan.l16.mamba2.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.attn.lay(classes.layer(10, 17), &mut cursors);
+                plan.l19.mamba2.lay(classes.layer(0, 19), &mut cursors);
+                plan.l21.mamba2.lay(classes.layer(0, 21), &mut cursors);
+                plan.l23.mamba2.lay(classes.layer(0, 23), &mut cursors);
+                plan.l25.mamba2.lay(classes.layer(0, 25), &mut cursors);
+                plan.l27.mamba2.lay(classes.layer(0, 27), &mut cursors);
+                plan.l29.mamba2.lay(classes.layer(0, 29), &mut cursors);
+                plan.l31.mamba2.lay(classes.layer(0, 31), &mut cursors);
+                plan.l33.mamba2.lay(classes.layer(0, 33), &mut cursors);
+                plan.l35.mamba2.lay(classes.layer(0, 35), &mut cursors);
+                plan.l37.mamba2.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.attn.lay(classes.layer(10, 38), &mut cursors);
+                plan.l40.mamba2.lay(classes.layer(0, 40), &mut cursors);
+                plan.l42.mamba2.lay(classes.layer(0, 42), &mut cursors);
+                plan.l44.mamba2.lay(classes.layer(0, 44), &mut cursors);
+                plan.l46.mamba2.lay(classes.layer(0, 46), &mut cursors);
+                plan.l48.mamba2.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.attn.lay(classes.layer(10, 49), &mut cursors);
+                plan.l51.mamba2.lay(classes.layer(0, 51), &mut cursors);
+                plan.l53.mamba2.lay(classes.layer(0, 53), &mut cursors);
+                plan.l55.mamba2.lay(classes.layer(0, 55), &mut cursors);
+                plan.l57.mamba2.lay(classes.layer(0, 57), &mut cursors);
+                plan.l59.mamba2.lay(classes.layer(0, 59), &mut cursors);
+                plan.l60.attn.lay(classes.layer(10, 60), &mut cursors);
+                plan.l62.mamba2.lay(classes.layer(0, 62), &mut cursors);
+                plan.l64.mamba2.lay(classes.layer(0, 64), &mut cursors);
+                plan.l66.mamba2.lay(classes.layer(0, 66), &mut cursors);
+                plan.l68.mamba2.lay(classes.layer(0, 68), &mut cursors);
+                plan.l70.mamba2.lay(classes.layer(0, 70), &mut cursors);
+                plan.l72.mamba2.lay(classes.layer(0, 72), &mut cursors);
+                plan.l74.mamba2.lay(classes.layer(0, 74), &mut cursors);
+                plan.l78.mamba2.lay(classes.layer(0, 78), &mut cursors);
+                plan.l79.mamba2.lay(classes.layer(0, 79), &mut cursors);
+                plan.l83.mamba2.lay(classes.layer(0, 83), &mut cursors);
+                plan.l85.mamba2.lay(classes.layer(0, 85), &mut cursors);
+                plan.l86.attn.lay(classes.layer(10, 86), &mut cursors);
+                plan.l88.mamba2.lay(classes.layer(0, 88), &mut cursors);
+                plan.l90.mamba2.lay(classes.layer(0, 90), &mut cursors);
+                plan.l92.mamba2.lay(classes.layer(0, 92), &mut cursors);
+                plan.l94.mamba2.lay(classes.layer(0, 94), &mut cursors);
+                plan.l96.mamba2.lay(classes.layer(0, 96), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -3917,209 +3666,99 @@ pub mod nemotron_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MlpLayer {},
-                    l2: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 2),
-                            &mut cursors,
-                        ),
-                    },
-                    l3: super::MlpLayer {},
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::MlpLayer {},
-                    l6: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 6),
-                            &mut cursors,
-                        ),
-                    },
-                    l7: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 7),
-                            &mut cursors,
-                        ),
-                    },
-                    l8: super::MlpLayer {},
-                    l9: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 9),
-                            &mut cursors,
-                        ),
-                    },
-                    l10: super::MlpLayer {},
-                    l11: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 11),
-                            &mut cursors,
-                        ),
-                    },
-                    l12: super::MlpLayer {},
-                    l13: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 13),
-                            &mut cursors,
-                        ),
-                    },
-                    l14: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 14), &mut cursors),
-                    },
-                    l15: super::MlpLayer {},
-                    l16: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 16),
-                            &mut cursors,
-                        ),
-                    },
-                    l17: super::MlpLayer {},
-                    l18: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 18),
-                            &mut cursors,
-                        ),
-                    },
-                    l19: super::MlpLayer {},
-                    l20: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 20),
-                            &mut cursors,
-                        ),
-                    },
-                    l21: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 21), &mut cursors),
-                    },
-                    l22: super::MlpLayer {},
-                    l23: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 23),
-                            &mut cursors,
-                        ),
-                    },
-                    l24: super::MlpLayer {},
-                    l25: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 25),
-                            &mut cursors,
-                        ),
-                    },
-                    l26: super::MlpLayer {},
-                    l27: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 27),
-                            &mut cursors,
-                        ),
-                    },
-                    l28: super::MlpLayer {},
-                    l29: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 29),
-                            &mut cursors,
-                        ),
-                    },
-                    l30: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 30), &mut cursors),
-                    },
-                    l31: super::MlpLayer {},
-                    l32: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 32),
-                            &mut cursors,
-                        ),
-                    },
-                    l33: super::MlpLayer {},
-                    l34: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 34),
-                            &mut cursors,
-                        ),
-                    },
-                    l35: super::MlpLayer {},
-                    l36: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 36),
-                            &mut cursors,
-                        ),
-                    },
-                    l37: super::MlpLayer {},
-                    l38: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 38),
-                            &mut cursors,
-                        ),
-                    },
-                    l39: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 39), &mut cursors),
-                    },
-                    l40: super::MlpLayer {},
-                    l41: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 41),
-                            &mut cursors,
-                        ),
-                    },
-                    l42: super::MlpLayer {},
-                    l43: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 43),
-                            &mut cursors,
-                        ),
-                    },
-                    l44: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 44),
-                            &mut cursors,
-                        ),
-                    },
-                    l45: super::MlpLayer {},
-                    l46: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 46),
-                            &mut cursors,
-                        ),
-                    },
-                    l47: super::MlpLayer {},
-                    l48: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 48),
-                            &mut cursors,
-                        ),
-                    },
-                    l49: super::MlpLayer {},
-                    l50: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 50),
-                            &mut cursors,
-                        ),
-                    },
-                    l51: super::MlpLayer {},
-                    l52: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 52),
-                            &mut cursors,
-                        ),
-                    },
-                    l53: super::MlpLayer {},
-                    l54: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 54),
-                            &mut cursors,
-                        ),
-                    },
-                    l55: super::MlpLayer {},
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MlpLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MlpLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::MlpLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MlpLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MlpLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MlpLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::AttentionLayer::EMPTY,
+                    l15: super::MlpLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MlpLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MlpLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::AttentionLayer::EMPTY,
+                    l22: super::MlpLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MlpLayer::EMPTY,
+                    l25: super::MambaLayer::EMPTY,
+                    l26: super::MlpLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MlpLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::AttentionLayer::EMPTY,
+                    l31: super::MlpLayer::EMPTY,
+                    l32: super::MambaLayer::EMPTY,
+                    l33: super::MlpLayer::EMPTY,
+                    l34: super::MambaLayer::EMPTY,
+                    l35: super::MlpLayer::EMPTY,
+                    l36: super::MambaLayer::EMPTY,
+                    l37: super::MlpLayer::EMPTY,
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::AttentionLayer::EMPTY,
+                    l40: super::MlpLayer::EMPTY,
+                    l41: super::MambaLayer::EMPTY,
+                    l42: super::MlpLayer::EMPTY,
+                    l43: super::MambaLayer::EMPTY,
+                    l44: super::MambaLayer::EMPTY,
+                    l45: super::MlpLayer::EMPTY,
+                    l46: super::MambaLayer::EMPTY,
+                    l47: super::MlpLayer::EMPTY,
+                    l48: super::MambaLayer::EMPTY,
+                    l49: super::MlpLayer::EMPTY,
+                    l50: super::MambaLayer::EMPTY,
+                    l51: super::MlpLayer::EMPTY,
+                    l52: super::MambaLayer::EMPTY,
+                    l53: super::MlpLayer::EMPTY,
+                    l54: super::MambaLayer::EMPTY,
+                    l55: super::MlpLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l2.mamba2.lay(classes.layer(0, 2), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.l6.mamba2.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.mamba2.lay(classes.layer(0, 7), &mut cursors);
+                plan.l9.mamba2.lay(classes.layer(0, 9), &mut cursors);
+                plan.l11.mamba2.lay(classes.layer(0, 11), &mut cursors);
+                plan.l13.mamba2.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.attn.lay(classes.layer(10, 14), &mut cursors);
+                plan.l16.mamba2.lay(classes.layer(0, 16), &mut cursors);
+                plan.l18.mamba2.lay(classes.layer(0, 18), &mut cursors);
+                plan.l20.mamba2.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.attn.lay(classes.layer(10, 21), &mut cursors);
+                plan.l23.mamba2.lay(classes.layer(0, 23), &mut cursors);
+                plan.l25.mamba2.lay(classes.layer(0, 25), &mut cursors);
+                plan.l27.mamba2.lay(classes.layer(0, 27), &mut cursors);
+                plan.l29.mamba2.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.attn.lay(classes.layer(10, 30), &mut cursors);
+                plan.l32.mamba2.lay(classes.layer(0, 32), &mut cursors);
+                plan.l34.mamba2.lay(classes.layer(0, 34), &mut cursors);
+                plan.l36.mamba2.lay(classes.layer(0, 36), &mut cursors);
+                plan.l38.mamba2.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(10, 39), &mut cursors);
+                plan.l41.mamba2.lay(classes.layer(0, 41), &mut cursors);
+                plan.l43.mamba2.lay(classes.layer(0, 43), &mut cursors);
+                plan.l44.mamba2.lay(classes.layer(0, 44), &mut cursors);
+                plan.l46.mamba2.lay(classes.layer(0, 46), &mut cursors);
+                plan.l48.mamba2.lay(classes.layer(0, 48), &mut cursors);
+                plan.l50.mamba2.lay(classes.layer(0, 50), &mut cursors);
+                plan.l52.mamba2.lay(classes.layer(0, 52), &mut cursors);
+                plan.l54.mamba2.lay(classes.layer(0, 54), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -4680,28 +4319,21 @@ pub mod nemotron_h {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 0),
-                            &mut cursors,
-                        ),
-                    },
-                    l1: super::MlpLayer {},
-                    l2: super::AttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(10, 2), &mut cursors),
-                    },
-                    l3: super::MlpLayer {},
-                    l4: super::MambaLayer {
-                        mamba2: super::Mamba2Block::lay(
-                            classes.layer(0, 4),
-                            &mut cursors,
-                        ),
-                    },
-                    l5: super::MlpLayer {},
-                    head: super::HeadBlock::lay(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MlpLayer::EMPTY,
+                    l2: super::AttentionLayer::EMPTY,
+                    l3: super::MlpLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::MlpLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.mamba2.lay(classes.layer(0, 0), &mut cursors);
+                plan.l2.attn.lay(classes.layer(10, 2), &mut cursors);
+                plan.l4.mamba2.lay(classes.layer(0, 4), &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

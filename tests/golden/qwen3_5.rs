@@ -610,48 +610,60 @@ pub mod qwen3_5 {
     impl GdnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 13;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            h: __rt::RecurrentRegions::EMPTY,
+            conv: __rt::RecurrentRegions::EMPTY,
+            h_prefix: __rt::CacheRegions::EMPTY,
+            conv_prefix: __rt::CacheRegions::EMPTY,
+            h_ring: __rt::CacheRegions::EMPTY,
+            conv_ring: __rt::CacheRegions::EMPTY,
+            carry: __rt::CacheRegions::EMPTY,
+            carry_table: __rt::CacheRegions::EMPTY,
+            wy_table: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 13],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                h: __rt::RecurrentRegions {
-                    live: classes[0].take(&mut cursors[1]),
-                    steps: classes[1].take(&mut cursors[3]),
-                    checkpoint: classes[2].take(&mut cursors[3]),
-                },
-                conv: __rt::RecurrentRegions {
-                    live: classes[3].take(&mut cursors[1]),
-                    steps: classes[4].take(&mut cursors[3]),
-                    checkpoint: classes[5].take(&mut cursors[3]),
-                },
-                h_prefix: __rt::CacheRegions {
-                    cache: classes[6].take(&mut cursors[2]),
-                },
-                conv_prefix: __rt::CacheRegions {
-                    cache: classes[7].take(&mut cursors[2]),
-                },
-                h_ring: __rt::CacheRegions {
-                    cache: classes[8].take(&mut cursors[2]),
-                },
-                conv_ring: __rt::CacheRegions {
-                    cache: classes[9].take(&mut cursors[2]),
-                },
-                carry: __rt::CacheRegions {
-                    cache: classes[10].take(&mut cursors[3]),
-                },
-                carry_table: __rt::CacheRegions {
-                    cache: classes[11].take(&mut cursors[0]),
-                },
-                wy_table: __rt::CacheRegions {
-                    cache: classes[12].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.h = __rt::RecurrentRegions {
+                live: classes[0].take(&mut cursors[1]),
+                steps: classes[1].take(&mut cursors[3]),
+                checkpoint: classes[2].take(&mut cursors[3]),
+            };
+            self.conv = __rt::RecurrentRegions {
+                live: classes[3].take(&mut cursors[1]),
+                steps: classes[4].take(&mut cursors[3]),
+                checkpoint: classes[5].take(&mut cursors[3]),
+            };
+            self.h_prefix = __rt::CacheRegions {
+                cache: classes[6].take(&mut cursors[2]),
+            };
+            self.conv_prefix = __rt::CacheRegions {
+                cache: classes[7].take(&mut cursors[2]),
+            };
+            self.h_ring = __rt::CacheRegions {
+                cache: classes[8].take(&mut cursors[2]),
+            };
+            self.conv_ring = __rt::CacheRegions {
+                cache: classes[9].take(&mut cursors[2]),
+            };
+            self.carry = __rt::CacheRegions {
+                cache: classes[10].take(&mut cursors[3]),
+            };
+            self.carry_table = __rt::CacheRegions {
+                cache: classes[11].take(&mut cursors[0]),
+            };
+            self.wy_table = __rt::CacheRegions {
+                cache: classes[12].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -692,35 +704,44 @@ pub mod qwen3_5 {
     impl HeadBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 6;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            prefix_hidden: __rt::CacheRegions::EMPTY,
+            accepted_hidden: __rt::CacheRegions::EMPTY,
+            hidden_capture: __rt::CacheRegions::EMPTY,
+            lookup_index: __rt::CacheRegions::EMPTY,
+            tree_mask: __rt::CacheRegions::EMPTY,
+            draft_tokens: __rt::CacheRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 6],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                prefix_hidden: __rt::CacheRegions {
-                    cache: classes[0].take(&mut cursors[2]),
-                },
-                accepted_hidden: __rt::CacheRegions {
-                    cache: classes[1].take(&mut cursors[3]),
-                },
-                hidden_capture: __rt::CacheRegions {
-                    cache: classes[2].take(&mut cursors[1]),
-                },
-                lookup_index: __rt::CacheRegions {
-                    cache: classes[3].take(&mut cursors[5]),
-                },
-                tree_mask: __rt::CacheRegions {
-                    cache: classes[4].take(&mut cursors[3]),
-                },
-                draft_tokens: __rt::CacheRegions {
-                    cache: classes[5].take(&mut cursors[3]),
-                },
-            }
+        ) {
+            self.prefix_hidden = __rt::CacheRegions {
+                cache: classes[0].take(&mut cursors[2]),
+            };
+            self.accepted_hidden = __rt::CacheRegions {
+                cache: classes[1].take(&mut cursors[3]),
+            };
+            self.hidden_capture = __rt::CacheRegions {
+                cache: classes[2].take(&mut cursors[1]),
+            };
+            self.lookup_index = __rt::CacheRegions {
+                cache: classes[3].take(&mut cursors[5]),
+            };
+            self.tree_mask = __rt::CacheRegions {
+                cache: classes[4].take(&mut cursors[3]),
+            };
+            self.draft_tokens = __rt::CacheRegions {
+                cache: classes[5].take(&mut cursors[3]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -746,23 +767,28 @@ pub mod qwen3_5 {
     impl AttnBlock {
         /// How many terms one instance has.
         pub const TERM_COUNT: usize = 2;
-        /// The next instance of a plan, for its checkpoints' `StatePlan::new`: its
+        /// Every term an empty region, before a plan lays the instance out.
+        const EMPTY: Self = Self {
+            k: __rt::KvRegions::EMPTY,
+            v: __rt::KvRegions::EMPTY,
+        };
+        /// Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its
         /// terms sized by `classes` (one per term), each placed at its layout group's
-        /// cursor. Not inlined: `new` stays one call per block instance, so its
-        /// size, and the time to compile it, grow linearly with the layers.
+        /// cursor, written in place. Not inlined: `new` stays one call per block
+        /// instance, so its size, and the time to compile it, grow linearly with the
+        /// layers.
         #[inline(never)]
         const fn lay(
+            &mut self,
             classes: &[__abi::ClassSize; 2],
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            Self {
-                k: __rt::KvRegions {
-                    blocks: classes[0].take(&mut cursors[0]),
-                },
-                v: __rt::KvRegions {
-                    blocks: classes[1].take(&mut cursors[0]),
-                },
-            }
+        ) {
+            self.k = __rt::KvRegions {
+                blocks: classes[0].take(&mut cursors[0]),
+            };
+            self.v = __rt::KvRegions {
+                blocks: classes[1].take(&mut cursors[0]),
+            };
         }
         /// Every term's region, state by state, in plan order.
         #[must_use]
@@ -776,11 +802,19 @@ pub mod qwen3_5 {
         /// Block `gdn`.
         pub gdn: GdnBlock,
     }
+    impl LinearAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { gdn: GdnBlock::EMPTY };
+    }
     /// The regions of one `full_attention` layer: its blocks `attn`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct FullAttentionLayer {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl FullAttentionLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// One layer of any kind, for loops over a plan's layers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -795,6 +829,10 @@ pub mod qwen3_5 {
     pub struct Draft {
         /// Block `attn`.
         pub attn: AttnBlock,
+    }
+    impl Draft {
+        /// Every block empty, before a plan lays the draft head out.
+        const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
     /// Checkpoint `qwen3_5_27b` of `Qwen/Qwen3.5-27B` (`circuits/qwen3_5.toml:327`): 64 layers.
     pub mod qwen3_5_27b {
@@ -1933,205 +1971,142 @@ pub mod qwen3_5 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 3), &mut cursors),
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 7), &mut cursors),
-                    },
-                    l8: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 11), &mut cursors),
-                    },
-                    l12: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 15), &mut cursors),
-                    },
-                    l16: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 19), &mut cursors),
-                    },
-                    l20: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 23), &mut cursors),
-                    },
-                    l24: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 27), &mut cursors),
-                    },
-                    l28: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 31), &mut cursors),
-                    },
-                    l32: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 35), &mut cursors),
-                    },
-                    l36: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 39), &mut cursors),
-                    },
-                    l40: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 40), &mut cursors),
-                    },
-                    l41: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 41), &mut cursors),
-                    },
-                    l42: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 42), &mut cursors),
-                    },
-                    l43: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 43), &mut cursors),
-                    },
-                    l44: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 44), &mut cursors),
-                    },
-                    l45: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 45), &mut cursors),
-                    },
-                    l46: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 46), &mut cursors),
-                    },
-                    l47: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 47), &mut cursors),
-                    },
-                    l48: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 48), &mut cursors),
-                    },
-                    l49: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 49), &mut cursors),
-                    },
-                    l50: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 50), &mut cursors),
-                    },
-                    l51: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 51), &mut cursors),
-                    },
-                    l52: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 52), &mut cursors),
-                    },
-                    l53: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 53), &mut cursors),
-                    },
-                    l54: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 54), &mut cursors),
-                    },
-                    l55: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 55), &mut cursors),
-                    },
-                    l56: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 56), &mut cursors),
-                    },
-                    l57: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 57), &mut cursors),
-                    },
-                    l58: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 58), &mut cursors),
-                    },
-                    l59: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 59), &mut cursors),
-                    },
-                    l60: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 60), &mut cursors),
-                    },
-                    l61: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 61), &mut cursors),
-                    },
-                    l62: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 62), &mut cursors),
-                    },
-                    l63: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 63), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft {
-                        attn: super::AttnBlock::lay(classes.draft(21), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::LinearAttentionLayer::EMPTY,
+                    l33: super::LinearAttentionLayer::EMPTY,
+                    l34: super::LinearAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::LinearAttentionLayer::EMPTY,
+                    l37: super::LinearAttentionLayer::EMPTY,
+                    l38: super::LinearAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::LinearAttentionLayer::EMPTY,
+                    l41: super::LinearAttentionLayer::EMPTY,
+                    l42: super::LinearAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::LinearAttentionLayer::EMPTY,
+                    l45: super::LinearAttentionLayer::EMPTY,
+                    l46: super::LinearAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::LinearAttentionLayer::EMPTY,
+                    l49: super::LinearAttentionLayer::EMPTY,
+                    l50: super::LinearAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::LinearAttentionLayer::EMPTY,
+                    l53: super::LinearAttentionLayer::EMPTY,
+                    l54: super::LinearAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::LinearAttentionLayer::EMPTY,
+                    l57: super::LinearAttentionLayer::EMPTY,
+                    l58: super::LinearAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    l60: super::LinearAttentionLayer::EMPTY,
+                    l61: super::LinearAttentionLayer::EMPTY,
+                    l62: super::LinearAttentionLayer::EMPTY,
+                    l63: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.gdn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(13, 3), &mut cursors);
+                plan.l4.gdn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.gdn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.gdn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(13, 7), &mut cursors);
+                plan.l8.gdn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.gdn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.gdn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(13, 11), &mut cursors);
+                plan.l12.gdn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.gdn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.gdn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(13, 15), &mut cursors);
+                plan.l16.gdn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.gdn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.gdn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(13, 19), &mut cursors);
+                plan.l20.gdn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.gdn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.gdn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(13, 23), &mut cursors);
+                plan.l24.gdn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.gdn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.gdn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(13, 27), &mut cursors);
+                plan.l28.gdn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.gdn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.gdn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(13, 31), &mut cursors);
+                plan.l32.gdn.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.gdn.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.gdn.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(13, 35), &mut cursors);
+                plan.l36.gdn.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.gdn.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.gdn.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(13, 39), &mut cursors);
+                plan.l40.gdn.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.gdn.lay(classes.layer(0, 41), &mut cursors);
+                plan.l42.gdn.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.attn.lay(classes.layer(13, 43), &mut cursors);
+                plan.l44.gdn.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.gdn.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.gdn.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.attn.lay(classes.layer(13, 47), &mut cursors);
+                plan.l48.gdn.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.gdn.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.gdn.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.attn.lay(classes.layer(13, 51), &mut cursors);
+                plan.l52.gdn.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.gdn.lay(classes.layer(0, 53), &mut cursors);
+                plan.l54.gdn.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.attn.lay(classes.layer(13, 55), &mut cursors);
+                plan.l56.gdn.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.gdn.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.gdn.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.attn.lay(classes.layer(13, 59), &mut cursors);
+                plan.l60.gdn.lay(classes.layer(0, 60), &mut cursors);
+                plan.l61.gdn.lay(classes.layer(0, 61), &mut cursors);
+                plan.l62.gdn.lay(classes.layer(0, 62), &mut cursors);
+                plan.l63.attn.lay(classes.layer(13, 63), &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.attn.lay(classes.draft(21), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -3517,193 +3492,134 @@ pub mod qwen3_5 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 3), &mut cursors),
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 7), &mut cursors),
-                    },
-                    l8: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 11), &mut cursors),
-                    },
-                    l12: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 15), &mut cursors),
-                    },
-                    l16: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 19), &mut cursors),
-                    },
-                    l20: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 23), &mut cursors),
-                    },
-                    l24: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 27), &mut cursors),
-                    },
-                    l28: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 31), &mut cursors),
-                    },
-                    l32: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 35), &mut cursors),
-                    },
-                    l36: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 39), &mut cursors),
-                    },
-                    l40: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 40), &mut cursors),
-                    },
-                    l41: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 41), &mut cursors),
-                    },
-                    l42: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 42), &mut cursors),
-                    },
-                    l43: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 43), &mut cursors),
-                    },
-                    l44: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 44), &mut cursors),
-                    },
-                    l45: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 45), &mut cursors),
-                    },
-                    l46: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 46), &mut cursors),
-                    },
-                    l47: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 47), &mut cursors),
-                    },
-                    l48: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 48), &mut cursors),
-                    },
-                    l49: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 49), &mut cursors),
-                    },
-                    l50: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 50), &mut cursors),
-                    },
-                    l51: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 51), &mut cursors),
-                    },
-                    l52: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 52), &mut cursors),
-                    },
-                    l53: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 53), &mut cursors),
-                    },
-                    l54: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 54), &mut cursors),
-                    },
-                    l55: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 55), &mut cursors),
-                    },
-                    l56: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 56), &mut cursors),
-                    },
-                    l57: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 57), &mut cursors),
-                    },
-                    l58: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 58), &mut cursors),
-                    },
-                    l59: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 59), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft {
-                        attn: super::AttnBlock::lay(classes.draft(21), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::LinearAttentionLayer::EMPTY,
+                    l33: super::LinearAttentionLayer::EMPTY,
+                    l34: super::LinearAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::LinearAttentionLayer::EMPTY,
+                    l37: super::LinearAttentionLayer::EMPTY,
+                    l38: super::LinearAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::LinearAttentionLayer::EMPTY,
+                    l41: super::LinearAttentionLayer::EMPTY,
+                    l42: super::LinearAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::LinearAttentionLayer::EMPTY,
+                    l45: super::LinearAttentionLayer::EMPTY,
+                    l46: super::LinearAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::LinearAttentionLayer::EMPTY,
+                    l49: super::LinearAttentionLayer::EMPTY,
+                    l50: super::LinearAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::LinearAttentionLayer::EMPTY,
+                    l53: super::LinearAttentionLayer::EMPTY,
+                    l54: super::LinearAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::LinearAttentionLayer::EMPTY,
+                    l57: super::LinearAttentionLayer::EMPTY,
+                    l58: super::LinearAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.gdn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(13, 3), &mut cursors);
+                plan.l4.gdn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.gdn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.gdn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(13, 7), &mut cursors);
+                plan.l8.gdn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.gdn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.gdn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(13, 11), &mut cursors);
+                plan.l12.gdn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.gdn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.gdn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(13, 15), &mut cursors);
+                plan.l16.gdn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.gdn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.gdn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(13, 19), &mut cursors);
+                plan.l20.gdn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.gdn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.gdn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(13, 23), &mut cursors);
+                plan.l24.gdn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.gdn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.gdn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(13, 27), &mut cursors);
+                plan.l28.gdn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.gdn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.gdn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(13, 31), &mut cursors);
+                plan.l32.gdn.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.gdn.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.gdn.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(13, 35), &mut cursors);
+                plan.l36.gdn.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.gdn.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.gdn.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(13, 39), &mut cursors);
+                plan.l40.gdn.lay(classes.layer(0, 40), &mut cursors);
+                plan.l41.gdn.lay(classes.layer(0, 41), &mut cursors);
+                plan.l42.gdn.lay(classes.layer(0, 42), &mut cursors);
+                plan.l43.attn.lay(classes.layer(13, 43), &mut cursors);
+                plan.l44.gdn.lay(classes.layer(0, 44), &mut cursors);
+                plan.l45.gdn.lay(classes.layer(0, 45), &mut cursors);
+                plan.l46.gdn.lay(classes.layer(0, 46), &mut cursors);
+                plan.l47.attn.lay(classes.layer(13, 47), &mut cursors);
+                plan.l48.gdn.lay(classes.layer(0, 48), &mut cursors);
+                plan.l49.gdn.lay(classes.layer(0, 49), &mut cursors);
+                plan.l50.gdn.lay(classes.layer(0, 50), &mut cursors);
+                plan.l51.attn.lay(classes.layer(13, 51), &mut cursors);
+                plan.l52.gdn.lay(classes.layer(0, 52), &mut cursors);
+                plan.l53.gdn.lay(classes.layer(0, 53), &mut cursors);
+                plan.l54.gdn.lay(classes.layer(0, 54), &mut cursors);
+                plan.l55.attn.lay(classes.layer(13, 55), &mut cursors);
+                plan.l56.gdn.lay(classes.layer(0, 56), &mut cursors);
+                plan.l57.gdn.lay(classes.layer(0, 57), &mut cursors);
+                plan.l58.gdn.lay(classes.layer(0, 58), &mut cursors);
+                plan.l59.attn.lay(classes.layer(13, 59), &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.attn.lay(classes.draft(21), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -4838,133 +4754,94 @@ pub mod qwen3_5 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 3), &mut cursors),
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 7), &mut cursors),
-                    },
-                    l8: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 11), &mut cursors),
-                    },
-                    l12: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 15), &mut cursors),
-                    },
-                    l16: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 19), &mut cursors),
-                    },
-                    l20: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 23), &mut cursors),
-                    },
-                    l24: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 27), &mut cursors),
-                    },
-                    l28: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 31), &mut cursors),
-                    },
-                    l32: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 32), &mut cursors),
-                    },
-                    l33: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 33), &mut cursors),
-                    },
-                    l34: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 34), &mut cursors),
-                    },
-                    l35: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 35), &mut cursors),
-                    },
-                    l36: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 36), &mut cursors),
-                    },
-                    l37: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 37), &mut cursors),
-                    },
-                    l38: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 38), &mut cursors),
-                    },
-                    l39: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 39), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft {
-                        attn: super::AttnBlock::lay(classes.draft(21), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::LinearAttentionLayer::EMPTY,
+                    l33: super::LinearAttentionLayer::EMPTY,
+                    l34: super::LinearAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::LinearAttentionLayer::EMPTY,
+                    l37: super::LinearAttentionLayer::EMPTY,
+                    l38: super::LinearAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.gdn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(13, 3), &mut cursors);
+                plan.l4.gdn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.gdn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.gdn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(13, 7), &mut cursors);
+                plan.l8.gdn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.gdn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.gdn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(13, 11), &mut cursors);
+                plan.l12.gdn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.gdn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.gdn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(13, 15), &mut cursors);
+                plan.l16.gdn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.gdn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.gdn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(13, 19), &mut cursors);
+                plan.l20.gdn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.gdn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.gdn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(13, 23), &mut cursors);
+                plan.l24.gdn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.gdn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.gdn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(13, 27), &mut cursors);
+                plan.l28.gdn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.gdn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.gdn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(13, 31), &mut cursors);
+                plan.l32.gdn.lay(classes.layer(0, 32), &mut cursors);
+                plan.l33.gdn.lay(classes.layer(0, 33), &mut cursors);
+                plan.l34.gdn.lay(classes.layer(0, 34), &mut cursors);
+                plan.l35.attn.lay(classes.layer(13, 35), &mut cursors);
+                plan.l36.gdn.lay(classes.layer(0, 36), &mut cursors);
+                plan.l37.gdn.lay(classes.layer(0, 37), &mut cursors);
+                plan.l38.gdn.lay(classes.layer(0, 38), &mut cursors);
+                plan.l39.attn.lay(classes.layer(13, 39), &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.attn.lay(classes.draft(21), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -5981,109 +5858,78 @@ pub mod qwen3_5 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 3), &mut cursors),
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 7), &mut cursors),
-                    },
-                    l8: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 8), &mut cursors),
-                    },
-                    l9: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 9), &mut cursors),
-                    },
-                    l10: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 10), &mut cursors),
-                    },
-                    l11: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 11), &mut cursors),
-                    },
-                    l12: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 12), &mut cursors),
-                    },
-                    l13: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 13), &mut cursors),
-                    },
-                    l14: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 14), &mut cursors),
-                    },
-                    l15: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 15), &mut cursors),
-                    },
-                    l16: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 16), &mut cursors),
-                    },
-                    l17: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 17), &mut cursors),
-                    },
-                    l18: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 18), &mut cursors),
-                    },
-                    l19: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 19), &mut cursors),
-                    },
-                    l20: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 20), &mut cursors),
-                    },
-                    l21: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 21), &mut cursors),
-                    },
-                    l22: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 22), &mut cursors),
-                    },
-                    l23: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 23), &mut cursors),
-                    },
-                    l24: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 24), &mut cursors),
-                    },
-                    l25: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 25), &mut cursors),
-                    },
-                    l26: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 26), &mut cursors),
-                    },
-                    l27: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 27), &mut cursors),
-                    },
-                    l28: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 28), &mut cursors),
-                    },
-                    l29: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 29), &mut cursors),
-                    },
-                    l30: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 30), &mut cursors),
-                    },
-                    l31: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 31), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft {
-                        attn: super::AttnBlock::lay(classes.draft(21), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.gdn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(13, 3), &mut cursors);
+                plan.l4.gdn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.gdn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.gdn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(13, 7), &mut cursors);
+                plan.l8.gdn.lay(classes.layer(0, 8), &mut cursors);
+                plan.l9.gdn.lay(classes.layer(0, 9), &mut cursors);
+                plan.l10.gdn.lay(classes.layer(0, 10), &mut cursors);
+                plan.l11.attn.lay(classes.layer(13, 11), &mut cursors);
+                plan.l12.gdn.lay(classes.layer(0, 12), &mut cursors);
+                plan.l13.gdn.lay(classes.layer(0, 13), &mut cursors);
+                plan.l14.gdn.lay(classes.layer(0, 14), &mut cursors);
+                plan.l15.attn.lay(classes.layer(13, 15), &mut cursors);
+                plan.l16.gdn.lay(classes.layer(0, 16), &mut cursors);
+                plan.l17.gdn.lay(classes.layer(0, 17), &mut cursors);
+                plan.l18.gdn.lay(classes.layer(0, 18), &mut cursors);
+                plan.l19.attn.lay(classes.layer(13, 19), &mut cursors);
+                plan.l20.gdn.lay(classes.layer(0, 20), &mut cursors);
+                plan.l21.gdn.lay(classes.layer(0, 21), &mut cursors);
+                plan.l22.gdn.lay(classes.layer(0, 22), &mut cursors);
+                plan.l23.attn.lay(classes.layer(13, 23), &mut cursors);
+                plan.l24.gdn.lay(classes.layer(0, 24), &mut cursors);
+                plan.l25.gdn.lay(classes.layer(0, 25), &mut cursors);
+                plan.l26.gdn.lay(classes.layer(0, 26), &mut cursors);
+                plan.l27.attn.lay(classes.layer(13, 27), &mut cursors);
+                plan.l28.gdn.lay(classes.layer(0, 28), &mut cursors);
+                plan.l29.gdn.lay(classes.layer(0, 29), &mut cursors);
+                plan.l30.gdn.lay(classes.layer(0, 30), &mut cursors);
+                plan.l31.attn.lay(classes.layer(13, 31), &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.attn.lay(classes.draft(21), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]
@@ -6794,37 +6640,30 @@ pub mod qwen3_5 {
                     Ok(sized) => sized,
                     Err(error) => return Err(error),
                 };
-                Ok(Self {
-                    l0: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 0), &mut cursors),
-                    },
-                    l1: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 1), &mut cursors),
-                    },
-                    l2: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 2), &mut cursors),
-                    },
-                    l3: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 3), &mut cursors),
-                    },
-                    l4: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 4), &mut cursors),
-                    },
-                    l5: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 5), &mut cursors),
-                    },
-                    l6: super::LinearAttentionLayer {
-                        gdn: super::GdnBlock::lay(classes.layer(0, 6), &mut cursors),
-                    },
-                    l7: super::FullAttentionLayer {
-                        attn: super::AttnBlock::lay(classes.layer(13, 7), &mut cursors),
-                    },
-                    head: super::HeadBlock::lay(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft {
-                        attn: super::AttnBlock::lay(classes.draft(21), &mut cursors),
-                    },
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
-                })
+                };
+                plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
+                plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
+                plan.l2.gdn.lay(classes.layer(0, 2), &mut cursors);
+                plan.l3.attn.lay(classes.layer(13, 3), &mut cursors);
+                plan.l4.gdn.lay(classes.layer(0, 4), &mut cursors);
+                plan.l5.gdn.lay(classes.layer(0, 5), &mut cursors);
+                plan.l6.gdn.lay(classes.layer(0, 6), &mut cursors);
+                plan.l7.attn.lay(classes.layer(13, 7), &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.attn.lay(classes.draft(21), &mut cursors);
+                Ok(plan)
             }
             /// Every term's region, in the order of `TERMS`.
             #[must_use]

@@ -7,10 +7,10 @@
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
-//! - `new` builds the plan as one struct literal whose fields are written in plan order, so
-//!   each layout group's cursor meets its terms in the order the runtime's `layout_order`
-//!   places them: one add per term (`Table::size` checked every sum first, or replayed the
-//!   exact layout).
+//! - `new` starts from a plan of `EMPTY` layers and blocks and lays each block instance out in
+//!   place, in plan order, so each layout group's cursor meets its terms in the order the
+//!   runtime's `layout_order` places them: one add per term (`Table::size` checked every sum
+//!   first, or replayed the exact layout), and no block value copied.
 //! - `new` and `for_rank` are one constructor (`on_stage`): a rank's dims come from
 //!   `Dims::on_tp` (the circuit's `rank_of`), and its pipeline stage decides which terms are
 //!   sized and which block instances lay out absent classes, so a term the rank does not hold
@@ -36,8 +36,10 @@ use super::table::Table;
 struct PlanParts {
     /// The struct's fields.
     fields: TokenStream,
-    /// The fields of the literal `new` builds, in plan order.
+    /// The fields of the empty plan `new` starts from, in plan order.
     init: TokenStream,
+    /// One `lay` per block instance, in plan order.
+    lays: TokenStream,
 }
 
 impl Emitter<'_> {
@@ -116,6 +118,7 @@ impl Emitter<'_> {
         parts: &PlanParts,
     ) -> TokenStream {
         let init = &parts.init;
+        let lays = &parts.lays;
         let regions = self.regions_body();
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
@@ -173,9 +176,11 @@ impl Emitter<'_> {
                         Ok(sized) => sized,
                         Err(error) => return Err(error),
                     };
-                    // The literal's fields are evaluated in plan order, so each group's cursor
-                    // meets its terms in the order the layout places them.
-                    Ok(Self { #init arena })
+                    // Each block instance is laid out in place, in plan order, so each group's
+                    // cursor meets its terms in the order the layout places them.
+                    let mut plan = Self { #init arena };
+                    #lays
+                    Ok(plan)
                 }
 
                 #[doc = " Every term's region, in the order of `TERMS`."]
@@ -238,13 +243,13 @@ impl Emitter<'_> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let value = self.group_value(
+            self.group_lays(
                 circuit.layout().blocks_of(kind),
                 (&format!("l{i}"), Position::Layer(i as u64)),
-                &quote!(super::#ty),
                 table,
+                &mut parts,
             );
-            parts.init.extend(quote! { #field: #value, });
+            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
         }
         for name in circuit.epilogue() {
             self.top_block(name, Position::Epilogue, table, &mut parts);
@@ -254,13 +259,13 @@ impl Emitter<'_> {
                 #[doc = " The draft head's blocks."]
                 pub draft: super::Draft,
             });
-            let value = self.group_value(
+            self.group_lays(
                 circuit.draft(),
                 ("draft", Position::Draft),
-                &quote!(super::Draft),
                 table,
+                &mut parts,
             );
-            parts.init.extend(quote! { draft: #value, });
+            parts.init.extend(quote! { draft: super::Draft::EMPTY, });
         }
         parts
     }
@@ -275,32 +280,32 @@ impl Emitter<'_> {
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
             let window = Self::window(block, (name, place), table);
+            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
             parts
-                .init
-                .extend(quote! { #field: super::#ty::lay(#window, &mut cursors), });
+                .lays
+                .extend(quote! { plan.#field.lay(#window, &mut cursors); });
         }
     }
 
-    /// A layer's or the draft's value in `new`: the literal `<Group> { <block>:
-    /// <Block>Block::lay(<its window>, &mut cursors), .. }` over its stateful blocks, in order
-    /// (an empty literal when none has state).
-    fn group_value(
+    /// The `lay` of each stateful block of a layer or of the draft head, in order:
+    /// `plan.<group>.<block>.lay(<its window>, &mut cursors);`.
+    fn group_lays(
         &self,
         blocks: &[String],
         (prefix, place): (&str, Position),
-        ty: &TokenStream,
         table: &Table<'_>,
-    ) -> TokenStream {
-        let mut fields = Vec::new();
+        parts: &mut PlanParts,
+    ) {
+        let group = format_ident!("{prefix}");
         for name in blocks {
             if let Some(block) = self.stateful(name) {
                 let field = ident(name);
-                let block_ty = block_type(name);
                 let window = Self::window(block, (&format!("{prefix}.{name}"), place), table);
-                fields.push(quote!(#field: super::#block_ty::lay(#window, &mut cursors)));
+                parts
+                    .lays
+                    .extend(quote! { plan.#group.#field.lay(#window, &mut cursors); });
             }
         }
-        quote!(#ty { #(#fields),* })
     }
 
     /// `classes.<place>(<first class>)` (`__private_v0_1::StageClasses`): the classes of a

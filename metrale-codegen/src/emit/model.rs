@@ -223,19 +223,31 @@ impl Emitter<'_> {
                 "The regions of one `{kind}` layer: its blocks {} (a block without state has no field).",
                 listed.join(", ")
             ));
+            let empty = self.empty_fields(blocks);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct #ty { #fields }
+
+                impl #ty {
+                    #[doc = " Every block empty, before a plan lays the layer out."]
+                    const EMPTY: Self = Self { #empty };
+                }
             }
         });
         let layer_enum = self.layer_enum();
         let draft = if self.has_draft() {
             let fields = self.block_fields(self.circuit.draft());
+            let empty = self.empty_fields(self.circuit.draft());
             quote! {
                 #[doc = " The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
                 pub struct Draft { #fields }
+
+                impl Draft {
+                    #[doc = " Every block empty, before a plan lays the draft head out."]
+                    const EMPTY: Self = Self { #empty };
+                }
             }
         } else {
             TokenStream::new()
@@ -302,6 +314,7 @@ impl Emitter<'_> {
         // cursor meets its terms in plan order; the group of a term is fixed by its state.
         let mut terms = Vec::new();
         let mut lays = Vec::new();
+        let mut empties = Vec::new();
         let mut j = 0usize;
         for state in block.states() {
             let field = ident(state.local());
@@ -320,7 +333,8 @@ impl Emitter<'_> {
                 ));
                 holdings.push(quote! { #holding: classes[#class].take(&mut cursors[#group]), });
             }
-            lays.push(quote! { #field: __rt::#group { #(#holdings)* }, });
+            lays.push(quote! { self.#field = __rt::#group { #(#holdings)* }; });
+            empties.push(quote! { #field: __rt::#group::EMPTY, });
         }
         let count = super::names::index(j);
         quote! {
@@ -332,16 +346,21 @@ impl Emitter<'_> {
                 #[doc = " How many terms one instance has."]
                 pub const TERM_COUNT: usize = #count;
 
-                #[doc = " The next instance of a plan, for its checkpoints' `StatePlan::new`: its"]
+                #[doc = " Every term an empty region, before a plan lays the instance out."]
+                const EMPTY: Self = Self { #(#empties)* };
+
+                #[doc = " Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its"]
                 #[doc = " terms sized by `classes` (one per term), each placed at its layout group's"]
-                #[doc = " cursor. Not inlined: `new` stays one call per block instance, so its"]
-                #[doc = " size, and the time to compile it, grow linearly with the layers."]
+                #[doc = " cursor, written in place. Not inlined: `new` stays one call per block"]
+                #[doc = " instance, so its size, and the time to compile it, grow linearly with the"]
+                #[doc = " layers."]
                 #[inline(never)]
                 const fn lay(
+                    &mut self,
                     classes: &[__abi::ClassSize; #count],
                     cursors: &mut [u64; __abi::GROUPS],
-                ) -> Self {
-                    Self { #(#lays)* }
+                ) {
+                    #(#lays)*
                 }
 
                 #[doc = " Every term's region, state by state, in plan order."]
@@ -351,6 +370,19 @@ impl Emitter<'_> {
                 }
             }
         }
+    }
+
+    /// `<block>: <Block>Block::EMPTY,` for each stateful block of `blocks`.
+    fn empty_fields(&self, blocks: &[String]) -> TokenStream {
+        blocks
+            .iter()
+            .filter(|name| self.stateful(name).is_some())
+            .map(|name| {
+                let field = ident(name);
+                let ty = block_type(name);
+                quote!(#field: #ty::EMPTY,)
+            })
+            .collect()
     }
 
     fn layer_enum(&self) -> TokenStream {
