@@ -488,24 +488,51 @@ fn serving_needs_its_sequences_and_one_pool_size() {
 }
 
 #[test]
-fn slot_counts_without_a_profile_must_agree() {
-    let d = only_err("slots = 2\n[verify]\nh_steps = [4]\nconv_steps = 4\n");
-    assert_eq!(d.message, "`verify.h_steps` has 1 entry, but `slots = 2`");
+fn only_counts_no_server_can_have_are_refused() {
+    // The reference engine's shape (issue 19): 129 live slots, 2 verify slots, a carried-state
+    // stash per verify slot, tables of a fixed capacity of 128 rows, a ring over 128 sequences.
+    let server = "slots = 129\n[verify]\nh_steps = [3, 3]\nconv_steps = 3\n[caches]\n\
+                  verify_table_rows = 128\ncarry = { slots = 2, table_rows = 128 }\n\
+                  ring = { ring_slots = 8, seq_slots = 128 }\n";
+    let file = InputsFile::parse("in.toml", server).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((file.slots, file.caches.verify_table_rows), (129, 128));
+    // More verify slots than slots: `h_steps`'s value at line 3, column 11.
+    let d = only_err("slots = 2\n[verify]\nh_steps = [4, 4, 4]\nconv_steps = 4\n");
+    assert_eq!(
+        d.message,
+        "`verify.h_steps` has 3 entries, more than `slots = 2`"
+    );
     assert_eq!(at(&d), (3, 11));
+    // A ring over more sequences than slots: the `ring` key, line 3, column 1.
+    let d = only_err("slots = 9\n[caches]\nring = { ring_slots = 4, seq_slots = 10 }\n");
+    assert_eq!(
+        d.message,
+        "`caches.ring.seq_slots = 10`, more than `slots = 9`"
+    );
+    assert_eq!(at(&d), (3, 1));
+    // A stash of another count than the verify slots: the `carry` key, line 6.
     let d = only_err(
-        "slots = 1\n[verify]\nh_steps = [4]\nconv_steps = 4\n[caches]\nverify_table_rows = 5\n",
+        "slots = 3\n[verify]\nh_steps = [4, 4]\nconv_steps = 4\n[caches]\n\
+         carry = { slots = 3, table_rows = 1 }\n",
     );
     assert_eq!(
         d.message,
-        "`caches.verify_table_rows = 5`, but `verify.h_steps` totals 4 rows"
+        "`caches.carry.slots = 3`, but `verify.h_steps` names 2 verify slots"
     );
+    assert_eq!(at(&d), (6, 1));
+    // Without verify inputs, each verify group is bounded by the slots only.
     for (group, text) in [
         ("carry.slots = 3", "carry = { slots = 3, table_rows = 1 }"),
         ("tree.slots = 3", "tree = { slots = 3, nodes = 1 }"),
         ("drafts.slots = 3", "drafts = { slots = 3, positions = 1 }"),
     ] {
         let d = only_err(&format!("slots = 1\n[caches]\n{text}\n"));
-        assert_eq!(d.message, format!("`caches.{group}`, but `slots = 1`"));
+        assert_eq!(
+            d.message,
+            format!("`caches.{group}`, more than `slots = 1`")
+        );
+        let fits = format!("slots = 3\n[caches]\n{text}\n");
+        assert!(InputsFile::parse("in.toml", &fits).is_ok(), "{fits}");
     }
 }
 

@@ -1,16 +1,19 @@
 //! The counts of one set of plan inputs agree: with each other, and with a serving profile.
-//! Several counts name the same sequence slots (the padding dummy included), so they must be
-//! equal, and some follow from others; inputs that break this describe no server and are
-//! refused, as error values here and as located errors in the inputs file
-//! (`load::inputs_file::agree`, which reports these very disagreements).
+//! Only counts no server can have are refused: real engines verify fewer sequences at once
+//! than they keep live, and size their pointer tables as fixed capacities. Refusals are error
+//! values here and located errors in the inputs file (`load::inputs_file::agree`, which
+//! reports these very disagreements).
 //!
 //! Owner: metrale-circuit (runtime).
-//! The rules ([`StateInputs::disagreements`]):
-//! - `verify.h_steps` has one entry per slot: its slot count is `slots`;
-//! - `caches.ring.seq_slots`, `caches.carry.slots`, `caches.tree.slots`, `caches.drafts.slots`
-//!   are `slots`;
-//! - `caches.verify_table_rows` (one row per verified row) is the total of `h_steps`, or 0 for
-//!   an engine without verify tables.
+//! The rules ([`StateInputs::disagreements`]), each with its reason:
+//! - the verify slots (`verify.h_steps`'s entries, the dummy included) are at most `slots`:
+//!   a sequence verifies in the slot it lives in;
+//! - `caches.carry.slots`, `caches.tree.slots` and `caches.drafts.slots` hold one unit per
+//!   verify slot, so with verify inputs they equal the verify slots; without, at most `slots`;
+//! - `caches.ring.seq_slots` is at most `slots`: a ring covers live sequences, and may leave
+//!   the dummy (or more) out;
+//! - `caches.verify_table_rows` and `caches.carry.table_rows` are an engine's fixed table
+//!   capacities: any count.
 //!
 //! With a profile ([`ServingProfile::disagreements`]), every count must be the derived one.
 
@@ -21,14 +24,15 @@ use crate::model::StateInputs;
 /// Two counts of one set of plan inputs that cannot both be true of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disagreement {
-    /// `verify.h_steps` names `verify_slots` verify slots, not `slots`.
+    /// `verify.h_steps` names more verify slots than there are `slots`.
     VerifySlots {
         /// The verify slots.
         verify_slots: u64,
         /// `slots`.
         slots: u64,
     },
-    /// A cache group's slot count is not `slots`.
+    /// A cache group's slot count exceeds `slots` (`ring`, and the verify groups without
+    /// verify inputs).
     GroupSlots {
         /// The group (`ring`, `carry`, `tree`, `drafts`).
         group: &'static str,
@@ -39,12 +43,15 @@ pub enum Disagreement {
         /// `slots`.
         slots: u64,
     },
-    /// `caches.verify_table_rows` is neither 0 nor the total of `h_steps`.
-    VerifyTableRows {
-        /// `verify_table_rows`.
-        rows: u64,
-        /// The total of `h_steps`.
-        total: u64,
+    /// A verify group's slot count is not the verify slots (`carry`, `tree`, `drafts`: one unit
+    /// per verify slot).
+    GroupVerifySlots {
+        /// The group (`carry`, `tree`, `drafts`).
+        group: &'static str,
+        /// Its count (`slots`).
+        count: u64,
+        /// The verify slots `verify.h_steps` names.
+        verify_slots: u64,
     },
     /// A count is not the one the serving profile derives.
     Profile {
@@ -64,7 +71,7 @@ impl std::fmt::Display for Disagreement {
                 slots,
             } => write!(
                 f,
-                "`verify.h_steps` has {verify_slots} entr{}, but `slots = {slots}`",
+                "`verify.h_steps` has {verify_slots} entr{}, more than `slots = {slots}`",
                 if *verify_slots == 1 { "y" } else { "ies" }
             ),
             Disagreement::GroupSlots {
@@ -72,10 +79,19 @@ impl std::fmt::Display for Disagreement {
                 key,
                 count,
                 slots,
-            } => write!(f, "`caches.{group}.{key} = {count}`, but `slots = {slots}`"),
-            Disagreement::VerifyTableRows { rows, total } => write!(
+            } => write!(
                 f,
-                "`caches.verify_table_rows = {rows}`, but `verify.h_steps` totals {total} rows"
+                "`caches.{group}.{key} = {count}`, more than `slots = {slots}`"
+            ),
+            Disagreement::GroupVerifySlots {
+                group,
+                count,
+                verify_slots,
+            } => write!(
+                f,
+                "`caches.{group}.slots = {count}`, but `verify.h_steps` names {verify_slots} \
+                 verify slot{}",
+                if *verify_slots == 1 { "" } else { "s" }
             ),
             Disagreement::Profile { count } => {
                 write!(f, "`{count}` is not what the serving profile derives")
@@ -95,42 +111,49 @@ impl StateInputs<'_> {
     #[must_use]
     pub fn disagreements(&self) -> Vec<Disagreement> {
         let slots = self.slots;
+        let verify_slots = self.verify.map(|v| v.slots());
         let mut found = Vec::new();
-        if let Some(verify) = self.verify
-            && verify.slots() != slots
+        if let Some(verify_slots) = verify_slots
+            && verify_slots > slots
         {
             found.push(Disagreement::VerifySlots {
-                verify_slots: verify.slots(),
+                verify_slots,
                 slots,
             });
         }
         let c = &self.caches;
-        let groups = [
-            ("ring", "seq_slots", c.ring.map(|r| r.seq_slots)),
-            ("carry", "slots", c.carry.map(|r| r.slots)),
-            ("tree", "slots", c.tree.map(|r| r.slots)),
-            ("drafts", "slots", c.drafts.map(|r| r.slots)),
+        if let Some(ring) = c.ring
+            && ring.seq_slots > slots
+        {
+            found.push(Disagreement::GroupSlots {
+                group: "ring",
+                key: "seq_slots",
+                count: ring.seq_slots,
+                slots,
+            });
+        }
+        let per_verify_slot = [
+            ("carry", c.carry.map(|r| r.slots)),
+            ("tree", c.tree.map(|r| r.slots)),
+            ("drafts", c.drafts.map(|r| r.slots)),
         ];
-        for (group, key, count) in groups {
-            if let Some(count) = count
-                && count != slots
-            {
-                found.push(Disagreement::GroupSlots {
+        for (group, count) in per_verify_slot {
+            match (count, verify_slots) {
+                (Some(count), Some(verify_slots)) if count != verify_slots => {
+                    found.push(Disagreement::GroupVerifySlots {
+                        group,
+                        count,
+                        verify_slots,
+                    });
+                }
+                (Some(count), None) if count > slots => found.push(Disagreement::GroupSlots {
                     group,
-                    key,
+                    key: "slots",
                     count,
                     slots,
-                });
+                }),
+                _ => {}
             }
-        }
-        if let Some(total) = self.verify.and_then(|v| v.h_steps.total())
-            && c.verify_table_rows != 0
-            && c.verify_table_rows != total
-        {
-            found.push(Disagreement::VerifyTableRows {
-                rows: c.verify_table_rows,
-                total,
-            });
         }
         found
     }
@@ -202,54 +225,86 @@ mod tests {
     use crate::model::{CacheInputs, HSteps, RingInputs, VerifyInputs};
 
     #[test]
-    fn slot_counts_must_be_slots() {
+    fn only_counts_no_server_can_have_are_refused() {
+        use crate::model::CarryInputs;
+        // The reference engine's shape: 129 live slots, 33 verify slots (32 sequences and the
+        // dummy), a carried-state stash per verify slot, tables of a fixed capacity, a ring
+        // over the real sequences only.
+        let h_steps = [4; 33];
         let mut inputs = StateInputs {
-            slots: 9,
+            slots: 129,
             verify: Some(VerifyInputs {
-                h_steps: HSteps::Uniform { slots: 9, rows: 4 },
+                h_steps: HSteps::PerSlot(&h_steps),
                 conv_steps: 4,
             }),
             caches: CacheInputs {
-                verify_table_rows: 36,
+                verify_table_rows: 128,
+                carry: Some(CarryInputs {
+                    slots: 33,
+                    table_rows: 128,
+                }),
                 ring: Some(RingInputs {
-                    ring_slots: 4,
-                    seq_slots: 9,
+                    ring_slots: 8,
+                    seq_slots: 128,
                 }),
                 ..CacheInputs::EMPTY
             },
             ..StateInputs::EMPTY
         };
         assert_eq!(inputs.disagreements(), []);
-        // The issue's case: slots = 5 with the rest at 9.
-        inputs.slots = 5;
+        // More verify slots than live ones, a ring over more sequences than live: refused.
+        inputs.slots = 32;
         assert_eq!(
             inputs.disagreements(),
             [
                 Disagreement::VerifySlots {
-                    verify_slots: 9,
-                    slots: 5
+                    verify_slots: 33,
+                    slots: 32
                 },
                 Disagreement::GroupSlots {
                     group: "ring",
                     key: "seq_slots",
-                    count: 9,
-                    slots: 5
+                    count: 128,
+                    slots: 32
                 },
             ]
         );
         assert!(inputs.agreed().is_err());
-        inputs.slots = 9;
-        inputs.caches.verify_table_rows = 35;
+        // A carry stash of another count than the verify slots: refused.
+        inputs.slots = 129;
+        inputs.caches.carry = Some(CarryInputs {
+            slots: 129,
+            table_rows: 128,
+        });
         assert_eq!(
             inputs.disagreements(),
-            [Disagreement::VerifyTableRows {
-                rows: 35,
-                total: 36
+            [Disagreement::GroupVerifySlots {
+                group: "carry",
+                count: 129,
+                verify_slots: 33
             }]
         );
-        // 0: no verify tables.
-        inputs.caches.verify_table_rows = 0;
+        // Without verify inputs a verify group is only bounded by the slots.
+        inputs.verify = None;
         assert!(inputs.agreed().is_ok());
+        inputs.slots = 100;
+        assert_eq!(
+            inputs.disagreements(),
+            [
+                Disagreement::GroupSlots {
+                    group: "ring",
+                    key: "seq_slots",
+                    count: 128,
+                    slots: 100
+                },
+                Disagreement::GroupSlots {
+                    group: "carry",
+                    key: "slots",
+                    count: 129,
+                    slots: 100
+                },
+            ]
+        );
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! refuse counts that cannot all be true of one server:
 //! - with `[serving]`, every count the file also writes must be the one the profile derives
 //!   ([`ServingProfile::inputs`]); the file then holds the derived counts;
-//! - without it, the slot counts that name the same slots must agree: `[verify] h_steps` has
-//!   one entry per slot, and `ring.seq_slots`, `carry.slots`, `tree.slots`, `drafts.slots`
-//!   equal `slots`; `verify_table_rows` is the total of `h_steps`.
+//! - without it, only counts no server can have are refused: more verify slots (`[verify]
+//!   h_steps` entries) or ring sequences (`ring.seq_slots`) than `slots`, and a `carry`,
+//!   `tree` or `drafts` slot count other than the verify slots (at most `slots` without
+//!   verify); `verify_table_rows` and `carry.table_rows` are capacities, any count.
 //!
 //! The rules themselves are the runtime's (`serve::agree`: [`StateInputs::disagreements`],
 //! [`ServingProfile::disagreements`]); this module locates each disagreement in the file.
@@ -318,8 +319,10 @@ fn describe_kv(kv: Option<KvInputs>) -> String {
 /// ([`StateInputs::disagreements`]), each refused at the count the file writes.
 pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &StateInputs<'_>) {
     let slots = file.slots;
-    let same_slots =
-        "each names the sequence slots, the padding dummy included: they must equal `slots`";
+    let within = "a live sequence verifies in its own slot, and a ring covers live sequences: \
+                  these count at most the `slots` (the padding dummy included)";
+    let per_verify_slot = "a carried-state stash, a token tree and the draft tokens hold one unit \
+                           per verify slot (the entries of `[verify] h_steps`)";
     for disagreement in file.disagreements() {
         let message = disagreement.to_string();
         match disagreement {
@@ -332,8 +335,8 @@ pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &Stat
                         walk,
                         at,
                         message,
-                        same_slots,
-                        format!("give one entry per slot: {slots} entries"),
+                        within,
+                        format!("give at most {slots} entries, or raise `slots`"),
                     );
                 }
             }
@@ -343,20 +346,23 @@ pub(crate) fn without_profile(walk: &mut Walk<'_>, root: &Table<'_>, file: &Stat
                         walk,
                         at,
                         message,
-                        same_slots,
-                        format!("write `{key} = {slots}`"),
+                        within,
+                        format!("write `{key}` of at most {slots}, or raise `slots`"),
                     );
                 }
             }
-            Disagreement::VerifyTableRows { total, .. } => {
-                if let Some(at) = written(root, "caches.verify_table_rows", true) {
+            Disagreement::GroupVerifySlots {
+                group,
+                verify_slots,
+                ..
+            } => {
+                if let Some(at) = written(root, &format!("caches.{group}"), false) {
                     refuse(
                         walk,
                         at,
                         message,
-                        "one verify-table row per verified row: the total of `h_steps` (or 0 \
-                         without verify tables)",
-                        format!("write `verify_table_rows = {total}`"),
+                        per_verify_slot,
+                        format!("write `slots = {verify_slots}`"),
                     );
                 }
             }
