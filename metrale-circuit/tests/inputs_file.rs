@@ -545,3 +545,24 @@ fn a_block_of_zero_tokens_is_refused() {
     let d = only_err("[serving]\nsequences = 1\nkv = { block_size = 0, blocks = 4 }\n");
     assert_eq!(d.message, "`serving.kv.block_size` must be at least 1");
 }
+
+#[test]
+fn a_serving_profile_with_a_verify_batch_derives_the_reference_engines_counts() {
+    // docs/inputs.md's example: 128 sequences, 32 verifying at once, 128-row tables, a ring
+    // over the real sequences. By hand: 129 slots, 33 verify slots of 3 rows, carry 33 x 128.
+    let text = "[serving]\nsequences = 128\nverify_rows = 3\nverify_batch = 32\n\
+                table_rows = 128\nring_dummy = false\nring_depth = 8\ncarry = true\n";
+    let file = InputsFile::parse("in.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    let view = file.view();
+    let inputs = view.inputs();
+    assert_eq!(inputs.slots, 129);
+    let verify = inputs.verify.unwrap();
+    assert_eq!((verify.slots(), verify.h_steps.total()), (33, Some(99)));
+    assert_eq!(inputs.caches.verify_table_rows, 128);
+    let carry = inputs.caches.carry.unwrap();
+    assert_eq!((carry.slots, carry.table_rows), (33, 128));
+    assert_eq!(inputs.caches.ring.unwrap().seq_slots, 128);
+    // A key of the wrong type is located.
+    let d = only_err("[serving]\nsequences = 2\nring_dummy = 1\n");
+    assert_eq!(at(&d), (3, 14));
+}

@@ -54,6 +54,9 @@ macro_rules! choice_agrees {
         let profile = ServingProfile {
             sequences: 0,
             verify_rows: 4,
+            verify_batch: None,
+            table_rows: None,
+            ring_dummy: true,
             kv: Some(ProfileKv {
                 block_size: 16,
                 tokens: KvTokens::PerSequence(0),

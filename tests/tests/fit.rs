@@ -224,6 +224,9 @@ macro_rules! fit_sequences_agrees {
                 ring_depth in 0u64..3,
                 carry: bool,
                 draft_kv: bool,
+                verify_batch in proptest::option::of(0u64..4),
+                table_rows in proptest::option::of(0u64..200),
+                ring_dummy: bool,
                 budget in 0u64..6_000_000,
                 dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
             ) {
@@ -233,6 +236,9 @@ macro_rules! fit_sequences_agrees {
                 let profile = ServingProfile {
                     sequences: 0,
                     verify_rows,
+                    verify_batch,
+                    table_rows,
+                    ring_dummy,
                     kv: Some(ProfileKv { block_size, tokens: KvTokens::PerSequence(0), chunk_tokens: Some(64) }),
                     draft_kv,
                     prefix_snapshots: 1,

@@ -7,22 +7,24 @@
 //! [`ServingProfile`]; the CLI's `fit --for sequences` and the generated
 //! `StatePlan::fit_sequences` vary its `sequences`.
 //!
-//! The rule ([`ServingProfile::inputs`]), for `S` sequences and `K` verified rows per step:
+//! The rule ([`ServingProfile::inputs`]), for `S` sequences, `K` verified rows per step and
+//! `V` verify slots (`min(verify_batch, S) + 1`: the sequences that verify at once, all `S`
+//! unless a verify batch is set, and the dummy):
 //!
 //! | count | derived |
 //! | --- | --- |
 //! | `slots` | `S + 1` (the padding dummy batched kernels may write into) |
-//! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `S + 1` verify slots, `conv_steps = K` |
+//! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `V` verify slots, `conv_steps = K` |
 //! | `[kv]` | `block_size`, and `blocks = ceil(S x tokens per sequence / block_size)` (or the pool's blocks as given); window inputs `sequences = S`, `chunk_tokens`, `max_tokens` = tokens per sequence (or the pool's tokens) when `chunk_tokens` is given |
 //! | `[draft_kv]` | the main pool, when `draft_kv` is set |
 //! | `prefix_snapshot_slots` | `S x prefix_snapshots` |
-//! | `ring` | when `ring_depth > 0`: `ring_depth` ring slots for each of the `S + 1` slots |
-//! | `carry` | when `carry`: `S + 1` stashes and table rows |
-//! | `verify_table_rows` | `(S + 1) x K` |
+//! | `ring` | when `ring_depth > 0`: `ring_depth` ring slots for each of the `S + 1` slots, or of the `S` sequences when the ring leaves the dummy out (`ring_dummy = false`) |
+//! | `carry` | when `carry`: `V` stashes, and `table_rows` carry-table rows (`V` when not set) |
+//! | `verify_table_rows` | `table_rows` when set (an engine's fixed capacity), else `V x K` |
 //! | `capture_rows` | as given |
 //! | `lookup` | when `lookup_history > 0`: `S` sequences of `lookup_history` tokens (the dummy has no history) |
-//! | `tree` | when `tree_nodes > 0`: `S + 1` trees of `tree_nodes` nodes |
-//! | `drafts` | when `K > 0`: `S + 1` verify slots of `K` positions (one per verified row) |
+//! | `tree` | when `tree_nodes > 0`: `V` trees of `tree_nodes` nodes |
+//! | `drafts` | when `K > 0`: `V` verify slots of `K` positions (one per verified row) |
 //!
 //! Invariants: every count is non-decreasing in `S`, so a plan's bytes are too (what `fit`
 //! relies on); every product and sum is checked, an overflow is [`SizeFault::Overflow`].
@@ -41,6 +43,16 @@ pub struct ServingProfile {
     /// Rows a speculative step verifies (`K`: the bonus row and `K - 1` drafts); 0 when the
     /// server does not verify.
     pub verify_rows: u64,
+    /// Sequences that verify at once, when fewer than all `sequences` do (the verify slots are
+    /// this, at most `sequences`, plus the dummy); `None`: every sequence.
+    pub verify_batch: Option<u64>,
+    /// The fixed row capacity of the verify tables and the carry tables, as real engines size
+    /// them (128 in the reference engine); `None`: one row per verified row, one carry row per
+    /// verify slot.
+    pub table_rows: Option<u64>,
+    /// The decode-rollback ring covers the padding dummy's slot too (`true`, `S + 1` slots), or
+    /// the real sequences only (`false`, `S`).
+    pub ring_dummy: bool,
     /// The main paged KV pool; `None` for a model without one.
     pub kv: Option<ProfileKv>,
     /// The draft head's KV pool is the size of the main one.
@@ -85,6 +97,9 @@ impl ServingProfile {
     pub const EMPTY: ServingProfile = ServingProfile {
         sequences: 0,
         verify_rows: 0,
+        verify_batch: None,
+        table_rows: None,
+        ring_dummy: true,
         kv: None,
         draft_kv: false,
         prefix_snapshots: 0,
@@ -106,9 +121,18 @@ impl ServingProfile {
             return Err(SizeFault::Overflow);
         };
         let k = self.verify_rows;
+        // The verify slots: the batch (at most every sequence) and the dummy; at most `slots`.
+        let batch = match self.verify_batch {
+            Some(batch) if batch < self.sequences => batch,
+            _ => self.sequences,
+        };
+        let verify_slots = batch + 1;
         let verify = if k > 0 {
             Some(VerifyInputs {
-                h_steps: HSteps::Uniform { slots, rows: k },
+                h_steps: HSteps::Uniform {
+                    slots: verify_slots,
+                    rows: k,
+                },
                 conv_steps: k,
             })
         } else {
@@ -121,11 +145,15 @@ impl ServingProfile {
             },
             None => None,
         };
-        let (Some(prefix), Some(verify_table_rows)) = (
+        let (Some(prefix), Some(rows_verified)) = (
             self.sequences.checked_mul(self.prefix_snapshots),
-            slots.checked_mul(k),
+            verify_slots.checked_mul(k),
         ) else {
             return Err(SizeFault::Overflow);
+        };
+        let verify_table_rows = match self.table_rows {
+            Some(rows) => rows,
+            None => rows_verified,
         };
         Ok(StateInputs {
             formats: &[],
@@ -138,15 +166,22 @@ impl ServingProfile {
                 ring: if self.ring_depth > 0 {
                     Some(RingInputs {
                         ring_slots: self.ring_depth,
-                        seq_slots: slots,
+                        seq_slots: if self.ring_dummy {
+                            slots
+                        } else {
+                            self.sequences
+                        },
                     })
                 } else {
                     None
                 },
                 carry: if self.carry {
                     Some(CarryInputs {
-                        slots,
-                        table_rows: slots,
+                        slots: verify_slots,
+                        table_rows: match self.table_rows {
+                            Some(rows) => rows,
+                            None => verify_slots,
+                        },
                     })
                 } else {
                     None
@@ -163,7 +198,7 @@ impl ServingProfile {
                 },
                 tree: if self.tree_nodes > 0 {
                     Some(TreeInputs {
-                        slots,
+                        slots: verify_slots,
                         nodes: self.tree_nodes,
                     })
                 } else {
@@ -171,7 +206,7 @@ impl ServingProfile {
                 },
                 drafts: if k > 0 {
                     Some(DraftInputs {
-                        slots,
+                        slots: verify_slots,
                         positions: k,
                     })
                 } else {
@@ -276,6 +311,9 @@ mod tests {
     const DEFAULT: ServingProfile = ServingProfile {
         sequences: 8,
         verify_rows: 4,
+        verify_batch: None,
+        table_rows: None,
+        ring_dummy: true,
         kv: Some(ProfileKv {
             block_size: 16,
             tokens: KvTokens::PerSequence(4096),
@@ -289,6 +327,72 @@ mod tests {
         capture_rows: 4096,
         lookup_history: 8192,
     };
+
+    #[test]
+    fn a_server_that_verifies_a_batch_derives_the_reference_engines_counts() {
+        // The reference engine's tier (issue 19): 128 sequences, 129 live slots, 32 of them
+        // verifying at once (33 verify slots with the dummy), 3 rows each, 128-row tables, a
+        // carried-state stash per verify slot, and a ring over the real sequences only.
+        let server = ServingProfile {
+            sequences: 128,
+            verify_rows: 3,
+            verify_batch: Some(32),
+            table_rows: Some(128),
+            ring_dummy: false,
+            ring_depth: 8,
+            carry: true,
+            tree_nodes: 4,
+            ..ServingProfile::EMPTY
+        };
+        let inputs = server.inputs().unwrap();
+        assert_eq!(inputs.slots, 129);
+        let verify = inputs.verify.unwrap();
+        assert_eq!(
+            (verify.slots(), verify.h_steps.total(), verify.conv_steps),
+            (33, Some(99), 3)
+        );
+        let c = &inputs.caches;
+        assert_eq!(c.verify_table_rows, 128);
+        assert_eq!(
+            c.carry,
+            Some(CarryInputs {
+                slots: 33,
+                table_rows: 128
+            })
+        );
+        assert_eq!(
+            c.ring,
+            Some(RingInputs {
+                ring_slots: 8,
+                seq_slots: 128
+            })
+        );
+        assert_eq!((c.tree.unwrap().slots, c.drafts.unwrap().slots), (33, 33));
+        // The counts agree by the count rules, and the profile with its own counts.
+        assert_eq!(inputs.disagreements(), []);
+        assert_eq!(server.disagreements(&inputs), []);
+        // A batch of at least every sequence is every sequence: today's counts.
+        let all = ServingProfile {
+            verify_batch: Some(500),
+            table_rows: None,
+            ring_dummy: true,
+            ..server
+        };
+        let every = ServingProfile {
+            verify_batch: None,
+            ..all
+        };
+        assert_eq!(all.inputs(), every.inputs());
+        let every = every.inputs().unwrap();
+        assert_eq!(
+            (
+                every.verify.unwrap().slots(),
+                every.caches.verify_table_rows
+            ),
+            (129, 387)
+        );
+        assert_eq!(every.caches.ring.unwrap().seq_slots, 129);
+    }
 
     #[test]
     fn the_default_server_derives_the_default_counts() {

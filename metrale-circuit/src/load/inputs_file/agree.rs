@@ -24,9 +24,12 @@ use crate::model::{KvInputs, StateInputs};
 use crate::serve::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 
 /// The keys of `[serving]`.
-pub(crate) const SERVING_KEYS: [&str; 10] = [
+pub(crate) const SERVING_KEYS: [&str; 13] = [
     "sequences",
     "verify_rows",
+    "verify_batch",
+    "table_rows",
+    "ring_dummy",
     "kv",
     "draft_kv",
     "prefix_snapshots",
@@ -71,7 +74,16 @@ pub(crate) fn serving(
     let tree_nodes = count(walk, "tree_nodes");
     let capture_rows = count(walk, "capture_rows");
     let lookup_history = count(walk, "lookup_history");
-    let flag = |walk: &mut Walk<'_>, name: &str| -> Option<bool> {
+    // A count that is absent rather than 0 when not written: the server's own default.
+    let optional = |walk: &mut Walk<'_>, name: &str| -> Option<Option<u64>> {
+        match field(table, name) {
+            Some((_, v)) => walk.u64(&format!("serving.{name}"), v).map(Some),
+            None => Some(None),
+        }
+    };
+    let verify_batch = optional(walk, "verify_batch");
+    let table_rows = optional(walk, "table_rows");
+    let flag = |walk: &mut Walk<'_>, name: &str, absent: bool| -> Option<bool> {
         match field(table, name) {
             Some((_, v)) => {
                 if let toml::de::DeValue::Boolean(b) = v.get_ref() {
@@ -81,11 +93,12 @@ pub(crate) fn serving(
                     None
                 }
             }
-            None => Some(false),
+            None => Some(absent),
         }
     };
-    let draft_kv = flag(walk, "draft_kv");
-    let carry = flag(walk, "carry");
+    let draft_kv = flag(walk, "draft_kv", false);
+    let carry = flag(walk, "carry", false);
+    let ring_dummy = flag(walk, "ring_dummy", true);
     let kv = match field(table, "kv") {
         Some((kv_key, v)) => serving_kv(walk, kv_key, v).map(Some),
         None => Some(None),
@@ -105,6 +118,9 @@ pub(crate) fn serving(
     Some(ServingProfile {
         sequences: sequences?,
         verify_rows,
+        verify_batch: verify_batch?,
+        table_rows: table_rows?,
+        ring_dummy: ring_dummy?,
         kv: kv?,
         draft_kv: draft_kv?,
         prefix_snapshots,
