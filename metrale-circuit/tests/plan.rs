@@ -269,3 +269,37 @@ fn error_messages_name_the_state() {
         }
     );
 }
+
+#[test]
+fn states_are_the_field_groups_of_a_generated_plan() {
+    use metrale_circuit::dynamic::FieldGroup;
+    let plan = DynamicPlan::new(&decls(), &inputs(), 256).expect("plan");
+    let states: Vec<_> = plan.states().collect();
+    // h and conv hold live, steps and checkpoint terms (0..3, 3..6); k one block term (6).
+    let ids: Vec<&str> = states.iter().map(|s| s.state()).collect();
+    assert_eq!(ids, ["l0.gdn.h", "l0.gdn.conv", "l1.attn.k"]);
+    assert_eq!(
+        states.iter().map(|s| s.first_term).collect::<Vec<_>>(),
+        [0, 3, 6]
+    );
+    let h = &states[0];
+    assert_eq!(
+        (
+            h.term(Holding::Live),
+            h.term(Holding::Steps),
+            h.term(Holding::Checkpoint)
+        ),
+        (Some(0), Some(1), Some(2))
+    );
+    let FieldGroup::Recurrent(regions) = h.group() else {
+        panic!("a recurrent state's group is RecurrentRegions");
+    };
+    assert_eq!(regions.live, plan.terms()[0].region());
+    assert_eq!(regions.steps, plan.terms()[1].region());
+    assert_eq!(regions.checkpoint, plan.terms()[2].region());
+    let FieldGroup::Kv(k) = states[2].group() else {
+        panic!("a KV side's group is KvRegions");
+    };
+    assert_eq!(k.blocks, plan.terms()[6].region());
+    assert_eq!(states[2].term(Holding::Live), None);
+}

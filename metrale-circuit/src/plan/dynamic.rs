@@ -11,7 +11,7 @@
 //!   which the generated plans follow too.
 
 use super::error::PlanError;
-use super::regions::{CacheRegions, KvRegions, RecurrentRegions};
+use super::regions::{CacheRegions, GroupOf, KvRegions, RecurrentRegions};
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
 use crate::law::sizing::{TermSpec, size_term, unit_bytes};
 use crate::law::{Holding, Region, Space};
@@ -251,14 +251,14 @@ impl StateRegions<'_> {
                 .find(|t| t.holding == holding)
                 .map_or(Region::EMPTY, StateTerm::region)
         };
-        match Holding::of_kind(self.kind()) {
-            [Holding::Blocks] => FieldGroup::Kv(KvRegions {
+        match GroupOf::kind(self.kind()) {
+            GroupOf::Kv => FieldGroup::Kv(KvRegions {
                 blocks: region(Holding::Blocks),
             }),
-            [Holding::Cache] => FieldGroup::Cache(CacheRegions {
+            GroupOf::Cache => FieldGroup::Cache(CacheRegions {
                 cache: region(Holding::Cache),
             }),
-            _ => FieldGroup::Recurrent(RecurrentRegions {
+            GroupOf::Recurrent => FieldGroup::Recurrent(RecurrentRegions {
                 live: region(Holding::Live),
                 steps: region(Holding::Steps),
                 checkpoint: region(Holding::Checkpoint),

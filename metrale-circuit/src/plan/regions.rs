@@ -367,10 +367,34 @@ impl<const N: usize> PartialEq<[Region]> for RegionList<N> {
 /// takes it from here, beside the structs, rather than stating the kinds again.
 #[must_use]
 pub const fn field_group(kind: StateKind) -> &'static str {
-    match Holding::of_kind(kind) {
-        [Holding::Blocks] => "KvRegions",
-        [Holding::Cache] => "CacheRegions",
-        _ => "RecurrentRegions",
+    match GroupOf::kind(kind) {
+        GroupOf::Kv => "KvRegions",
+        GroupOf::Cache => "CacheRegions",
+        GroupOf::Recurrent => "RecurrentRegions",
+    }
+}
+
+/// Which field group holds the terms of a state: the one rule, by its holdings, that both the
+/// generator's types ([`field_group`]) and the dynamic plan's view (`DynamicPlan::states`)
+/// read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupOf {
+    /// [`RecurrentRegions`]: live, verify intermediates, checkpoints.
+    Recurrent,
+    /// [`KvRegions`]: blocks of tokens.
+    Kv,
+    /// [`CacheRegions`]: one flat cache.
+    Cache,
+}
+
+impl GroupOf {
+    /// The field group of a state of `kind`.
+    pub(crate) const fn kind(kind: StateKind) -> Self {
+        match Holding::of_kind(kind) {
+            [Holding::Blocks] => GroupOf::Kv,
+            [Holding::Cache] => GroupOf::Cache,
+            _ => GroupOf::Recurrent,
+        }
     }
 }
 
