@@ -276,7 +276,10 @@ fn states_are_the_field_groups_of_a_generated_plan() {
     let plan = DynamicPlan::new(&decls(), &inputs(), 256).expect("plan");
     let states: Vec<_> = plan.states().collect();
     // h and conv hold live, steps and checkpoint terms (0..3, 3..6); k one block term (6).
-    let ids: Vec<&str> = states.iter().map(|s| s.state()).collect();
+    let ids: Vec<&str> = states
+        .iter()
+        .map(metrale_circuit::dynamic::StateRegions::state)
+        .collect();
     assert_eq!(ids, ["l0.gdn.h", "l0.gdn.conv", "l1.attn.k"]);
     assert_eq!(
         states.iter().map(|s| s.first_term).collect::<Vec<_>>(),
