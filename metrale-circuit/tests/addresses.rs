@@ -58,6 +58,7 @@ fn plan() -> DynamicPlan {
                 positions: 4,
             }),
         },
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     DynamicPlan::new(&decls, &inputs, DEFAULT_ALIGN).unwrap()
 }

@@ -41,6 +41,10 @@ tree = { slots = 3, nodes = 18 }
 drafts = { slots = 3, positions = 20 }
 "#;
 
+fn parse(text: &str) -> InputsFile {
+    InputsFile::parse("in.toml", text).unwrap_or_else(|d| panic!("{d}"))
+}
+
 fn parse_err(text: &str) -> Diagnostics {
     match InputsFile::parse("in.toml", text) {
         Ok(file) => panic!("expected errors, parsed {file:?}"),
@@ -149,6 +153,7 @@ fn a_full_file_parses_to_the_exact_values() {
             kv: expected.3,
             draft_kv: expected.4,
             caches: expected.5,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         }
     );
     assert_eq!(inputs.verify.map(|v| v.slots()), Some(3));
@@ -190,7 +195,7 @@ fn unknown_key_suggests_the_near_one() {
     assert_eq!(
         d.help,
         [
-            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`, `parallel`",
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`, `parallel`, `pool`",
             "did you mean `slots`?",
         ]
     );
@@ -565,4 +570,75 @@ fn a_serving_profile_with_a_verify_batch_derives_the_reference_engines_counts() 
     // A key of the wrong type is located.
     let d = only_err("[serving]\nsequences = 2\nring_dummy = 1\n");
     assert_eq!(at(&d), (3, 14));
+}
+
+#[test]
+fn a_vllm_pool_takes_a_default_servers_figures() {
+    use metrale_circuit::serving::{PoolPages, PoolPolicy, VllmPool};
+    let file = InputsFile::parse(
+        "in.toml",
+        "slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 32768\nrequests = 4\ncheckpoint_alignment = 64\n",
+    )
+    .unwrap();
+    // Every figure not written is vLLM 0.33.0's default (docs/inputs.md cites each line).
+    let want = VllmPool {
+        pages: PoolPages::Requests(4),
+        context: 32_768,
+        kernel_block: 16,
+        batched_tokens: 8192,
+        batches_in_flight: 2,
+        prefix_caching: true,
+        checkpoint_alignment: 64,
+        checkpoint_pages: 1,
+        speculative_tokens: 0,
+    };
+    assert_eq!(file.pool, PoolPolicy::Vllm(want));
+    assert_eq!(file.view().inputs().pool, PoolPolicy::Vllm(want));
+    // Without `[pool]`, or with `policy = "arenas"`, today's arenas.
+    assert_eq!(parse("slots = 1\n").pool, PoolPolicy::Arenas);
+    let arenas = parse("slots = 1\n[pool]\npolicy = \"arenas\"\n");
+    assert_eq!(arenas.pool, PoolPolicy::Arenas);
+    // Under `[serving]`, the profile's sequences size the pool.
+    let served = parse(
+        "[serving]\nsequences = 3\n[pool]\npolicy = \"vllm\"\ncontext = 100\nprefix_caching = false\n",
+    );
+    let PoolPolicy::Vllm(pool) = served.pool else {
+        panic!("a vllm pool");
+    };
+    assert_eq!(
+        (pool.pages, pool.context, pool.prefix_caching),
+        (PoolPages::Requests(3), 100, false)
+    );
+}
+
+#[test]
+fn a_pool_that_cannot_be_is_refused_where_it_is_written() {
+    // An unknown policy, at its value (line 3, col 10), with the valid ones.
+    let d = only_err("slots = 1\n[pool]\npolicy = \"sglang\"\n");
+    assert_eq!(d.message, "unknown pool policy `sglang`");
+    assert_eq!(at(&d), (3, 10));
+    // A figure of the vLLM pool under the arenas is not silently ignored.
+    let d = only_err("slots = 1\n[pool]\npolicy = \"arenas\"\ncontext = 9\n");
+    assert_eq!(d.message, "`pool.context` is a figure of the vLLM pool");
+    assert_eq!(at(&d), (4, 1));
+    // Both sizes, no size, a 0-token kernel block, a size beside `[serving]`.
+    let d =
+        only_err("slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 9\npages = 3\nrequests = 1\n");
+    assert_eq!(d.message, "`pool.pages` and `pool.requests` both given");
+    assert_eq!(at(&d), (5, 1));
+    let d = only_err("slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 9\n");
+    assert_eq!(d.message, "missing key `pages` or `requests` in `pool`");
+    assert_eq!(at(&d), (2, 2));
+    let d = only_err(
+        "slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 9\npages = 3\nkernel_block = 0\n",
+    );
+    assert_eq!(d.message, "`pool.kernel_block` is 0 tokens");
+    assert_eq!(at(&d), (6, 16));
+    let d =
+        only_err("[serving]\nsequences = 1\n[pool]\npolicy = \"vllm\"\ncontext = 9\npages = 3\n");
+    assert_eq!(d.message, "`pool.pages` with a `[serving]` profile");
+    assert_eq!(at(&d), (6, 1));
+    // No context.
+    let d = only_err("slots = 1\n[pool]\npolicy = \"vllm\"\npages = 3\n");
+    assert_eq!(d.message, "missing key `context` in `pool`");
 }

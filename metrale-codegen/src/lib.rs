@@ -91,6 +91,7 @@
 //!        kv: Some(KvInputs { blocks: 2048, block_size: 16, window: None }),
 //!        draft_kv: None,
 //!        caches: CacheInputs::EMPTY,
+//!        pool: metrale_circuit::serving::PoolPolicy::Arenas,
 //!    };
 //!    let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256)?;
 //!    let k = plan.l3.attn.k.blocks; // a Region: offset, bytes, units, dtype

@@ -59,6 +59,7 @@ fn plans(c: &mut Criterion) {
         kv: KV,
         draft_kv: KV,
         caches: CACHES,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     let pairs = formats.pairs();
     let state_inputs = StateInputs {

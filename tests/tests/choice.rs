@@ -42,6 +42,7 @@ macro_rules! choice_agrees {
             kv: metrale_tests::SERVE_KV,
             draft_kv: Some(KvInputs::pool(64, 16)),
             caches: metrale_tests::SERVE_CACHES,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
         let bare = Inputs {
             formats,
@@ -50,6 +51,7 @@ macro_rules! choice_agrees {
             kv: Some(KvInputs::pool(10, 16)),
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
         let profile = ServingProfile {
             sequences: 0,
@@ -69,6 +71,7 @@ macro_rules! choice_agrees {
             tree_nodes: 16,
             capture_rows: 4096,
             lookup_history: 8192,
+            pool: None,
         };
         let mut seen = Vec::new();
         $(
@@ -213,6 +216,7 @@ fn a_chosen_plan_can_be_a_constant() {
         kv: Some(KvInputs::pool(10, 16)),
         draft_kv: None,
         caches: CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     const CHOSEN: Option<Checkpoint> = Checkpoint::from_name("tiny");
     const PLAN: AnyPlan = match CHOSEN {
@@ -291,6 +295,7 @@ fn inputs_from_the_default_inputs_file() {
                 positions: 4,
             }),
         },
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
 
     let formats = Formats::from_pairs(view.inputs().formats).expect("every key");

@@ -292,6 +292,7 @@ fn dynamic(
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
         caches: drawn.caches,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     DynamicPlan::new(decls, &inputs, drawn.align)
 }
@@ -352,6 +353,7 @@ macro_rules! differential {
                     kv: drawn.kv,
                     draft_kv: drawn.draft_kv,
                     caches: drawn.caches,
+                    pool: metrale_circuit::serving::PoolPolicy::Arenas,
                 };
                 let generated =
                     checkpoint::StatePlan::for_rank(&checkpoint::DIMS, &inputs, drawn.align, &parallel, at.rank);
@@ -702,6 +704,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
         caches: drawn.caches,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256).expect("plan");
     let decls = load("circuits/qwen3_5.toml")
@@ -755,6 +758,7 @@ fn errors_agree() {
             kv: None,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
         let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, align).map(|_| ());
         let dynamic = DynamicPlan::new(
@@ -779,6 +783,7 @@ fn errors_agree() {
             kv: None,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         },
         256,
     );
@@ -822,6 +827,7 @@ fn a_layout_overflow_names_the_same_term() {
         kv: None,
         draft_kv: None,
         caches,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, 256).map(|_| ());
     let decls = load("circuits/qwen3_5.toml")

@@ -11,7 +11,7 @@ use metrale_circuit::dynamic::{
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
-use metrale_circuit::serving::{KvTokens, ProfileKv};
+use metrale_circuit::serving::{KvTokens, PoolPages, PoolPolicy, ProfileKv, VllmPool};
 use metrale_circuit::{
     DEFAULT_ALIGN, Fit, FitError, KvInputs, PlanError, RankError, ServingProfile, StateDtype,
     StateInputs,
@@ -27,12 +27,60 @@ fn decls(circuit: &str) -> Vec<StateDecl> {
     load(circuit).instantiate("tiny").unwrap()
 }
 
-/// The dynamic device bytes at `blocks` (None: the plan fails).
+/// The dynamic device bytes at `blocks` (None: the plan fails): the main KV pool's blocks,
+/// or under vLLM's policy the page pool's pages.
 fn device_bytes(decls: &[StateDecl], inputs: &StateInputs<'_>, blocks: u64) -> Option<u64> {
     let kv = inputs.kv.map(|kv| KvInputs { blocks, ..kv });
-    DynamicPlan::new(decls, &StateInputs { kv, ..*inputs }, DEFAULT_ALIGN)
-        .ok()
-        .map(|p| p.device_bytes())
+    let pool = match inputs.pool {
+        PoolPolicy::Vllm(pool) => PoolPolicy::Vllm(VllmPool {
+            pages: PoolPages::Pages(blocks),
+            ..pool
+        }),
+        PoolPolicy::Arenas => PoolPolicy::Arenas,
+    };
+    DynamicPlan::new(
+        decls,
+        &StateInputs {
+            kv,
+            pool,
+            ..*inputs
+        },
+        DEFAULT_ALIGN,
+    )
+    .ok()
+    .map(|p| p.device_bytes())
+}
+
+/// Arenas, or a vLLM page pool of any figures (its pages what a fit varies).
+fn pools() -> impl Strategy<Value = Option<VllmPool>> {
+    proptest::option::of(
+        (
+            (1u64..40, 1u64..70, any::<bool>()),
+            (0u64..300, 1u64..3, 0u64..3, 0u64..3, 0u64..5_000),
+        )
+            .prop_map(
+                |(
+                    (kernel_block, checkpoint_alignment, prefix_caching),
+                    (
+                        batched_tokens,
+                        batches_in_flight,
+                        checkpoint_pages,
+                        speculative_tokens,
+                        context,
+                    ),
+                )| VllmPool {
+                    pages: PoolPages::Requests(0),
+                    context,
+                    kernel_block,
+                    batched_tokens,
+                    batches_in_flight,
+                    prefix_caching,
+                    checkpoint_alignment,
+                    checkpoint_pages,
+                    speculative_tokens,
+                },
+            ),
+    )
 }
 
 /// Brute force: the first block count that does not fit, scanning up from 0.
@@ -97,6 +145,7 @@ macro_rules! fit_agrees {
                 dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
                 (tp, pp) in (proptest::sample::select(vec![1u64, 2, 4]), 1u64..=3),
                 (tp_rank, pp_rank) in (any::<u64>(), any::<u64>()),
+                pool in pools(),
             ) {
                 use metrale_tests::$arch::{Formats, Inputs, tiny};
                 static CIRCUIT: std::sync::OnceLock<Circuit> = std::sync::OnceLock::new();
@@ -115,6 +164,7 @@ macro_rules! fit_agrees {
                     kv: Some(kv),
                     draft_kv: None,
                     caches: metrale_tests::SERVE_CACHES,
+                    pool: pool.map_or(PoolPolicy::Arenas, PoolPolicy::Vllm),
                 };
                 let generated = tiny::StatePlan::fit_kv_blocks(&tiny::DIMS, &inputs, DEFAULT_ALIGN, budget);
                 let pairs = inputs.formats.pairs();
@@ -229,6 +279,7 @@ macro_rules! fit_sequences_agrees {
                 ring_dummy: bool,
                 budget in 0u64..6_000_000,
                 dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
+                pool in pools(),
             ) {
                 use metrale_tests::$arch::{Formats, tiny};
                 static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
@@ -247,6 +298,7 @@ macro_rules! fit_sequences_agrees {
                     tree_nodes: 2,
                     capture_rows: 8,
                     lookup_history: 16,
+                    pool,
                 };
                 let formats = Formats { $($format: dtype),* };
                 let generated = tiny::StatePlan::fit_sequences(&tiny::DIMS, formats, &profile, context, DEFAULT_ALIGN, budget)

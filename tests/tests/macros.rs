@@ -51,6 +51,7 @@ macro_rules! inputs {
                 capture_rows: 3,
                 ..CacheInputs::EMPTY
             },
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         }
     };
 }

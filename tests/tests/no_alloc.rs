@@ -57,6 +57,7 @@ fn the_generated_plan_allocates_nothing() {
         kv: metrale_tests::SERVE_KV,
         draft_kv: metrale_tests::SERVE_KV,
         caches: metrale_tests::SERVE_CACHES,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     });
     let dims = black_box(qwen3_5_27b::DIMS);
     let before = ALLOCATIONS.load(Ordering::SeqCst);

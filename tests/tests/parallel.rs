@@ -67,6 +67,7 @@ const fn qwen3_5_inputs(slots: u64) -> qwen3_5::Inputs<'static> {
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
         caches: CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }
 }
 
@@ -142,6 +143,7 @@ fn qwen3_next_at_tp_4_keeps_one_kv_head_a_rank() {
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
         caches: CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     let plan =
         StatePlan::for_rank(&DIMS, &inputs, 256, &tp(4), Rank { tp: 2, pp: 0 }).expect("a plan");
@@ -213,6 +215,7 @@ fn a_group_holds_more_kv_exactly_when_heads_are_replicated() {
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         }
     );
 }
@@ -230,6 +233,7 @@ const fn nemotron_inputs() -> nemotron_h::Inputs<'static> {
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
         caches: metrale_tests::SERVE_CACHES,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }
 }
 
@@ -380,6 +384,7 @@ const LLAMA_70B_TP8_PP2: llama::llama_3_1_70b::StatePlan =
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         },
         256,
         &Parallel {

@@ -109,6 +109,7 @@ fn overflow_is_an_error_not_a_wrap() {
         kv: None,
         draft_kv: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     assert_eq!(
         qwen3_5_27b::StatePlan::new(&wide, &inputs, 256).map(|_| ()),

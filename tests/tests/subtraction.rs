@@ -77,6 +77,7 @@ fn below_zero_is_an_error_naming_the_state() {
         kv: None,
         draft_kv: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     assert_eq!(
         small::StatePlan::new(&zero, &inputs, 256).map(|_| ()),
@@ -97,6 +98,7 @@ fn generated_and_dynamic_plans_agree() {
         kv: None,
         draft_kv: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     let generated = small::StatePlan::new(&small::DIMS, &inputs, 256).expect("plans");
     // Two layers of 3 slots x 96 bytes, each rounded up to 256.

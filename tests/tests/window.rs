@@ -58,6 +58,7 @@ fn inputs(kv: KvInputs) -> Inputs<'static> {
         kv: Some(kv),
         draft_kv: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }
 }
 

@@ -49,8 +49,9 @@ use crate::model::{Lifetime, StateKind};
 /// `Table` the runtime sizes, lays out, fits and ranks: `Table::size`, `Units`, `Sized`,
 /// `Table::fit_kv_blocks`, `Table::fit_profile`, `in_rank`; unit functions call `unit` and
 /// `on_tp` calls `shard` here, and generated code names the parallel, serving and dynamic items
-/// through their modules).
-const REVISION: u64 = 8;
+/// through their modules; 9: `StateInputs` and a generated `Inputs` carry the layout policy,
+/// `pool`, whose page pool the table's fits add (`Table::pool`)).
+const REVISION: u64 = 9;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

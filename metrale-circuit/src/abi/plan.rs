@@ -21,13 +21,15 @@
 )]
 
 use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, size_class, state_of, valid_align};
-use super::stage::{Held, StageClasses, held};
+use super::stage::{Held, StageClasses, held, place_of};
 use super::table::{Step, Table};
-use crate::law::SizeFault;
 use crate::law::layout::{Arena, LayoutKey, Placer};
-use crate::model::{KvInputs, StateInputs};
+use crate::law::pages::{join, shape};
+use crate::law::sizing::held_in_pool;
+use crate::law::{PoolFault, PoolLayer, PoolShape, SizeFault};
+use crate::model::{PoolPolicy, StateInputs, StateKind};
 use crate::plan::{PlanError, TermInfo, Unit};
-use crate::serve::fit::search_fit;
+use crate::serve::fit::{has_blocks, search_fit, with_blocks};
 use crate::serve::{Fit, FitError, ProfileFree, RankError, ServingProfile, Stage};
 
 /// Every state's unit and every KV side's sliding window of a circuit, under one checkpoint's
@@ -123,9 +125,125 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         align: u64,
         stage: &Stage,
     ) -> Result<u64, PlanError> {
-        match self.size(units, inputs, align, stage) {
-            Ok(sized) => Ok(sized.arena.device_bytes),
+        let arena = match self.size(units, inputs, align, stage) {
+            Ok(sized) => sized.arena.device_bytes,
+            Err(error) => return Err(error),
+        };
+        match self.pool(units, inputs, stage) {
+            Ok(None) => Ok(arena),
+            Ok(Some((shape, pages))) => match shape.bytes(pages) {
+                Ok(bytes) => match arena.checked_add(bytes) {
+                    Some(end) => Ok(end),
+                    None => Err(self.pool_fault(PoolFault::Overflow, stage, inputs)),
+                },
+                Err(fault) => Err(self.pool_fault(fault, stage, inputs)),
+            },
             Err(error) => Err(error),
+        }
+    }
+
+    /// The unified page pool of `stage` under `inputs` (its shape and pages), by the law of the
+    /// dynamic plan's: its layers joined row by row in plan order ([`join`]), then shaped
+    /// ([`shape`]); `None` under the arenas. `N` rows bound the layers.
+    ///
+    /// # Errors
+    /// The pool's fault, naming a state of the layer at fault as the dynamic plan does.
+    pub const fn pool<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        stage: &Stage,
+    ) -> Result<Option<(PoolShape, u64)>, PlanError> {
+        let PoolPolicy::Vllm(vllm) = inputs.pool else {
+            return Ok(None);
+        };
+        let held = held(self, stage);
+        let mut layers = [PoolLayer::EMPTY; N];
+        // The first row of each layer, to name it in a fault.
+        let mut first_rows = [0usize; N];
+        let mut count = 0;
+        let mut row = 0;
+        while row < N {
+            let class = &self.classes[self.rows[row].1];
+            if held.holds_row(row) && held_in_pool(class.kind, class.holding, class.section, inputs)
+            {
+                // A unit or window fault was reported by `size` already.
+                let unit_bytes = match units.units[class.unit] {
+                    Ok(unit) => unit.bytes,
+                    Err(_) => 0,
+                };
+                let window = match class.window {
+                    Some(i) => match units.windows[i] {
+                        Ok(tokens) => Some(tokens),
+                        Err(_) => None,
+                    },
+                    None => None,
+                };
+                let position = place_of(&self.place_rows, row);
+                let attention = matches!(class.kind, StateKind::PagedKv);
+                match join(&mut layers, count, position, attention, unit_bytes, window) {
+                    Ok(at) if at == count => {
+                        first_rows[count] = row;
+                        count += 1;
+                    }
+                    Ok(_) => {}
+                    Err(fault) => {
+                        return Err(PlanError::Pool {
+                            state: self.rows[row].0,
+                            fault,
+                        });
+                    }
+                }
+            }
+            row += 1;
+        }
+        let (layers, _) = layers.split_at(count);
+        let shape = match shape(layers, &vllm) {
+            Ok(shape) => shape,
+            Err(fault) => {
+                let at = match fault {
+                    PoolFault::MixedAttention { other, .. } => other,
+                    _ => 0,
+                };
+                return Err(PlanError::Pool {
+                    state: if count > 0 {
+                        self.rows[first_rows[at]].0
+                    } else {
+                        ""
+                    },
+                    fault,
+                });
+            }
+        };
+        match shape.pages(vllm.pages) {
+            Ok(pages) => Ok(Some((shape, pages))),
+            Err(fault) => Err(self.pool_fault(fault, stage, inputs)),
+        }
+    }
+
+    /// A pool fault naming the first state the stage's pool holds, as the dynamic plan names
+    /// a fault of the whole pool.
+    const fn pool_fault(
+        &self,
+        fault: PoolFault,
+        stage: &Stage,
+        inputs: &StateInputs<'_>,
+    ) -> PlanError {
+        let held = held(self, stage);
+        let mut row = 0;
+        let mut named = "";
+        while row < N {
+            let class = &self.classes[self.rows[row].1];
+            if held.holds_row(row) && held_in_pool(class.kind, class.holding, class.section, inputs)
+            {
+                named = self.rows[row].0;
+                break;
+            }
+            row += 1;
+        }
+        PlanError::Pool {
+            state: named,
+            fault,
         }
     }
 
@@ -144,16 +262,15 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         budget: u64,
         stage: &Stage,
     ) -> Result<Fit, FitError<PlanError>> {
-        let Some(kv) = inputs.kv else {
+        if !has_blocks(inputs) {
             return Err(FitError::NoKvPool);
-        };
-        search_fit!(budget, |blocks| {
-            let trial = StateInputs {
-                kv: Some(KvInputs { blocks, ..kv }),
-                ..*inputs
-            };
-            self.device_bytes(units, &trial, align, stage)
-        })
+        }
+        search_fit!(budget, |blocks| self.device_bytes(
+            units,
+            &with_blocks(inputs, blocks),
+            align,
+            stage
+        ))
     }
 
     /// The largest value of `profile`'s free input `free` whose plan on `stage` has a device
@@ -177,7 +294,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         budget: u64,
         stage: &Stage,
     ) -> Result<Fit, FitError<PlanError>> {
-        if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
+        if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() && profile.pool.is_none()
+        {
             return Err(FitError::NoKvPool);
         }
         search_fit!(budget, |value| match profile.varied(free, value).inputs() {

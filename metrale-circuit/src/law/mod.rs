@@ -1,6 +1,6 @@
 //! The laws both plans obey, each written once: how many units and bytes a term has
 //! (`sizing`, with the cache counts and hash-table law of `caches`), and where each term sits
-//! in its arena (`layout`).
+//! in its arena (`layout`), and the unified page pool's shape (`pages`, vLLM's policy).
 //!
 //! Owner: metrale-circuit (runtime).
 //! Invariants:
@@ -11,7 +11,9 @@
 
 mod caches;
 pub(crate) mod layout;
+pub(crate) mod pages;
 pub(crate) mod sizing;
 
 pub use layout::{Arena, DEFAULT_ALIGN, Region};
+pub use pages::{Family, PoolFault, PoolLayer, PoolShape};
 pub use sizing::{Holding, SizeFault, Space};

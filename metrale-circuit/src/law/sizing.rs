@@ -12,7 +12,8 @@
 use super::caches::{cache_units, lookup_index_bytes};
 use crate::model::spelled::spelled_enum;
 use crate::model::{
-    CacheInputs, KvInputs, Lifetime, Section, StateDtype, StateInputs, StateKind, VerifySteps,
+    CacheInputs, KvInputs, Lifetime, PoolPolicy, Section, StateDtype, StateInputs, StateKind,
+    VerifySteps,
 };
 
 spelled_enum! {
@@ -158,6 +159,10 @@ pub const fn size_term(
     // The grid's inner count: how many units one outer index (a verify slot, a KV block, a
     // sequence slot, ...) holds; the unit order of docs/circuit-schema.md.
     let mut inner = 1;
+    // Under a unified page pool, what a request holds lives in the pool's pages, not here.
+    if held_in_pool(spec.kind, spec.holding, spec.section, inputs) {
+        return Ok(None);
+    }
     let units = match (spec.kind, spec.holding) {
         (StateKind::Recurrent, Holding::Live) => Some(inputs.slots),
         (StateKind::Recurrent, Holding::Steps | Holding::Checkpoint) => {
@@ -223,6 +228,27 @@ pub const fn size_term(
             inner,
         })),
         None => Err(SizeFault::Overflow),
+    }
+}
+
+/// Whether a term of `kind` holding `holding` in `section` lives in the pages of a unified
+/// pool under `inputs`: a KV side's blocks (a draft head's when the inputs serve it, `draft_kv`
+/// given) and a recurrent state's live slots do; every other term keeps its arena region.
+#[must_use]
+pub const fn held_in_pool(
+    kind: StateKind,
+    holding: Holding,
+    section: Section,
+    inputs: &StateInputs<'_>,
+) -> bool {
+    if !matches!(inputs.pool, PoolPolicy::Vllm(_)) {
+        return false;
+    }
+    match (kind, holding, section) {
+        (StateKind::PagedKv, Holding::Blocks, Section::Main)
+        | (StateKind::Recurrent, Holding::Live, _) => true,
+        (StateKind::PagedKv, Holding::Blocks, Section::Draft) => inputs.draft_kv.is_some(),
+        _ => false,
     }
 }
 

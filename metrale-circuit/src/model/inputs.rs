@@ -8,6 +8,7 @@
 //! - Rust field names are the inputs-file key names.
 
 use super::dtype::StateDtype;
+use super::pool::PoolPolicy;
 
 /// The plan inputs the engine decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct StateInputs<'a> {
     pub draft_kv: Option<KvInputs>,
     /// The cache inputs.
     pub caches: CacheInputs,
+    /// How the states a request holds (KV sides, live recurrent states) are laid out.
+    pub pool: PoolPolicy,
 }
 
 impl StateInputs<'_> {
@@ -36,6 +39,7 @@ impl StateInputs<'_> {
         kv: None,
         draft_kv: None,
         caches: CacheInputs::EMPTY,
+        pool: PoolPolicy::Arenas,
     };
 
     /// The dtype given for a format key: the first pair of that key.

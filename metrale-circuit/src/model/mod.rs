@@ -1,6 +1,6 @@
 //! The vocabulary every layer above speaks: what a state is and how long it lives (`kinds`),
 //! what its elements are (`dtype`), one declared state (`decl`), the counts an engine decides
-//! (`inputs`), and the one macro that spells every enum by name (`spelled`).
+//! (`inputs`), how the states a request holds are laid out (`pool`), and the one macro that spells every enum by name (`spelled`).
 //!
 //! Owner: metrale-circuit (runtime).
 //! Invariants:
@@ -14,6 +14,7 @@ mod decl;
 mod dtype;
 pub(crate) mod inputs;
 mod kinds;
+mod pool;
 
 pub use decl::{Position, Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat};
@@ -25,3 +26,4 @@ pub use inputs::{
     TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};
+pub use pool::{PoolPages, PoolPolicy, VllmPool};

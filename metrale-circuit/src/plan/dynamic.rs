@@ -11,12 +11,13 @@
 //!   which the generated plans follow too.
 
 use super::error::PlanError;
+use super::pool::{PagePool, PoolBuilder};
 use super::regions::{CacheRegions, GroupOf, KvRegions, RecurrentRegions};
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
-use crate::law::sizing::{TermSpec, size_term, unit_bytes};
+use crate::law::sizing::{TermSpec, held_in_pool, size_term, unit_bytes};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
-    Lifetime, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
+    Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
 };
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
@@ -69,6 +70,8 @@ impl StateTerm {
 pub struct DynamicPlan {
     terms: Vec<StateTerm>,
     arena: Arena,
+    /// Boxed: a plan is moved about whole, and most have no pool.
+    pool: Option<Box<PagePool>>,
 }
 
 impl DynamicPlan {
@@ -89,6 +92,7 @@ impl DynamicPlan {
             return Err(PlanError::BadAlign { align });
         }
         let mut terms = Vec::new();
+        let mut pool = PoolBuilder::default();
         for decl in decls {
             let dtype = match &decl.format {
                 StateFormat::Fixed(dtype) => *dtype,
@@ -102,6 +106,10 @@ impl DynamicPlan {
             let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
             let unit_bytes = unit_bytes(decl.elements, dtype).map_err(fault)?;
             for &holding in Holding::of_kind(decl.kind) {
+                if held_in_pool(decl.kind, holding, decl.section(), inputs) {
+                    let attention = decl.kind == StateKind::PagedKv;
+                    pool.add(&decl.id, decl.position, attention, unit_bytes, decl.window)?;
+                }
                 let spec = TermSpec {
                     kind: decl.kind,
                     holding,
@@ -129,7 +137,11 @@ impl DynamicPlan {
             }
         }
         let arena = lay_out(&mut terms, align)?;
-        Ok(Self { terms, arena })
+        let pool = match &inputs.pool {
+            PoolPolicy::Arenas => None,
+            PoolPolicy::Vllm(vllm) => Some(Box::new(pool.finish(vllm, arena.device_bytes)?)),
+        };
+        Ok(Self { terms, arena, pool })
     }
 
     /// Every term, in plan order.
@@ -152,10 +164,21 @@ impl DynamicPlan {
         self.arena.align
     }
 
-    /// The device arena's size: the end of its last region, rounded up to the alignment.
+    /// The device bytes: the device arena (the end of its last region, rounded up to the
+    /// alignment) and, under a unified policy, the page pool after it.
     #[must_use]
     pub fn device_bytes(&self) -> u64 {
-        self.arena.device_bytes
+        match &self.pool {
+            // Its end was checked when the pool was made.
+            Some(pool) => pool.offset + pool.bytes(),
+            None => self.arena.device_bytes,
+        }
+    }
+
+    /// The unified page pool, under [`PoolPolicy::Vllm`].
+    #[must_use]
+    pub fn pool(&self) -> Option<&PagePool> {
+        self.pool.as_deref()
     }
 
     /// The host arena's size: the end of its last region, rounded up to the alignment.

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::law::SizeFault;
+use crate::law::{PoolFault, SizeFault};
 
 /// Why a state plan could not be made, naming the state by `S`: `&'static str` for a generated
 /// plan, `String` for the dynamic one.
@@ -50,6 +50,13 @@ pub enum PlanError<S = &'static str> {
         /// The state.
         state: S,
     },
+    /// The unified page pool cannot be laid out; `state` is a state of the layer at fault.
+    Pool {
+        /// The state.
+        state: S,
+        /// Why.
+        fault: PoolFault,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -82,6 +89,10 @@ impl<S> PlanError<S> {
             PlanError::DivisionByZero { state } => PlanError::DivisionByZero { state: name(state) },
             PlanError::Negative { state } => PlanError::Negative { state: name(state) },
             PlanError::MissingWindow { state } => PlanError::MissingWindow { state: name(state) },
+            PlanError::Pool { state, fault } => PlanError::Pool {
+                state: name(state),
+                fault,
+            },
             PlanError::BadAlign { align } => PlanError::BadAlign { align },
         }
     }
@@ -95,7 +106,8 @@ impl<S> PlanError<S> {
             | PlanError::Overflow { state }
             | PlanError::DivisionByZero { state }
             | PlanError::Negative { state }
-            | PlanError::MissingWindow { state } => Some(state),
+            | PlanError::MissingWindow { state }
+            | PlanError::Pool { state, .. } => Some(state),
             PlanError::BadAlign { .. } => None,
         }
     }
@@ -136,6 +148,22 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
                 "KV side `{state}` keeps a sliding window but the KV inputs give no \
                  `sequences`, `chunk_tokens` and `max_tokens`"
             ),
+            Self::Pool { state, fault } => match fault {
+                PoolFault::Overflow => {
+                    write!(f, "the page pool's size overflows u64 (at state `{state}`)")
+                }
+                PoolFault::ZeroTokens => f.write_str(
+                    "the page pool's `kernel_block` and `checkpoint_alignment` must be at least 1",
+                ),
+                PoolFault::ZeroWindow => {
+                    write!(f, "KV side `{state}` has a sliding window of 0 tokens")
+                }
+                PoolFault::MixedAttention { .. } => write!(
+                    f,
+                    "under the vLLM page pool every attention layer must keep the same bytes per \
+                     token, and the layer of `{state}` keeps other bytes than the first's"
+                ),
+            },
             Self::BadAlign { align } => {
                 write!(f, "alignment {align} is not a nonzero power of two")
             }

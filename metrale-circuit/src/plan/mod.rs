@@ -12,8 +12,10 @@
 
 mod dynamic;
 mod error;
+mod pool;
 pub(crate) mod regions;
 
 pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
 pub use error::{MissingFormat, PlanError};
+pub use pool::{PagePool, PoolMember};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

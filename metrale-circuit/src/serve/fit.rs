@@ -14,7 +14,7 @@
 //! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
 
 use super::profile::{ProfileFree, ServingProfile};
-use crate::model::{KvInputs, StateDecl, StateDtype, StateInputs};
+use crate::model::{PoolPages, PoolPolicy, StateDecl, StateDtype, StateInputs};
 use crate::plan::{DynamicPlan, PlanError};
 
 /// The one capacity search loop, for the dynamic fits here and the generated plans' fits
@@ -214,16 +214,32 @@ pub fn fit_kv_blocks(
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {
-    let Some(kv) = inputs.kv else {
+    if !has_blocks(inputs) {
         return Err(FitError::NoKvPool);
-    };
+    }
     drive(budget, |blocks| {
-        let trial = StateInputs {
-            kv: Some(KvInputs { blocks, ..kv }),
-            ..*inputs
-        };
-        DynamicPlan::new(decls, &trial, align)
+        DynamicPlan::new(decls, &with_blocks(inputs, blocks), align)
     })
+}
+
+/// Whether `inputs` have a pool whose blocks `fit --for kv-blocks` can vary: a main KV pool,
+/// or a unified page pool.
+#[must_use]
+pub const fn has_blocks(inputs: &StateInputs<'_>) -> bool {
+    matches!(inputs.pool, PoolPolicy::Vllm(_)) || inputs.kv.is_some()
+}
+
+/// `inputs` with the main KV pool at `blocks` blocks, or under a unified page pool, that pool
+/// at `blocks` pages (what `fit --for kv-blocks` varies); as they are without either.
+#[must_use]
+pub const fn with_blocks<'a>(inputs: &StateInputs<'a>, blocks: u64) -> StateInputs<'a> {
+    let mut trial = *inputs;
+    match (&mut trial.pool, &mut trial.kv) {
+        (PoolPolicy::Vllm(pool), _) => pool.pages = PoolPages::Pages(blocks),
+        (PoolPolicy::Arenas, Some(kv)) => kv.blocks = blocks,
+        (PoolPolicy::Arenas, None) => {}
+    }
+    trial
 }
 
 /// Runs a [`Search`] under `budget` over the plans `plan_at` makes.
@@ -251,7 +267,7 @@ pub fn fit_profile(
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {
-    if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() {
+    if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() && profile.pool.is_none() {
         return Err(FitError::NoKvPool);
     }
     drive(budget, |value| match profile.varied(free, value).inputs() {

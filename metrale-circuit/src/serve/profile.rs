@@ -31,8 +31,8 @@
 
 use crate::law::SizeFault;
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs, WindowInputs,
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, PoolPages, PoolPolicy,
+    RingInputs, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
 };
 
 /// What a server decides, from which every plan count follows ([`ServingProfile::inputs`]).
@@ -69,6 +69,9 @@ pub struct ServingProfile {
     pub capture_rows: u64,
     /// Prompt-lookup history tokens per sequence; 0 for no lookup index.
     pub lookup_history: u64,
+    /// vLLM's unified page pool instead of arenas for what a request holds; `None`: arenas.
+    /// Unless it gives its pages, the pool holds the `sequences` requests and the null page.
+    pub pool: Option<VllmPool>,
 }
 
 /// The main KV pool of a profile.
@@ -108,6 +111,7 @@ impl ServingProfile {
         tree_nodes: 0,
         capture_rows: 0,
         lookup_history: 0,
+        pool: None,
     };
 
     /// Every count a plan needs, by the rule in this module's documentation; `formats` is
@@ -213,7 +217,22 @@ impl ServingProfile {
                     None
                 },
             },
+            pool: self.pool_policy(),
         })
+    }
+
+    /// The layout policy: arenas, or the vLLM pool holding the `sequences` requests unless it
+    /// gives its pages.
+    const fn pool_policy(&self) -> PoolPolicy {
+        match self.pool {
+            Some(mut pool) => {
+                if let PoolPages::Requests(_) = pool.pages {
+                    pool.pages = PoolPages::Requests(self.sequences);
+                }
+                PoolPolicy::Vllm(pool)
+            }
+            None => PoolPolicy::Arenas,
+        }
     }
 
     /// The same profile at `sequences` sequences of `context` tokens each (what
@@ -226,6 +245,11 @@ impl ServingProfile {
         if let Some(mut kv) = profile.kv {
             kv.tokens = KvTokens::PerSequence(context);
             profile.kv = Some(kv);
+        }
+        if let Some(mut pool) = profile.pool {
+            pool.pages = PoolPages::Requests(sequences);
+            pool.context = context;
+            profile.pool = Some(pool);
         }
         profile
     }
@@ -262,6 +286,10 @@ impl ServingProfile {
         if let Some(mut kv) = profile.kv {
             kv.tokens = KvTokens::Pool(blocks);
             profile.kv = Some(kv);
+        }
+        if let Some(mut pool) = profile.pool {
+            pool.pages = PoolPages::Pages(blocks);
+            profile.pool = Some(pool);
         }
         profile
     }
@@ -326,6 +354,7 @@ mod tests {
         tree_nodes: 16,
         capture_rows: 4096,
         lookup_history: 8192,
+        pool: None,
     };
 
     #[test]

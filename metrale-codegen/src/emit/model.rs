@@ -128,6 +128,9 @@ impl Emitter<'_> {
                 pub draft_kv: ::core::option::Option<__rt::KvInputs>,
                 #[doc = " The cache inputs."]
                 pub caches: __rt::CacheInputs,
+                #[doc = " How the states a request holds are laid out: arenas, or vLLM's"]
+                #[doc = " unified page pool."]
+                pub pool: __rt::serving::PoolPolicy,
             }
 
             impl<'a> Inputs<'a> {
@@ -142,6 +145,7 @@ impl Emitter<'_> {
                         kv: self.kv,
                         draft_kv: self.draft_kv,
                         caches: self.caches,
+                        pool: self.pool,
                     }
                 }
 
@@ -158,6 +162,7 @@ impl Emitter<'_> {
                         kv: counts.kv,
                         draft_kv: counts.draft_kv,
                         caches: counts.caches,
+                        pool: counts.pool,
                     }
                 }
 

@@ -29,6 +29,7 @@ fn main() {
         }),
         draft_kv: None,
         caches: CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
     match qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256) {
         Ok(plan) => println!("qwen3_5_27b: {} device bytes", plan.device_bytes()),

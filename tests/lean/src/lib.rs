@@ -30,6 +30,7 @@ mod tests {
             kv: None,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
+            pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
         let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256)
             .unwrap_or_else(|e| panic!("{e:?}"));

@@ -22,6 +22,7 @@ const INPUTS: Inputs<'static> = Inputs {
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
+    pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
 
 const PLAN: nemotron_h_8b::StatePlan =

@@ -37,6 +37,7 @@ const INPUTS: Inputs<'static> = Inputs {
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
+    pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
 
 const PLAN: gpt_oss_120b::StatePlan =

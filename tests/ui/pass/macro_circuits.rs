@@ -38,6 +38,7 @@ const INPUTS: Inputs<'static> = Inputs {
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
+    pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
 
 const PLAN: qwen3_5_27b::StatePlan =
@@ -69,6 +70,7 @@ const NEMOTRON_INPUTS: plans::nemotron_h::Inputs<'static> = plans::nemotron_h::I
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
+    pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
 
 const NEMOTRON_PLAN: nemotron_h_8b::StatePlan =

@@ -63,6 +63,7 @@ const INPUTS: Inputs<'static> = Inputs {
     }),
     draft_kv: None,
     caches: CacheInputs::EMPTY,
+    pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
 
 const PLAN: small::StatePlan = match small::StatePlan::new(&small::DIMS, &INPUTS, 256) {

@@ -129,6 +129,7 @@ pub(crate) fn serving(
         tree_nodes,
         capture_rows,
         lookup_history,
+        pool: None,
     })
 }
 

@@ -56,14 +56,14 @@ use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, Section,
-    StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, PoolPolicy, RingInputs,
+    Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 8] = [
-    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving", "parallel",
+const TOP_KEYS: [&str; 9] = [
+    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving", "parallel", "pool",
 ];
 /// The keys of `[parallel]`.
 const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
@@ -147,6 +147,9 @@ pub struct InputsFile {
     pub serving: Option<ServingProfile>,
     /// `[parallel]`: the tensor- and pipeline-parallel sizes (1 and 1 when absent).
     pub parallel: ParallelCounts,
+    /// `[pool]`: the layout policy of what a request holds ([`PoolPolicy::Arenas`] when
+    /// absent).
+    pub pool: PoolPolicy,
     /// Where `[kv]` and `[draft_kv]` are written, to locate what planning finds missing.
     located: Located,
 }
@@ -369,6 +372,9 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         parallel: field(root, "parallel")
             .map_or(ParallelCounts::SINGLE, |(_, v)| parallel(walk, v)),
         serving: None,
+        pool: field(root, "pool").map_or(PoolPolicy::Arenas, |(key, value)| {
+            super::pool::pool(walk, key, value, serving.is_some()).unwrap_or(PoolPolicy::Arenas)
+        }),
         located: Located {
             source: None,
             kv: field(root, "kv").map(|(key, _)| key),
@@ -379,9 +385,12 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     let before = walk.sink.error_count();
     match serving {
         Some((key, value)) => {
-            if let Some(profile) = agree::serving(walk, key.clone(), value)
+            if let Some(mut profile) = agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
+                if let PoolPolicy::Vllm(pool) = file.pool {
+                    profile.pool = Some(pool);
+                }
                 let written = file.counts();
                 if let Some(derived) = agree::with_profile(walk, root, key, &profile, &written) {
                     file.hold(&derived);
@@ -408,6 +417,7 @@ impl InputsFile {
             kv: self.kv,
             draft_kv: self.draft_kv,
             caches: self.caches,
+            pool: self.pool,
         }
     }
 
@@ -424,6 +434,7 @@ impl InputsFile {
         self.kv = derived.kv;
         self.draft_kv = derived.draft_kv;
         self.caches = derived.caches;
+        self.pool = derived.pool;
     }
 }
 

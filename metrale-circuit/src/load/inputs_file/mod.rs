@@ -1,5 +1,5 @@
 //! The inputs file: the plan inputs an engine decides, written as TOML (`[formats]`, counts,
-//! `[verify]`, `[kv]`, `[caches]`, `[parallel]`), read into an owned [`InputsFile`] with every
+//! `[verify]`, `[kv]`, `[caches]`, `[parallel]`, `[pool]`: the layout policy, `pool`), read into an owned [`InputsFile`] with every
 //! error located (`file`), and its `[serving]` profile with the rules refusing counts that
 //! disagree with it or with each other, each refusal located in the file (`agree`). Its keys,
 //! rules and errors for users are in `docs/inputs.md`.
@@ -13,5 +13,6 @@
 
 mod agree;
 mod file;
+mod pool;
 
 pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};

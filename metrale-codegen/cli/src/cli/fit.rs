@@ -26,7 +26,7 @@ use metrale_circuit::dynamic::{
     DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
 };
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::serving::ProfileFree;
+use metrale_circuit::serving::{Family, PagePool, ProfileFree};
 use metrale_circuit::{
     DEFAULT_ALIGN, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
 };
@@ -34,7 +34,7 @@ use metrale_circuit::{
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
-use super::report::{FitAnswer, FitReport};
+use super::report::{FitAnswer, FitReport, PoolAnswer};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
 use super::{json, table};
 
@@ -268,13 +268,57 @@ fn fit_rank(
         args.align,
     )
     .map_err(plan_error)?;
-    let (per_slot, per_token) = per_unit(&plan, decls);
+    let (per_slot, per_token) = match plan.pool() {
+        Some(pool) => pool_per_unit(pool, decls),
+        None => per_unit(&plan, decls),
+    };
+    let pool = plan.pool().map(|pool| {
+        // Every byte the other states leave goes to the pool, as vLLM gives it the rest.
+        let shape = pool.shape;
+        let pages = match shape.row_bytes() {
+            Ok(row) if row > 0 => args.budget.saturating_sub(pool.offset) / row,
+            _ => pool.pages,
+        };
+        PoolAnswer {
+            block_tokens: shape.block_tokens,
+            page_bytes: shape.page_bytes,
+            slots: shape.slots,
+            groups: shape.groups,
+            request_pages: shape.request_pages,
+            pages,
+            tokens: shape.tokens(pages, pool.context),
+            admitted: shape.admitted(pages),
+        }
+    });
     Ok(FitAnswer {
         placement,
         fit,
         per_slot,
         per_token,
+        pool,
     })
+}
+
+/// [`per_unit`] under a page pool, whose layers hold those states: a request's live recurrent
+/// states over every layer (unpadded), and one token of the main layers' KV.
+fn pool_per_unit(pool: &PagePool, decls: &[StateDecl]) -> (u64, u64) {
+    let (mut per_slot, mut per_token) = (0u64, 0u64);
+    for member in &pool.members {
+        match member.layer.family {
+            Family::Recurrent { state_bytes } => per_slot = per_slot.saturating_add(state_bytes),
+            Family::Attention { token_bytes, .. } => {
+                let draft = member.states.iter().any(|s| {
+                    decls
+                        .iter()
+                        .any(|d| &d.id == s && d.section() == Section::Draft)
+                });
+                if !draft {
+                    per_token = per_token.saturating_add(token_bytes);
+                }
+            }
+        }
+    }
+    (per_slot, per_token)
 }
 
 /// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool

@@ -10,6 +10,7 @@
 //!   first version (`circuit`, `checkpoint`, `align`, `terms` and their nine keys,
 //!   `device_bytes`, `host_bytes`) are kept as they were.
 
+use metrale_circuit::serving::{Family, PagePool};
 use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 
@@ -79,6 +80,9 @@ pub fn plan(report: &Report) -> String {
         "host_bytes": plan.host_bytes(),
         "totals": { "lifetime": lifetimes, "kind": kinds },
     });
+    if let (Some(pool), Some(fields)) = (plan.pool(), value.as_object_mut()) {
+        fields.insert("pool".to_owned(), page_pool(pool));
+    }
     // One rank of several: which, and the model's layers it holds.
     if let (Some(placement), Some(fields)) = (report.placement, value.as_object_mut()) {
         fields.insert("tp".to_owned(), json!(placement.tp));
@@ -89,6 +93,47 @@ pub fn plan(report: &Report) -> String {
         fields.insert("layers".to_owned(), json!(layers));
     }
     format!("{value:#}\n")
+}
+
+/// A vLLM page pool: `policy`, `offset`, `pages`, `block_tokens`, `page_bytes`, `slots`,
+/// `groups`, `context`, `request_pages`, and `layers` (each `group`, `slot`, `states`, and
+/// `token_bytes` and `window` or `state_bytes`).
+fn page_pool(pool: &PagePool) -> Value {
+    let layers: Vec<Value> = pool
+        .members
+        .iter()
+        .map(|m| {
+            let mut layer = json!({ "group": m.group, "slot": m.slot, "states": m.states });
+            if let Some(fields) = layer.as_object_mut() {
+                match m.layer.family {
+                    Family::Attention {
+                        token_bytes,
+                        window,
+                        ..
+                    } => {
+                        fields.insert("token_bytes".to_owned(), json!(token_bytes));
+                        fields.insert("window".to_owned(), json!(window));
+                    }
+                    Family::Recurrent { state_bytes } => {
+                        fields.insert("state_bytes".to_owned(), json!(state_bytes));
+                    }
+                }
+            }
+            layer
+        })
+        .collect();
+    json!({
+        "policy": "vllm",
+        "offset": pool.offset,
+        "pages": pool.pages,
+        "block_tokens": pool.shape.block_tokens,
+        "page_bytes": pool.shape.page_bytes,
+        "slots": pool.shape.slots,
+        "groups": pool.shape.groups,
+        "context": pool.context,
+        "request_pages": pool.shape.request_pages,
+        "layers": layers,
+    })
 }
 
 /// Every rank's bytes as JSON: `circuit`, `checkpoint`, `align`, `tp`, `pp`, `ranks` (each
@@ -134,7 +179,23 @@ pub fn fit(report: &FitReport) -> String {
         "budget": report.budget,
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
+        "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
+    if let (Some(pool), Some(fields)) = (&answer.pool, value.as_object_mut()) {
+        for (key, n) in [
+            ("block_tokens", json!(pool.block_tokens)),
+            ("page_bytes", json!(pool.page_bytes)),
+            ("pool_slots", json!(pool.slots)),
+            ("pool_groups", json!(pool.groups)),
+            ("request_pages", json!(pool.request_pages)),
+            ("pool_pages", json!(pool.pages)),
+            ("pool_tokens", json!(pool.tokens)),
+            ("concurrency", json!(pool.concurrency())),
+            ("admitted", json!(pool.admitted)),
+        ] {
+            fields.insert(key.to_owned(), n);
+        }
+    }
     if let (Some(placement), Some(fields)) = (answer.placement, value.as_object_mut()) {
         for (key, n) in [
             ("tp", placement.tp),

@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 
 use clap::ValueEnum;
 use metrale_circuit::dynamic::{Position, StateTerm};
+use metrale_circuit::serving::{Family, PagePool};
 use metrale_circuit::{Lifetime, Space};
 
 use super::report::{EveryRankReport, FitReport, Report, Total, human_bytes};
@@ -82,6 +83,51 @@ pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
     }
     out.push_str(&summary(report));
     out.push_str(&terms(report, sort, group));
+    if let Some(pool) = report.plan.pool() {
+        out.push_str(&page_pool(pool));
+    }
+    out
+}
+
+/// A vLLM page pool: its shape, its buffer's slots, and each group's layers.
+fn page_pool(pool: &PagePool) -> String {
+    let shape = &pool.shape;
+    let mut out = format!(
+        "
+page pool (vllm) at device offset {}: {} pages (page 0 the null page) of {} B, {} tokens \
+         a page; {} slots; {} groups; a request of {} tokens holds {} pages\n",
+        pool.offset,
+        pool.pages,
+        shape.page_bytes,
+        shape.block_tokens,
+        shape.slots,
+        shape.groups,
+        pool.context,
+        shape.request_pages
+    );
+    let mut rows = vec![cells(["group", "slot", "spec", "states", "offset"])];
+    for member in &pool.members {
+        let spec = match member.layer.family {
+            Family::Attention {
+                token_bytes,
+                window,
+                latent,
+            } => format!(
+                "{} {token_bytes} B/token{}",
+                if latent { "mla" } else { "attention" },
+                window.map_or_else(String::new, |w| format!(" window {w}"))
+            ),
+            Family::Recurrent { state_bytes } => format!("recurrent {state_bytes} B"),
+        };
+        rows.push(vec![
+            member.group.to_string(),
+            member.slot.to_string(),
+            spec,
+            member.states.join(" "),
+            pool.slot(member.slot).map_or(0, |r| r.offset).to_string(),
+        ]);
+    }
+    push_cells(&mut out, &rows, 4);
     out
 }
 
@@ -418,6 +464,33 @@ pub fn fit(report: &FitReport) -> String {
         ("bytes per sequence slot", format!("{} B", answer.per_slot)),
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
+    if let Some(pool) = &answer.pool {
+        rows.push((
+            "page pool (vllm)",
+            format!(
+                "{} tokens a page of {} B, {} slots, {} groups",
+                pool.block_tokens, pool.page_bytes, pool.slots, pool.groups
+            ),
+        ));
+        rows.push((
+            "pool pages",
+            format!("{} (the budget's rest; one is the null page)", pool.pages),
+        ));
+        rows.push((
+            "pool tokens",
+            pool.tokens
+                .map_or_else(|| "overflows".to_owned(), |t| t.to_string()),
+        ));
+        rows.push((
+            "concurrency",
+            format!(
+                "{:.2}x ({} pages a request)",
+                pool.concurrency(),
+                pool.request_pages
+            ),
+        ));
+        rows.push(("requests at once", pool.admitted.to_string()));
+    }
     // Over several ranks: the one whose answer this is.
     if let Some(placement) = answer.placement {
         rows.insert(

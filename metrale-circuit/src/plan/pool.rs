@@ -1,0 +1,193 @@
+//! A plan's unified page pool ([`PagePool`]): under [`PoolPolicy::Vllm`], the KV sides and
+//! live recurrent states of every layer live in one device buffer of equal pages, after the
+//! device arena, instead of arena regions of their own.
+//!
+//! Owner: metrale-circuit.
+//! Invariants:
+//! - The pool's layers are built by the one rule of `law::pages::join`, its shape by
+//!   `law::pages::shape`: a generated plan's table builds and shapes the same list.
+//! - The buffer starts at the device arena's end (a multiple of the alignment); slot `s` is
+//!   its `s`-th `pages x page_bytes`, and page `p` of a layer at `p x page_bytes` in its slot.
+//!   Within a page, a layer's states follow in declaration order (an attention layer's
+//!   `block_tokens` tokens of each side, a recurrent layer's states, then padding).
+
+use super::error::PlanError;
+use crate::law::pages::{group_of, join, shape};
+use crate::law::{PoolFault, PoolLayer, PoolShape, Region};
+use crate::model::{Position, StateDtype, VllmPool};
+
+/// One layer of the pool: its spec, the group and slot it views, and the states it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolMember {
+    /// Its position and spec.
+    pub layer: PoolLayer,
+    /// Its KV-cache group.
+    pub group: u64,
+    /// The slot of the buffer it views.
+    pub slot: u64,
+    /// The states it holds, in declaration order (`l3.attn.k`, `l3.attn.v`).
+    pub states: Vec<String>,
+}
+
+/// The unified page pool of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagePool {
+    /// Its page, groups, slots and what a request holds.
+    pub shape: PoolShape,
+    /// Pages in the pool, the null page (page 0) included.
+    pub pages: u64,
+    /// Tokens one request may hold, what its pages are sized for.
+    pub context: u64,
+    /// Where the buffer starts in the device arena.
+    pub offset: u64,
+    /// Every layer, in plan order.
+    pub members: Vec<PoolMember>,
+}
+
+/// A pool being built from a plan's declarations, state by state.
+#[derive(Debug, Default)]
+pub(super) struct PoolBuilder {
+    layers: Vec<PoolLayer>,
+    states: Vec<Vec<String>>,
+}
+
+impl PoolBuilder {
+    /// Adds a KV side (`attention`) or a live recurrent state.
+    pub(super) fn add(
+        &mut self,
+        state: &str,
+        position: Position,
+        attention: bool,
+        unit_bytes: u64,
+        window: Option<u64>,
+    ) -> Result<(), PlanError<String>> {
+        let count = self.layers.len();
+        self.layers.push(PoolLayer::EMPTY);
+        let at = join(
+            &mut self.layers,
+            count,
+            position,
+            attention,
+            unit_bytes,
+            window,
+        )
+        .map_err(|fault| PlanError::Pool {
+            state: state.to_owned(),
+            fault,
+        })?;
+        if at < count {
+            self.layers.pop();
+            self.states[at].push(state.to_owned());
+        } else {
+            self.states.push(vec![state.to_owned()]);
+        }
+        Ok(())
+    }
+
+    /// The pool under `pool`, its buffer at `offset`.
+    pub(super) fn finish(
+        self,
+        pool: &VllmPool,
+        offset: u64,
+    ) -> Result<PagePool, PlanError<String>> {
+        let fault_at = |fault: PoolFault, at: usize| PlanError::Pool {
+            state: self
+                .states
+                .get(at)
+                .and_then(|s| s.first())
+                .cloned()
+                .unwrap_or_default(),
+            fault,
+        };
+        let shape = shape(&self.layers, pool).map_err(|fault| match fault {
+            PoolFault::MixedAttention { other, .. } => fault_at(fault, other),
+            _ => fault_at(fault, 0),
+        })?;
+        let pages = shape
+            .pages(pool.pages)
+            .map_err(|fault| fault_at(fault, 0))?;
+        shape
+            .bytes(pages)
+            .ok()
+            .and_then(|bytes| offset.checked_add(bytes))
+            .ok_or_else(|| fault_at(PoolFault::Overflow, 0))?;
+        let members = self
+            .layers
+            .iter()
+            .zip(&self.states)
+            .enumerate()
+            .map(|(i, (layer, states))| {
+                let (group, slot) = group_of(&self.layers, i);
+                PoolMember {
+                    layer: *layer,
+                    group,
+                    slot,
+                    states: states.clone(),
+                }
+            })
+            .collect();
+        Ok(PagePool {
+            shape,
+            pages,
+            context: pool.context,
+            offset,
+            members,
+        })
+    }
+}
+
+impl PagePool {
+    /// The buffer's bytes (`pages x slots x page_bytes`; checked when the plan was made).
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.pages * self.shape.slots * self.shape.page_bytes
+    }
+
+    /// Slot `slot` of the buffer: `pages` units of one page each; `None` past the last slot.
+    #[must_use]
+    pub fn slot(&self, slot: u64) -> Option<Region> {
+        if slot >= self.shape.slots {
+            return None;
+        }
+        let bytes = self.pages * self.shape.page_bytes;
+        Some(Region {
+            offset: self.offset + slot * bytes,
+            bytes,
+            units: self.pages,
+            dtype: StateDtype::U8,
+            unit_bytes: self.shape.page_bytes,
+            inner: 1,
+        })
+    }
+
+    /// The layer that holds `state` (`l3.attn.k`).
+    #[must_use]
+    pub fn member_of(&self, state: &str) -> Option<&PoolMember> {
+        self.members
+            .iter()
+            .find(|m| m.states.iter().any(|s| s == state))
+    }
+
+    /// The device address of page `page` of the layer that holds `state`: its slot's start and
+    /// `page` pages; `None` for a state the pool does not hold or a page past the last.
+    #[must_use]
+    pub fn page(&self, state: &str, page: u64) -> Option<u64> {
+        let member = self.member_of(state)?;
+        if page >= self.pages {
+            return None;
+        }
+        Some(self.slot(member.slot)?.offset + page * self.shape.page_bytes)
+    }
+
+    /// Pages one request of the pool's context holds, over every group.
+    #[must_use]
+    pub fn request_pages(&self) -> u64 {
+        self.shape.request_pages
+    }
+
+    /// Requests of the whole context the pool holds at once (the null page aside).
+    #[must_use]
+    pub fn admitted(&self) -> u64 {
+        self.shape.admitted(self.pages)
+    }
+}
