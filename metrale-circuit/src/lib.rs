@@ -114,7 +114,7 @@ pub mod serving {
     //! ([`VllmPool`], shaped by [`PoolShape`] from its [`PoolLayer`]s, a plan's [`PagePool`]).
     pub use crate::law::{Family, PoolFault, PoolLayer, PoolShape};
     pub use crate::model::{PoolPages, PoolPolicy, VllmPool};
-    pub use crate::plan::{PagePool, PoolMember};
+    pub use crate::plan::{PagePool, PoolMember, PoolPlan};
     pub use crate::serve::{
         Disagreement, Fit, FitError, KvTokens, ProfileFree, ProfileKv, ServingProfile,
     };

@@ -1483,6 +1483,8 @@ pub mod falcon_h1 {
             pub head: super::HeadBlock,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1534,10 +1536,15 @@ pub mod falcon_h1 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1587,6 +1594,7 @@ pub mod falcon_h1 {
                     l43: super::FullAttentionLayer::EMPTY,
                     head: super::HeadBlock::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l0.mamba2.lay(classes.layer(2, 0), &mut cursors);
@@ -1694,11 +1702,23 @@ pub mod falcon_h1 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -2192,6 +2212,8 @@ pub mod falcon_h1 {
             pub head: super::HeadBlock,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -2243,10 +2265,15 @@ pub mod falcon_h1 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -2256,6 +2283,7 @@ pub mod falcon_h1 {
                     l3: super::FullAttentionLayer::EMPTY,
                     head: super::HeadBlock::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l0.mamba2.lay(classes.layer(2, 0), &mut cursors);
@@ -2283,11 +2311,23 @@ pub mod falcon_h1 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.

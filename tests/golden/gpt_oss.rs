@@ -664,6 +664,8 @@ pub mod gpt_oss {
             pub l35: super::FullLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -714,10 +716,15 @@ pub mod gpt_oss {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -758,6 +765,7 @@ pub mod gpt_oss {
                     l34: super::SlidingLayer::EMPTY,
                     l35: super::FullLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
@@ -811,11 +819,23 @@ pub mod gpt_oss {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -1234,6 +1254,8 @@ pub mod gpt_oss {
             pub l23: super::FullLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1284,10 +1306,15 @@ pub mod gpt_oss {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1316,6 +1343,7 @@ pub mod gpt_oss {
                     l22: super::SlidingLayer::EMPTY,
                     l23: super::FullLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
@@ -1357,11 +1385,23 @@ pub mod gpt_oss {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -1685,6 +1725,8 @@ pub mod gpt_oss {
             pub l3: super::FullLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1735,10 +1777,15 @@ pub mod gpt_oss {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1747,6 +1794,7 @@ pub mod gpt_oss {
                     l2: super::SlidingLayer::EMPTY,
                     l3: super::FullLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(2, 1), &mut cursors);
@@ -1768,11 +1816,23 @@ pub mod gpt_oss {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.

@@ -518,6 +518,8 @@ pub mod llama {
             pub l31: super::FullAttentionLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -568,10 +570,15 @@ pub mod llama {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -608,6 +615,7 @@ pub mod llama {
                     l30: super::FullAttentionLayer::EMPTY,
                     l31: super::FullAttentionLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -657,11 +665,23 @@ pub mod llama {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -1282,6 +1302,8 @@ pub mod llama {
             pub l79: super::FullAttentionLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1332,10 +1354,15 @@ pub mod llama {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1420,6 +1447,7 @@ pub mod llama {
                     l78: super::FullAttentionLayer::EMPTY,
                     l79: super::FullAttentionLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -1517,11 +1545,23 @@ pub mod llama {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -1880,6 +1920,8 @@ pub mod llama {
             pub l3: super::FullAttentionLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1930,10 +1972,15 @@ pub mod llama {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1942,6 +1989,7 @@ pub mod llama {
                     l2: super::FullAttentionLayer::EMPTY,
                     l3: super::FullAttentionLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -1963,11 +2011,23 @@ pub mod llama {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.

@@ -539,6 +539,8 @@ pub mod mistral {
             pub l31: super::FullAttentionLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -589,10 +591,15 @@ pub mod mistral {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -629,6 +636,7 @@ pub mod mistral {
                     l30: super::FullAttentionLayer::EMPTY,
                     l31: super::FullAttentionLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -678,11 +686,23 @@ pub mod mistral {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -994,6 +1014,8 @@ pub mod mistral {
             pub l3: super::FullAttentionLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1044,10 +1066,15 @@ pub mod mistral {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -1056,6 +1083,7 @@ pub mod mistral {
                     l2: super::FullAttentionLayer::EMPTY,
                     l3: super::FullAttentionLayer::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -1077,11 +1105,23 @@ pub mod mistral {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.

@@ -1919,6 +1919,8 @@ pub mod qwen3_5 {
             pub draft: super::Draft,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -1970,10 +1972,15 @@ pub mod qwen3_5 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -2044,6 +2051,7 @@ pub mod qwen3_5 {
                     head: super::HeadBlock::EMPTY,
                     draft: super::Draft::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
@@ -2129,11 +2137,23 @@ pub mod qwen3_5 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -3440,6 +3460,8 @@ pub mod qwen3_5 {
             pub draft: super::Draft,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -3491,10 +3513,15 @@ pub mod qwen3_5 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -3561,6 +3588,7 @@ pub mod qwen3_5 {
                     head: super::HeadBlock::EMPTY,
                     draft: super::Draft::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
@@ -3642,11 +3670,23 @@ pub mod qwen3_5 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -4702,6 +4742,8 @@ pub mod qwen3_5 {
             pub draft: super::Draft,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -4753,10 +4795,15 @@ pub mod qwen3_5 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -4803,6 +4850,7 @@ pub mod qwen3_5 {
                     head: super::HeadBlock::EMPTY,
                     draft: super::Draft::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
@@ -4864,11 +4912,23 @@ pub mod qwen3_5 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -5806,6 +5866,8 @@ pub mod qwen3_5 {
             pub draft: super::Draft,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -5857,10 +5919,15 @@ pub mod qwen3_5 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -5899,6 +5966,7 @@ pub mod qwen3_5 {
                     head: super::HeadBlock::EMPTY,
                     draft: super::Draft::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
@@ -5952,11 +6020,23 @@ pub mod qwen3_5 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.
@@ -6588,6 +6668,8 @@ pub mod qwen3_5 {
             pub draft: super::Draft,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
+            /// Under vLLM's policy, the page pool after the arena.
+            pool: ::core::option::Option<__rt::serving::PoolPlan>,
         }
         impl StatePlan {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
@@ -6639,10 +6721,15 @@ pub mod qwen3_5 {
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 let units = super::units(dims, inputs.formats);
+                let counts = inputs.state_inputs();
                 let __abi::Sized { classes, mut cursors, arena } = match TABLE
-                    .size(&units, &inputs.state_inputs(), align, stage)
+                    .size(&units, &counts, align, stage)
                 {
                     Ok(sized) => sized,
+                    Err(error) => return Err(error),
+                };
+                let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
                 let mut plan = Self {
@@ -6657,6 +6744,7 @@ pub mod qwen3_5 {
                     head: super::HeadBlock::EMPTY,
                     draft: super::Draft::EMPTY,
                     arena,
+                    pool,
                 };
                 plan.l0.gdn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.gdn.lay(classes.layer(0, 1), &mut cursors);
@@ -6686,11 +6774,23 @@ pub mod qwen3_5 {
             pub const fn arena(&self) -> &__rt::Arena {
                 &self.arena
             }
-            /// The device arena's size: the end of its last region, rounded up to
-            /// the alignment.
+            /// The device bytes: the arena's (the end of its last region, rounded up
+            /// to the alignment) and, under vLLM's policy, the page pool after it.
             #[must_use]
             pub const fn device_bytes(&self) -> u64 {
-                self.arena.device_bytes
+                match &self.pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.arena.device_bytes,
+                }
+            }
+            /// Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,
+            /// slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as
+            /// the dynamic plan's `pool()`.
+            #[must_use]
+            pub const fn pool(
+                &self,
+            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
             /// alignment.

@@ -14,6 +14,7 @@ use metrale_circuit::inputs::{
 };
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
+use metrale_circuit::serving::{PagePool, PoolPages, PoolPlan, PoolPolicy, VllmPool};
 use metrale_circuit::{
     CacheInputs, Holding, KvInputs, Lifetime, PlanError, RankError, Region, Space, StateDtype,
     StateInputs, VerifyInputs,
@@ -30,6 +31,7 @@ struct Drawn {
     draft_kv: Option<KvInputs>,
     caches: CacheInputs,
     align: u64,
+    pool: PoolPolicy,
 }
 
 impl Drawn {
@@ -104,6 +106,38 @@ fn caches() -> impl Strategy<Value = CacheInputs> {
         )
 }
 
+/// Arenas, or a vLLM page pool of any figures (huge ones overflow, an error both plans must
+/// agree on).
+fn pool() -> impl Strategy<Value = PoolPolicy> {
+    let vllm = (
+        (count(), count(), count(), count()),
+        (count(), count(), any::<bool>()),
+        (count(), count(), any::<bool>()),
+    )
+        .prop_map(
+            |(
+                (pages, context, kernel_block, batched_tokens),
+                (batches_in_flight, checkpoint_alignment, prefix_caching),
+                (checkpoint_pages, speculative_tokens, requests),
+            )| VllmPool {
+                pages: if requests {
+                    PoolPages::Requests(pages)
+                } else {
+                    PoolPages::Pages(pages)
+                },
+                context,
+                kernel_block,
+                batched_tokens,
+                batches_in_flight,
+                prefix_caching,
+                checkpoint_alignment,
+                checkpoint_pages,
+                speculative_tokens,
+            },
+        );
+    prop_oneof![2 => Just(PoolPolicy::Arenas), 1 => vllm.prop_map(PoolPolicy::Vllm)]
+}
+
 fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
     (
         proptest::collection::vec(proptest::sample::select(StateDtype::ALL.to_vec()), formats),
@@ -117,9 +151,10 @@ fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
             1 => Just(0u64),
             1 => Just(96u64),
         ],
+        pool(),
     )
         .prop_map(
-            |(dtypes, slots, verify, kv, draft_kv, caches, align)| Drawn {
+            |(dtypes, slots, verify, kv, draft_kv, caches, align, pool)| Drawn {
                 dtypes,
                 slots,
                 verify,
@@ -127,6 +162,7 @@ fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
                 draft_kv,
                 caches,
                 align,
+                pool,
             },
         )
 }
@@ -199,8 +235,8 @@ fn parallel(layers: usize) -> impl Strategy<Value = DrawnRank> {
         })
 }
 
-/// A generated plan as compared: its regions, arena sizes and per-lifetime bytes.
-type GeneratedPlan = (Vec<Region>, [u64; 2], Vec<u64>);
+/// A generated plan as compared: its regions, arena sizes, per-lifetime bytes and page pool.
+type GeneratedPlan = (Vec<Region>, [u64; 2], Vec<u64>, Option<PoolPlan>);
 
 /// Compares one generated plan (its `TERMS` and `regions()`) with the dynamic plan of the
 /// states `held` (a rank's, from `instantiate_rank`): a held term the dynamic plan lacks is
@@ -212,7 +248,8 @@ fn compare(
     dynamic: &Result<DynamicPlan, PlanError<String>>,
 ) -> Result<(), TestCaseError> {
     match (generated, dynamic) {
-        (Ok((regions, arenas, lifetimes)), Ok(plan)) => {
+        (Ok((regions, arenas, lifetimes, pool)), Ok(plan)) => {
+            prop_assert_eq!(pool, plan.pool().map(PagePool::plan));
             let mut matched = 0;
             for (info, region) in terms.iter().zip(&regions) {
                 match plan.term(info.state, info.holding) {
@@ -292,7 +329,7 @@ fn dynamic(
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
         caches: drawn.caches,
-        pool: metrale_circuit::serving::PoolPolicy::Arenas,
+        pool: drawn.pool,
     };
     DynamicPlan::new(decls, &inputs, drawn.align)
 }
@@ -353,7 +390,7 @@ macro_rules! differential {
                     kv: drawn.kv,
                     draft_kv: drawn.draft_kv,
                     caches: drawn.caches,
-                    pool: metrale_circuit::serving::PoolPolicy::Arenas,
+                    pool: drawn.pool,
                 };
                 let generated =
                     checkpoint::StatePlan::for_rank(&checkpoint::DIMS, &inputs, drawn.align, &parallel, at.rank);
@@ -394,6 +431,7 @@ macro_rules! differential {
                             plan.regions().to_vec(),
                             [plan.device_bytes(), plan.host_bytes()],
                             lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+                            plan.pool().copied(),
                         )
                     });
                 let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
@@ -691,6 +729,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         draft_kv: metrale_tests::SERVE_KV,
         caches: metrale_tests::SERVE_CACHES,
         align: 256,
+        pool: PoolPolicy::Arenas,
     };
     let formats = Formats {
         ssm_h_storage: StateDtype::F32,
@@ -704,7 +743,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
         caches: drawn.caches,
-        pool: metrale_circuit::serving::PoolPolicy::Arenas,
+        pool: drawn.pool,
     };
     let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256).expect("plan");
     let decls = load("circuits/qwen3_5.toml")
@@ -719,6 +758,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         plan.regions().to_vec(),
         [plan.device_bytes(), plan.host_bytes()],
         lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+        plan.pool().copied(),
     ));
     compare(&qwen3_5_27b::TERMS, &decls, generated, &dynamic).expect("same plan");
     // By hand: l0.gdn.h is 48 x 128 x 128 f32 = 3 MiB a slot, 9 slots.
@@ -758,7 +798,7 @@ fn errors_agree() {
             kv: None,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
-            pool: metrale_circuit::serving::PoolPolicy::Arenas,
+            pool: PoolPolicy::Arenas,
         };
         let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, align).map(|_| ());
         let dynamic = DynamicPlan::new(
@@ -783,7 +823,7 @@ fn errors_agree() {
             kv: None,
             draft_kv: None,
             caches: CacheInputs::EMPTY,
-            pool: metrale_circuit::serving::PoolPolicy::Arenas,
+            pool: PoolPolicy::Arenas,
         },
         256,
     );
@@ -827,7 +867,7 @@ fn a_layout_overflow_names_the_same_term() {
         kv: None,
         draft_kv: None,
         caches,
-        pool: metrale_circuit::serving::PoolPolicy::Arenas,
+        pool: PoolPolicy::Arenas,
     };
     let generated = tiny::StatePlan::new(&tiny::DIMS, &inputs, 256).map(|_| ());
     let decls = load("circuits/qwen3_5.toml")

@@ -8,7 +8,7 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_sequences};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::serving::{PoolPages, PoolPolicy, VllmPool};
+use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
 use metrale_circuit::{DEFAULT_ALIGN, ServingProfile, StateDtype, StateInputs};
 
 /// 40 GiB.
@@ -37,9 +37,9 @@ struct Figures {
     tokens: u64,
 }
 
-/// The pool of `decls` under a default server (with `vllm` changes), its KV and conv states in
-/// bf16 and its recurrent `h` in `ssm_h`.
-fn figures(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> Figures {
+/// The pool's figures of `decls` under a default server (with `vllm` changes), its KV and conv
+/// states in bf16 and its recurrent `h` in `ssm_h`, and the plan's pool and the inputs it was planned under.
+fn pooled(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> (Figures, PoolPlan, VllmPool) {
     let formats = [
         ("kv_cache_dtype", StateDtype::Bf16),
         ("ssm_h_storage", ssm_h),
@@ -78,7 +78,19 @@ fn figures(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> Figures {
         .unwrap()
         .value;
     assert_eq!(sequences, pool.admitted(), "fit --for sequences");
-    Figures {
+    // Every layer's page addresses: page p of its slot, p pages in.
+    for member in &pool.members {
+        let slot = pool.slot(member.slot).unwrap();
+        for state in &member.states {
+            assert_eq!(pool.page(state, 0), Some(slot.offset));
+            assert_eq!(
+                pool.page(state, pool.pages - 1),
+                Some(slot.end() - pool.shape.page_bytes)
+            );
+            assert_eq!(pool.page(state, pool.pages), None);
+        }
+    }
+    let figures = Figures {
         block_tokens: pool.shape.block_tokens,
         page_bytes: pool.shape.page_bytes,
         slots: pool.shape.slots,
@@ -87,7 +99,35 @@ fn figures(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> Figures {
         pages: pool.pages,
         admitted: pool.admitted(),
         tokens: pool.shape.tokens(pool.pages, CONTEXT).unwrap(),
-    }
+    };
+    let planned = VllmPool {
+        pages: PoolPages::Pages(pool.pages),
+        ..vllm
+    };
+    (figures, pool.plan(), planned)
+}
+
+/// The generated plan of a checkpoint under `vllm` has the dynamic plan's pool.
+macro_rules! generated_pool {
+    ($arch:ident :: $checkpoint:ident, $ssm_h:expr, $vllm:expr, $dynamic:expr) => {{
+        use metrale_tests::$arch::{Formats, Inputs, $checkpoint};
+        let formats = Formats::from_pairs(&[
+            ("kv_cache_dtype", StateDtype::Bf16),
+            ("ssm_h_storage", $ssm_h),
+            ("ssm_conv_storage", StateDtype::Bf16),
+        ])
+        .unwrap();
+        let inputs = Inputs::with_counts(
+            formats,
+            &StateInputs {
+                pool: PoolPolicy::Vllm($vllm),
+                ..StateInputs::EMPTY
+            },
+        );
+        let plan = $checkpoint::StatePlan::new(&$checkpoint::DIMS, &inputs, DEFAULT_ALIGN).unwrap();
+        assert_eq!(plan.pool(), Some(&$dynamic));
+        assert_eq!(plan.device_bytes(), $dynamic.end());
+    }};
 }
 
 #[test]
@@ -97,9 +137,10 @@ fn llama_3_1_8b() {
     // 20,480 pages; a request holds 32768 / 16 = 2048; (20,480 - 1) / 2048 = 9 at once (the
     // null page), 20,480 x 32768 / 2048 = 327,680 tokens (vLLM logs 10.00x).
     let decls = decls("circuits/llama.toml", "llama_3_1_8b");
-    let default = VllmPool::serving(CONTEXT);
+    let (figures, pool, planned) = pooled(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT));
+    generated_pool!(llama::llama_3_1_8b, StateDtype::Bf16, planned, pool);
     assert_eq!(
-        figures(&decls, StateDtype::Bf16, default),
+        figures,
         Figures {
             block_tokens: 16,
             page_bytes: 65_536,
@@ -120,8 +161,10 @@ fn gpt_oss_120b() {
     // request: full 2048, sliding ceil(min(127 + 2 x 8192, 32768) / 16) + 1 = 1033: 3081;
     // 72,816 / 3081 = 23 at once, 72,817 x 32768 / 3081 = 774,445 tokens.
     let decls = decls("circuits/gpt_oss.toml", "gpt_oss_120b");
+    let (figures, pool, planned) = pooled(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT));
+    generated_pool!(gpt_oss::gpt_oss_120b, StateDtype::Bf16, planned, pool);
     assert_eq!(
-        figures(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT)),
+        figures,
         Figures {
             block_tokens: 16,
             page_bytes: 32_768,
@@ -143,8 +186,10 @@ fn gemma_3_27b() {
     // full 2048, each sliding group ceil(min(1023 + 16384, 32768) / 16) + 1 = 1089: 8582;
     // 32,767 / 8582 = 3 at once, 32,768 x 32768 / 8582 = 125,115 tokens.
     let decls = decls("circuits/gemma3.toml", "gemma_3_27b");
+    let (figures, pool, planned) = pooled(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT));
+    generated_pool!(gemma3::gemma_3_27b, StateDtype::Bf16, planned, pool);
     assert_eq!(
-        figures(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT)),
+        figures,
         Figures {
             block_tokens: 16,
             page_bytes: 131_072,
@@ -172,8 +217,15 @@ fn qwen3_next_80b_a3b() {
         checkpoint_alignment: 64,
         ..VllmPool::serving(CONTEXT)
     };
+    let (figures, pool, planned) = pooled(&decls, StateDtype::Bf16, gdn);
+    generated_pool!(
+        qwen3_next::qwen3_next_80b_a3b,
+        StateDtype::Bf16,
+        planned,
+        pool
+    );
     assert_eq!(
-        figures(&decls, StateDtype::Bf16, gdn),
+        figures,
         Figures {
             block_tokens: 576,
             page_bytes: 1_179_648,
@@ -192,7 +244,7 @@ fn qwen3_next_80b_a3b() {
         prefix_caching: false,
         ..gdn
     };
-    let f = figures(&decls, StateDtype::Bf16, none);
+    let (f, ..) = pooled(&decls, StateDtype::Bf16, none);
     assert_eq!(
         (f.block_tokens, f.page_bytes, f.pages, f.request_pages),
         (544, 1_114_112, 3212, 64)
@@ -208,8 +260,10 @@ fn nemotron_h_8b() {
     // 2,520 pages. A request: ceil(32768 / 1040) = 32 + 6 x 3 = 50; 2,519 / 50 = 50 at once,
     // 2,520 x 32768 / 50 = 1,651,507 tokens.
     let decls = decls("circuits/nemotron_h.toml", "nemotron_h_8b");
+    let (figures, pool, planned) = pooled(&decls, StateDtype::F32, VllmPool::serving(CONTEXT));
+    generated_pool!(nemotron_h::nemotron_h_8b, StateDtype::F32, planned, pool);
     assert_eq!(
-        figures(&decls, StateDtype::F32, VllmPool::serving(CONTEXT)),
+        figures,
         Figures {
             block_tokens: 1040,
             page_bytes: 4_259_840,

@@ -28,7 +28,7 @@ use crate::law::pages::{join, shape};
 use crate::law::sizing::held_in_pool;
 use crate::law::{PoolFault, PoolLayer, PoolShape, SizeFault};
 use crate::model::{PoolPolicy, StateInputs, StateKind};
-use crate::plan::{PlanError, TermInfo, Unit};
+use crate::plan::{PlanError, PoolPlan, TermInfo, Unit};
 use crate::serve::fit::{has_blocks, search_fit, with_blocks};
 use crate::serve::{Fit, FitError, ProfileFree, RankError, ServingProfile, Stage};
 
@@ -126,19 +126,39 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         stage: &Stage,
     ) -> Result<u64, PlanError> {
         let arena = match self.size(units, inputs, align, stage) {
-            Ok(sized) => sized.arena.device_bytes,
+            Ok(sized) => sized.arena,
             Err(error) => return Err(error),
         };
-        match self.pool(units, inputs, stage) {
-            Ok(None) => Ok(arena),
-            Ok(Some((shape, pages))) => match shape.bytes(pages) {
-                Ok(bytes) => match arena.checked_add(bytes) {
-                    Some(end) => Ok(end),
-                    None => Err(self.pool_fault(PoolFault::Overflow, stage, inputs)),
-                },
-                Err(fault) => Err(self.pool_fault(fault, stage, inputs)),
-            },
+        match self.pool_plan(units, inputs, stage, &arena) {
+            Ok(Some(pool)) => Ok(pool.end()),
+            Ok(None) => Ok(arena.device_bytes),
             Err(error) => Err(error),
+        }
+    }
+
+    /// The page pool of a plan of `stage` whose arena is `arena` (the buffer after it), under
+    /// vLLM's policy; `None` under the arenas. What a generated plan holds.
+    ///
+    /// # Errors
+    /// The pool's fault ([`Table::pool`]), or an overflow of the buffer's end.
+    pub const fn pool_plan<const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'_>,
+        stage: &Stage,
+        arena: &Arena,
+    ) -> Result<Option<PoolPlan>, PlanError> {
+        let (shape, pages) = match self.pool(units, inputs, stage) {
+            Ok(Some(pool)) => pool,
+            Ok(None) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let PoolPolicy::Vllm(vllm) = inputs.pool else {
+            return Ok(None);
+        };
+        match PoolPlan::new(shape, pages, vllm.context, arena.device_bytes) {
+            Ok(pool) => Ok(Some(pool)),
+            Err(fault) => Err(self.pool_fault(fault, stage, inputs)),
         }
     }
 

@@ -255,8 +255,17 @@ const fn group_size(layers: &[PoolLayer]) -> u64 {
         }
         i += 1;
     }
-    // `most < 1.5 x fewest`, in integers (`most` is at most the layer count: no overflow).
-    if 2 * most < 3 * fewest { most } else { fewest }
+    if most == 0 {
+        // No layer: no group to size.
+        return 1;
+    }
+    // `most < 1.5 x fewest`, in integers (both at most the layer count, a slice's length: no
+    // overflow in u128).
+    if 2 * (most as u128) < 3 * (fewest as u128) {
+        most
+    } else {
+        fewest
+    }
 }
 
 /// The layer group of layer `i` and the slot it views: its spec's `n` layers split into
@@ -538,5 +547,177 @@ impl PoolShape {
             )]
             Some(product as u64)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PoolPages;
+
+    const FULL: Family = Family::Attention {
+        token_bytes: 8192,
+        window: None,
+        latent: false,
+    };
+    const SLIDING: Family = Family::Attention {
+        token_bytes: 8192,
+        window: Some(1024),
+        latent: false,
+    };
+
+    /// Gemma 3's pattern: five sliding layers, then a full one, 62 layers.
+    fn gemma() -> Vec<PoolLayer> {
+        (0..62)
+            .map(|i| PoolLayer {
+                position: Position::Layer(i),
+                family: if (i + 1) % 6 == 0 { FULL } else { SLIDING },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn specs_split_into_groups_of_the_fewest_layers() {
+        let layers = gemma();
+        // 52 sliding, 10 full: 52 >= 1.5 x 10, groups of 10; the sliding spec (first seen)
+        // in ceil(52 / 10) = 6 groups, its r-th layer in group r mod 6 at slot r / 6.
+        let groups: Vec<(u64, u64)> = (0..62).map(|i| group_of(&layers, i)).collect();
+        assert_eq!(groups[0], (0, 0));
+        assert_eq!(groups[4], (4, 0));
+        assert_eq!(
+            groups[5],
+            (6, 0),
+            "the first full layer: the full spec's only group"
+        );
+        assert_eq!(groups[6], (5, 0), "the sixth sliding layer");
+        assert_eq!(
+            groups[7],
+            (0, 1),
+            "the seventh: group 0 again, its second slot"
+        );
+        let mut sizes = [0u64; 7];
+        for &(group, _) in &groups {
+            sizes[usize::try_from(group).unwrap()] += 1;
+        }
+        assert_eq!(sizes, [9, 9, 9, 9, 8, 8, 10]);
+        let shape = shape(&layers, &VllmPool::serving(32768)).unwrap();
+        assert_eq!((shape.groups, shape.slots, shape.block_tokens), (7, 10, 16));
+        // Full: 32768 / 16 = 2048; each sliding group ceil((1023 + 16384) / 16) + 1 = 1089.
+        assert_eq!(shape.request_pages, 2048 + 6 * 1089);
+        // Counts within 1.5x of each other: groups of the most (12 and 13 -> 13).
+        let close: Vec<PoolLayer> = (0..25)
+            .map(|i| PoolLayer {
+                position: Position::Layer(i),
+                family: if i < 12 { SLIDING } else { FULL },
+            })
+            .collect();
+        let shape = super::shape(&close, &VllmPool::serving(100)).unwrap();
+        assert_eq!((shape.groups, shape.slots), (2, 13));
+    }
+
+    #[test]
+    fn a_hybrid_block_holds_a_recurrent_state_in_one_page() {
+        let layers = [
+            PoolLayer {
+                position: Position::Layer(0),
+                family: Family::Recurrent { state_bytes: 1000 },
+            },
+            PoolLayer {
+                position: Position::Layer(1),
+                family: Family::Attention {
+                    token_bytes: 10,
+                    window: None,
+                    latent: false,
+                },
+            },
+        ];
+        // k = lcm(16, 24) = 48; 48 x ceil(1000 / 480) = 144 tokens, a 1440-byte page.
+        let pool = VllmPool {
+            checkpoint_alignment: 24,
+            ..VllmPool::serving(1000)
+        };
+        let shape = shape(&layers, &pool).unwrap();
+        assert_eq!((shape.block_tokens, shape.page_bytes), (144, 1440));
+        // ceil(1000 / 144) = 7 attention pages, 2 + 1 recurrent pages; one group each.
+        assert_eq!((shape.groups, shape.slots, shape.request_pages), (2, 1, 10));
+        assert_eq!(shape.pages(PoolPages::Requests(3)), Ok(31));
+        assert_eq!(shape.admitted(31), 3);
+        // Without prefix caching, k = 16: 16 x ceil(1000 / 160) = 112, one recurrent page.
+        let none = VllmPool {
+            prefix_caching: false,
+            ..pool
+        };
+        let shape = super::shape(&layers, &none).unwrap();
+        assert_eq!((shape.block_tokens, shape.request_pages), (112, 9 + 1));
+        // An MLA hybrid aligns to 128: 128 x ceil(1000 / 1280) = 128.
+        let mut latent = layers;
+        latent[1].family = Family::Attention {
+            token_bytes: 10,
+            window: None,
+            latent: true,
+        };
+        assert_eq!(super::shape(&latent, &none).unwrap().block_tokens, 128);
+    }
+
+    #[test]
+    fn faults_are_values() {
+        let mixed = [
+            PoolLayer {
+                position: Position::Layer(0),
+                family: FULL,
+            },
+            PoolLayer {
+                position: Position::Layer(1),
+                family: Family::Attention {
+                    token_bytes: 1,
+                    window: None,
+                    latent: false,
+                },
+            },
+        ];
+        let pool = VllmPool::serving(10);
+        assert_eq!(
+            shape(&mixed, &pool),
+            Err(PoolFault::MixedAttention { first: 0, other: 1 })
+        );
+        let zero = VllmPool {
+            kernel_block: 0,
+            ..pool
+        };
+        assert_eq!(shape(&mixed[..1], &zero), Err(PoolFault::ZeroTokens));
+        // No layer: no group, nothing a request holds.
+        let empty = shape(&[], &pool).unwrap();
+        assert_eq!((empty.groups, empty.request_pages), (0, 0));
+        let huge = VllmPool {
+            batched_tokens: u64::MAX,
+            ..pool
+        };
+        let window = [PoolLayer {
+            position: Position::Layer(0),
+            family: SLIDING,
+        }];
+        assert_eq!(shape(&window, &huge), Err(PoolFault::Overflow));
+        let one = shape(&window, &pool).unwrap();
+        assert_eq!(one.bytes(u64::MAX), Err(PoolFault::Overflow));
+    }
+
+    #[test]
+    fn states_join_the_layer_of_their_family_at_their_position() {
+        let mut layers = [PoolLayer::EMPTY; 4];
+        let at = Position::Layer(3);
+        assert_eq!(join(&mut layers, 0, at, true, 4, None), Ok(0));
+        assert_eq!(join(&mut layers, 1, at, false, 7, None), Ok(1));
+        // The second KV side joins the attention layer: `k` and `v`, not a latent.
+        assert_eq!(join(&mut layers, 2, at, true, 4, None), Ok(0));
+        assert_eq!(
+            layers[0].family,
+            Family::Attention {
+                token_bytes: 8,
+                window: None,
+                latent: false
+            }
+        );
+        // Another position starts a layer.
+        assert_eq!(join(&mut layers, 2, Position::Draft, true, 4, None), Ok(2));
     }
 }

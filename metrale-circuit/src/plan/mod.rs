@@ -17,5 +17,5 @@ pub(crate) mod regions;
 
 pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
 pub use error::{MissingFormat, PlanError};
-pub use pool::{PagePool, PoolMember};
+pub use pool::{PagePool, PoolMember, PoolPlan};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

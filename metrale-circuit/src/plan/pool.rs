@@ -106,11 +106,7 @@ impl PoolBuilder {
         let pages = shape
             .pages(pool.pages)
             .map_err(|fault| fault_at(fault, 0))?;
-        shape
-            .bytes(pages)
-            .ok()
-            .and_then(|bytes| offset.checked_add(bytes))
-            .ok_or_else(|| fault_at(PoolFault::Overflow, 0))?;
+        PoolPlan::new(shape, pages, pool.context, offset).map_err(|fault| fault_at(fault, 0))?;
         let members = self
             .layers
             .iter()
@@ -136,16 +132,60 @@ impl PoolBuilder {
     }
 }
 
-impl PagePool {
-    /// The buffer's bytes (`pages x slots x page_bytes`; checked when the plan was made).
+/// A plan's page pool without its layers (`Copy`, what a generated plan holds): its shape,
+/// pages and place. Its sums were checked when the plan was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolPlan {
+    /// Its page, groups, slots and what a request holds.
+    pub shape: PoolShape,
+    /// Pages in the pool, the null page (page 0) included.
+    pub pages: u64,
+    /// Tokens one request may hold, what its pages are sized for.
+    pub context: u64,
+    /// Where the buffer starts in the device arena.
+    pub offset: u64,
+}
+
+impl PoolPlan {
+    /// The pool of `shape` with `pages` pages for requests of `context` tokens, at `offset`.
+    ///
+    /// # Errors
+    /// [`PoolFault::Overflow`] when the buffer's end overflows.
+    pub const fn new(
+        shape: PoolShape,
+        pages: u64,
+        context: u64,
+        offset: u64,
+    ) -> Result<PoolPlan, PoolFault> {
+        match shape.bytes(pages) {
+            Ok(bytes) => match offset.checked_add(bytes) {
+                Some(_) => Ok(PoolPlan {
+                    shape,
+                    pages,
+                    context,
+                    offset,
+                }),
+                None => Err(PoolFault::Overflow),
+            },
+            Err(fault) => Err(fault),
+        }
+    }
+
+    /// The buffer's bytes: `pages x slots x page_bytes`.
     #[must_use]
-    pub fn bytes(&self) -> u64 {
+    pub const fn bytes(&self) -> u64 {
         self.pages * self.shape.slots * self.shape.page_bytes
+    }
+
+    /// One past the buffer's last byte: the device bytes of a plan with this pool.
+    #[must_use]
+    pub const fn end(&self) -> u64 {
+        self.offset + self.bytes()
     }
 
     /// Slot `slot` of the buffer: `pages` units of one page each; `None` past the last slot.
     #[must_use]
-    pub fn slot(&self, slot: u64) -> Option<Region> {
+    pub const fn slot(&self, slot: u64) -> Option<Region> {
         if slot >= self.shape.slots {
             return None;
         }
@@ -160,6 +200,47 @@ impl PagePool {
         })
     }
 
+    /// The device address of page `page` of a layer viewing slot `slot`; `None` past the last
+    /// slot or page.
+    #[must_use]
+    pub const fn page(&self, slot: u64, page: u64) -> Option<u64> {
+        match self.slot(slot) {
+            Some(region) if page < self.pages => Some(region.offset + page * self.shape.page_bytes),
+            _ => None,
+        }
+    }
+
+    /// Requests of the whole context the pool holds at once (the null page aside).
+    #[must_use]
+    pub const fn admitted(&self) -> u64 {
+        self.shape.admitted(self.pages)
+    }
+}
+
+impl PagePool {
+    /// The pool without its layers.
+    #[must_use]
+    pub fn plan(&self) -> PoolPlan {
+        PoolPlan {
+            shape: self.shape,
+            pages: self.pages,
+            context: self.context,
+            offset: self.offset,
+        }
+    }
+
+    /// The buffer's bytes (`pages x slots x page_bytes`; checked when the plan was made).
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.plan().bytes()
+    }
+
+    /// Slot `slot` of the buffer: `pages` units of one page each; `None` past the last slot.
+    #[must_use]
+    pub fn slot(&self, slot: u64) -> Option<Region> {
+        self.plan().slot(slot)
+    }
+
     /// The layer that holds `state` (`l3.attn.k`).
     #[must_use]
     pub fn member_of(&self, state: &str) -> Option<&PoolMember> {
@@ -172,11 +253,7 @@ impl PagePool {
     /// `page` pages; `None` for a state the pool does not hold or a page past the last.
     #[must_use]
     pub fn page(&self, state: &str, page: u64) -> Option<u64> {
-        let member = self.member_of(state)?;
-        if page >= self.pages {
-            return None;
-        }
-        Some(self.slot(member.slot)?.offset + page * self.shape.page_bytes)
+        self.plan().page(self.member_of(state)?.slot, page)
     }
 
     /// Pages one request of the pool's context holds, over every group.
@@ -188,6 +265,6 @@ impl PagePool {
     /// Requests of the whole context the pool holds at once (the null page aside).
     #[must_use]
     pub fn admitted(&self) -> u64 {
-        self.shape.admitted(self.pages)
+        self.plan().admitted()
     }
 }

@@ -103,10 +103,60 @@ impl Emitter<'_> {
                     #fields
                     #[doc = " The arena sizes and per-lifetime totals."]
                     arena: __rt::Arena,
+                    #[doc = " Under vLLM's policy, the page pool after the arena."]
+                    pool: ::core::option::Option<__rt::serving::PoolPlan>,
                 }
 
                 #plan_impl
             }
+        }
+    }
+
+    /// A plan's arena, device and host bytes, per-lifetime totals and page pool.
+    fn totals_fns() -> TokenStream {
+        quote! {
+                    #[doc = " The arena sizes and per-lifetime totals."]
+                    #[must_use]
+                    pub const fn arena(&self) -> &__rt::Arena {
+                        &self.arena
+                    }
+
+                    #[doc = " The device bytes: the arena's (the end of its last region, rounded up"]
+                    #[doc = " to the alignment) and, under vLLM's policy, the page pool after it."]
+                    #[must_use]
+                    pub const fn device_bytes(&self) -> u64 {
+                        match &self.pool {
+                            ::core::option::Option::Some(pool) => pool.end(),
+                            ::core::option::Option::None => self.arena.device_bytes,
+                        }
+                    }
+
+                    #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,"]
+                    #[doc = " slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as"]
+                    #[doc = " the dynamic plan's `pool()`."]
+                    #[must_use]
+                    pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                        self.pool.as_ref()
+                    }
+
+                    #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
+                    #[doc = " alignment."]
+                    #[must_use]
+                    pub const fn host_bytes(&self) -> u64 {
+                        self.arena.host_bytes
+                    }
+
+                    #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+                    #[must_use]
+                    pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
+                        self.arena.lifetime_bytes(space, lifetime)
+                    }
+
+                    #[doc = " The bytes the terms of `space` hold, padding excluded."]
+                    #[must_use]
+                    pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+                        self.arena.term_bytes(space)
+                    }
         }
     }
 
@@ -123,6 +173,7 @@ impl Emitter<'_> {
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
         let fits = fit_fns();
+        let totals = Self::totals_fns();
         quote! {
             impl StatePlan {
                 #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -172,13 +223,18 @@ impl Emitter<'_> {
                     stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     let units = super::units(dims, inputs.formats);
-                    let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &inputs.state_inputs(), align, stage) {
+                    let counts = inputs.state_inputs();
+                    let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
                         Ok(sized) => sized,
+                        Err(error) => return Err(error),
+                    };
+                    let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                        Ok(pool) => pool,
                         Err(error) => return Err(error),
                     };
                     // Each block instance is laid out in place, in plan order, so each group's
                     // cursor meets its terms in the order the layout places them.
-                    let mut plan = Self { #init arena };
+                    let mut plan = Self { #init arena, pool };
                     #lays
                     Ok(plan)
                 }
@@ -189,37 +245,7 @@ impl Emitter<'_> {
                     #regions
                 }
 
-                #[doc = " The arena sizes and per-lifetime totals."]
-                #[must_use]
-                pub const fn arena(&self) -> &__rt::Arena {
-                    &self.arena
-                }
-
-                #[doc = " The device arena's size: the end of its last region, rounded up to"]
-                #[doc = " the alignment."]
-                #[must_use]
-                pub const fn device_bytes(&self) -> u64 {
-                    self.arena.device_bytes
-                }
-
-                #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
-                #[doc = " alignment."]
-                #[must_use]
-                pub const fn host_bytes(&self) -> u64 {
-                    self.arena.host_bytes
-                }
-
-                #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
-                #[must_use]
-                pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
-                    self.arena.lifetime_bytes(space, lifetime)
-                }
-
-                #[doc = " The bytes the terms of `space` hold, padding excluded."]
-                #[must_use]
-                pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
-                    self.arena.term_bytes(space)
-                }
+                #totals
 
                 #fits
 
