@@ -566,3 +566,73 @@ fn a_serving_profile_with_a_verify_batch_derives_the_reference_engines_counts() 
     let d = only_err("[serving]\nsequences = 2\nring_dummy = 1\n");
     assert_eq!(at(&d), (3, 14));
 }
+
+#[test]
+fn serving_tiers_name_the_verify_slots() {
+    // The issue's two-slot server: one sequence and the dummy, `h_steps = [3, 3]`, 128-row
+    // tables, a carried-state stash per verify slot.
+    let text = "[serving]\nsequences = 1\nverify_rows = 3\nh_steps = [3, 3]\ntable_rows = 128\n\
+                carry = true\n";
+    let file = InputsFile::parse("in.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(file.serving().and_then(|p| p.h_steps), Some(&[3, 3][..]));
+    assert_eq!(file.slots, 2);
+    assert_eq!(
+        file.verify,
+        Some(VerifyCounts {
+            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![3, 3]),
+            conv_steps: 3
+        })
+    );
+    assert_eq!(file.caches.verify_table_rows, 128);
+    assert_eq!(
+        file.caches.carry,
+        Some(CarryInputs {
+            slots: 2,
+            table_rows: 128
+        })
+    );
+    // The counts written out agree with the tiers; other rows are refused at `[verify]`.
+    let written = format!("slots = 2\n[verify]\nh_steps = [3, 3]\nconv_steps = 3\n{text}");
+    assert!(InputsFile::parse("in.toml", &written).is_ok());
+    let d = only_err(&format!(
+        "slots = 2\n[verify]\nh_steps = [3, 2]\nconv_steps = 3\n{text}"
+    ));
+    assert_eq!(
+        d.message,
+        "`[verify]` disagrees with `[serving]`, which gives `h_steps = [3, 3]`, `conv_steps = 3`"
+    );
+    assert_eq!(at(&d), (2, 2));
+}
+
+#[test]
+fn serving_tiers_are_refused_where_they_name_nothing() {
+    // Beside a verify batch: at the `h_steps` key, line 5.
+    let d =
+        only_err("[serving]\nsequences = 4\nverify_rows = 3\nverify_batch = 2\nh_steps = [3, 3]\n");
+    assert_eq!(
+        d.message,
+        "`serving.h_steps` and `serving.verify_batch` are both given"
+    );
+    assert_eq!(at(&d), (5, 1));
+    assert!(d.help[0].starts_with("give one: h_steps names the verify slots"));
+    assert!(d.render().contains(" --> in.toml:5:1\n"), "{d}");
+    // Without a verify: no `verify_rows`, or 0 of them; at the `h_steps` key, line 3.
+    for verify_rows in ["", "verify_rows = 0\n"] {
+        let d = only_err(&format!(
+            "[serving]\nsequences = 4\n{verify_rows}h_steps = [3, 3]\n"
+        ));
+        assert_eq!(d.message, "`serving.h_steps` without `verify_rows`");
+        assert_eq!(at(&d).0, if verify_rows.is_empty() { 3 } else { 4 });
+    }
+    // A bad `verify_rows` is its own error, not a second one at `h_steps`.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = -3\nh_steps = [3, 3]\n");
+    assert_eq!(d.message, "`serving.verify_rows` must not be negative");
+    // Empty: at the value, line 4, column 11.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = 3\nh_steps = []\n");
+    assert_eq!(d.message, "`serving.h_steps` is empty");
+    assert_eq!(at(&d), (4, 11));
+    // An entry that is no count: at the entry, column 15.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = 3\nh_steps = [3, -1]\n");
+    assert_eq!(d.message, "`serving.h_steps[1]` must not be negative");
+    assert_eq!(at(&d), (4, 15));
+}

@@ -55,6 +55,7 @@ macro_rules! choice_agrees {
             sequences: 0,
             verify_rows: 4,
             verify_batch: None,
+            h_steps: None,
             table_rows: None,
             ring_dummy: true,
             kv: Some(ProfileKv {

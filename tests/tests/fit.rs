@@ -202,7 +202,7 @@ fn fit_errors() {
 fn profile_bytes(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     sequences: u64,
     context: u64,
 ) -> Option<u64> {
@@ -224,7 +224,10 @@ macro_rules! fit_sequences_agrees {
                 ring_depth in 0u64..3,
                 carry: bool,
                 draft_kv: bool,
-                verify_batch in proptest::option::of(0u64..4),
+                (verify_batch, tiers) in (
+                    proptest::option::of(0u64..4),
+                    proptest::option::weighted(0.3, proptest::collection::vec(0u64..6, 0..5)),
+                ),
                 table_rows in proptest::option::of(0u64..200),
                 ring_dummy: bool,
                 budget in 0u64..6_000_000,
@@ -237,6 +240,7 @@ macro_rules! fit_sequences_agrees {
                     sequences: 0,
                     verify_rows,
                     verify_batch,
+                    h_steps: tiers.as_deref(),
                     table_rows,
                     ring_dummy,
                     kv: Some(ProfileKv { block_size, tokens: KvTokens::PerSequence(0), chunk_tokens: Some(64) }),

@@ -171,7 +171,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     pub const fn fit_profile<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
-        profile: &ServingProfile,
+        profile: &ServingProfile<'_>,
         free: ProfileFree,
         align: u64,
         budget: u64,

@@ -170,7 +170,7 @@ impl StateInputs<'_> {
     }
 }
 
-impl ServingProfile {
+impl ServingProfile<'_> {
     /// Every count of `inputs` (formats aside) that is not the one this profile derives, by
     /// inputs-file key; or the profile's own fault.
     #[must_use]

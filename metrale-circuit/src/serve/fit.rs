@@ -246,7 +246,7 @@ fn drive(
 pub fn fit_profile(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     free: ProfileFree,
     align: u64,
     budget: u64,
@@ -269,7 +269,7 @@ pub fn fit_profile(
 pub fn fit_sequences(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     context: u64,
     align: u64,
     budget: u64,
@@ -287,7 +287,7 @@ pub fn fit_sequences(
 pub fn fit_profile_blocks(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {

@@ -51,7 +51,7 @@ use std::path::Path;
 
 use toml::de::DeTable;
 
-use super::agree;
+use super::agree::{self, ServingCounts};
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
@@ -142,11 +142,11 @@ pub struct InputsFile {
     pub draft_kv: Option<KvInputs>,
     /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
     pub caches: CacheInputs,
-    /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
-    /// every count above is then the one it derives.
-    pub serving: Option<ServingProfile>,
     /// `[parallel]`: the tensor- and pipeline-parallel sizes (1 and 1 when absent).
     pub parallel: ParallelCounts,
+    /// `[serving]`, owning the tiers its profile borrows: read it through
+    /// [`InputsFile::serving`].
+    serving: Option<ServingCounts>,
     /// Where `[kv]` and `[draft_kv]` are written, to locate what planning finds missing.
     located: Located,
 }
@@ -327,6 +327,14 @@ impl InputsFile {
         }
     }
 
+    /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
+    /// every count of the file is then the one it derives. It borrows the file's
+    /// `serving.h_steps` tiers.
+    #[must_use]
+    pub fn serving(&self) -> Option<ServingProfile<'_>> {
+        self.serving.as_ref().map(ServingCounts::profile)
+    }
+
     /// The dtype the file gives for a format key.
     #[must_use]
     pub fn format(&self, key: &str) -> Option<StateDtype> {
@@ -379,14 +387,15 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     let before = walk.sink.error_count();
     match serving {
         Some((key, value)) => {
-            if let Some(profile) = agree::serving(walk, key.clone(), value)
+            if let Some(serving) = agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
                 let written = file.counts();
+                let profile = serving.profile();
                 if let Some(derived) = agree::with_profile(walk, root, key, &profile, &written) {
                     file.hold(&derived);
                 }
-                file.serving = Some(profile);
+                file.serving = Some(serving);
             }
         }
         None if before == 0 => agree::without_profile(walk, root, &file.counts()),
