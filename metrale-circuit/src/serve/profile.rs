@@ -137,7 +137,7 @@ impl<'a> ServingProfile<'a> {
             return Err(SizeFault::Overflow);
         };
         let k = self.verify_rows;
-        let h_steps = self.h_steps();
+        let h_steps = self.slot_rows();
         let verify_slots = h_steps.slots();
         let verify = if k > 0 {
             Some(VerifyInputs {
@@ -230,7 +230,7 @@ impl<'a> ServingProfile<'a> {
     /// slots, or, for a server that verifies, the first `min(len - 1, S) + 1` tiers of
     /// `h_steps`.
     #[must_use]
-    pub const fn h_steps(&self) -> HSteps<'a> {
+    pub const fn slot_rows(&self) -> HSteps<'a> {
         if let (Some(tiers), 1..) = (self.h_steps, self.verify_rows) {
             // The verify batch the tiers name is their length less the dummy's; an empty list
             // names no verify slot.
@@ -529,7 +529,7 @@ mod tests {
         };
         // min(len - 1, S) + 1 entries: 1 at S = 0 (the dummy's slot alone), 2 at S = 1, every
         // one from S = 3 on.
-        let kept = |sequences| server.at(sequences, 0).h_steps();
+        let kept = |sequences| server.at(sequences, 0).slot_rows();
         assert_eq!(kept(0), HSteps::PerSlot(&[4]));
         assert_eq!(kept(1), HSteps::PerSlot(&[4, 2]));
         assert_eq!(kept(2), HSteps::PerSlot(&[4, 2, 2]));
@@ -550,7 +550,7 @@ mod tests {
             h_steps: Some(&[]),
             ..server
         };
-        assert_eq!(none.at(5, 0).h_steps(), HSteps::PerSlot(&[]));
+        assert_eq!(none.at(5, 0).slot_rows(), HSteps::PerSlot(&[]));
         assert_eq!(none.at(5, 0).inputs().unwrap().caches.verify_table_rows, 0);
     }
 
