@@ -12,6 +12,7 @@ use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, VerifyInpu
 /// (`slots`, the verify slots and the cache groups' slots: 3; `verify_table_rows`: 3 + 1 + 2).
 const FULL: &str = r#"# every key
 slots = 3
+draft_kv_dtype = "bf16"
 
 [formats]
 kv_cache_dtype = "fp8"
@@ -127,6 +128,7 @@ fn a_full_file_parses_to_the_exact_values() {
         ),
         expected
     );
+    assert_eq!(file.draft_kv_dtype, Some(StateDtype::Bf16));
     assert_eq!(file.format("ssm_h_storage"), Some(StateDtype::F32));
     assert_eq!(file.format("ssm_conv_storage"), None);
 
@@ -148,6 +150,7 @@ fn a_full_file_parses_to_the_exact_values() {
             }),
             kv: expected.3,
             draft_kv: expected.4,
+            draft_kv_dtype: Some(StateDtype::Bf16),
             caches: expected.5,
         }
     );
@@ -190,7 +193,7 @@ fn unknown_key_suggests_the_near_one() {
     assert_eq!(
         d.help,
         [
-            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`, `parallel`",
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `draft_kv_dtype`, `caches`, `serving`, `parallel`",
             "did you mean `slots`?",
         ]
     );
@@ -635,4 +638,41 @@ fn serving_tiers_are_refused_where_they_name_nothing() {
     let d = only_err("[serving]\nsequences = 4\nverify_rows = 3\nh_steps = [3, -1]\n");
     assert_eq!(d.message, "`serving.h_steps[1]` must not be negative");
     assert_eq!(at(&d), (4, 15));
+}
+
+#[test]
+fn the_draft_kv_dtype_is_a_dtype_with_or_without_a_profile() {
+    let file = InputsFile::parse("in.toml", "slots = 1\ndraft_kv_dtype = \"bf16\"\n").unwrap();
+    assert_eq!(file.draft_kv_dtype, Some(StateDtype::Bf16));
+    assert_eq!(file.view().inputs().draft_kv_dtype, Some(StateDtype::Bf16));
+    // A profile passes it through: it is not a count.
+    let text = "draft_kv_dtype = \"bf16\"\n[serving]\nsequences = 2\n";
+    let file = InputsFile::parse("in.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    let profile = file.serving().unwrap();
+    assert_eq!(profile.draft_kv_dtype, Some(StateDtype::Bf16));
+    assert_eq!(
+        profile.inputs().unwrap().draft_kv_dtype,
+        Some(StateDtype::Bf16)
+    );
+    assert_eq!(file.view().inputs().draft_kv_dtype, Some(StateDtype::Bf16));
+    // Absent: none.
+    let file = InputsFile::parse("in.toml", "slots = 1\n").unwrap();
+    assert_eq!(file.draft_kv_dtype, None);
+    // A bad spelling, at the value (line 2, column 18), with the dtypes and the nearest one.
+    let d = only_err("slots = 1\ndraft_kv_dtype = \"fp9\"\n");
+    assert_eq!(d.message, "unknown dtype `fp9` for `draft_kv_dtype`");
+    assert_eq!(at(&d), (2, 18));
+    assert_eq!(
+        d.help,
+        [
+            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `u8`, `i32`, `u32`, `u64`",
+            "did you mean `fp8`?"
+        ]
+    );
+    // Not a string.
+    let d = only_err("slots = 1\ndraft_kv_dtype = 2\n");
+    assert_eq!(
+        d.message,
+        "`draft_kv_dtype` must be a string, found an integer"
+    );
 }

@@ -90,6 +90,7 @@
 //!        verify: None,
 //!        kv: Some(KvInputs { blocks: 2048, block_size: 16, window: None }),
 //!        draft_kv: None,
+//!        draft_kv_dtype: None,
 //!        caches: CacheInputs::EMPTY,
 //!    };
 //!    let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256)?;

@@ -41,6 +41,7 @@ macro_rules! choice_agrees {
             }),
             kv: metrale_tests::SERVE_KV,
             draft_kv: Some(KvInputs::pool(64, 16)),
+            draft_kv_dtype: None,
             caches: metrale_tests::SERVE_CACHES,
         };
         let bare = Inputs {
@@ -49,6 +50,7 @@ macro_rules! choice_agrees {
             verify: None,
             kv: Some(KvInputs::pool(10, 16)),
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
         };
         let profile = ServingProfile {
@@ -64,6 +66,7 @@ macro_rules! choice_agrees {
                 chunk_tokens: Some(2048),
             }),
             draft_kv: true,
+            draft_kv_dtype: None,
             prefix_snapshots: 2,
             ring_depth: 4,
             carry: true,
@@ -213,6 +216,7 @@ fn a_chosen_plan_can_be_a_constant() {
         verify: None,
         kv: Some(KvInputs::pool(10, 16)),
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
     };
     const CHOSEN: Option<Checkpoint> = Checkpoint::from_name("tiny");
@@ -267,6 +271,7 @@ fn inputs_from_the_default_inputs_file() {
             block_size: 16,
             window,
         }),
+        draft_kv_dtype: None,
         caches: CacheInputs {
             prefix_snapshot_slots: 16,
             ring: Some(RingInputs {

@@ -114,6 +114,7 @@ macro_rules! fit_agrees {
                     verify: None,
                     kv: Some(kv),
                     draft_kv: None,
+                    draft_kv_dtype: None,
                     caches: metrale_tests::SERVE_CACHES,
                 };
                 let generated = tiny::StatePlan::fit_kv_blocks(&tiny::DIMS, &inputs, DEFAULT_ALIGN, budget);
@@ -223,7 +224,10 @@ macro_rules! fit_sequences_agrees {
                 context in 0u64..3_000,
                 ring_depth in 0u64..3,
                 carry: bool,
-                draft_kv: bool,
+                (draft_kv, draft_kv_dtype) in (
+                    any::<bool>(),
+                    proptest::option::of(proptest::sample::select(StateDtype::ALL.to_vec())),
+                ),
                 (verify_batch, tiers) in (
                     proptest::option::of(0u64..4),
                     proptest::option::weighted(0.3, proptest::collection::vec(0u64..6, 0..5)),
@@ -245,6 +249,7 @@ macro_rules! fit_sequences_agrees {
                     ring_dummy,
                     kv: Some(ProfileKv { block_size, tokens: KvTokens::PerSequence(0), chunk_tokens: Some(64) }),
                     draft_kv,
+                    draft_kv_dtype,
                     prefix_snapshots: 1,
                     ring_depth,
                     carry,

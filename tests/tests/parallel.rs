@@ -66,6 +66,7 @@ const fn qwen3_5_inputs(slots: u64) -> qwen3_5::Inputs<'static> {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
     }
 }
@@ -141,6 +142,7 @@ fn qwen3_next_at_tp_4_keeps_one_kv_head_a_rank() {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
     };
     let plan =
@@ -212,6 +214,7 @@ fn a_group_holds_more_kv_exactly_when_heads_are_replicated() {
             verify: None,
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
         }
     );
@@ -229,6 +232,7 @@ const fn nemotron_inputs() -> nemotron_h::Inputs<'static> {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_tests::SERVE_CACHES,
     }
 }
@@ -379,6 +383,7 @@ const LLAMA_70B_TP8_PP2: llama::llama_3_1_70b::StatePlan =
             verify: None,
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
         },
         256,

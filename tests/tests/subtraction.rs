@@ -76,6 +76,7 @@ fn below_zero_is_an_error_naming_the_state() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
     };
     assert_eq!(
@@ -96,6 +97,7 @@ fn generated_and_dynamic_plans_agree() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
     };
     let generated = small::StatePlan::new(&small::DIMS, &inputs, 256).expect("plans");

@@ -17,6 +17,7 @@
 //! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `V` verify slots, or the tiers `h_steps` when given, `conv_steps = K` |
 //! | `[kv]` | `block_size`, and `blocks = ceil(S x tokens per sequence / block_size)` (or the pool's blocks as given); window inputs `sequences = S`, `chunk_tokens`, `max_tokens` = tokens per sequence (or the pool's tokens) when `chunk_tokens` is given |
 //! | `[draft_kv]` | the main pool, when `draft_kv` is set |
+//! | `draft_kv_dtype` | as given (a format, not a count) |
 //! | `prefix_snapshot_slots` | `S x prefix_snapshots` |
 //! | `ring` | when `ring_depth > 0`: `ring_depth` ring slots for each of the `S + 1` slots, or of the `S` sequences when the ring leaves the dummy out (`ring_dummy = false`) |
 //! | `carry` | when `carry`: `V` stashes, and `table_rows` carry-table rows (`V` when not set) |
@@ -39,8 +40,8 @@
 
 use crate::law::SizeFault;
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs, WindowInputs,
+    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateDtype,
+    StateInputs, TreeInputs, VerifyInputs, WindowInputs,
 };
 
 /// What a server decides, from which every plan count follows ([`ServingProfile::inputs`]).
@@ -72,6 +73,9 @@ pub struct ServingProfile<'a> {
     pub kv: Option<ProfileKv>,
     /// The draft head's KV pool is the size of the main one.
     pub draft_kv: bool,
+    /// The draft head's KV dtype, when not its format key's ([`StateInputs::draft_kv_dtype`]):
+    /// not a count, passed through to the inputs.
+    pub draft_kv_dtype: Option<StateDtype>,
     /// Prefix-cache snapshots per sequence.
     pub prefix_snapshots: u64,
     /// Decode-rollback ring depth per slot; 0 for no ring.
@@ -118,6 +122,7 @@ impl<'a> ServingProfile<'a> {
         ring_dummy: true,
         kv: None,
         draft_kv: false,
+        draft_kv_dtype: None,
         prefix_snapshots: 0,
         ring_depth: 0,
         carry: false,
@@ -126,8 +131,9 @@ impl<'a> ServingProfile<'a> {
         lookup_history: 0,
     };
 
-    /// Every count a plan needs, by the rule in this module's documentation; `formats` is
-    /// left empty for the caller (`StateInputs { formats, ..profile.inputs()? }`).
+    /// Every count a plan needs, by the rule in this module's documentation, and the draft KV
+    /// dtype as given; `formats` is left empty for the caller
+    /// (`StateInputs { formats, ..profile.inputs()? }`).
     ///
     /// # Errors
     /// [`SizeFault::Overflow`] when a count overflows; [`SizeFault::DivisionByZero`] for a KV
@@ -170,6 +176,7 @@ impl<'a> ServingProfile<'a> {
             verify,
             kv,
             draft_kv: if self.draft_kv { kv } else { None },
+            draft_kv_dtype: self.draft_kv_dtype,
             caches: CacheInputs {
                 prefix_snapshot_slots: prefix,
                 ring: if self.ring_depth > 0 {
@@ -366,6 +373,7 @@ mod tests {
             chunk_tokens: None,
         }),
         draft_kv: true,
+        draft_kv_dtype: None,
         prefix_snapshots: 2,
         ring_depth: 4,
         carry: true,

@@ -28,6 +28,7 @@ fn main() {
             window: None,
         }),
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
     };
     match qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256) {

@@ -29,6 +29,7 @@ mod tests {
             verify: None,
             kv: None,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
         };
         let plan = qwen3_5_27b::StatePlan::new(&qwen3_5_27b::DIMS, &inputs, 256)

@@ -54,7 +54,8 @@ const SERVING_KV_KEYS: [&str; 4] = [
 /// `[serving]` as a file holds it: the profile, and the `h_steps` tiers it borrows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServingCounts {
-    /// The profile, its tiers left out (`h_steps: None`).
+    /// The profile, its tiers left out (`h_steps: None`), and no draft KV dtype (the file's
+    /// top-level key gives it).
     profile: ServingProfile<'static>,
     /// `serving.h_steps`.
     h_steps: Option<Vec<u64>>,
@@ -155,6 +156,8 @@ pub(crate) fn serving(
         ring_dummy: ring_dummy?,
         kv: kv?,
         draft_kv: draft_kv?,
+        // The top-level key's, set by `InputsFile::serving`: not a count of the profile.
+        draft_kv_dtype: None,
         prefix_snapshots,
         ring_depth,
         carry: carry?,

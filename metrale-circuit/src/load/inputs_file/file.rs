@@ -4,6 +4,8 @@
 //!
 //! ```toml
 //! slots = 9                                      # required: sequence slots, the dummy included
+//! draft_kv_dtype = "bf16"                        # optional: the draft head's KV sides in this
+//!                                                # dtype, not their format key's
 //!
 //! [formats]                                      # format key -> dtype; keys a circuit does not
 //! kv_cache_dtype = "fp8"                         # name are ignored, so one file serves several
@@ -38,7 +40,9 @@
 //!   `slots` would silently size every recurrent pool at zero. Other plain counts default to 0;
 //!   an absent table or group is `None` (no term), as in [`StateInputs`].
 //! - A count is a TOML integer in `0..=u64::MAX`; a `[formats]` key is a lower snake-case
-//!   identifier and its value a dtype spelling ([`StateDtype::parse`]).
+//!   identifier and its value, like `draft_kv_dtype`'s, a dtype spelling
+//!   ([`StateDtype::parse`]). `draft_kv_dtype` is not a count: a `[serving]` profile passes it
+//!   through, as it does `[formats]`.
 //! - Every error of a file is reported, in file order. A file that is not valid TOML reports its
 //!   syntax errors only (what follows a syntax error would be guesswork).
 //! - The walking is the circuit loader's ([`crate::load`]'s `Sink` and `Walk`: typed accessors,
@@ -62,8 +66,16 @@ use crate::model::{
 use crate::serve::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 8] = [
-    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving", "parallel",
+const TOP_KEYS: [&str; 9] = [
+    "slots",
+    "formats",
+    "verify",
+    "kv",
+    "draft_kv",
+    "draft_kv_dtype",
+    "caches",
+    "serving",
+    "parallel",
 ];
 /// The keys of `[parallel]`.
 const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
@@ -140,6 +152,9 @@ pub struct InputsFile {
     pub kv: Option<KvInputs>,
     /// `[draft_kv]`; `None` when absent.
     pub draft_kv: Option<KvInputs>,
+    /// `draft_kv_dtype`: the draft head's KV dtype, when not its format key's; `None` when
+    /// absent.
+    pub draft_kv_dtype: Option<StateDtype>,
     /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
     pub caches: CacheInputs,
     /// `[parallel]`: the tensor- and pipeline-parallel sizes (1 and 1 when absent).
@@ -332,7 +347,11 @@ impl InputsFile {
     /// `serving.h_steps` tiers.
     #[must_use]
     pub fn serving(&self) -> Option<ServingProfile<'_>> {
-        self.serving.as_ref().map(ServingCounts::profile)
+        let serving = self.serving.as_ref()?;
+        Some(ServingProfile {
+            draft_kv_dtype: self.draft_kv_dtype,
+            ..serving.profile()
+        })
     }
 
     /// The dtype the file gives for a format key.
@@ -373,6 +392,7 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         verify: field(root, "verify").and_then(|(key, value)| verify(walk, key, value)),
         kv: kv(walk, "kv"),
         draft_kv: kv(walk, "draft_kv"),
+        draft_kv_dtype: field(root, "draft_kv_dtype").and_then(|(_, v)| draft_kv_dtype(walk, v)),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
         parallel: field(root, "parallel")
             .map_or(ParallelCounts::SINGLE, |(_, v)| parallel(walk, v)),
@@ -416,11 +436,13 @@ impl InputsFile {
             }),
             kv: self.kv,
             draft_kv: self.draft_kv,
+            draft_kv_dtype: self.draft_kv_dtype,
             caches: self.caches,
         }
     }
 
-    /// Holds `derived`'s counts (a serving profile's).
+    /// Holds `derived`'s counts (a serving profile's); the draft KV dtype, not a count, stays
+    /// the file's.
     fn hold(&mut self, derived: &StateInputs<'_>) {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
@@ -667,6 +689,21 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> 
         }
     }
     formats
+}
+
+/// `draft_kv_dtype`: a dtype spelling ([`StateDtype::parse`]).
+fn draft_kv_dtype(walk: &mut Walk<'_>, value: &Value<'_>) -> Option<StateDtype> {
+    let spelling = walk.string("draft_kv_dtype", value)?;
+    let dtype = StateDtype::parse(spelling);
+    if dtype.is_none() {
+        walk.report(
+            value.span(),
+            Diagnostic::error(format!("unknown dtype `{spelling}` for `draft_kv_dtype`"))
+                .label("not a dtype")
+                .expected_one_of("dtypes", spelling, StateDtype::spellings()),
+        );
+    }
+    dtype
 }
 
 /// `[caches]`: plain counts default to 0, an absent group is `None`.
