@@ -55,7 +55,9 @@
 //! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
 //!   is tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
-//!   missing key is an error, never a default. All size arithmetic is checked.
+//!   missing key is an error, never a default. A state's terms are stored in its format, but a
+//!   draft KV side in [`StateInputs::draft_kv_dtype`] when given (`law::sizing::term_dtype`).
+//!   All size arithmetic is checked.
 
 // The runtime, bottom-up: each layer reads only the layers listed before it.
 // The vocabulary: kinds, dtypes, declarations, plan inputs, the spelled enums.

@@ -36,6 +36,7 @@ fn plan() -> DynamicPlan {
         }),
         kv: Some(KvInputs::pool(4, 16)),
         draft_kv: Some(KvInputs::pool(2, 8)),
+        draft_kv_dtype: None,
         caches: CacheInputs {
             prefix_snapshot_slots: 2,
             ring: Some(RingInputs {

@@ -12,6 +12,7 @@ use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, VerifyInpu
 /// (`slots`, the verify slots and the cache groups' slots: 3; `verify_table_rows`: 3 + 1 + 2).
 const FULL: &str = r#"# every key
 slots = 3
+draft_kv_dtype = "bf16"
 
 [formats]
 kv_cache_dtype = "fp8"
@@ -131,6 +132,7 @@ fn a_full_file_parses_to_the_exact_values() {
         ),
         expected
     );
+    assert_eq!(file.draft_kv_dtype, Some(StateDtype::Bf16));
     assert_eq!(file.format("ssm_h_storage"), Some(StateDtype::F32));
     assert_eq!(file.format("ssm_conv_storage"), None);
 
@@ -152,6 +154,7 @@ fn a_full_file_parses_to_the_exact_values() {
             }),
             kv: expected.3,
             draft_kv: expected.4,
+            draft_kv_dtype: Some(StateDtype::Bf16),
             caches: expected.5,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         }
@@ -195,7 +198,7 @@ fn unknown_key_suggests_the_near_one() {
     assert_eq!(
         d.help,
         [
-            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `caches`, `serving`, `parallel`, `pool`",
+            "valid keys: `slots`, `formats`, `verify`, `kv`, `draft_kv`, `draft_kv_dtype`, `caches`, `serving`, `parallel`, `pool`",
             "did you mean `slots`?",
         ]
     );
@@ -641,4 +644,111 @@ fn a_pool_that_cannot_be_is_refused_where_it_is_written() {
     // No context.
     let d = only_err("slots = 1\n[pool]\npolicy = \"vllm\"\npages = 3\n");
     assert_eq!(d.message, "missing key `context` in `pool`");
+}
+
+#[test]
+fn serving_tiers_name_the_verify_slots() {
+    // The issue's two-slot server: one sequence and the dummy, `h_steps = [3, 3]`, 128-row
+    // tables, a carried-state stash per verify slot.
+    let text = "[serving]\nsequences = 1\nverify_rows = 3\nh_steps = [3, 3]\ntable_rows = 128\n\
+                carry = true\n";
+    let file = InputsFile::parse("in.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(file.serving().and_then(|p| p.h_steps), Some(&[3, 3][..]));
+    assert_eq!(file.slots, 2);
+    assert_eq!(
+        file.verify,
+        Some(VerifyCounts {
+            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![3, 3]),
+            conv_steps: 3
+        })
+    );
+    assert_eq!(file.caches.verify_table_rows, 128);
+    assert_eq!(
+        file.caches.carry,
+        Some(CarryInputs {
+            slots: 2,
+            table_rows: 128
+        })
+    );
+    // The counts written out agree with the tiers; other rows are refused at `[verify]`.
+    let written = format!("slots = 2\n[verify]\nh_steps = [3, 3]\nconv_steps = 3\n{text}");
+    assert!(InputsFile::parse("in.toml", &written).is_ok());
+    let d = only_err(&format!(
+        "slots = 2\n[verify]\nh_steps = [3, 2]\nconv_steps = 3\n{text}"
+    ));
+    assert_eq!(
+        d.message,
+        "`[verify]` disagrees with `[serving]`, which gives `h_steps = [3, 3]`, `conv_steps = 3`"
+    );
+    assert_eq!(at(&d), (2, 2));
+}
+
+#[test]
+fn serving_tiers_are_refused_where_they_name_nothing() {
+    // Beside a verify batch: at the `h_steps` key, line 5.
+    let d =
+        only_err("[serving]\nsequences = 4\nverify_rows = 3\nverify_batch = 2\nh_steps = [3, 3]\n");
+    assert_eq!(
+        d.message,
+        "`serving.h_steps` and `serving.verify_batch` are both given"
+    );
+    assert_eq!(at(&d), (5, 1));
+    assert!(d.help[0].starts_with("give one: h_steps names the verify slots"));
+    assert!(d.render().contains(" --> in.toml:5:1\n"), "{d}");
+    // Without a verify: no `verify_rows`, or 0 of them; at the `h_steps` key, line 3.
+    for verify_rows in ["", "verify_rows = 0\n"] {
+        let d = only_err(&format!(
+            "[serving]\nsequences = 4\n{verify_rows}h_steps = [3, 3]\n"
+        ));
+        assert_eq!(d.message, "`serving.h_steps` without `verify_rows`");
+        assert_eq!(at(&d).0, if verify_rows.is_empty() { 3 } else { 4 });
+    }
+    // A bad `verify_rows` is its own error, not a second one at `h_steps`.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = -3\nh_steps = [3, 3]\n");
+    assert_eq!(d.message, "`serving.verify_rows` must not be negative");
+    // Empty: at the value, line 4, column 11.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = 3\nh_steps = []\n");
+    assert_eq!(d.message, "`serving.h_steps` is empty");
+    assert_eq!(at(&d), (4, 11));
+    // An entry that is no count: at the entry, column 15.
+    let d = only_err("[serving]\nsequences = 4\nverify_rows = 3\nh_steps = [3, -1]\n");
+    assert_eq!(d.message, "`serving.h_steps[1]` must not be negative");
+    assert_eq!(at(&d), (4, 15));
+}
+
+#[test]
+fn the_draft_kv_dtype_is_a_dtype_with_or_without_a_profile() {
+    let file = InputsFile::parse("in.toml", "slots = 1\ndraft_kv_dtype = \"bf16\"\n").unwrap();
+    assert_eq!(file.draft_kv_dtype, Some(StateDtype::Bf16));
+    assert_eq!(file.view().inputs().draft_kv_dtype, Some(StateDtype::Bf16));
+    // A profile passes it through: it is not a count.
+    let text = "draft_kv_dtype = \"bf16\"\n[serving]\nsequences = 2\n";
+    let file = InputsFile::parse("in.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    let profile = file.serving().unwrap();
+    assert_eq!(profile.draft_kv_dtype, Some(StateDtype::Bf16));
+    assert_eq!(
+        profile.inputs().unwrap().draft_kv_dtype,
+        Some(StateDtype::Bf16)
+    );
+    assert_eq!(file.view().inputs().draft_kv_dtype, Some(StateDtype::Bf16));
+    // Absent: none.
+    let file = InputsFile::parse("in.toml", "slots = 1\n").unwrap();
+    assert_eq!(file.draft_kv_dtype, None);
+    // A bad spelling, at the value (line 2, column 18), with the dtypes and the nearest one.
+    let d = only_err("slots = 1\ndraft_kv_dtype = \"fp9\"\n");
+    assert_eq!(d.message, "unknown dtype `fp9` for `draft_kv_dtype`");
+    assert_eq!(at(&d), (2, 18));
+    assert_eq!(
+        d.help,
+        [
+            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `u8`, `i32`, `u32`, `u64`",
+            "did you mean `fp8`?"
+        ]
+    );
+    // Not a string.
+    let d = only_err("slots = 1\ndraft_kv_dtype = 2\n");
+    assert_eq!(
+        d.message,
+        "`draft_kv_dtype` must be a string, found an integer"
+    );
 }

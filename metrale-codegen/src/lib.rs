@@ -90,6 +90,7 @@
 //!        verify: None,
 //!        kv: Some(KvInputs { blocks: 2048, block_size: 16, window: None }),
 //!        draft_kv: None,
+//!        draft_kv_dtype: None,
 //!        caches: CacheInputs::EMPTY,
 //!        pool: metrale_circuit::serving::PoolPolicy::Arenas,
 //!    };

@@ -58,6 +58,7 @@ fn plans(c: &mut Criterion) {
         }),
         kv: KV,
         draft_kv: KV,
+        draft_kv_dtype: None,
         caches: CACHES,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };

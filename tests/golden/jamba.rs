@@ -193,6 +193,10 @@ pub mod jamba {
         pub kv: ::core::option::Option<__rt::KvInputs>,
         /// The draft head's paged KV cache; `None` leaves its KV sides empty.
         pub draft_kv: ::core::option::Option<__rt::KvInputs>,
+        /// The dtype of the draft head's KV sides, when its pool is not in the
+        /// format their key names (an fp8 main pool beside a bf16 draft pool);
+        /// `None`: their format's. Every other state keeps its format.
+        pub draft_kv_dtype: ::core::option::Option<__rt::StateDtype>,
         /// The cache inputs.
         pub caches: __rt::CacheInputs,
         /// How the states a request holds are laid out: arenas, or vLLM's
@@ -210,6 +214,7 @@ pub mod jamba {
                 verify: self.verify,
                 kv: self.kv,
                 draft_kv: self.draft_kv,
+                draft_kv_dtype: self.draft_kv_dtype,
                 caches: self.caches,
                 pool: self.pool,
             }
@@ -229,6 +234,7 @@ pub mod jamba {
                 verify: counts.verify,
                 kv: counts.kv,
                 draft_kv: counts.draft_kv,
+                draft_kv_dtype: counts.draft_kv_dtype,
                 caches: counts.caches,
                 pool: counts.pool,
             }

@@ -41,6 +41,7 @@ macro_rules! choice_agrees {
             }),
             kv: metrale_tests::SERVE_KV,
             draft_kv: Some(KvInputs::pool(64, 16)),
+            draft_kv_dtype: None,
             caches: metrale_tests::SERVE_CACHES,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
@@ -50,6 +51,7 @@ macro_rules! choice_agrees {
             verify: None,
             kv: Some(KvInputs::pool(10, 16)),
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
@@ -57,6 +59,7 @@ macro_rules! choice_agrees {
             sequences: 0,
             verify_rows: 4,
             verify_batch: None,
+            h_steps: None,
             table_rows: None,
             ring_dummy: true,
             kv: Some(ProfileKv {
@@ -65,6 +68,7 @@ macro_rules! choice_agrees {
                 chunk_tokens: Some(2048),
             }),
             draft_kv: true,
+            draft_kv_dtype: None,
             prefix_snapshots: 2,
             ring_depth: 4,
             carry: true,
@@ -215,6 +219,7 @@ fn a_chosen_plan_can_be_a_constant() {
         verify: None,
         kv: Some(KvInputs::pool(10, 16)),
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
@@ -270,6 +275,7 @@ fn inputs_from_the_default_inputs_file() {
             block_size: 16,
             window,
         }),
+        draft_kv_dtype: None,
         caches: CacheInputs {
             prefix_snapshot_slots: 16,
             ring: Some(RingInputs {

@@ -29,6 +29,7 @@ struct Drawn {
     verify: Option<(Vec<u64>, u64)>,
     kv: Option<KvInputs>,
     draft_kv: Option<KvInputs>,
+    draft_kv_dtype: Option<StateDtype>,
     caches: CacheInputs,
     align: u64,
     pool: PoolPolicy,
@@ -143,23 +144,29 @@ fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
         proptest::collection::vec(proptest::sample::select(StateDtype::ALL.to_vec()), formats),
         count(),
         proptest::option::of((proptest::collection::vec(0u64..16, 0..10), count())),
-        kv(),
-        kv(),
-        caches(),
+        kv().boxed(),
+        (
+            kv().boxed(),
+            proptest::option::of(proptest::sample::select(StateDtype::ALL.to_vec())),
+        ),
+        caches().boxed(),
         prop_oneof![
             8 => (0u32..13).prop_map(|p| 1u64 << p),
             1 => Just(0u64),
             1 => Just(96u64),
         ],
-        pool(),
+        // Boxed, as the pools above: proptest's tree of this many nested strategies otherwise
+        // takes more than a test thread's stack to build in a debug build.
+        pool().boxed(),
     )
         .prop_map(
-            |(dtypes, slots, verify, kv, draft_kv, caches, align, pool)| Drawn {
+            |(dtypes, slots, verify, kv, (draft_kv, draft_kv_dtype), caches, align, pool)| Drawn {
                 dtypes,
                 slots,
                 verify,
                 kv,
                 draft_kv,
+                draft_kv_dtype,
                 caches,
                 align,
                 pool,
@@ -328,6 +335,7 @@ fn dynamic(
         verify: drawn.verify(),
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
+        draft_kv_dtype: drawn.draft_kv_dtype,
         caches: drawn.caches,
         pool: drawn.pool,
     };
@@ -389,6 +397,7 @@ macro_rules! differential {
                     verify: drawn.verify(),
                     kv: drawn.kv,
                     draft_kv: drawn.draft_kv,
+                    draft_kv_dtype: drawn.draft_kv_dtype,
                     caches: drawn.caches,
                     pool: drawn.pool,
                 };
@@ -727,6 +736,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         verify: Some((h_steps.to_vec(), 4)),
         kv: metrale_tests::SERVE_KV,
         draft_kv: metrale_tests::SERVE_KV,
+        draft_kv_dtype: None,
         caches: metrale_tests::SERVE_CACHES,
         align: 256,
         pool: PoolPolicy::Arenas,
@@ -742,6 +752,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
         verify: drawn.verify(),
         kv: drawn.kv,
         draft_kv: drawn.draft_kv,
+        draft_kv_dtype: drawn.draft_kv_dtype,
         caches: drawn.caches,
         pool: drawn.pool,
     };
@@ -774,6 +785,88 @@ fn default_like_inputs_agree_and_fill_every_term() {
     assert_eq!(qwen3_5_27b::TERMS[lookup].space, Space::Host);
 }
 
+/// An fp8 main pool beside a bf16 draft pool (`draft_kv_dtype`): the generated plan retypes
+/// the draft head's KV sides as the dynamic plan does, and nothing else (a fixed case, beside
+/// the drawn ones). Qwen3-Next-80B-A3B's KV token is 2 heads x 256 per side.
+#[test]
+fn a_draft_pool_in_its_own_dtype_agrees() {
+    use metrale_tests::qwen3_next::{Formats, Inputs, qwen3_next_80b_a3b as ckpt};
+    let h_steps = [4; 9];
+    let drawn = Drawn {
+        dtypes: vec![StateDtype::F32, StateDtype::Bf16, StateDtype::Fp8],
+        slots: 9,
+        verify: Some((h_steps.to_vec(), 4)),
+        kv: metrale_tests::SERVE_KV,
+        draft_kv: metrale_tests::SERVE_KV,
+        draft_kv_dtype: Some(StateDtype::Bf16),
+        caches: metrale_tests::SERVE_CACHES,
+        align: 256,
+        pool: PoolPolicy::Arenas,
+    };
+    let formats = Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let inputs = Inputs {
+        formats,
+        slots: drawn.slots,
+        verify: drawn.verify(),
+        kv: drawn.kv,
+        draft_kv: drawn.draft_kv,
+        draft_kv_dtype: drawn.draft_kv_dtype,
+        caches: drawn.caches,
+        pool: drawn.pool,
+    };
+    let plan = ckpt::StatePlan::new(&ckpt::DIMS, &inputs, 256).expect("plan");
+    let decls = load("circuits/qwen3_next.toml")
+        .instantiate("qwen3_next_80b_a3b")
+        .expect("80b");
+    let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+    let generated = Ok((
+        plan.regions().to_vec(),
+        [plan.device_bytes(), plan.host_bytes()],
+        lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+        plan.pool().copied(),
+    ));
+    compare(&ckpt::TERMS, &decls, generated, &dynamic).expect("same plan");
+    // 2,048 blocks of 16 tokens in each pool; a token of one side is 512 elements.
+    let tokens = 2048 * 16;
+    for side in [plan.draft.attn.k.blocks, plan.draft.attn.v.blocks] {
+        assert_eq!(
+            (side.dtype, side.bytes),
+            (StateDtype::Bf16, 512 * 2 * tokens)
+        );
+    }
+    assert_eq!(
+        (plan.l3.attn.k.blocks.dtype, plan.l3.attn.k.blocks.bytes),
+        (StateDtype::Fp8, 512 * tokens)
+    );
+    // Without the key, every region is the same but the draft sides' (and the offsets the
+    // draft pool's growth moves).
+    let fp8 = ckpt::StatePlan::new(
+        &ckpt::DIMS,
+        &Inputs {
+            draft_kv_dtype: None,
+            ..inputs
+        },
+        256,
+    )
+    .expect("plan");
+    for ((info, a), b) in ckpt::TERMS.iter().zip(plan.regions()).zip(fp8.regions()) {
+        if info.state.starts_with("draft.attn.") {
+            assert_eq!((a.units, a.bytes, b.bytes), (b.units, 2 * b.bytes, b.bytes));
+        } else {
+            assert_eq!(
+                (a.units, a.bytes, a.dtype, a.unit_bytes, a.inner),
+                (b.units, b.bytes, b.dtype, b.unit_bytes, b.inner),
+                "{}",
+                info.state
+            );
+        }
+    }
+}
+
 /// The error cases compare too: overflow and a bad alignment, named alike.
 #[test]
 fn errors_agree() {
@@ -797,6 +890,7 @@ fn errors_agree() {
             verify: None,
             kv: None,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: PoolPolicy::Arenas,
         };
@@ -822,6 +916,7 @@ fn errors_agree() {
             verify: None,
             kv: None,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: PoolPolicy::Arenas,
         },
@@ -866,6 +961,7 @@ fn a_layout_overflow_names_the_same_term() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches,
         pool: PoolPolicy::Arenas,
     };

@@ -11,7 +11,7 @@ use metrale_circuit::dynamic::{
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
-use metrale_circuit::serving::{KvTokens, PoolPages, PoolPolicy, ProfileKv, VllmPool};
+use metrale_circuit::serving::{KvTokens, PoolFault, PoolPages, PoolPolicy, ProfileKv, VllmPool};
 use metrale_circuit::{
     DEFAULT_ALIGN, Fit, FitError, KvInputs, PlanError, RankError, ServingProfile, StateDtype,
     StateInputs,
@@ -163,6 +163,7 @@ macro_rules! fit_agrees {
                     verify: None,
                     kv: Some(kv),
                     draft_kv: None,
+                    draft_kv_dtype: None,
                     caches: metrale_tests::SERVE_CACHES,
                     pool: pool.map_or(PoolPolicy::Arenas, PoolPolicy::Vllm),
                 };
@@ -252,7 +253,7 @@ fn fit_errors() {
 fn profile_bytes(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     sequences: u64,
     context: u64,
 ) -> Option<u64> {
@@ -273,8 +274,14 @@ macro_rules! fit_sequences_agrees {
                 context in 0u64..3_000,
                 ring_depth in 0u64..3,
                 carry: bool,
-                draft_kv: bool,
-                verify_batch in proptest::option::of(0u64..4),
+                (draft_kv, draft_kv_dtype) in (
+                    any::<bool>(),
+                    proptest::option::of(proptest::sample::select(StateDtype::ALL.to_vec())),
+                ),
+                (verify_batch, tiers) in (
+                    proptest::option::of(0u64..4),
+                    proptest::option::weighted(0.3, proptest::collection::vec(0u64..6, 0..5)),
+                ),
                 table_rows in proptest::option::of(0u64..200),
                 ring_dummy: bool,
                 budget in 0u64..6_000_000,
@@ -288,10 +295,12 @@ macro_rules! fit_sequences_agrees {
                     sequences: 0,
                     verify_rows,
                     verify_batch,
+                    h_steps: tiers.as_deref(),
                     table_rows,
                     ring_dummy,
                     kv: Some(ProfileKv { block_size, tokens: KvTokens::PerSequence(0), chunk_tokens: Some(64) }),
                     draft_kv,
+                    draft_kv_dtype,
                     prefix_snapshots: 1,
                     ring_depth,
                     carry,
@@ -325,6 +334,10 @@ macro_rules! fit_sequences_agrees {
                         prop_assert_eq!(profile_bytes(decls, &pairs, &profile, 0, context), Some(needs));
                         prop_assert!(needs > budget);
                     }
+                    // A draft pool in another dtype than the main one under vLLM's pool: attention
+                    // layers of two page sizes, which this policy refuses (vLLM pads them).
+                    Err(FitError::Plan(PlanError::Pool { fault: PoolFault::MixedAttention { .. }, .. }))
+                        if pool.is_some() && draft_kv && draft_kv_dtype.is_some() => {}
                     Err(other) => prop_assert!(false, "unexpected {other:?}"),
                 }
             }

@@ -45,6 +45,7 @@ macro_rules! inputs {
                 block_size: 16,
                 window: None,
             }),
+            draft_kv_dtype: Some(StateDtype::Bf16),
             caches: CacheInputs {
                 prefix_snapshot_slots: 5,
                 verify_table_rows: 7,

@@ -56,6 +56,7 @@ fn the_generated_plan_allocates_nothing() {
         }),
         kv: metrale_tests::SERVE_KV,
         draft_kv: metrale_tests::SERVE_KV,
+        draft_kv_dtype: None,
         caches: metrale_tests::SERVE_CACHES,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     });

@@ -66,6 +66,7 @@ const fn qwen3_5_inputs(slots: u64) -> qwen3_5::Inputs<'static> {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }
@@ -142,6 +143,7 @@ fn qwen3_next_at_tp_4_keeps_one_kv_head_a_rank() {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
@@ -214,6 +216,7 @@ fn a_group_holds_more_kv_exactly_when_heads_are_replicated() {
             verify: None,
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         }
@@ -232,6 +235,7 @@ const fn nemotron_inputs() -> nemotron_h::Inputs<'static> {
         verify: None,
         kv: metrale_tests::SERVE_KV,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_tests::SERVE_CACHES,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }
@@ -383,6 +387,7 @@ const LLAMA_70B_TP8_PP2: llama::llama_3_1_70b::StatePlan =
             verify: None,
             kv: metrale_tests::SERVE_KV,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         },

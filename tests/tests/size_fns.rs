@@ -108,6 +108,7 @@ fn overflow_is_an_error_not_a_wrap() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };

@@ -76,6 +76,7 @@ fn below_zero_is_an_error_naming_the_state() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };
@@ -97,6 +98,7 @@ fn generated_and_dynamic_plans_agree() {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };

@@ -57,6 +57,7 @@ fn inputs(kv: KvInputs) -> Inputs<'static> {
         verify: None,
         kv: Some(kv),
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     }

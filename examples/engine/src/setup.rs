@@ -7,6 +7,8 @@
 //! - Every count of the plan is the profile's at the fitted sequences
 //!   (`ServingProfile::at(..).inputs()`), and the plan's device arena is the fit's, checked.
 //! - The arenas together are at most `--max-memory` before anything is allocated.
+//! - A profile that tiers its verify slots (`h_steps`) is refused: the script verifies up to
+//!   `verify_rows` rows in each.
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
 use metrale_circuit::load::{Circuit, InputsFile};
@@ -29,7 +31,7 @@ pub struct Setup {
     /// The dtype of each format key.
     pub formats: Vec<(String, StateDtype)>,
     /// The profile at the fitted number of sequences.
-    pub profile: ServingProfile,
+    pub profile: ServingProfile<'static>,
     /// KV tokens per sequence.
     pub context: u64,
     /// The device budget.
@@ -143,7 +145,7 @@ fn borrow(formats: &[(String, StateDtype)]) -> Vec<(&str, StateDtype)> {
 }
 
 /// A serving profile, the dtype of each format key, and where they came from.
-type Profile = (ServingProfile, Vec<(String, StateDtype)>, String);
+type Profile = (ServingProfile<'static>, Vec<(String, StateDtype)>, String);
 
 /// The profile of the inputs file (or an empty one) with the flags over it, its formats, and
 /// where it came from.
@@ -151,12 +153,13 @@ fn profile(args: &Args) -> Result<Profile, EngineError> {
     let (mut profile, mut formats, source) = match &args.inputs {
         Some(path) => {
             let file = InputsFile::load(path).map_err(|d| EngineError::Input(d.render()))?;
-            let profile = file.serving.ok_or_else(|| {
+            let profile = file.serving().ok_or_else(|| {
                 EngineError::Profile(format!(
                     "the inputs file `{path}` has no `[serving]` profile: the engine fits \
                      sequences, so it needs one (docs/inputs.md)"
                 ))
             })?;
+            let profile = untiered(profile, path)?;
             (profile, file.formats, path.clone())
         }
         None => (
@@ -211,9 +214,68 @@ fn profile(args: &Args) -> Result<Profile, EngineError> {
     Ok((profile, formats, source))
 }
 
+/// `profile` without its borrow of the inputs file. The engine's script verifies up to
+/// `verify_rows` rows in every verify slot, so a profile that tiers them (`h_steps`) is refused,
+/// and reads its states in the arenas, so is one under vLLM's page pool.
+fn untiered(
+    profile: ServingProfile<'_>,
+    path: &str,
+) -> Result<ServingProfile<'static>, EngineError> {
+    // Every field named: a field the profile gains is a decision here too.
+    let ServingProfile {
+        sequences,
+        verify_rows,
+        verify_batch,
+        h_steps,
+        table_rows,
+        ring_dummy,
+        kv,
+        draft_kv,
+        draft_kv_dtype,
+        prefix_snapshots,
+        ring_depth,
+        carry,
+        tree_nodes,
+        capture_rows,
+        lookup_history,
+        pool,
+    } = profile;
+    if pool.is_some() {
+        // Its script reads each layer's KV and recurrent regions in the arena.
+        return Err(EngineError::Profile(format!(
+            "`{path}` lays requests out in vLLM's page pool (`[pool]`): the engine's script \
+             reads its states in the arenas, so remove `[pool]`"
+        )));
+    }
+    if h_steps.is_some() {
+        return Err(EngineError::Profile(format!(
+            "the `[serving]` profile of `{path}` tiers its verify slots (`h_steps`): the engine's \
+             script verifies `verify_rows` rows in each, so give `verify_rows` alone"
+        )));
+    }
+    Ok(ServingProfile {
+        sequences,
+        verify_rows,
+        verify_batch,
+        h_steps: None,
+        table_rows,
+        ring_dummy,
+        kv,
+        draft_kv,
+        draft_kv_dtype,
+        prefix_snapshots,
+        ring_depth,
+        carry,
+        tree_nodes,
+        capture_rows,
+        lookup_history,
+        pool: None,
+    })
+}
+
 /// The KV tokens per sequence: `--context`, else the profile's `tokens_per_sequence`; 0 for a
 /// profile without a KV pool.
-fn context(args: &Args, profile: &ServingProfile) -> Result<u64, EngineError> {
+fn context(args: &Args, profile: &ServingProfile<'_>) -> Result<u64, EngineError> {
     match (args.profile.context, profile.kv) {
         (Some(context), _) => Ok(context),
         (None, None) => Ok(0),
@@ -225,5 +287,30 @@ fn context(args: &Args, profile: &ServingProfile) -> Result<u64, EngineError> {
                     .to_owned(),
             )),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_that_tiers_its_verify_slots_is_refused() {
+        let tiers = [3, 3];
+        let tiered = ServingProfile {
+            sequences: 1,
+            verify_rows: 3,
+            h_steps: Some(&tiers),
+            ..ServingProfile::EMPTY
+        };
+        assert!(matches!(
+            untiered(tiered, "in.toml"),
+            Err(EngineError::Profile(message)) if message.contains("`h_steps`")
+        ));
+        let uniform = ServingProfile {
+            h_steps: None,
+            ..tiered
+        };
+        assert_eq!(untiered(uniform, "in.toml").ok(), Some(uniform));
     }
 }

@@ -4,9 +4,9 @@
 //! with one add; `plan::replay` is the exact layout, run only when a sum could overflow.
 //!
 //! Invariants:
-//! - Sizes come from `sizing::size_term` and offsets from the one layout law
-//!   (`layout::Placer`): a generated plan and the dynamic plan agree term for term, and on the
-//!   first error.
+//! - Sizes come from `sizing::size_term`, stored dtypes from `sizing::term_dtype` (through
+//!   `Unit::stored`) and offsets from the one layout law (`layout::Placer`): a generated plan
+//!   and the dynamic plan agree term for term, and on the first error.
 //! - Every sum [`ClassSize::take`] adds without a check was checked by [`Lanes`] first.
 #![allow(
     rustdoc::private_intra_doc_links,
@@ -239,7 +239,13 @@ pub const fn size_class<const U: usize, const W: usize>(
         },
         None => Ok(None),
     };
-    let size = match (units[class.unit], window) {
+    // The unit of the state's format as its terms store it (a draft KV side in
+    // `draft_kv_dtype`), by the dynamic plan's rule and in its order.
+    let unit = match units[class.unit] {
+        Ok(unit) => unit.stored(class.kind, class.section, inputs),
+        Err(fault) => Err(fault),
+    };
+    let size = match (unit, window) {
         (Ok(unit), Ok(window)) => {
             sized.region.dtype = unit.dtype;
             sized.region.unit_bytes = unit.bytes;

@@ -15,8 +15,9 @@
 //! only; what engines read of a plan is public at the crate root. Generated code asserts
 //! [`ABI`] at compile time.
 //! Invariants:
-//! - Sizes come from the one sizing law (`sizing::size_term`) and offsets from the one layout
-//!   law (`layout::Placer`), in layout order: a generated plan and the dynamic plan of the same
+//! - Sizes and stored dtypes come from the one sizing law (`sizing::size_term`,
+//!   `sizing::term_dtype`) and offsets from the one layout law (`layout::Placer`), in layout
+//!   order: a generated plan and the dynamic plan of the same
 //!   circuit and inputs agree term for term, and on the first error.
 //! - Everything here is a `const fn` without allocation.
 
@@ -49,8 +50,10 @@ use crate::model::{Lifetime, StateKind};
 /// `Table` the runtime sizes, lays out, fits and ranks: `Table::size`, `Units`, `Sized`,
 /// `Table::fit_kv_blocks`, `Table::fit_profile`, `in_rank`; unit functions call `unit` and
 /// `on_tp` calls `shard` here, and generated code names the parallel, serving and dynamic items
-/// through their modules; 9: `StateInputs` and a generated `Inputs` carry the layout policy,
-/// `pool`, whose page pool the table's fits add (`Table::pool`)).
+/// through their modules; 9: `StateInputs` and a generated `Inputs` carry `draft_kv_dtype`,
+/// which `size_class` retypes a draft KV side's unit by, and the layout policy, `pool`, whose
+/// page pool the table's fits add (`Table::pool`); `ServingProfile` borrows its `h_steps`
+/// tiers).
 const REVISION: u64 = 9;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]

@@ -187,9 +187,13 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
             let class = &self.classes[self.rows[row].1];
             if held.holds_row(row) && held_in_pool(class.kind, class.holding, class.section, inputs)
             {
-                // A unit or window fault was reported by `size` already.
+                // A unit or window fault was reported by `size` already; the unit as the
+                // term stores it (a draft KV side in `draft_kv_dtype`).
                 let unit_bytes = match units.units[class.unit] {
-                    Ok(unit) => unit.bytes,
+                    Ok(unit) => match unit.stored(class.kind, class.section, inputs) {
+                        Ok(unit) => unit.bytes,
+                        Err(_) => 0,
+                    },
                     Err(_) => 0,
                 };
                 let window = match class.window {
@@ -308,7 +312,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     pub const fn fit_profile<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
-        profile: &ServingProfile,
+        profile: &ServingProfile<'_>,
         free: ProfileFree,
         align: u64,
         budget: u64,

@@ -1,11 +1,13 @@
 //! The sizing law: what one term of a declared state holds ([`Holding`]), where it lives
-//! ([`Space`]), and how many units and bytes it has under the plan inputs ([`size_term`]).
+//! ([`Space`]), the dtype it is stored in ([`term_dtype`]), and how many units and bytes it has
+//! under the plan inputs ([`size_term`]).
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
-//! - This is the ONE place units and bytes are computed. The dynamic [`crate::plan::DynamicPlan`] and the
-//!   generated const plans both call [`size_term`], so the reserve and the allocation cannot size
-//!   a state two ways.
+//! - This is the ONE place units, bytes and stored dtypes are computed. The dynamic
+//!   [`crate::plan::DynamicPlan`] and the generated const plans both call [`size_term`] and
+//!   [`term_dtype`] (through `Unit::stored`), so the reserve and the allocation cannot size a
+//!   state two ways.
 //! - Every function is a checked `const fn`: overflow is [`SizeFault::Overflow`], never a wrap.
 //! - A term whose inputs are absent is `Ok(None)` (no term), never a zero-sized default.
 
@@ -118,6 +120,35 @@ pub const fn unit_bytes(elements: u64, dtype: StateDtype) -> Result<u64, SizeFau
         Some(bytes) => Ok(bytes),
         None => Err(SizeFault::Overflow),
     }
+}
+
+/// The dtype the terms of a state of `kind` in `section` are stored in, `declared` being its
+/// format (resolved): a `paged_kv` state of the draft head takes the inputs' `draft_kv_dtype`
+/// when given (a draft pool in a format of its own, as the reference engine keeps a bf16 draft
+/// pool beside an fp8 main one); every other state keeps its format.
+#[must_use]
+#[inline]
+pub const fn term_dtype(
+    kind: StateKind,
+    section: Section,
+    declared: StateDtype,
+    inputs: &StateInputs<'_>,
+) -> StateDtype {
+    match (kind, section, inputs.draft_kv_dtype) {
+        (StateKind::PagedKv, Section::Draft, Some(dtype)) => dtype,
+        _ => declared,
+    }
+}
+
+/// Bytes of one unit of `bytes` bytes of `from` elements stored as `to` instead: the same
+/// elements (`bytes / from.size()`, exact for a unit's bytes, [`unit_bytes`]) of `to`'s size.
+///
+/// # Errors
+/// [`SizeFault::Overflow`] when the new bytes overflow.
+#[inline]
+pub const fn retyped_bytes(bytes: u64, from: StateDtype, to: StateDtype) -> Result<u64, SizeFault> {
+    // Every dtype has a nonzero size.
+    unit_bytes(bytes / from.size(), to)
 }
 
 /// What sizing a term needs to know of its state's declaration.
@@ -499,6 +530,36 @@ mod tests {
         assert_eq!(
             size_term(&draft, &both).map(|s| s.map(|s| s.units)),
             Ok(Some(32))
+        );
+    }
+
+    #[test]
+    fn only_draft_kv_sides_take_the_draft_kv_dtype() {
+        let inputs = StateInputs {
+            draft_kv_dtype: Some(StateDtype::Bf16),
+            ..StateInputs::EMPTY
+        };
+        let fp8 = StateDtype::Fp8;
+        let dtype = |kind, section, inputs| term_dtype(kind, section, fp8, inputs);
+        assert_eq!(
+            dtype(StateKind::PagedKv, Section::Draft, &inputs),
+            StateDtype::Bf16
+        );
+        // The main pool, the draft head's other states, and no key: their format.
+        assert_eq!(dtype(StateKind::PagedKv, Section::Main, &inputs), fp8);
+        assert_eq!(dtype(StateKind::Recurrent, Section::Draft, &inputs), fp8);
+        assert_eq!(dtype(StateKind::DraftTokens, Section::Draft, &inputs), fp8);
+        let none = StateInputs::EMPTY;
+        assert_eq!(dtype(StateKind::PagedKv, Section::Draft, &none), fp8);
+        // 512 fp8 elements are 1,024 bytes of bf16, 512 bytes again of u8.
+        assert_eq!(retyped_bytes(512, fp8, StateDtype::Bf16), Ok(1024));
+        assert_eq!(
+            retyped_bytes(1024, StateDtype::Bf16, StateDtype::U8),
+            Ok(512)
+        );
+        assert_eq!(
+            retyped_bytes(u64::MAX, StateDtype::U8, StateDtype::F32),
+            Err(SizeFault::Overflow)
         );
     }
 

@@ -24,6 +24,10 @@ pub struct StateInputs<'a> {
     pub kv: Option<KvInputs>,
     /// The draft head's paged KV cache; `None` gives its KV sides no term.
     pub draft_kv: Option<KvInputs>,
+    /// The dtype of the draft head's KV sides, when its pool is not in the format their key
+    /// names (an fp8 main pool beside a bf16 draft pool); `None`: their format's. Every other
+    /// state keeps its format.
+    pub draft_kv_dtype: Option<StateDtype>,
     /// The cache inputs.
     pub caches: CacheInputs,
     /// How the states a request holds (KV sides, live recurrent states) are laid out.
@@ -38,6 +42,7 @@ impl StateInputs<'_> {
         verify: None,
         kv: None,
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
         pool: PoolPolicy::Arenas,
     };

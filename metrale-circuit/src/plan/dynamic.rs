@@ -1,5 +1,6 @@
-//! The dynamic (run-time) plan: every declared state sized by [`size_term`] and laid out by
-//! [`place_all`]. It is the reference the generated const plans are checked against.
+//! The dynamic (run-time) plan: every declared state stored as `sizing::term_dtype` says, sized by
+//! [`size_term`] and laid out by [`place_all`]. It is the reference the generated const plans
+//! are checked against.
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
@@ -7,14 +8,14 @@
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
 //! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to
 //!   `align`.
-//! - Errors come in a fixed order (per declaration: format, unit bytes, its terms; then layout),
-//!   which the generated plans follow too.
+//! - Errors come in a fixed order (per declaration: format, unit bytes in its format then as
+//!   stored, its terms; then layout), which the generated plans follow too.
 
 use super::error::PlanError;
 use super::pool::{PagePool, PoolBuilder};
-use super::regions::{CacheRegions, GroupOf, KvRegions, RecurrentRegions};
+use super::regions::{CacheRegions, GroupOf, KvRegions, RecurrentRegions, Unit};
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
-use crate::law::sizing::{TermSpec, held_in_pool, size_term, unit_bytes};
+use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
     Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
@@ -33,7 +34,8 @@ pub struct StateTerm {
     pub holding: Holding,
     /// How long its units live ([`Holding::lifetime`]).
     pub lifetime: Lifetime,
-    /// The element type, its format resolved.
+    /// The element type: its format resolved, or the inputs' `draft_kv_dtype` for a draft KV
+    /// side (the sizing law's `term_dtype`).
     pub dtype: StateDtype,
     /// Units (slots, tokens, rows, entries).
     pub units: u64,
@@ -104,7 +106,11 @@ impl DynamicPlan {
                 }
             };
             let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
-            let unit_bytes = unit_bytes(decl.elements, dtype).map_err(fault)?;
+            // The unit of its format, then as its terms store it: a generated plan's order.
+            let unit = Unit::of(Ok(decl.elements), dtype)
+                .and_then(|unit| unit.stored(decl.kind, decl.section(), inputs))
+                .map_err(fault)?;
+            let (dtype, unit_bytes) = (unit.dtype, unit.bytes);
             for &holding in Holding::of_kind(decl.kind) {
                 if held_in_pool(decl.kind, holding, decl.section(), inputs) {
                     let attention = decl.kind == StateKind::PagedKv;

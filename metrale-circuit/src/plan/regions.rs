@@ -14,9 +14,9 @@
 //!   checked when it is made, at compile time, so nothing is ever left out.
 
 use crate::law::layout::LayoutKey;
-use crate::law::sizing::unit_bytes;
+use crate::law::sizing::{retyped_bytes, term_dtype, unit_bytes};
 use crate::law::{Holding, Region, SizeFault, Space};
-use crate::model::{HSteps, Lifetime, StateDtype, StateKind};
+use crate::model::{HSteps, Lifetime, Section, StateDtype, StateInputs, StateKind};
 
 /// One term of a generated plan, known at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,29 @@ impl Unit {
                 Ok(bytes) => Ok(Unit { bytes, dtype }),
                 Err(fault) => Err(fault),
             },
+            Err(fault) => Err(fault),
+        }
+    }
+
+    /// This unit of a state of `kind` in `section` as its terms store it under `inputs`: the
+    /// same elements in the dtype [`term_dtype`] gives (a draft KV side in `draft_kv_dtype`),
+    /// itself when that is its own. Both plans call it, so they retype alike.
+    ///
+    /// # Errors
+    /// [`SizeFault::Overflow`] when the retyped bytes overflow.
+    #[inline]
+    pub(crate) const fn stored(
+        self,
+        kind: StateKind,
+        section: Section,
+        inputs: &StateInputs<'_>,
+    ) -> Result<Unit, SizeFault> {
+        let dtype = term_dtype(kind, section, self.dtype, inputs);
+        if dtype as usize == self.dtype as usize {
+            return Ok(self);
+        }
+        match retyped_bytes(self.bytes, self.dtype, dtype) {
+            Ok(bytes) => Ok(Unit { bytes, dtype }),
             Err(fault) => Err(fault),
         }
     }

@@ -170,9 +170,9 @@ impl StateInputs<'_> {
     }
 }
 
-impl ServingProfile {
-    /// Every count of `inputs` (formats aside) that is not the one this profile derives, by
-    /// inputs-file key; or the profile's own fault.
+impl ServingProfile<'_> {
+    /// Every count of `inputs` (formats and the draft KV dtype aside: not counts) that is not
+    /// the one this profile derives, by inputs-file key; or the profile's own fault.
     #[must_use]
     pub fn disagreements(&self, inputs: &StateInputs<'_>) -> Vec<Disagreement> {
         let derived = match self.inputs() {

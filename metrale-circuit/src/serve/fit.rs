@@ -262,7 +262,7 @@ fn drive(
 pub fn fit_profile(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     free: ProfileFree,
     align: u64,
     budget: u64,
@@ -285,7 +285,7 @@ pub fn fit_profile(
 pub fn fit_sequences(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     context: u64,
     align: u64,
     budget: u64,
@@ -303,7 +303,7 @@ pub fn fit_sequences(
 pub fn fit_profile_blocks(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
-    profile: &ServingProfile,
+    profile: &ServingProfile<'_>,
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {

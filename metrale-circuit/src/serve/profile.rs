@@ -9,43 +9,59 @@
 //!
 //! The rule ([`ServingProfile::inputs`]), for `S` sequences, `K` verified rows per step and
 //! `V` verify slots (`min(verify_batch, S) + 1`: the sequences that verify at once, all `S`
-//! unless a verify batch is set, and the dummy):
+//! unless a verify batch is set, and the dummy; with `h_steps` tiers, the tiers kept, below):
 //!
 //! | count | derived |
 //! | --- | --- |
 //! | `slots` | `S + 1` (the padding dummy batched kernels may write into) |
-//! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `V` verify slots, `conv_steps = K` |
+//! | `[verify]` | when `K > 0`: `K` `h_steps` rows in each of the `V` verify slots, or the tiers `h_steps` when given, `conv_steps = K` |
 //! | `[kv]` | `block_size`, and `blocks = ceil(S x tokens per sequence / block_size)` (or the pool's blocks as given); window inputs `sequences = S`, `chunk_tokens`, `max_tokens` = tokens per sequence (or the pool's tokens) when `chunk_tokens` is given |
 //! | `[draft_kv]` | the main pool, when `draft_kv` is set |
+//! | `draft_kv_dtype` | as given (a format, not a count) |
 //! | `prefix_snapshot_slots` | `S x prefix_snapshots` |
 //! | `ring` | when `ring_depth > 0`: `ring_depth` ring slots for each of the `S + 1` slots, or of the `S` sequences when the ring leaves the dummy out (`ring_dummy = false`) |
 //! | `carry` | when `carry`: `V` stashes, and `table_rows` carry-table rows (`V` when not set) |
-//! | `verify_table_rows` | `table_rows` when set (an engine's fixed capacity), else `V x K` |
+//! | `verify_table_rows` | `table_rows` when set (an engine's fixed capacity), else the verified rows (`V x K`, or the sum of the tiers kept) |
 //! | `capture_rows` | as given |
 //! | `lookup` | when `lookup_history > 0`: `S` sequences of `lookup_history` tokens (the dummy has no history) |
 //! | `tree` | when `tree_nodes > 0`: `V` trees of `tree_nodes` nodes |
 //! | `drafts` | when `K > 0`: `V` verify slots of `K` positions (one per verified row) |
 //!
+//!
+//! `h_steps` tiers (an engine that gives each verify slot its own `h` rows, not `K` each): each
+//! verify slot's rows, the dummy's last. When set, the verify slots are the list's (`V` its
+//! length) and `verify_batch` is not read; a profile of fewer sequences `S` than the list's
+//! verify batch (its length - 1) keeps the first `min(len - 1, S) + 1` entries, so the verify
+//! slots never outnumber the slots. Read only when `K > 0`.
+//!
 //! Invariants: every count is non-decreasing in `S`, so a plan's bytes are too (what `fit`
-//! relies on); every product and sum is checked, an overflow is [`SizeFault::Overflow`].
+//! relies on: tiers are kept as a growing prefix); every product and sum is checked, an
+//! overflow is [`SizeFault::Overflow`].
 
 use crate::law::SizeFault;
 use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, PoolPages, PoolPolicy,
-    RingInputs, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
+    RingInputs, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
 };
 
 /// What a server decides, from which every plan count follows ([`ServingProfile::inputs`]).
+/// It borrows its `h_steps` tiers, so it stays `Copy` and const-constructible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServingProfile {
+pub struct ServingProfile<'a> {
     /// Concurrent sequences (`max_num_seqs`).
     pub sequences: u64,
     /// Rows a speculative step verifies (`K`: the bonus row and `K - 1` drafts); 0 when the
     /// server does not verify.
     pub verify_rows: u64,
     /// Sequences that verify at once, when fewer than all `sequences` do (the verify slots are
-    /// this, at most `sequences`, plus the dummy); `None`: every sequence.
+    /// this, at most `sequences`, plus the dummy); `None`: every sequence. Not read with
+    /// `h_steps`.
     pub verify_batch: Option<u64>,
+    /// Each verify slot's `h` rows, the dummy's last, when they are not `verify_rows` each (an
+    /// engine that tiers them): the verify slots are its length, and at `sequences` below its
+    /// verify batch (length - 1) its first `min(len - 1, sequences) + 1` entries. `None`:
+    /// `verify_rows` in each verify slot.
+    pub h_steps: Option<&'a [u64]>,
     /// The fixed row capacity of the verify tables and the carry tables, as real engines size
     /// them (128 in the reference engine); `None`: one row per verified row, one carry row per
     /// verify slot.
@@ -57,6 +73,9 @@ pub struct ServingProfile {
     pub kv: Option<ProfileKv>,
     /// The draft head's KV pool is the size of the main one.
     pub draft_kv: bool,
+    /// The draft head's KV dtype, when not its format key's ([`StateInputs::draft_kv_dtype`]):
+    /// not a count, passed through to the inputs.
+    pub draft_kv_dtype: Option<StateDtype>,
     /// Prefix-cache snapshots per sequence.
     pub prefix_snapshots: u64,
     /// Decode-rollback ring depth per slot; 0 for no ring.
@@ -95,16 +114,18 @@ pub enum KvTokens {
     Pool(u64),
 }
 
-impl ServingProfile {
+impl<'a> ServingProfile<'a> {
     /// No sequences, no verify, no KV, no caches.
-    pub const EMPTY: ServingProfile = ServingProfile {
+    pub const EMPTY: ServingProfile<'static> = ServingProfile {
         sequences: 0,
         verify_rows: 0,
         verify_batch: None,
+        h_steps: None,
         table_rows: None,
         ring_dummy: true,
         kv: None,
         draft_kv: false,
+        draft_kv_dtype: None,
         prefix_snapshots: 0,
         ring_depth: 0,
         carry: false,
@@ -114,29 +135,23 @@ impl ServingProfile {
         pool: None,
     };
 
-    /// Every count a plan needs, by the rule in this module's documentation; `formats` is
-    /// left empty for the caller (`StateInputs { formats, ..profile.inputs()? }`).
+    /// Every count a plan needs, by the rule in this module's documentation, and the draft KV
+    /// dtype as given; `formats` is left empty for the caller
+    /// (`StateInputs { formats, ..profile.inputs()? }`).
     ///
     /// # Errors
     /// [`SizeFault::Overflow`] when a count overflows; [`SizeFault::DivisionByZero`] for a KV
     /// pool of 0-token blocks sized per sequence.
-    pub const fn inputs(&self) -> Result<StateInputs<'static>, SizeFault> {
+    pub const fn inputs(&self) -> Result<StateInputs<'a>, SizeFault> {
         let Some(slots) = self.sequences.checked_add(1) else {
             return Err(SizeFault::Overflow);
         };
         let k = self.verify_rows;
-        // The verify slots: the batch (at most every sequence) and the dummy; at most `slots`.
-        let batch = match self.verify_batch {
-            Some(batch) if batch < self.sequences => batch,
-            _ => self.sequences,
-        };
-        let verify_slots = batch + 1;
+        let h_steps = self.slot_rows();
+        let verify_slots = h_steps.slots();
         let verify = if k > 0 {
             Some(VerifyInputs {
-                h_steps: HSteps::Uniform {
-                    slots: verify_slots,
-                    rows: k,
-                },
+                h_steps,
                 conv_steps: k,
             })
         } else {
@@ -151,7 +166,7 @@ impl ServingProfile {
         };
         let (Some(prefix), Some(rows_verified)) = (
             self.sequences.checked_mul(self.prefix_snapshots),
-            verify_slots.checked_mul(k),
+            h_steps.total(),
         ) else {
             return Err(SizeFault::Overflow);
         };
@@ -165,6 +180,7 @@ impl ServingProfile {
             verify,
             kv,
             draft_kv: if self.draft_kv { kv } else { None },
+            draft_kv_dtype: self.draft_kv_dtype,
             caches: CacheInputs {
                 prefix_snapshot_slots: prefix,
                 ring: if self.ring_depth > 0 {
@@ -235,11 +251,46 @@ impl ServingProfile {
         }
     }
 
+    /// The rows of each verify slot (the dummy's last) at this profile's sequences, by the
+    /// rule in this module's documentation: `verify_rows` in each of `min(verify_batch, S) + 1`
+    /// slots, or, for a server that verifies, the first `min(len - 1, S) + 1` tiers of
+    /// `h_steps`.
+    #[must_use]
+    pub const fn slot_rows(&self) -> HSteps<'a> {
+        if let (Some(tiers), 1..) = (self.h_steps, self.verify_rows) {
+            // The verify batch the tiers name is their length less the dummy's; an empty list
+            // names no verify slot.
+            let keep = match tiers.len().checked_sub(1) {
+                Some(batch) if (batch as u64) <= self.sequences => tiers.len(),
+                Some(_) => {
+                    #[allow(
+                        clippy::cast_possible_truncation,
+                        reason = "`sequences` is below the tiers' batch, a usize"
+                    )]
+                    let sequences = self.sequences as usize;
+                    sequences + 1
+                }
+                None => 0,
+            };
+            return HSteps::PerSlot(tiers.split_at(keep).0);
+        }
+        // The batch (at most every sequence) and the dummy; at most `slots`, so no overflow
+        // where `slots` did not.
+        let batch = match self.verify_batch {
+            Some(batch) if batch < self.sequences => batch,
+            _ => self.sequences,
+        };
+        HSteps::Uniform {
+            slots: batch.saturating_add(1),
+            rows: self.verify_rows,
+        }
+    }
+
     /// The same profile at `sequences` sequences of `context` tokens each (what
     /// `fit --for sequences --context` varies): the KV pool, if any, becomes `context` tokens
     /// per sequence.
     #[must_use]
-    pub const fn at(&self, sequences: u64, context: u64) -> ServingProfile {
+    pub const fn at(&self, sequences: u64, context: u64) -> ServingProfile<'a> {
         let mut profile = *self;
         profile.sequences = sequences;
         if let Some(mut kv) = profile.kv {
@@ -267,10 +318,10 @@ pub enum ProfileFree {
     PoolBlocks,
 }
 
-impl ServingProfile {
+impl<'a> ServingProfile<'a> {
     /// The profile with its free input `free` at `value`.
     #[must_use]
-    pub const fn varied(&self, free: ProfileFree, value: u64) -> ServingProfile {
+    pub const fn varied(&self, free: ProfileFree, value: u64) -> ServingProfile<'a> {
         match free {
             ProfileFree::Sequences { context } => self.at(value, context),
             ProfileFree::PoolBlocks => self.with_pool(value),
@@ -281,7 +332,7 @@ impl ServingProfile {
     /// varies under a profile): the draft pool follows it when `draft_kv` ties them. A profile
     /// without a KV pool is returned as it is.
     #[must_use]
-    pub const fn with_pool(&self, blocks: u64) -> ServingProfile {
+    pub const fn with_pool(&self, blocks: u64) -> ServingProfile<'a> {
         let mut profile = *self;
         if let Some(mut kv) = profile.kv {
             kv.tokens = KvTokens::Pool(blocks);
@@ -334,12 +385,14 @@ const fn pool_inputs(pool: &ProfileKv, sequences: u64) -> Result<KvInputs, SizeF
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::Disagreement;
 
     /// The server `metrale-codegen/cli/inputs/default.toml` describes count by count.
-    const DEFAULT: ServingProfile = ServingProfile {
+    const DEFAULT: ServingProfile<'static> = ServingProfile {
         sequences: 8,
         verify_rows: 4,
         verify_batch: None,
+        h_steps: None,
         table_rows: None,
         ring_dummy: true,
         kv: Some(ProfileKv {
@@ -348,6 +401,7 @@ mod tests {
             chunk_tokens: None,
         }),
         draft_kv: true,
+        draft_kv_dtype: None,
         prefix_snapshots: 2,
         ring_depth: 4,
         carry: true,
@@ -421,6 +475,154 @@ mod tests {
             (129, 387)
         );
         assert_eq!(every.caches.ring.unwrap().seq_slots, 129);
+    }
+
+    #[test]
+    fn tiers_name_the_verify_slots_and_their_rows() {
+        // 4 sequences, 3 of them verifying at once with 4, 2 and 2 rows, the dummy 1 row.
+        let tiers = [4, 2, 2, 1];
+        let server = ServingProfile {
+            sequences: 4,
+            verify_rows: 3,
+            h_steps: Some(&tiers),
+            carry: true,
+            tree_nodes: 5,
+            ..ServingProfile::EMPTY
+        };
+        let inputs = server.inputs().unwrap();
+        assert_eq!(inputs.slots, 5);
+        let verify = inputs.verify.unwrap();
+        // By hand: 4 verify slots, 4 + 2 + 2 + 1 = 9 rows; conv_steps stays K.
+        assert_eq!(verify.h_steps, HSteps::PerSlot(&[4, 2, 2, 1]));
+        assert_eq!(
+            (verify.slots(), verify.h_steps.total(), verify.conv_steps),
+            (4, Some(9), 3)
+        );
+        let c = &inputs.caches;
+        // One verify-table row per verified row, one carry row per verify slot.
+        assert_eq!(c.verify_table_rows, 9);
+        assert_eq!(
+            c.carry,
+            Some(CarryInputs {
+                slots: 4,
+                table_rows: 4
+            })
+        );
+        assert_eq!(c.tree, Some(TreeInputs { slots: 4, nodes: 5 }));
+        assert_eq!(
+            c.drafts,
+            Some(DraftInputs {
+                slots: 4,
+                positions: 3
+            })
+        );
+        assert_eq!(inputs.disagreements(), []);
+        assert_eq!(server.disagreements(&inputs), []);
+        // The tiers name the verify slots: a verify batch is not read.
+        let batched = ServingProfile {
+            verify_batch: Some(1),
+            ..server
+        };
+        assert_eq!(batched.inputs(), server.inputs());
+        // A uniform profile of the same slots differs in its rows, and the check says so.
+        let uniform = ServingProfile {
+            h_steps: None,
+            verify_batch: Some(3),
+            ..server
+        };
+        assert_eq!(
+            uniform.disagreements(&inputs),
+            [
+                Disagreement::Profile { count: "verify" },
+                Disagreement::Profile {
+                    count: "caches.verify_table_rows"
+                }
+            ]
+        );
+        // Without a verify, tiers are not read.
+        let plain = ServingProfile {
+            verify_rows: 0,
+            ..server
+        }
+        .inputs()
+        .unwrap();
+        assert_eq!(
+            (
+                plain.verify,
+                plain.caches.verify_table_rows,
+                plain.caches.carry.map(|c| c.slots)
+            ),
+            (None, 0, Some(5))
+        );
+    }
+
+    #[test]
+    fn fewer_sequences_keep_the_first_tiers() {
+        let tiers = [4, 2, 2, 1];
+        let server = ServingProfile {
+            verify_rows: 3,
+            h_steps: Some(&tiers),
+            ..ServingProfile::EMPTY
+        };
+        // min(len - 1, S) + 1 entries: 1 at S = 0 (the dummy's slot alone), 2 at S = 1, every
+        // one from S = 3 on.
+        let kept = |sequences| server.at(sequences, 0).slot_rows();
+        assert_eq!(kept(0), HSteps::PerSlot(&[4]));
+        assert_eq!(kept(1), HSteps::PerSlot(&[4, 2]));
+        assert_eq!(kept(2), HSteps::PerSlot(&[4, 2, 2]));
+        assert_eq!(kept(3), HSteps::PerSlot(&tiers));
+        assert_eq!(kept(1000), HSteps::PerSlot(&tiers));
+        // Never more verify slots than slots, and every count non-decreasing in S.
+        let mut last = (0, 0);
+        for sequences in 0..8 {
+            let inputs = server.at(sequences, 0).inputs().unwrap();
+            assert_eq!(inputs.disagreements(), [], "{sequences}");
+            let verify = inputs.verify.unwrap();
+            let now = (verify.slots(), inputs.caches.verify_table_rows);
+            assert!(now >= last, "{sequences}: {now:?} after {last:?}");
+            last = now;
+        }
+        // An empty list names no verify slot.
+        let none = ServingProfile {
+            h_steps: Some(&[]),
+            ..server
+        };
+        assert_eq!(none.at(5, 0).slot_rows(), HSteps::PerSlot(&[]));
+        assert_eq!(none.at(5, 0).inputs().unwrap().caches.verify_table_rows, 0);
+    }
+
+    #[test]
+    fn the_issues_two_slot_server_derives_its_counts() {
+        // The reference engine's golden memory report (issue 19): 2 live slots (one sequence
+        // and the dummy), `h_steps = [3, 3]`, 128-row tables, a carried-state stash per
+        // verify slot.
+        let tiers = [3, 3];
+        let server = ServingProfile {
+            sequences: 1,
+            verify_rows: 3,
+            h_steps: Some(&tiers),
+            table_rows: Some(128),
+            carry: true,
+            ..ServingProfile::EMPTY
+        };
+        let inputs = server.inputs().unwrap();
+        assert_eq!(inputs.slots, 2);
+        assert_eq!(
+            inputs.verify,
+            Some(VerifyInputs {
+                h_steps: HSteps::PerSlot(&[3, 3]),
+                conv_steps: 3
+            })
+        );
+        assert_eq!(inputs.caches.verify_table_rows, 128);
+        assert_eq!(
+            inputs.caches.carry,
+            Some(CarryInputs {
+                slots: 2,
+                table_rows: 128
+            })
+        );
+        assert_eq!(inputs.disagreements(), []);
     }
 
     #[test]

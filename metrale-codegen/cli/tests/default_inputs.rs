@@ -90,7 +90,7 @@ fn the_default_server_as_a_profile_derives_the_default_counts() {
     let default =
         InputsFile::parse("default.toml", include_str!("../inputs/default.toml")).unwrap();
     let serving = InputsFile::parse("serving.toml", SERVING).unwrap();
-    assert!(serving.serving.is_some());
+    assert!(serving.serving().is_some());
     assert_eq!(serving.slots, default.slots);
     let (a, b) = (
         serving.verify.clone().unwrap(),

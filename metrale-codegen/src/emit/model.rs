@@ -126,6 +126,10 @@ impl Emitter<'_> {
                 pub kv: ::core::option::Option<__rt::KvInputs>,
                 #[doc = " The draft head's paged KV cache; `None` leaves its KV sides empty."]
                 pub draft_kv: ::core::option::Option<__rt::KvInputs>,
+                #[doc = " The dtype of the draft head's KV sides, when its pool is not in the"]
+                #[doc = " format their key names (an fp8 main pool beside a bf16 draft pool);"]
+                #[doc = " `None`: their format's. Every other state keeps its format."]
+                pub draft_kv_dtype: ::core::option::Option<__rt::StateDtype>,
                 #[doc = " The cache inputs."]
                 pub caches: __rt::CacheInputs,
                 #[doc = " How the states a request holds are laid out: arenas, or vLLM's"]
@@ -144,6 +148,7 @@ impl Emitter<'_> {
                         verify: self.verify,
                         kv: self.kv,
                         draft_kv: self.draft_kv,
+                        draft_kv_dtype: self.draft_kv_dtype,
                         caches: self.caches,
                         pool: self.pool,
                     }
@@ -161,6 +166,7 @@ impl Emitter<'_> {
                         verify: counts.verify,
                         kv: counts.kv,
                         draft_kv: counts.draft_kv,
+                        draft_kv_dtype: counts.draft_kv_dtype,
                         caches: counts.caches,
                         pool: counts.pool,
                     }

@@ -28,6 +28,7 @@ fn main() {
             window: None,
         }),
         draft_kv: None,
+        draft_kv_dtype: None,
         caches: CacheInputs::EMPTY,
         pool: metrale_circuit::serving::PoolPolicy::Arenas,
     };

@@ -29,6 +29,7 @@ mod tests {
             verify: None,
             kv: None,
             draft_kv: None,
+            draft_kv_dtype: None,
             caches: CacheInputs::EMPTY,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };

@@ -36,6 +36,7 @@ const INPUTS: Inputs<'static> = Inputs {
         }),
     }),
     draft_kv: None,
+    draft_kv_dtype: None,
     caches: CacheInputs::EMPTY,
     pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };

@@ -37,6 +37,7 @@ const INPUTS: Inputs<'static> = Inputs {
         window: None,
     }),
     draft_kv: None,
+    draft_kv_dtype: None,
     caches: CacheInputs::EMPTY,
     pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };
@@ -69,6 +70,7 @@ const NEMOTRON_INPUTS: plans::nemotron_h::Inputs<'static> = plans::nemotron_h::I
         window: None,
     }),
     draft_kv: None,
+    draft_kv_dtype: None,
     caches: CacheInputs::EMPTY,
     pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };

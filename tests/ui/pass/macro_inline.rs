@@ -62,6 +62,7 @@ const INPUTS: Inputs<'static> = Inputs {
         window: None,
     }),
     draft_kv: None,
+    draft_kv_dtype: None,
     caches: CacheInputs::EMPTY,
     pool: metrale_circuit::serving::PoolPolicy::Arenas,
 };

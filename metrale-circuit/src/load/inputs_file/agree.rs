@@ -1,7 +1,9 @@
 //! The counts of an inputs file agree: with each other, and with its `[serving]` profile.
 //!
-//! This module owns the `[serving]` table (read into a [`ServingProfile`]) and the rules that
-//! refuse counts that cannot all be true of one server:
+//! This module owns the `[serving]` table (read into a [`ServingProfile`] and the `h_steps`
+//! tiers it borrows, refused when they name no verify slots of their own: beside
+//! `verify_batch`, without `verify_rows > 0`, or empty) and the rules that refuse counts that
+//! cannot all be true of one server:
 //! - with `[serving]`, every count the file also writes must be the one the profile derives
 //!   ([`ServingProfile::inputs`]); the file then holds the derived counts;
 //! - without it, only counts no server can have are refused: more verify slots (`[verify]
@@ -20,14 +22,15 @@ use std::ops::Range;
 
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::{Table, Value, Walk, field};
-use crate::model::{KvInputs, StateInputs};
+use crate::model::{HSteps, KvInputs, StateInputs};
 use crate::serve::{Disagreement, KvTokens, ProfileKv, ServingProfile};
 
 /// The keys of `[serving]`.
-pub(crate) const SERVING_KEYS: [&str; 13] = [
+pub(crate) const SERVING_KEYS: [&str; 14] = [
     "sequences",
     "verify_rows",
     "verify_batch",
+    "h_steps",
     "table_rows",
     "ring_dummy",
     "kv",
@@ -48,13 +51,33 @@ const SERVING_KV_KEYS: [&str; 4] = [
     "chunk_tokens",
 ];
 
+/// `[serving]` as a file holds it: the profile, and the `h_steps` tiers it borrows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServingCounts {
+    /// The profile, its tiers left out (`h_steps: None`), and no draft KV dtype (the file's
+    /// top-level key gives it).
+    profile: ServingProfile<'static>,
+    /// `serving.h_steps`.
+    h_steps: Option<Vec<u64>>,
+}
+
+impl ServingCounts {
+    /// The profile, borrowing its tiers.
+    pub(crate) fn profile(&self) -> ServingProfile<'_> {
+        ServingProfile {
+            h_steps: self.h_steps.as_deref(),
+            ..self.profile
+        }
+    }
+}
+
 /// `[serving]`: `sequences` required; every other key optional, absent meaning none (0,
-/// `false`, no pool).
+/// `false`, no pool, no tiers).
 pub(crate) fn serving(
     walk: &mut Walk<'_>,
     key: Range<usize>,
     value: &Value<'_>,
-) -> Option<ServingProfile> {
+) -> Option<ServingCounts> {
     let table = walk.table("serving", value)?;
     walk.check_keys(table, &SERVING_KEYS, "`serving`");
     let mut valid = true;
@@ -68,7 +91,9 @@ pub(crate) fn serving(
         }
     };
     let sequences = field(table, "sequences").map(|(_, v)| walk.u64("serving.sequences", v));
+    let before = walk.sink.error_count();
     let verify_rows = count(walk, "verify_rows");
+    let verify_rows_read = walk.sink.error_count() == before;
     let prefix_snapshots = count(walk, "prefix_snapshots");
     let ring_depth = count(walk, "ring_depth");
     let tree_nodes = count(walk, "tree_nodes");
@@ -103,6 +128,13 @@ pub(crate) fn serving(
         Some((kv_key, v)) => serving_kv(walk, kv_key, v).map(Some),
         None => Some(None),
     };
+    let h_steps = match field(table, "h_steps") {
+        Some((at, v)) => {
+            let verify_rows = verify_rows_read.then_some(verify_rows);
+            tiers(walk, table, at, v, verify_rows).map(Some)
+        }
+        None => Some(None),
+    };
     let Some(sequences) = sequences else {
         walk.report(
             key,
@@ -115,14 +147,17 @@ pub(crate) fn serving(
     if !valid {
         return None;
     }
-    Some(ServingProfile {
+    let profile = ServingProfile {
         sequences: sequences?,
         verify_rows,
         verify_batch: verify_batch?,
+        h_steps: None,
         table_rows: table_rows?,
         ring_dummy: ring_dummy?,
         kv: kv?,
         draft_kv: draft_kv?,
+        // The top-level key's, set by `InputsFile::serving`: not a count of the profile.
+        draft_kv_dtype: None,
         prefix_snapshots,
         ring_depth,
         carry: carry?,
@@ -130,7 +165,64 @@ pub(crate) fn serving(
         capture_rows,
         lookup_history,
         pool: None,
+    };
+    Some(ServingCounts {
+        profile,
+        h_steps: h_steps?,
     })
+}
+
+/// `serving.h_steps` (its key at `at`): an array of counts, at least the dummy's, naming the
+/// verify slots of a server that verifies; so refused beside `verify_batch` (two counts of the
+/// verify slots) and without `verify_rows > 0` (`verify_rows`: `None` when it is a bad count,
+/// reported already). `None` after an error.
+fn tiers(
+    walk: &mut Walk<'_>,
+    table: &Table<'_>,
+    at: Range<usize>,
+    value: &Value<'_>,
+    verify_rows: Option<u64>,
+) -> Option<Vec<u64>> {
+    let items = walk.array("serving.h_steps", value)?;
+    let counts: Vec<Option<u64>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| walk.u64(&format!("serving.h_steps[{i}]"), item))
+        .collect();
+    let counts = counts.into_iter().collect::<Option<Vec<u64>>>()?;
+    if counts.is_empty() {
+        walk.report(
+            value.span(),
+            Diagnostic::error("`serving.h_steps` is empty")
+                .label("no verify slot")
+                .help(
+                    "give each verify slot's `h` rows, the dummy's last, or remove `h_steps` \
+                     for `verify_rows` rows in each verify slot",
+                ),
+        );
+        return None;
+    }
+    let (message, help) = if field(table, "verify_batch").is_some() {
+        (
+            "`serving.h_steps` and `serving.verify_batch` are both given",
+            "give one: h_steps names the verify slots (its length, the dummy included)",
+        )
+    } else if verify_rows == Some(0) {
+        (
+            "`serving.h_steps` without `verify_rows`",
+            "tiers are the rows of a verify: set `verify_rows` (K, the rows a speculative \
+             step verifies), or remove `h_steps`",
+        )
+    } else {
+        return verify_rows.map(|_| counts);
+    };
+    walk.report(
+        at,
+        Diagnostic::error(message)
+            .label("these tiers name the verify slots")
+            .help(help),
+    );
+    None
 }
 
 /// `[serving.kv]`: `block_size`, and exactly one of `tokens_per_sequence` and `blocks`;
@@ -233,13 +325,13 @@ fn written(root: &Table<'_>, key: &str, value: bool) -> Option<Range<usize>> {
 /// With a profile: every count `file` writes must be the derived one
 /// ([`ServingProfile::disagreements`]). Returns the derived counts, which the file then holds
 /// (`None` when the profile's counts cannot be made). `serving_at` is the `[serving]` key.
-pub(crate) fn with_profile(
+pub(crate) fn with_profile<'p>(
     walk: &mut Walk<'_>,
     root: &Table<'_>,
     serving_at: Range<usize>,
-    profile: &ServingProfile,
+    profile: &ServingProfile<'p>,
     file: &StateInputs<'_>,
-) -> Option<StateInputs<'static>> {
+) -> Option<StateInputs<'p>> {
     let derived = match profile.inputs() {
         Ok(derived) => derived,
         Err(fault) => {
@@ -280,7 +372,7 @@ pub(crate) fn with_profile(
             );
             continue;
         }
-        let want = derived_text(count, profile, &derived);
+        let want = derived_text(count, &derived);
         let shown = if count.starts_with("caches.") {
             format!("`{count}`")
         } else {
@@ -298,16 +390,19 @@ pub(crate) fn with_profile(
 }
 
 /// What the profile derives for `count`, in words.
-fn derived_text(count: &str, profile: &ServingProfile, derived: &StateInputs<'_>) -> String {
+fn derived_text(count: &str, derived: &StateInputs<'_>) -> String {
     let c = &derived.caches;
     match count {
         "verify" => match derived.verify {
-            Some(v) => format!(
-                "{} verify slots of {} rows, `conv_steps = {}`",
-                v.slots(),
-                profile.verify_rows,
-                v.conv_steps
-            ),
+            Some(v) => match v.h_steps {
+                HSteps::PerSlot(rows) => {
+                    format!("`h_steps = {rows:?}`, `conv_steps = {}`", v.conv_steps)
+                }
+                HSteps::Uniform { slots, rows } => format!(
+                    "{slots} verify slots of {rows} rows, `conv_steps = {}`",
+                    v.conv_steps
+                ),
+            },
             None => "no `[verify]` (`verify_rows` is 0)".to_owned(),
         },
         "kv" => describe_kv(derived.kv),

@@ -4,6 +4,8 @@
 //!
 //! ```toml
 //! slots = 9                                      # required: sequence slots, the dummy included
+//! draft_kv_dtype = "bf16"                        # optional: the draft head's KV sides in this
+//!                                                # dtype, not their format key's
 //!
 //! [formats]                                      # format key -> dtype; keys a circuit does not
 //! kv_cache_dtype = "fp8"                         # name are ignored, so one file serves several
@@ -38,7 +40,9 @@
 //!   `slots` would silently size every recurrent pool at zero. Other plain counts default to 0;
 //!   an absent table or group is `None` (no term), as in [`StateInputs`].
 //! - A count is a TOML integer in `0..=u64::MAX`; a `[formats]` key is a lower snake-case
-//!   identifier and its value a dtype spelling ([`StateDtype::parse`]).
+//!   identifier and its value, like `draft_kv_dtype`'s, a dtype spelling
+//!   ([`StateDtype::parse`]). `draft_kv_dtype` is not a count: a `[serving]` profile passes it
+//!   through, as it does `[formats]`.
 //! - Every error of a file is reported, in file order. A file that is not valid TOML reports its
 //!   syntax errors only (what follows a syntax error would be guesswork).
 //! - The walking is the circuit loader's ([`crate::load`]'s `Sink` and `Walk`: typed accessors,
@@ -51,19 +55,29 @@ use std::path::Path;
 
 use toml::de::DeTable;
 
-use super::agree;
+use super::agree::{self, ServingCounts};
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, PoolPolicy, RingInputs,
-    Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, WindowInputs, is_snake_identifier,
+    Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
+    is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 9] = [
-    "slots", "formats", "verify", "kv", "draft_kv", "caches", "serving", "parallel", "pool",
+const TOP_KEYS: [&str; 10] = [
+    "slots",
+    "formats",
+    "verify",
+    "kv",
+    "draft_kv",
+    "draft_kv_dtype",
+    "caches",
+    "serving",
+    "parallel",
+    "pool",
 ];
 /// The keys of `[parallel]`.
 const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
@@ -140,13 +154,16 @@ pub struct InputsFile {
     pub kv: Option<KvInputs>,
     /// `[draft_kv]`; `None` when absent.
     pub draft_kv: Option<KvInputs>,
+    /// `draft_kv_dtype`: the draft head's KV dtype, when not its format key's; `None` when
+    /// absent.
+    pub draft_kv_dtype: Option<StateDtype>,
     /// `[caches]`; [`CacheInputs::EMPTY`] when absent.
     pub caches: CacheInputs,
-    /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
-    /// every count above is then the one it derives.
-    pub serving: Option<ServingProfile>,
     /// `[parallel]`: the tensor- and pipeline-parallel sizes (1 and 1 when absent).
     pub parallel: ParallelCounts,
+    /// `[serving]`, owning the tiers its profile borrows: read it through
+    /// [`InputsFile::serving`].
+    serving: Option<ServingCounts>,
     /// `[pool]`: the layout policy of what a request holds ([`PoolPolicy::Arenas`] when
     /// absent).
     pub pool: PoolPolicy,
@@ -330,6 +347,27 @@ impl InputsFile {
         }
     }
 
+    /// `[serving]`, when the file describes the server instead of (or as well as) its counts;
+    /// every count of the file is then the one it derives. It borrows the file's
+    /// `serving.h_steps` tiers.
+    #[must_use]
+    pub fn serving(&self) -> Option<ServingProfile<'_>> {
+        let serving = self.serving.as_ref()?;
+        Some(ServingProfile {
+            draft_kv_dtype: self.draft_kv_dtype,
+            pool: self.vllm_pool(),
+            ..serving.profile()
+        })
+    }
+
+    /// The file's vLLM pool, under that policy.
+    fn vllm_pool(&self) -> Option<VllmPool> {
+        match self.pool {
+            PoolPolicy::Vllm(pool) => Some(pool),
+            PoolPolicy::Arenas => None,
+        }
+    }
+
     /// The dtype the file gives for a format key.
     #[must_use]
     pub fn format(&self, key: &str) -> Option<StateDtype> {
@@ -368,6 +406,7 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
         verify: field(root, "verify").and_then(|(key, value)| verify(walk, key, value)),
         kv: kv(walk, "kv"),
         draft_kv: kv(walk, "draft_kv"),
+        draft_kv_dtype: field(root, "draft_kv_dtype").and_then(|(_, v)| draft_kv_dtype(walk, v)),
         caches: field(root, "caches").map_or(CacheInputs::EMPTY, |(_, v)| caches(walk, v)),
         parallel: field(root, "parallel")
             .map_or(ParallelCounts::SINGLE, |(_, v)| parallel(walk, v)),
@@ -385,17 +424,19 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     let before = walk.sink.error_count();
     match serving {
         Some((key, value)) => {
-            if let Some(mut profile) = agree::serving(walk, key.clone(), value)
+            if let Some(serving) = agree::serving(walk, key.clone(), value)
                 && walk.sink.error_count() == before
             {
-                if let PoolPolicy::Vllm(pool) = file.pool {
-                    profile.pool = Some(pool);
-                }
                 let written = file.counts();
+                // The file's pool is the profile's: the profile's sequences size it.
+                let profile = ServingProfile {
+                    pool: file.vllm_pool(),
+                    ..serving.profile()
+                };
                 if let Some(derived) = agree::with_profile(walk, root, key, &profile, &written) {
                     file.hold(&derived);
                 }
-                file.serving = Some(profile);
+                file.serving = Some(serving);
             }
         }
         None if before == 0 => agree::without_profile(walk, root, &file.counts()),
@@ -416,12 +457,14 @@ impl InputsFile {
             }),
             kv: self.kv,
             draft_kv: self.draft_kv,
+            draft_kv_dtype: self.draft_kv_dtype,
             caches: self.caches,
             pool: self.pool,
         }
     }
 
-    /// Holds `derived`'s counts (a serving profile's).
+    /// Holds `derived`'s counts (a serving profile's); the draft KV dtype, not a count, stays
+    /// the file's.
     fn hold(&mut self, derived: &StateInputs<'_>) {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
@@ -669,6 +712,21 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> 
         }
     }
     formats
+}
+
+/// `draft_kv_dtype`: a dtype spelling ([`StateDtype::parse`]).
+fn draft_kv_dtype(walk: &mut Walk<'_>, value: &Value<'_>) -> Option<StateDtype> {
+    let spelling = walk.string("draft_kv_dtype", value)?;
+    let dtype = StateDtype::parse(spelling);
+    if dtype.is_none() {
+        walk.report(
+            value.span(),
+            Diagnostic::error(format!("unknown dtype `{spelling}` for `draft_kv_dtype`"))
+                .label("not a dtype")
+                .expected_one_of("dtypes", spelling, StateDtype::spellings()),
+        );
+    }
+    dtype
 }
 
 /// `[caches]`: plain counts default to 0, an absent group is `None`.

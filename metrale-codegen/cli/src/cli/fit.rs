@@ -200,7 +200,7 @@ fn fit_rank(
     let inputs = view.inputs();
     let plan_error = |error| located_plan_error(&error, request, prepared.inputs(), decls);
     let context = args.context.unwrap_or(0);
-    let profile = prepared.inputs().serving;
+    let profile = prepared.inputs().serving();
     // Under a profile the free input is the profile's (a draft pool it ties to the main one
     // grows with it); without one, only the main pool's blocks can be free.
     let free = match args.free {
