@@ -47,7 +47,7 @@ pub enum Family {
 }
 
 impl PoolLayer {
-    /// A placeholder for a list being built ([`join`]).
+    /// A placeholder for a list being built (`join`).
     pub const EMPTY: PoolLayer = PoolLayer {
         position: Position::Prologue,
         family: Family::Recurrent { state_bytes: 0 },
