@@ -276,3 +276,37 @@ fn nemotron_h_8b() {
         }
     );
 }
+
+#[test]
+fn qwen3_next_block_size_follows_the_tensor_parallel_rank() {
+    use metrale_circuit::parallel::{Parallel, Rank};
+    // At tp = 4 a rank keeps 1 of the 2 KV heads (replicated): a1 = 256 x 2 x 2 = 1024 B, and a
+    // quarter of each GDN state: 3 x 2048 x 2 + 8 x 128 x 128 x 2 = 274,432 B. k = 64:
+    // 64 x ceil(274,432 / 65,536) = 320 tokens, a page of 327,680 B; 40 GiB / (12 x 327,680)
+    // = 10,922 pages; a request ceil(32768 / 320) = 103 + 3 x 3 = 112 pages; 97 at once.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let parallel = Parallel {
+        tp: 4,
+        pp: 1,
+        pp_layers: None,
+    };
+    let decls = Circuit::load(root.join("circuits/qwen3_next.toml"))
+        .unwrap()
+        .instantiate_rank("qwen3_next_80b_a3b", &parallel, Rank { tp: 1, pp: 0 })
+        .unwrap();
+    let gdn = VllmPool {
+        checkpoint_alignment: 64,
+        ..VllmPool::serving(CONTEXT)
+    };
+    let (f, ..) = pooled(&decls, StateDtype::Bf16, gdn);
+    assert_eq!(
+        (
+            f.block_tokens,
+            f.page_bytes,
+            f.pages,
+            f.request_pages,
+            f.admitted
+        ),
+        (320, 327_680, 10_922, 112, 97)
+    );
+}
