@@ -213,6 +213,7 @@ generated_modules!(
     jamba,
     kimi_linear,
     llama,
+    llama4,
     minimax_m1,
     mistral,
     nemotron_h,

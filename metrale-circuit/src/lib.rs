@@ -138,7 +138,7 @@ pub mod dynamic {
     //! [`DynamicPlan::states`]), and its fits. It is the reference every generated plan is tested
     //! against; an engine without generated code plans with it.
     pub use crate::model::{
-        FormatError, Position, Section, StateAccess, StateDecl, StateFormat, VerifySteps,
+        FormatError, Position, Reach, Section, StateAccess, StateDecl, StateFormat, VerifySteps,
     };
     pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
     pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{TempDir, loads};
+use common::{TempDir, loads, only};
 use metrale_circuit::StateKind;
-use metrale_circuit::dynamic::{Position, Section};
+use metrale_circuit::dynamic::{Position, Reach, Section};
 use metrale_circuit::load::{Circuit, LayerRule};
 use metrale_circuit::load::{CircuitSource, load};
 
@@ -422,10 +422,36 @@ fn a_kv_side_keeps_a_window() {
             .replacen("verify = \"h_steps\"", "window = \"d * 64\"", 1),
     );
     assert_eq!(
-        c.blocks()[0].states()[0].window().map(ToString::to_string),
-        Some("d * 64".to_owned())
+        c.blocks()[0].states()[0]
+            .reach()
+            .map(|r| r.map(ToString::to_string)),
+        Some(Reach::Window("d * 64".to_owned()))
     );
-    assert_eq!(c.instantiate("c").unwrap()[0].window, Some(128));
+    assert_eq!(
+        c.instantiate("c").unwrap()[0].reach,
+        Some(Reach::Window(128))
+    );
+}
+
+#[test]
+fn a_kv_side_keeps_a_chunk_in_schema_3() {
+    let chunked = |schema: &str| {
+        edit("schema = 1", schema)
+            .replacen("kind = \"recurrent\"", "kind = \"paged_kv\"", 1)
+            .replacen("verify = \"h_steps\"", "chunk = \"d * 64\"", 1)
+    };
+    let c = loads(&chunked("schema = 3"));
+    assert_eq!(
+        c.instantiate("c").unwrap()[0].reach,
+        Some(Reach::Chunk(128))
+    );
+    // Schema 2 has no `chunk`: located at its value, with the fix.
+    let d = only(&chunked("schema = 2"));
+    assert_eq!(d.message, "`chunk` needs `schema = 3`");
+    assert_eq!(d.help, ["write `schema = 3` at the top of the circuit"]);
+    // Not both.
+    let both = chunked("schema = 3").replacen("chunk = ", "window = \"d\"\nchunk = ", 1);
+    assert_eq!(only(&both).message, "a state has both `window` and `chunk`");
 }
 
 // ---------------------------------------------------------------------------------------------

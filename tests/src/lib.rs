@@ -5,7 +5,7 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 13] = [
+pub const CIRCUITS: [&str; 14] = [
     "circuits/deepseek_v3.toml",
     "circuits/falcon_h1.toml",
     "circuits/gemma3.toml",
@@ -14,6 +14,7 @@ pub const CIRCUITS: [&str; 13] = [
     "circuits/jamba.toml",
     "circuits/kimi_linear.toml",
     "circuits/llama.toml",
+    "circuits/llama4.toml",
     "circuits/minimax_m1.toml",
     "circuits/mistral.toml",
     "circuits/nemotron_h.toml",
@@ -29,6 +30,7 @@ include!(concat!(env!("OUT_DIR"), "/granite_4_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/jamba.rs"));
 include!(concat!(env!("OUT_DIR"), "/kimi_linear.rs"));
 include!(concat!(env!("OUT_DIR"), "/llama.rs"));
+include!(concat!(env!("OUT_DIR"), "/llama4.rs"));
 include!(concat!(env!("OUT_DIR"), "/minimax_m1.rs"));
 include!(concat!(env!("OUT_DIR"), "/mistral.rs"));
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
@@ -107,6 +109,7 @@ pub mod reexported {
     include!(concat!(env!("OUT_DIR"), "/reexported/jamba.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/kimi_linear.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/llama.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/llama4.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/minimax_m1.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/mistral.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/nemotron_h.rs"));

@@ -604,6 +604,22 @@ differential!(
     [kv_cache_dtype]
 );
 differential!(
+    llama_4_scout_17b_16e_generated_equals_dynamic,
+    llama4,
+    llama_4_scout_17b_16e,
+    "circuits/llama4.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    llama4_tiny_generated_equals_dynamic,
+    llama4,
+    tiny,
+    "circuits/llama4.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
     minimax_m1_80k_generated_equals_dynamic,
     minimax_m1,
     minimax_m1_80k,

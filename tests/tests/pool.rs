@@ -3,7 +3,7 @@
 //! requests admitted at once and the "GPU KV cache size" tokens, each pinned to figures worked
 //! by hand from vLLM 0.33.0's rules (commit 4ba787ec9; the lines each follows are cited in
 //! docs/inputs.md and `law/pages.rs`), not read off this program. A default `vllm serve` on an
-//! H100-class GPU: FlashAttention (kernel block 16), 8192 batched tokens, two batches in
+//! H100-class GPU: `FlashAttention` (kernel block 16), 8192 batched tokens, two batches in
 //! flight, prefix caching on (recurrent layers in `align` mode, one checkpoint page).
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_sequences};
@@ -308,5 +308,38 @@ fn qwen3_next_block_size_follows_the_tensor_parallel_rank() {
             f.admitted
         ),
         (320, 327_680, 10_922, 112, 97)
+    );
+}
+
+#[test]
+fn llama_4_scout_17b_16e_chunked_local_attention() {
+    // 36 chunked layers (8,192-token chunks) and 12 global ones, 8 x 128 x 2 x 2 = 4096 B a
+    // token, a page of 65,536 B. 36 >= 1.5 x 12: groups of 12, the chunked layers in 3, one
+    // global: 4 groups, 12 slots; 40 GiB / (12 x 65,536) = 54,613 pages. A request: global
+    // 32768 / 16 = 2048; each chunked group ceil(min(8192 + 2 x 8192, 32768) / 16) = 1536, no
+    // extra block (vllm/v1/kv_cache_interface.py:864-888): 2048 + 3 x 1536 = 6656; 54,612 /
+    // 6656 = 8 at once, 54,613 x 32768 / 6656 = 268,864 tokens. (vLLM runs this model without
+    // its hybrid manager unless told to, counting every layer as full attention; this is the
+    // chunked spec's own law.)
+    let decls = decls("circuits/llama4.toml", "llama_4_scout_17b_16e");
+    let (figures, pool, planned) = pooled(&decls, StateDtype::Bf16, VllmPool::serving(CONTEXT));
+    generated_pool!(
+        llama4::llama_4_scout_17b_16e,
+        StateDtype::Bf16,
+        planned,
+        pool
+    );
+    assert_eq!(
+        figures,
+        Figures {
+            block_tokens: 16,
+            page_bytes: 65_536,
+            slots: 12,
+            groups: 4,
+            request_pages: 6656,
+            pages: 54_613,
+            admitted: 8,
+            tokens: 268_864,
+        }
     );
 }

@@ -119,3 +119,47 @@ fn dynamic_plan(kv: KvInputs) -> Result<DynamicPlan, metrale_circuit::PlanError<
         256,
     )
 }
+
+/// Llama 4 Scout's chunked sides (8,192-token chunks) in the zoo's generated module, by hand.
+#[test]
+fn a_chunked_side_holds_what_the_chunk_law_gives() {
+    use metrale_tests::llama4::{Formats, Inputs, blocks, llama_4_scout_17b_16e as scout};
+    assert_eq!(blocks::chunked::k_chunk(&scout::DIMS), Ok(8192));
+    // 8 sequences, 8,192-token prefill steps, 131,072-token context, 1,000,000 blocks of 16.
+    let kv = KvInputs {
+        blocks: 1_000_000,
+        block_size: 16,
+        window: Some(WindowInputs {
+            sequences: 8,
+            chunk_tokens: 8192,
+            max_tokens: 131_072,
+        }),
+    };
+    let inputs = Inputs {
+        formats: Formats {
+            kv_cache_dtype: metrale_circuit::StateDtype::Bf16,
+        },
+        slots: 9,
+        verify: None,
+        kv: Some(kv),
+        draft_kv: None,
+        draft_kv_dtype: None,
+        caches: metrale_circuit::CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
+    };
+    let plan = scout::StatePlan::new(&scout::DIMS, &inputs, 256).expect("plans");
+    // A chunked side: min(8192 + 8192, 131072) = 16,384 tokens, 1,024 blocks a sequence (no
+    // extra block: a chunk starts on a block boundary), 8,192 for 8; a token of one side is
+    // 8 KV heads x 128 bf16 = 2,048 B.
+    assert_eq!(plan.l0.chunked.k.blocks.units, 8 * 1024 * 16);
+    assert_eq!(plan.l0.chunked.k.blocks.bytes, 8 * 1024 * 16 * 2048);
+    // Layer 3 is global: the whole pool.
+    assert_eq!(plan.l3.global.v.blocks.units, 1_000_000 * 16);
+    // A pool too small for the chunks bounds them.
+    let small = Inputs {
+        kv: Some(KvInputs { blocks: 100, ..kv }),
+        ..inputs
+    };
+    let plan = scout::StatePlan::new(&scout::DIMS, &small, 256).expect("plans");
+    assert_eq!(plan.l0.chunked.k.blocks.units, 100 * 16);
+}

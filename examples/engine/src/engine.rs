@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use metrale_circuit::dynamic::Section;
+use metrale_circuit::dynamic::{Reach, Section};
 use metrale_circuit::{Space, StateKind};
 
 use crate::kv::{KvSide, Ring, window_per_sequence};
@@ -182,8 +182,16 @@ impl Engine {
             if !matches!(entry.group, Group::Kv { .. }) {
                 continue;
             }
-            let ring = match entry.window {
-                Some(window) => {
+            let ring = match entry.reach {
+                Some(Reach::Chunk(_)) => {
+                    // Its script keeps a window's ring; a chunk frees whole chunks instead.
+                    return Err(EngineError::Invariant(format!(
+                        "`{}` keeps an attention chunk (chunked local attention), which the \
+                         engine's script does not run",
+                        entry.id
+                    )));
+                }
+                Some(Reach::Window(window)) => {
                     let decl = setup
                         .decls
                         .iter()

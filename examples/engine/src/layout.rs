@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, Section, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, Reach, Section, StateDecl};
 use metrale_circuit::inputs::HSteps;
 use metrale_circuit::{
     CacheRegions, Holding, KvRegions, RecurrentRegions, Region, Space, StateKind,
@@ -81,8 +81,8 @@ pub struct StateEntry {
     pub section: Section,
     /// For a copy (a prefix or ring snapshot), the id of the state it copies.
     pub of: Option<String>,
-    /// For a sliding-window KV side, the window in tokens.
-    pub window: Option<u64>,
+    /// For a KV side that keeps part of a sequence, its sliding window or attention chunk.
+    pub reach: Option<Reach>,
     /// Its regions.
     pub group: Group,
 }
@@ -166,7 +166,7 @@ impl Layout {
                 kind: decl.kind,
                 section: decl.section(),
                 of: decl.of.clone(),
-                window: decl.window,
+                reach: decl.reach,
                 group,
             });
         }

@@ -17,7 +17,7 @@ use super::table::SizeClass;
 use crate::law::layout::{Arena, check_align};
 use crate::law::sizing::{TermSpec, size_term};
 use crate::law::{Holding, Region, SizeFault, Space};
-use crate::model::{Lifetime, StateInputs, StateKind};
+use crate::model::{Lifetime, Reach, StateInputs, StateKind};
 use crate::plan::{PlanError, TermInfo, Unit};
 
 /// Checks a plan's alignment, first, as the dynamic plan does.
@@ -201,6 +201,28 @@ impl Lanes {
     }
 }
 
+/// A class's reach (`SizeClass::reach`, indexing `reaches`, the token counts a generated
+/// module computes) as the size law takes it: its sliding window or attention chunk in tokens.
+///
+/// # Errors
+/// The fault of the count it indexes.
+pub const fn reach_of<const W: usize>(
+    reach: Option<Reach<usize>>,
+    reaches: &[Result<u64, SizeFault>; W],
+) -> Result<Option<Reach>, SizeFault> {
+    match reach {
+        None => Ok(None),
+        Some(Reach::Window(i)) => match reaches[i] {
+            Ok(tokens) => Ok(Some(Reach::Window(tokens))),
+            Err(fault) => Err(fault),
+        },
+        Some(Reach::Chunk(i)) => match reaches[i] {
+            Ok(tokens) => Ok(Some(Reach::Chunk(tokens))),
+            Err(fault) => Err(fault),
+        },
+    }
+}
+
 /// Sizes one class of a generated plan by [`size_term`] and adds its `count` held terms
 /// (`Held`) to `lanes`; a class that cannot be sized keeps its fault for [`first_fault`],
 /// and one with no held term is absent without being sized. Inlined into a generated `StatePlan::new` with a constant
@@ -215,7 +237,7 @@ pub const fn size_class<const U: usize, const W: usize>(
     class: &SizeClass,
     count: u64,
     units: &[Result<Unit, SizeFault>; U],
-    windows: &[Result<u64, SizeFault>; W],
+    reaches: &[Result<u64, SizeFault>; W],
     inputs: &StateInputs<'_>,
     lanes: &mut Lanes,
 ) -> ClassSize {
@@ -232,21 +254,15 @@ pub const fn size_class<const U: usize, const W: usize>(
     if count == 0 {
         return sized;
     }
-    let window = match class.window {
-        Some(i) => match windows[i] {
-            Ok(tokens) => Ok(Some(tokens)),
-            Err(fault) => Err(fault),
-        },
-        None => Ok(None),
-    };
+    let reach = reach_of(class.reach, reaches);
     // The unit of the state's format as its terms store it (a draft KV side in
     // `draft_kv_dtype`), by the dynamic plan's rule and in its order.
     let unit = match units[class.unit] {
         Ok(unit) => unit.stored(class.kind, class.section, inputs),
         Err(fault) => Err(fault),
     };
-    let size = match (unit, window) {
-        (Ok(unit), Ok(window)) => {
+    let size = match (unit, reach) {
+        (Ok(unit), Ok(reach)) => {
             sized.region.dtype = unit.dtype;
             sized.region.unit_bytes = unit.bytes;
             size_term(
@@ -256,7 +272,7 @@ pub const fn size_class<const U: usize, const W: usize>(
                     section: class.section,
                     verify: class.verify,
                     unit_bytes: unit.bytes,
-                    window,
+                    reach,
                 },
                 inputs,
             )

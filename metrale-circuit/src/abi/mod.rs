@@ -53,8 +53,9 @@ use crate::model::{Lifetime, StateKind};
 /// through their modules; 9: `StateInputs` and a generated `Inputs` carry `draft_kv_dtype`,
 /// which `size_class` retypes a draft KV side's unit by, and the layout policy, `pool`, whose
 /// page pool the table's fits add (`Table::pool`); `ServingProfile` borrows its `h_steps`
-/// tiers).
-const REVISION: u64 = 9;
+/// tiers; 10: a size class's `reach` (a sliding window or an attention chunk, `Reach<usize>`)
+/// replaces its `window`, and `Units::reaches` its `windows`).
+const REVISION: u64 = 10;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -20,7 +20,9 @@
     reason = "a hidden module, read in the source: its docs link the private laws it calls"
 )]
 
-use super::lanes::{ClassSize, GROUPS, Lanes, first_fault, size_class, state_of, valid_align};
+use super::lanes::{
+    ClassSize, GROUPS, Lanes, first_fault, reach_of, size_class, state_of, valid_align,
+};
 use super::stage::{Held, StageClasses, held, place_of};
 use super::table::{Step, Table};
 use crate::law::layout::{Arena, LayoutKey, Placer};
@@ -32,15 +34,15 @@ use crate::plan::{PlanError, PoolPlan, TermInfo, Unit};
 use crate::serve::fit::{has_blocks, search_fit, with_blocks};
 use crate::serve::{Fit, FitError, ProfileFree, RankError, ServingProfile, Stage};
 
-/// Every state's unit and every KV side's sliding window of a circuit, under one checkpoint's
+/// Every state's unit and every KV side's reach (sliding window or attention chunk) of a circuit, under one checkpoint's
 /// dims and formats: what a [`Table`]'s size classes index (`SizeClass::unit`,
-/// `SizeClass::window`). A generated module computes it once per plan or fit.
+/// `SizeClass::reach`). A generated module computes it once per plan or fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Units<const U: usize, const W: usize> {
     /// One unit of every state of every block template, block by block.
     pub units: [Result<Unit, SizeFault>; U],
-    /// The window, in tokens, of every KV side that has one.
-    pub windows: [Result<u64, SizeFault>; W],
+    /// The tokens of every KV side's window or chunk, for a side that has one.
+    pub reaches: [Result<u64, SizeFault>; W],
 }
 
 /// A stage's sized classes, the layout cursor of each group, and the arena: what a generated
@@ -95,7 +97,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
                 &self.classes[c],
                 held.counts[c],
                 &units.units,
-                &units.windows,
+                &units.reaches,
                 inputs,
                 &mut lanes,
             );
@@ -196,16 +198,13 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
                     },
                     Err(_) => 0,
                 };
-                let window = match class.window {
-                    Some(i) => match units.windows[i] {
-                        Ok(tokens) => Some(tokens),
-                        Err(_) => None,
-                    },
-                    None => None,
+                let reach = match reach_of(class.reach, &units.reaches) {
+                    Ok(reach) => reach,
+                    Err(_) => None,
                 };
                 let position = place_of(&self.place_rows, row);
                 let attention = matches!(class.kind, StateKind::PagedKv);
-                match join(&mut layers, count, position, attention, unit_bytes, window) {
+                match join(&mut layers, count, position, attention, unit_bytes, reach) {
                     Ok(at) if at == count => {
                         first_rows[count] = row;
                         count += 1;

@@ -250,7 +250,7 @@ mod tests {
             verify: None,
             lifetime: Lifetime::Sequence,
             unit: 0,
-            window: None,
+            reach: None,
             group: 1,
         };
         let classes = [class(1), class(2), class(2), class(1), class(2)];

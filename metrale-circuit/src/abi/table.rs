@@ -11,7 +11,7 @@
 
 use crate::law::layout::LayoutKey;
 use crate::law::{Holding, Region, Space};
-use crate::model::{Lifetime, Section, StateKind, VerifySteps};
+use crate::model::{Lifetime, Reach, Section, StateKind, VerifySteps};
 use crate::plan::TermInfo;
 
 /// Terms that are sized alike: every instance of one state of one block template, in one
@@ -30,9 +30,9 @@ pub struct SizeClass {
     pub lifetime: Lifetime,
     /// Index of the state's [`crate::plan::Unit`] in the plan's unit list.
     pub unit: usize,
-    /// Index of the state's sliding window in the plan's window list, for a KV side that has
-    /// one.
-    pub window: Option<usize>,
+    /// A KV side's sliding window or attention chunk: the index of its token count in the
+    /// plan's list (`Units::reaches`).
+    pub reach: Option<Reach<usize>>,
     /// The layout group its terms go to ([`super::group`]).
     pub group: usize,
 }

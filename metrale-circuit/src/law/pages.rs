@@ -13,7 +13,7 @@
 //!   spec, in the order a spec first appears.
 //! - Every product and sum is checked: an overflow is [`PoolFault::Overflow`].
 
-use crate::model::{Position, VllmPool};
+use crate::model::{Position, Reach, VllmPool};
 
 /// One layer of a request's state as the pool sees it: what sits at one position of the model,
 /// of one family (vLLM builds one spec per attention module and one per recurrent module).
@@ -29,12 +29,12 @@ pub struct PoolLayer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     /// Paged attention KV: `token_bytes` per token over its sides (`k` and `v`, or one latent),
-    /// all of them, or the last `window` tokens.
+    /// of every token, or of its sliding window or attention chunk.
     Attention {
         /// Bytes of one token over the layer's KV sides.
         token_bytes: u64,
-        /// The sliding window in tokens; `None`: every token.
-        window: Option<u64>,
+        /// Its sliding window or attention chunk, in tokens; `None`: every token.
+        reach: Option<Reach>,
         /// One latent side instead of `k` and `v` (MLA): vLLM aligns a hybrid MLA model's
         /// block to at least 128 tokens.
         latent: bool,
@@ -56,8 +56,8 @@ impl PoolLayer {
 
 /// Adds one state's unit to the pool layers `layers[..count]` (in plan order) and returns the
 /// index of the layer it joined (`count` when it starts one): the one rule both plans build
-/// their list by. A KV side (`attention`, with its
-/// `window`) or a live recurrent state at `position` joins the layer of its family there, or
+/// their list by. A KV side (`attention`, with its `reach`: a sliding window or attention
+/// chunk) or a live recurrent state at `position` joins the layer of its family there, or
 /// starts one. A layer of one KV side is a latent (MLA) layer; a second side makes it `k`
 /// and `v`.
 ///
@@ -72,7 +72,7 @@ pub const fn join(
     position: Position,
     attention: bool,
     unit_bytes: u64,
-    window: Option<u64>,
+    reach: Option<Reach>,
 ) -> Result<usize, PoolFault> {
     let mut i = count;
     while i > 0 {
@@ -111,7 +111,7 @@ pub const fn join(
         family: if attention {
             Family::Attention {
                 token_bytes: unit_bytes,
-                window,
+                reach,
                 latent: true,
             }
         } else {
@@ -141,7 +141,7 @@ pub enum PoolFault {
     Overflow,
     /// A kernel block or a checkpoint alignment of 0 tokens.
     ZeroTokens,
-    /// A sliding window of 0 tokens.
+    /// A sliding window or attention chunk of 0 tokens.
     ZeroWindow,
     /// Two attention layers keep different bytes per token: vLLM pads them to one page, a rule
     /// this policy does not follow (layers `first` and `other` of the list).
@@ -199,19 +199,20 @@ const fn same_spec(a: &Family, b: &Family) -> bool {
         (
             Family::Attention {
                 token_bytes: a,
-                window: wa,
+                reach: ra,
                 latent: la,
             },
             Family::Attention {
                 token_bytes: b,
-                window: wb,
+                reach: rb,
                 latent: lb,
             },
         ) => {
             *a == *b
                 && *la == *lb
-                && match (wa, wb) {
-                    (Some(x), Some(y)) => *x == *y,
+                && match (ra, rb) {
+                    (Some(Reach::Window(x)), Some(Reach::Window(y)))
+                    | (Some(Reach::Chunk(x)), Some(Reach::Chunk(y))) => *x == *y,
                     (None, None) => true,
                     _ => false,
                 }
@@ -301,7 +302,8 @@ pub const fn group_of(layers: &[PoolLayer], layer: usize) -> (u64, u64) {
 /// - Page: `block x a1`, recurrent pages padded to it (1117-1137); without attention, `M`.
 /// - Pages per request of a group (`kv_cache_interface.py`): full attention or MLA
 ///   `ceil(C / B)` (643-648); a window `W`: `ceil(min(W - 1 + T, C) / B) + 1`, `T` the tokens
-///   of every batch in flight (937-944, `config/vllm.py:600-609`); recurrent `2 + S + checkpoint`
+///   of every batch in flight (937-944, `config/vllm.py:600-609`); an attention chunk `K`:
+///   `ceil(min(K + T, C) / B)` (864-888); recurrent `2 + S + checkpoint`
 ///   under prefix caching (`align` mode, 1135-1139), else `1 + S` (1140-1141).
 ///
 /// # Errors
@@ -432,18 +434,25 @@ const fn hybrid_block(
 /// Pages one request holds in one group of `family`'s spec.
 const fn spec_pages(family: &Family, pool: &VllmPool, block: u64) -> Result<u64, PoolFault> {
     match *family {
-        Family::Attention { window: None, .. } => Ok(pool.context.div_ceil(block)),
+        Family::Attention { reach: None, .. } => Ok(pool.context.div_ceil(block)),
         Family::Attention {
-            window: Some(window),
-            ..
+            reach: Some(reach), ..
         } => {
-            let Some(before) = window.checked_sub(1) else {
-                return Err(PoolFault::ZeroWindow);
+            // A window keeps `W - 1` tokens before each new one and may straddle a block; a
+            // chunk keeps up to `C` and starts on a block boundary (ChunkedLocalAttentionSpec,
+            // `kv_cache_interface.py:864-888`: no extra block).
+            let (kept, straddle) = match reach {
+                Reach::Window(window) => match window.checked_sub(1) {
+                    Some(before) => (before, 1),
+                    None => return Err(PoolFault::ZeroWindow),
+                },
+                Reach::Chunk(0) => return Err(PoolFault::ZeroWindow),
+                Reach::Chunk(chunk) => (chunk, 0),
             };
             let Some(in_flight) = pool.batched_tokens.checked_mul(pool.batches_in_flight) else {
                 return Err(PoolFault::Overflow);
             };
-            let Some(reach) = before.checked_add(in_flight) else {
+            let Some(reach) = kept.checked_add(in_flight) else {
                 return Err(PoolFault::Overflow);
             };
             let tokens = if reach < pool.context {
@@ -451,7 +460,7 @@ const fn spec_pages(family: &Family, pool: &VllmPool, block: u64) -> Result<u64,
             } else {
                 pool.context
             };
-            Ok(tokens.div_ceil(block) + 1)
+            Ok(tokens.div_ceil(block) + straddle)
         }
         Family::Recurrent { .. } => {
             let held: u64 = if pool.prefix_caching { 2 } else { 1 };
@@ -557,12 +566,12 @@ mod tests {
 
     const FULL: Family = Family::Attention {
         token_bytes: 8192,
-        window: None,
+        reach: None,
         latent: false,
     };
     const SLIDING: Family = Family::Attention {
         token_bytes: 8192,
-        window: Some(1024),
+        reach: Some(Reach::Window(1024)),
         latent: false,
     };
 
@@ -626,7 +635,7 @@ mod tests {
                 position: Position::Layer(1),
                 family: Family::Attention {
                     token_bytes: 10,
-                    window: None,
+                    reach: None,
                     latent: false,
                 },
             },
@@ -653,7 +662,7 @@ mod tests {
         let mut latent = layers;
         latent[1].family = Family::Attention {
             token_bytes: 10,
-            window: None,
+            reach: None,
             latent: true,
         };
         assert_eq!(super::shape(&latent, &none).unwrap().block_tokens, 128);
@@ -670,7 +679,7 @@ mod tests {
                 position: Position::Layer(1),
                 family: Family::Attention {
                     token_bytes: 1,
-                    window: None,
+                    reach: None,
                     latent: false,
                 },
             },
@@ -713,7 +722,7 @@ mod tests {
             layers[0].family,
             Family::Attention {
                 token_bytes: 8,
-                window: None,
+                reach: None,
                 latent: false
             }
         );

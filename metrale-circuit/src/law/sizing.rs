@@ -14,8 +14,8 @@
 use super::caches::{cache_units, lookup_index_bytes};
 use crate::model::spelled::spelled_enum;
 use crate::model::{
-    CacheInputs, KvInputs, Lifetime, PoolPolicy, Section, StateDtype, StateInputs, StateKind,
-    VerifySteps,
+    CacheInputs, KvInputs, Lifetime, PoolPolicy, Reach, Section, StateDtype, StateInputs,
+    StateKind, VerifySteps,
 };
 
 spelled_enum! {
@@ -164,8 +164,9 @@ pub struct TermSpec {
     pub verify: Option<VerifySteps>,
     /// Bytes of one unit ([`unit_bytes`]).
     pub unit_bytes: u64,
-    /// The sliding window of a KV side, in tokens (`None`: the side keeps every token).
-    pub window: Option<u64>,
+    /// What a KV side keeps of a sequence: its sliding window or attention chunk, in tokens
+    /// (`None`: every token).
+    pub reach: Option<Reach>,
 }
 
 /// Units and bytes of one term under `inputs`; `Ok(None)` when the inputs give it no term.
@@ -224,10 +225,10 @@ pub const fn size_term(
             if let Some(kv) = kv {
                 inner = kv.block_size;
             }
-            match (kv, spec.window) {
+            match (kv, spec.reach) {
                 (None, _) => return Ok(None),
                 (Some(kv), None) => kv.blocks.checked_mul(kv.block_size),
-                (Some(kv), Some(window)) => match window_blocks(window, &kv) {
+                (Some(kv), Some(reach)) => match reach_blocks(reach, &kv) {
                     Ok(blocks) => blocks.checked_mul(kv.block_size),
                     Err(fault) => return Err(fault),
                 },
@@ -296,32 +297,44 @@ const fn cache_inner(kind: StateKind, caches: &CacheInputs) -> u64 {
     }
 }
 
-/// The blocks a KV side with a window of `window` tokens holds:
-/// `min(blocks, sequences x per_seq)`, where
-/// `per_seq = ceil(min(window - 1 + chunk_tokens, max_tokens) / block_size) + 1`.
+/// The blocks a KV side of reach `reach` holds: `min(blocks, sequences x per_seq)`, where a
+/// sliding window of `W` tokens keeps
+/// `per_seq = ceil(min(W - 1 + chunk_tokens, max_tokens) / block_size) + 1` (the window may
+/// start mid-block) and an attention chunk of `C` tokens
+/// `per_seq = ceil(min(C + chunk_tokens, max_tokens) / block_size)` (vLLM's
+/// `ChunkedLocalAttentionSpec`: chunks start on a block boundary, and a step's tokens may span
+/// into the next chunk).
 ///
 /// # Errors
-/// [`SizeFault::MissingWindow`] without window inputs, [`SizeFault::Negative`] for a window of
-/// 0 tokens, [`SizeFault::DivisionByZero`] for blocks of 0 tokens, [`SizeFault::Overflow`].
-pub const fn window_blocks(window: u64, kv: &KvInputs) -> Result<u64, SizeFault> {
+/// [`SizeFault::MissingWindow`] without window inputs, [`SizeFault::Negative`] for a window or
+/// chunk of 0 tokens, [`SizeFault::DivisionByZero`] for blocks of 0 tokens,
+/// [`SizeFault::Overflow`].
+pub const fn reach_blocks(reach: Reach, kv: &KvInputs) -> Result<u64, SizeFault> {
     let Some(inputs) = kv.window else {
         return Err(SizeFault::MissingWindow);
     };
-    let Some(before) = window.checked_sub(1) else {
-        return Err(SizeFault::Negative);
+    // The tokens a sequence's step may need beyond the chunk_tokens it writes, and the block a
+    // window may straddle.
+    let (kept, straddle) = match reach {
+        Reach::Window(window) => match window.checked_sub(1) {
+            Some(before) => (before, 1),
+            None => return Err(SizeFault::Negative),
+        },
+        Reach::Chunk(0) => return Err(SizeFault::Negative),
+        Reach::Chunk(chunk) => (chunk, 0),
     };
-    let Some(reach) = before.checked_add(inputs.chunk_tokens) else {
+    let Some(tokens) = kept.checked_add(inputs.chunk_tokens) else {
         return Err(SizeFault::Overflow);
     };
-    let tokens = if reach < inputs.max_tokens {
-        reach
+    let tokens = if tokens < inputs.max_tokens {
+        tokens
     } else {
         inputs.max_tokens
     };
     if kv.block_size == 0 {
         return Err(SizeFault::DivisionByZero);
     }
-    let Some(per_seq) = tokens.div_ceil(kv.block_size).checked_add(1) else {
+    let Some(per_seq) = tokens.div_ceil(kv.block_size).checked_add(straddle) else {
         return Err(SizeFault::Overflow);
     };
     let Some(needed) = inputs.sequences.checked_mul(per_seq) else {
@@ -351,7 +364,7 @@ mod tests {
             section: Section::Main,
             verify,
             unit_bytes,
-            window: None,
+            reach: None,
         }
     }
 
@@ -372,10 +385,10 @@ mod tests {
             block_size: 16,
             window: Some(window),
         };
-        assert_eq!(window_blocks(128, &kv), Ok(4_168));
+        assert_eq!(reach_blocks(Reach::Window(128), &kv), Ok(4_168));
         // The pool bounds it too.
         let small = KvInputs { blocks: 100, ..kv };
-        assert_eq!(window_blocks(128, &small), Ok(100));
+        assert_eq!(reach_blocks(Reach::Window(128), &small), Ok(100));
         // A short context bounds the tokens: min(127 + 8192, 100) = 100 -> 7 + 1 blocks.
         let short = KvInputs {
             window: Some(WindowInputs {
@@ -384,15 +397,18 @@ mod tests {
             }),
             ..kv
         };
-        assert_eq!(window_blocks(128, &short), Ok(8 * 8));
+        assert_eq!(reach_blocks(Reach::Window(128), &short), Ok(8 * 8));
         assert_eq!(
-            window_blocks(128, &KvInputs::pool(10, 16)),
+            reach_blocks(Reach::Window(128), &KvInputs::pool(10, 16)),
             Err(SizeFault::MissingWindow)
         );
-        assert_eq!(window_blocks(0, &kv), Err(SizeFault::Negative));
         assert_eq!(
-            window_blocks(
-                128,
+            reach_blocks(Reach::Window(0), &kv),
+            Err(SizeFault::Negative)
+        );
+        assert_eq!(
+            reach_blocks(
+                Reach::Window(128),
                 &KvInputs {
                     block_size: 0,
                     ..kv
@@ -406,7 +422,7 @@ mod tests {
             ..StateInputs::EMPTY
         };
         let mut side = spec(StateKind::PagedKv, Holding::Blocks, None, 1024);
-        side.window = Some(128);
+        side.reach = Some(Reach::Window(128));
         assert_eq!(
             size_term(&side, &inputs),
             Ok(Some(Size {
@@ -415,6 +431,41 @@ mod tests {
                 // Tokens per block.
                 inner: 16,
             }))
+        );
+    }
+
+    #[test]
+    fn a_chunk_holds_its_tokens_and_the_steps_beyond_them() {
+        use crate::model::WindowInputs;
+        // Llama 4's 8,192-token attention chunks, a 8,192-token prefill step, 131,072-token
+        // context, 16-token blocks: min(8192 + 8192, 131072) = 16,384 tokens, 1,024 blocks a
+        // sequence (a chunk starts on a block boundary: no extra block), 8,192 for 8.
+        let window = WindowInputs {
+            sequences: 8,
+            chunk_tokens: 8192,
+            max_tokens: 131_072,
+        };
+        let kv = KvInputs {
+            blocks: 1_000_000,
+            block_size: 16,
+            window: Some(window),
+        };
+        assert_eq!(reach_blocks(Reach::Chunk(8192), &kv), Ok(8_192));
+        // The window law of the same tokens keeps one block more a sequence.
+        assert_eq!(reach_blocks(Reach::Window(8193), &kv), Ok(8 * 1025));
+        // A short context bounds it: min(8192 + 8192, 1000) = 1000 -> 63 blocks.
+        let short = KvInputs {
+            window: Some(WindowInputs {
+                max_tokens: 1000,
+                ..window
+            }),
+            ..kv
+        };
+        assert_eq!(reach_blocks(Reach::Chunk(8192), &short), Ok(8 * 63));
+        assert_eq!(reach_blocks(Reach::Chunk(0), &kv), Err(SizeFault::Negative));
+        assert_eq!(
+            reach_blocks(Reach::Chunk(1), &KvInputs::pool(10, 16)),
+            Err(SizeFault::MissingWindow)
         );
     }
 

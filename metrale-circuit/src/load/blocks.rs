@@ -21,14 +21,14 @@ use crate::load::circuit::shape::Shape;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
 use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
-use crate::model::{FormatError, Lifetime, StateDtype, StateFormat, StateKind, VerifySteps};
+use crate::model::{FormatError, Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// The keys of a block table.
 const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
 
 /// The keys of a state table.
 const STATE_KEYS: &[&str] = &[
-    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window",
+    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk",
 ];
 
 /// Walks the `block` table: every block, in the order it first appears.
@@ -123,7 +123,7 @@ fn walk_state(
     let lifetime = lifetime(w, t, kind);
     let format = required(w, t, "format", &header, &what).and_then(|v| format(w, v));
     let (shape, has_shape_key) = expression(w, t, "shape");
-    let window = window(w, t, kind);
+    let reach = reach(w, t, kind);
     let verify = verify(w, t, kind, &header, id.as_ref());
     let of = of(w, t, kind);
     if let (Some((key, _)), Some(_)) = (field(t, "shape"), field(t, "of")) {
@@ -156,7 +156,7 @@ fn walk_state(
         has_shape_key,
         verify,
         of,
-        window,
+        reach,
     }
 }
 
@@ -265,32 +265,64 @@ fn expression(w: &mut Walk<'_>, table: &Table<'_>, key: &str) -> (Option<ShapeVa
     }
 }
 
-/// `window` (schema 2): a `paged_kv` side's sliding window in tokens, one number.
-fn window(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<ShapeValue> {
-    let (window, _) = expression(w, t, "window");
-    let window = window?;
-    let (key, _) = field(t, "window")?;
-    if kind.is_some_and(|k| k != StateKind::PagedKv) {
+/// `window` (schema 2) or `chunk` (schema 3): what a `paged_kv` side keeps of a sequence, its
+/// sliding window or its attention chunk in tokens, one number; not both.
+fn reach(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<Reach<ShapeValue>> {
+    let window = tokens(w, t, kind, "window").map(Reach::Window);
+    let chunk = tokens(w, t, kind, "chunk").map(Reach::Chunk);
+    if let (Some(_), Some((key, _))) = (&window, field(t, "chunk")) {
         w.report(
             key,
-            Diagnostic::error("`window` is only for `paged_kv` states")
-                .label("not a KV side")
-                .help("a sliding window bounds the tokens a `paged_kv` side keeps per sequence"),
-        );
-        return None;
-    }
-    if window.shape.axes.len() > 1 {
-        w.sink.report(
-            &window.at.loc,
-            Diagnostic::error("a `window` has more than one axis")
-                .label("` x ` joins axes")
+            Diagnostic::error("a state has both `window` and `chunk`")
+                .label("a second reach")
                 .help(
-                    "a window is one number of tokens: terms joined by `+` or `-`, factors by `*`",
+                    "a KV side keeps the last `window` tokens (sliding window) or the tokens of \
+                     its current `chunk` (chunked local attention): give one",
                 ),
         );
         return None;
     }
-    Some(window)
+    window.or(chunk)
+}
+
+/// One token count of a `paged_kv` side (`window` or `chunk`), one axis.
+fn tokens(
+    w: &mut Walk<'_>,
+    t: &Table<'_>,
+    kind: Option<StateKind>,
+    name: &str,
+) -> Option<ShapeValue> {
+    let (value, _) = expression(w, t, name);
+    let value = value?;
+    let (key, _) = field(t, name)?;
+    if kind.is_some_and(|k| k != StateKind::PagedKv) {
+        w.report(
+            key,
+            Diagnostic::error(format!("`{name}` is only for `paged_kv` states"))
+                .label("not a KV side")
+                .help(format!(
+                    "a {} bounds the tokens a `paged_kv` side keeps per sequence",
+                    if name == "window" {
+                        "sliding window"
+                    } else {
+                        "attention chunk"
+                    }
+                )),
+        );
+        return None;
+    }
+    if value.shape.axes.len() > 1 {
+        w.sink.report(
+            &value.at.loc,
+            Diagnostic::error(format!("a `{name}` has more than one axis"))
+                .label("` x ` joins axes")
+                .help(format!(
+                    "a {name} is one number of tokens: terms joined by `+` or `-`, factors by `*`"
+                )),
+        );
+        return None;
+    }
+    Some(value)
 }
 
 /// `verify`: required on recurrent states, refused on every other kind.
@@ -420,11 +452,12 @@ fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
 /// Every dim a shape of `block` reads is declared in `dims`.
 pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
     let declared: Vec<&str> = dims.iter().map(String::as_str).collect();
-    for shape in block
-        .states
-        .iter()
-        .flat_map(|state| state.shape.iter().chain(&state.window))
-    {
+    for shape in block.states.iter().flat_map(|state| {
+        state
+            .shape
+            .iter()
+            .chain(state.reach.as_ref().map(|reach| reach.as_ref().tokens()))
+    }) {
         for dim in shape.shape.dims() {
             if !declared.contains(&dim.name.as_str()) {
                 sink.report(

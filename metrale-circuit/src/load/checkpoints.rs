@@ -24,6 +24,7 @@ use crate::load::circuit::shape::{EvalError, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
 use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
+use crate::model::Reach;
 
 /// The keys of a checkpoint table.
 const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
@@ -448,16 +449,18 @@ fn under_checkpoints<'c>(
         .collect()
 }
 
-/// A KV side's window under every checkpoint whose dims are complete: at least one token.
-fn evaluate_window(
+/// A KV side's window or chunk (`name`) under every checkpoint whose dims are complete: at
+/// least one token.
+fn evaluate_reach(
     sink: &mut Sink,
     block: &RawBlock,
     state: &RawState,
-    window: &ShapeValue,
+    reach: &Reach<ShapeValue>,
     checkpoints: &[RawCheckpoint],
     dims: &[String],
     derived: &[Option<Values>],
 ) {
+    let (name, window) = (reach.key(), reach.as_ref().tokens());
     let id = state.local().unwrap_or("?");
     for (checkpoint, value) in under_checkpoints(&window.shape, checkpoints, dims, derived) {
         let problem = match value {
@@ -469,7 +472,7 @@ fn evaluate_window(
         sink.report(
             &window.at.loc,
             Diagnostic::error(format!(
-                "window of state `{id}` in block `{}` {problem}: `{}`",
+                "{name} of state `{id}` in block `{}` {problem}: `{}`",
                 block.name.text, window.shape
             ))
             .label("here")
@@ -477,7 +480,7 @@ fn evaluate_window(
                 "under checkpoint `{}`, defined at {place}",
                 checkpoint.name.text
             ))
-            .help("a window keeps at least one token"),
+            .help(format!("a {name} keeps at least one token")),
         );
     }
 }
@@ -493,8 +496,8 @@ pub(super) fn evaluate(
 ) {
     for block in blocks {
         for state in &block.states {
-            if let Some(window) = &state.window {
-                evaluate_window(sink, block, state, window, checkpoints, dims, derived);
+            if let Some(reach) = &state.reach {
+                evaluate_reach(sink, block, state, reach, checkpoints, dims, derived);
             }
             let Some(shape) = &state.shape else {
                 continue;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use crate::load::circuit::shape::Shape;
 use crate::load::circuit::{BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, StateTemplate};
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
-use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
+use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
 
 /// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
 pub(crate) const LINEAR: &str = "linear_attention";
@@ -135,8 +135,8 @@ pub(crate) struct RawState {
     pub verify: Option<VerifySteps>,
     /// `of`.
     pub of: Option<Text>,
-    /// `window` (schema 2), parsed.
-    pub window: Option<ShapeValue>,
+    /// `window` (schema 2) or `chunk` (schema 3), parsed.
+    pub reach: Option<Reach<ShapeValue>>,
 }
 
 impl RawState {
@@ -155,7 +155,10 @@ impl RawState {
             shape: self.shape.as_ref().map(|s| s.shape.clone()),
             verify: self.verify,
             of: self.of.as_ref().map(|t| t.text.clone()),
-            window: self.window.as_ref().map(|s| s.shape.clone()),
+            reach: self
+                .reach
+                .as_ref()
+                .map(|r| r.as_ref().map(|s| s.shape.clone())),
             origin: sink.origin(&self.header),
         })
     }

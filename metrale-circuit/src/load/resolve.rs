@@ -17,6 +17,7 @@ use crate::load::circuit::{Circuit, LayerLayout};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
 use crate::load::text::walk::{Sink, Text};
+use crate::model::Reach;
 
 /// The checks that need every file, then the assembly of the circuit.
 pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
@@ -52,6 +53,9 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
     }
+    if top.schema.is_some_and(|schema| schema < 3) {
+        schema_3_keys(sink, &blocks);
+    }
     let order = dims
         .as_ref()
         .and_then(|dims| derive::order(sink, derived, dims));
@@ -73,13 +77,31 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     assemble(sink, top, &blocks, read, dims?, &order, values)
 }
 
+/// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`:
+/// chunked local attention is schema 3.
+fn schema_3_keys(sink: &mut Sink, blocks: &[&RawBlock]) {
+    for state in blocks.iter().flat_map(|b| &b.states) {
+        if let Some(Reach::Chunk(chunk)) = &state.reach {
+            sink.report(
+                &chunk.at.loc,
+                Diagnostic::error("`chunk` needs `schema = 3`")
+                    .label("chunked local attention")
+                    .help("write `schema = 3` at the top of the circuit"),
+            );
+        }
+    }
+}
+
 /// A schema-1 circuit's shapes (its libraries' included) do not subtract, and its states
 /// declare no `window`: both are schema 2.
 fn schema_1_shapes(sink: &mut Sink, blocks: &[&RawBlock]) {
     for window in blocks
         .iter()
         .flat_map(|b| &b.states)
-        .filter_map(|s| s.window.as_ref())
+        .filter_map(|s| match &s.reach {
+            Some(Reach::Window(window)) => Some(window),
+            _ => None,
+        })
     {
         sink.report(
             &window.at.loc,

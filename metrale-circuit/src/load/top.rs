@@ -54,9 +54,9 @@ const PATTERN_KEYS: &[&str] = &["symbols", "pattern"];
 /// The layer kinds an interval layout produces.
 const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
 
-/// The schema versions this loader reads: 1, and 2, which adds keys and syntax to it (a
-/// schema-1 file keeps loading exactly as before).
-const SCHEMAS: [u64; 2] = [1, 2];
+/// The schema versions this loader reads: 1; 2, which adds keys and syntax to it; and 3,
+/// which adds more (each file of an older schema keeps loading exactly as before).
+const SCHEMAS: [u64; 3] = [1, 2, 3];
 
 /// Walks the top level of the circuit file.
 pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
@@ -142,7 +142,7 @@ fn schema(w: &mut Walk<'_>, root: &Table<'_>) -> Option<u64> {
             0..0,
             Diagnostic::error("missing `schema`")
                 .label("the circuit starts here")
-                .help("add `schema = 1` (or `schema = 2`) at the top of the circuit"),
+                .help("add `schema = 3` (or `1`, `2`) at the top of the circuit"),
         );
         return None;
     };
@@ -154,7 +154,7 @@ fn schema(w: &mut Walk<'_>, root: &Table<'_>) -> Option<u64> {
         v.span(),
         Diagnostic::error(format!("unsupported schema `{n}`"))
             .label("unsupported")
-            .help("this loader reads `schema = 1` and `schema = 2`"),
+            .help("this loader reads `schema = 1`, `2` and `3`"),
     );
     None
 }

@@ -124,8 +124,56 @@ pub struct StateDecl {
     pub lifetime: Lifetime,
     /// For a copy, the full id of the state it copies (`l0.gdn.h`).
     pub of: Option<String>,
-    /// For a KV side with a sliding window, the window in tokens.
-    pub window: Option<u64>,
+    /// For a KV side that keeps only some of a sequence's tokens: its sliding window or its
+    /// attention chunk, in tokens.
+    pub reach: Option<Reach>,
+}
+
+/// What a KV side keeps of a sequence's tokens, when not every one: `T` is the tokens (or, in
+/// a generated table, the index of the state's token count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reach<T = u64> {
+    /// A sliding window: the last `T` tokens, its own included (`window`, schema 2).
+    Window(T),
+    /// Chunked local attention: the tokens of the current `T`-token chunk (`chunk`, schema 3).
+    Chunk(T),
+}
+
+impl<T: Copy> Reach<T> {
+    /// The tokens (or index) either reach holds.
+    #[must_use]
+    pub const fn tokens(&self) -> T {
+        match *self {
+            Reach::Window(tokens) | Reach::Chunk(tokens) => tokens,
+        }
+    }
+}
+
+impl<T> Reach<T> {
+    /// The same reach of `f(tokens)`.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reach<U> {
+        match self {
+            Reach::Window(tokens) => Reach::Window(f(tokens)),
+            Reach::Chunk(tokens) => Reach::Chunk(f(tokens)),
+        }
+    }
+
+    /// The reach of a borrowed count.
+    pub fn as_ref(&self) -> Reach<&T> {
+        match self {
+            Reach::Window(tokens) => Reach::Window(tokens),
+            Reach::Chunk(tokens) => Reach::Chunk(tokens),
+        }
+    }
+
+    /// Its key in a circuit: `window` or `chunk`.
+    #[must_use]
+    pub fn key(&self) -> &'static str {
+        match self {
+            Reach::Window(_) => "window",
+            Reach::Chunk(_) => "chunk",
+        }
+    }
 }
 
 impl StateDecl {
@@ -146,7 +194,7 @@ impl StateDecl {
             verify: None,
             lifetime: Lifetime::of_kind(kind),
             of: None,
-            window: None,
+            reach: None,
         }
     }
 
@@ -161,7 +209,15 @@ impl StateDecl {
     /// with a sliding window).
     #[must_use]
     pub fn with_window(mut self, tokens: u64) -> Self {
-        self.window = Some(tokens);
+        self.reach = Some(Reach::Window(tokens));
+        self
+    }
+
+    /// The same declaration, keeping only the current `tokens`-token chunk of each sequence (a
+    /// KV side of chunked local attention).
+    #[must_use]
+    pub fn with_chunk(mut self, tokens: u64) -> Self {
+        self.reach = Some(Reach::Chunk(tokens));
         self
     }
 

@@ -16,7 +16,7 @@ pub(crate) mod inputs;
 mod kinds;
 mod pool;
 
-pub use decl::{Position, Section, StateAccess, StateDecl, VerifySteps};
+pub use decl::{Position, Reach, Section, StateAccess, StateDecl, VerifySteps};
 pub use dtype::{FormatError, StateDtype, StateFormat};
 // The loader's identifier rule, beside the format keys it governs; re-exported by `load`.
 #[cfg(feature = "load")]

@@ -114,7 +114,7 @@ impl DynamicPlan {
             for &holding in Holding::of_kind(decl.kind) {
                 if held_in_pool(decl.kind, holding, decl.section(), inputs) {
                     let attention = decl.kind == StateKind::PagedKv;
-                    pool.add(&decl.id, decl.position, attention, unit_bytes, decl.window)?;
+                    pool.add(&decl.id, decl.position, attention, unit_bytes, decl.reach)?;
                 }
                 let spec = TermSpec {
                     kind: decl.kind,
@@ -122,7 +122,7 @@ impl DynamicPlan {
                     section: decl.section(),
                     verify: decl.verify,
                     unit_bytes,
-                    window: decl.window,
+                    reach: decl.reach,
                 };
                 if let Some(size) = size_term(&spec, inputs).map_err(fault)? {
                     terms.push(StateTerm {

@@ -14,7 +14,7 @@
 use super::error::PlanError;
 use crate::law::pages::{group_of, join, shape};
 use crate::law::{PoolFault, PoolLayer, PoolShape, Region};
-use crate::model::{Position, StateDtype, VllmPool};
+use crate::model::{Position, Reach, StateDtype, VllmPool};
 
 /// One layer of the pool: its spec, the group and slot it views, and the states it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl PoolBuilder {
         position: Position,
         attention: bool,
         unit_bytes: u64,
-        window: Option<u64>,
+        reach: Option<Reach>,
     ) -> Result<(), PlanError<String>> {
         let count = self.layers.len();
         self.layers.push(PoolLayer::EMPTY);
@@ -69,7 +69,7 @@ impl PoolBuilder {
             position,
             attention,
             unit_bytes,
-            window,
+            reach,
         )
         .map_err(|fault| PlanError::Pool {
             state: state.to_owned(),

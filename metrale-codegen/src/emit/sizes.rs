@@ -9,7 +9,7 @@
 //! - A copy (`of`) evaluates the copied state's shape, the one shape both units come from.
 //! - Its `# Errors` names only the faults its shape can produce.
 
-use metrale_circuit::dynamic::StateFormat;
+use metrale_circuit::dynamic::{Reach, StateFormat};
 use metrale_circuit::load::shape::{Divisor, Factor, Shape};
 use metrale_circuit::load::{BlockTemplate, StateTemplate};
 use proc_macro2::{Literal, TokenStream};
@@ -43,21 +43,21 @@ impl Emitter<'_> {
                 quote!(blocks::#module::#unit_fn(dims, formats))
             })
             .collect();
-        let windows: Vec<TokenStream> = self
-            .window_states()
+        let reaches: Vec<TokenStream> = self
+            .reach_states()
             .map(|(block, state)| {
                 let module = ident(block.name());
-                let window_fn = format_ident!("{}_window", ident(state.local()));
-                quote!(blocks::#module::#window_fn(dims))
+                let reach_fn = reach_fn(state);
+                quote!(blocks::#module::#reach_fn(dims))
             })
             .collect();
         let unit_count = super::names::index(units.len());
-        let window_count = super::names::index(windows.len());
+        let reach_count = super::names::index(reaches.len());
         quote! {
-            #[doc = " Every state's unit, block by block, and every sliding window: what a plan's"]
+            #[doc = " Every state's unit, block by block, and every sliding window and attention chunk: what a plan's"]
             #[doc = " size classes index."]
-            const fn units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #window_count> {
-                __abi::Units { units: [#(#units),*], windows: [#(#windows),*] }
+            const fn units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #reach_count> {
+                __abi::Units { units: [#(#units),*], reaches: [#(#reaches),*] }
             }
         }
     }
@@ -131,19 +131,22 @@ impl Emitter<'_> {
         }
     }
 
-    /// Every KV side with a sliding window, block by block in definition order.
-    pub(super) fn window_states(
+    /// Every KV side with a sliding window or an attention chunk, block by block in
+    /// definition order.
+    pub(super) fn reach_states(
         &self,
     ) -> impl Iterator<Item = (&BlockTemplate, &StateTemplate)> + '_ {
         self.unit_states()
-            .filter(|(_, state)| state.window().is_some())
+            .filter(|(_, state)| state.reach().is_some())
     }
 
-    /// The index of `state` in the circuit's `windows()`, if it has a window.
-    pub(super) fn window_index(&self, state: &StateTemplate) -> Option<usize> {
-        state.window()?;
-        self.window_states()
-            .position(|(_, s)| std::ptr::eq(s, state))
+    /// The reach of `state`, its tokens indexed in the circuit's `reaches`, if it has one.
+    pub(super) fn reach_index(&self, state: &StateTemplate) -> Option<Reach<usize>> {
+        let reach = state.reach()?;
+        let index = self
+            .reach_states()
+            .position(|(_, s)| std::ptr::eq(s, state))?;
+        Some(reach.map(|_| index))
     }
 
     /// Every state of every stateful block, block by block in definition order.
@@ -218,8 +221,9 @@ impl Emitter<'_> {
             state.format(),
         ));
         let errors = errors_doc("SizeFault", "", self.faults(shape));
-        let window = state.window().map(|window| {
-            let window_fn = format_ident!("{}_window", ident(local));
+        let window = state.reach().map(|reach| {
+            let window = reach.tokens();
+            let window_fn = reach_fn(state);
             let body = helpers.shape(window);
             let param = if window.dims().is_empty() {
                 quote!(_dims)
@@ -227,7 +231,11 @@ impl Emitter<'_> {
                 quote!(dims)
             };
             let doc = doc_line(&format!(
-                "The sliding window of `{}.{local}`, in tokens: `{window}`.",
+                "The {} of `{}.{local}`, in tokens: `{window}`.",
+                match reach {
+                    Reach::Window(_) => "sliding window",
+                    Reach::Chunk(_) => "attention chunk",
+                },
                 block.name()
             ));
             let errors = errors_doc("SizeFault", "", self.faults(Some(window)));
@@ -409,4 +417,11 @@ impl Helpers {
             quote!(use #path::{#(#names),*};)
         }
     }
+}
+
+/// The name of the generated function that gives a KV side's reach in tokens:
+/// `<state>_window` or `<state>_chunk`.
+fn reach_fn(state: &StateTemplate) -> proc_macro2::Ident {
+    let key = state.reach().map_or("window", |reach| reach.key());
+    format_ident!("{}_{key}", ident(state.local()))
 }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use metrale_circuit::Holding;
-use metrale_circuit::dynamic::Section;
+use metrale_circuit::dynamic::{Reach, Section};
 use metrale_circuit::load::{BlockTemplate, CheckpointSpec, StateTemplate};
 use metrale_circuit::parallel::Position;
 use proc_macro2::TokenStream;
@@ -128,11 +128,15 @@ impl<'a> Emitter<'a> {
                 };
                 let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
                 let unit = index(*unit);
-                let window = self.window_index(state).map_or_else(
+                let reach = self.reach_index(state).map_or_else(
                     || quote!(::core::option::Option::None),
-                    |i| {
-                        let i = index(i);
-                        quote!(::core::option::Option::Some(#i))
+                    |reach| {
+                        let i = index(reach.tokens());
+                        let variant = match reach {
+                            Reach::Window(_) => quote!(Window),
+                            Reach::Chunk(_) => quote!(Chunk),
+                        };
+                        quote!(::core::option::Option::Some(__rt::dynamic::Reach::#variant(#i)))
                     },
                 );
                 quote! {
@@ -143,7 +147,7 @@ impl<'a> Emitter<'a> {
                         verify: #verify,
                         lifetime: __rt::Lifetime::#lifetime,
                         unit: #unit,
-                        window: #window,
+                        reach: #reach,
                         group: #group,
                     }
                 }

@@ -10,6 +10,7 @@ include!("../../golden/granite_4_h.rs");
 include!("../../golden/jamba.rs");
 include!("../../golden/kimi_linear.rs");
 include!("../../golden/llama.rs");
+include!("../../golden/llama4.rs");
 include!("../../golden/minimax_m1.rs");
 include!("../../golden/mistral.rs");
 include!("../../golden/qwen3_next.rs");

@@ -14,7 +14,7 @@ use super::shape::Shape;
 use super::validated::{CheckpointSpec, Circuit};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
-use crate::model::{Position, Section, StateDecl};
+use crate::model::{Position, Reach, Section, StateDecl};
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
 /// The states one tensor- and pipeline-parallel rank holds, and the pipeline stage that chose
@@ -210,8 +210,11 @@ impl Circuit {
                     .shape_of(state)
                     .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
                 let elements = evaluated("shape", shape)?;
-                let window = match &state.window {
-                    Some(window) => Some(evaluated("window", window)?),
+                let reach = match &state.reach {
+                    Some(Reach::Window(window)) => {
+                        Some(Reach::Window(evaluated("window", window)?))
+                    }
+                    Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
                     None => None,
                 };
                 decls.push(StateDecl {
@@ -228,7 +231,7 @@ impl Circuit {
                         .of
                         .as_ref()
                         .map(|of| format!("{}.{of}", instance.prefix)),
-                    window,
+                    reach,
                 });
             }
         }

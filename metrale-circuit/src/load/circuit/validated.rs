@@ -20,7 +20,7 @@ use super::config_map::ConfigMap;
 use super::shape::Shape;
 use crate::load::text::diag::{Diagnostic, Source};
 use crate::load::text::walk::Origin;
-use crate::model::{Lifetime, StateFormat, StateKind, VerifySteps};
+use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
 
 /// A validated circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,8 +176,9 @@ pub struct StateTemplate {
     pub(crate) verify: Option<VerifySteps>,
     /// For a copy, the local id of the sibling state it copies.
     pub(crate) of: Option<String>,
-    /// For a KV side with a sliding window (schema 2), its window in tokens.
-    pub(crate) window: Option<Shape>,
+    /// For a KV side with a sliding window (schema 2) or an attention chunk (schema 3), its
+    /// tokens.
+    pub(crate) reach: Option<Reach<Shape>>,
     /// Where it was declared.
     pub(crate) origin: Origin,
 }
@@ -225,10 +226,11 @@ impl StateTemplate {
         self.of.as_deref()
     }
 
-    /// For a KV side with a sliding window (schema 2), its window in tokens.
+    /// For a KV side with a sliding window (schema 2) or an attention chunk (schema 3), its
+    /// tokens.
     #[must_use]
-    pub fn window(&self) -> Option<&Shape> {
-        self.window.as_ref()
+    pub fn reach(&self) -> Option<Reach<&Shape>> {
+        self.reach.as_ref().map(Reach::as_ref)
     }
 
     /// Where it was declared.

@@ -97,7 +97,7 @@ pub fn plan(report: &Report) -> String {
 
 /// A vLLM page pool: `policy`, `offset`, `pages`, `block_tokens`, `page_bytes`, `slots`,
 /// `groups`, `context`, `request_pages`, and `layers` (each `group`, `slot`, `states`, and
-/// `token_bytes` and `window` or `state_bytes`).
+/// `token_bytes` (and `window` or `chunk`) or `state_bytes`).
 fn page_pool(pool: &PagePool) -> Value {
     let layers: Vec<Value> = pool
         .members
@@ -107,12 +107,14 @@ fn page_pool(pool: &PagePool) -> Value {
             if let Some(fields) = layer.as_object_mut() {
                 match m.layer.family {
                     Family::Attention {
-                        token_bytes,
-                        window,
-                        ..
+                        token_bytes, reach, ..
                     } => {
                         fields.insert("token_bytes".to_owned(), json!(token_bytes));
-                        fields.insert("window".to_owned(), json!(window));
+                        // `window` or `chunk`, in tokens, for a side that keeps part of a
+                        // sequence.
+                        if let Some(reach) = reach {
+                            fields.insert(reach.key().to_owned(), json!(reach.tokens()));
+                        }
                     }
                     Family::Recurrent { state_bytes } => {
                         fields.insert("state_bytes".to_owned(), json!(state_bytes));

@@ -110,12 +110,12 @@ page pool (vllm) at device offset {}: {} pages (page 0 the null page) of {} B, {
         let spec = match member.layer.family {
             Family::Attention {
                 token_bytes,
-                window,
+                reach,
                 latent,
             } => format!(
                 "{} {token_bytes} B/token{}",
                 if latent { "mla" } else { "attention" },
-                window.map_or_else(String::new, |w| format!(" window {w}"))
+                reach.map_or_else(String::new, |r| format!(" {} {}", r.key(), r.tokens()))
             ),
             Family::Recurrent { state_bytes } => format!("recurrent {state_bytes} B"),
         };
