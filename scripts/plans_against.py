@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Compares every zoo plan of this checkout with another commit's, byte for byte.
+
+Builds the CLI of REV in a scratch worktree (target/plans-against/<rev>, its own target
+directory) and of this checkout, then runs `metrale-codegen plan <circuit> --checkpoint <name>
+--json` with each built-in inputs file (the default counts, and the serving profile) under both
+binaries for every checkpoint of every circuit in `circuits/` that REV also has, and prints each
+plan that differs. A change that must not move a plan (a new schema key, a second layout policy)
+shows here as "0 differ".
+
+Exit 0 when every plan is byte-identical, 1 when one differs or a build fails.
+
+    python3 scripts/plans_against.py adf72e8
+"""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+INPUTS = [[], ["--inputs", "metrale-codegen/cli/inputs/serving.toml"]]
+
+
+def build(checkout: pathlib.Path, target: pathlib.Path) -> pathlib.Path:
+    """The CLI binary built (debug) in `checkout` with target directory `target`."""
+    subprocess.run(
+        ["cargo", "build", "-q", "-p", "metrale-cli", "--target-dir", str(target)],
+        cwd=checkout, check=True,
+    )
+    return target / "debug" / "metrale-codegen"
+
+
+def checkpoints(circuit: pathlib.Path) -> list[str]:
+    """The checkpoint names a circuit declares, in file order."""
+    return re.findall(r"^\[checkpoint\.([a-z0-9_]+)\]", circuit.read_text(), re.M)
+
+
+def plan(binary: pathlib.Path, circuit: str, checkpoint: str, inputs: list[str]) -> bytes:
+    """What `plan --json` prints (stdout and stderr: an error must match too)."""
+    done = subprocess.run(
+        [str(binary), "plan", circuit, "--checkpoint", checkpoint, "--json", *inputs],
+        cwd=ROOT, capture_output=True,
+    )
+    return done.stdout + done.stderr
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rev = sys.argv[1]
+    scratch = ROOT / "target" / "plans-against" / rev
+    if not scratch.exists():
+        subprocess.run(["git", "worktree", "add", "--detach", str(scratch), rev],
+                       cwd=ROOT, check=True, capture_output=True)
+    try:
+        before = build(scratch, ROOT / "target" / "plans-against" / f"{rev}-target")
+        now = build(ROOT, ROOT / "target")
+    except subprocess.CalledProcessError as error:
+        print(f"build failed: {error}", file=sys.stderr)
+        return 1
+    compared = differ = 0
+    for circuit in sorted((ROOT / "circuits").glob("*.toml")):
+        if not (scratch / "circuits" / circuit.name).exists():
+            continue
+        name = f"circuits/{circuit.name}"
+        for checkpoint in checkpoints(circuit):
+            for inputs in INPUTS:
+                compared += 1
+                if plan(before, name, checkpoint, inputs) != plan(now, name, checkpoint, inputs):
+                    differ += 1
+                    print(f"differs: {name} {checkpoint} {' '.join(inputs) or '(default inputs)'}")
+    print(f"{compared} plans compared against {rev}, {differ} differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
