@@ -26,7 +26,7 @@ use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
 use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
 
 /// The keys of a checkpoint table.
-const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
+pub(super) const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
 
 /// The help of a pattern layout's checkpoint keys.
 const PATTERN_HELP: &str =
