@@ -871,3 +871,116 @@ fn the_shape_pattern_accepts_what_the_shape_parser_does() {
         differ.join("\n")
     );
 }
+
+/// Whether `path` (`/`-separated, from the workspace root) matches the glob `pattern`: `**` any
+/// number of folders, `*` any characters of one name but `/`.
+fn glob(pattern: &str, path: &str) -> bool {
+    fn names(pattern: &[&str], path: &[&str]) -> bool {
+        match (pattern.split_first(), path.split_first()) {
+            (None, None) => true,
+            (Some((&"**", rest)), _) => {
+                names(rest, path) || path.split_first().is_some_and(|(_, p)| names(pattern, p))
+            }
+            (Some((glob, rest)), Some((name, p))) => name_matches(glob, name) && names(rest, p),
+            _ => false,
+        }
+    }
+    fn name_matches(glob: &str, name: &str) -> bool {
+        match glob.split_once('*') {
+            None => glob == name,
+            Some((head, tail)) => name.strip_prefix(head).is_some_and(|rest| {
+                (0..=rest.len()).any(|i| rest.is_char_boundary(i) && name_matches(tail, &rest[i..]))
+            }),
+        }
+    }
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let path: Vec<&str> = path.split('/').collect();
+    names(&pattern, &path)
+}
+
+/// Every file under `dir` (named from `root`, `/`-separated).
+fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+#[test]
+fn the_taplo_config_maps_each_file_to_its_schema() {
+    let root = workspace_or_return!();
+    assert!(glob("circuits/**/*.toml", "circuits/blocks/a.toml"));
+    assert!(glob("circuits/**/*.toml", "circuits/a.toml"));
+    assert!(!glob("circuits/**/*.toml", "circuits/configs/a.json"));
+    assert!(!glob("inputs/*.toml", "inputs/x/a.toml"));
+    let config = toml_json(&read(&root.join(".taplo.toml"))).expect(".taplo.toml is TOML");
+    let rules = config["rule"].as_array().expect("[[rule]] tables");
+    // Each schema's include globs, by the file its rule names.
+    let mut globs: Vec<(Schema, Vec<String>)> = Vec::new();
+    let mut failures = Vec::new();
+    for rule in rules {
+        let path = rule["schema"]["path"].as_str().unwrap_or_default();
+        let Some(schema) = Schema::ALL
+            .into_iter()
+            .find(|s| path == format!("./{}", s.shipped()))
+        else {
+            failures.push(format!("a rule names `{path}`, no shipped schema"));
+            continue;
+        };
+        let include: Vec<String> = rule["include"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g.as_str().map(str::to_owned))
+            .collect();
+        for pattern in &include {
+            // The folders before the first wildcard: where the files it can match are.
+            let fixed: Vec<&str> = pattern
+                .split('/')
+                .take_while(|n| !n.contains('*'))
+                .collect();
+            let mut candidates = Vec::new();
+            files_under(&root, &root.join(fixed.join("/")), &mut candidates);
+            if !candidates.iter().any(|f| glob(pattern, f)) {
+                failures.push(format!("`{pattern}` matches no file"));
+            }
+        }
+        globs.push((schema, include));
+    }
+    let schema_of = |file: &str| -> Vec<Schema> {
+        globs
+            .iter()
+            .filter(|(_, include)| include.iter().any(|g| glob(g, file)))
+            .map(|(schema, _)| *schema)
+            .collect()
+    };
+    let circuits = tomls(&root.join("circuits"))
+        .into_iter()
+        .chain(tomls(&root.join("circuits/blocks")))
+        .map(|p| (p, Schema::Circuit));
+    let inputs = tomls(&root.join("metrale-codegen/cli/inputs"))
+        .into_iter()
+        .map(|p| (p, Schema::Inputs));
+    for (path, schema) in circuits.chain(inputs) {
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let mapped = schema_of(&rel);
+        if mapped != [schema] {
+            failures.push(format!(
+                "{rel} is mapped to {mapped:?}, not to the {} schema alone",
+                schema.name()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), ".taplo.toml:\n{}", failures.join("\n"));
+}
