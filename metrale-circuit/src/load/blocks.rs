@@ -24,10 +24,10 @@ use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_
 use crate::model::{FormatError, Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// The keys of a block table.
-const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
+pub(super) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
 
 /// The keys of a state table.
-const STATE_KEYS: &[&str] = &[
+pub(super) const STATE_KEYS: &[&str] = &[
     "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk",
 ];
 

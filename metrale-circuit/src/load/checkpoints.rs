@@ -27,7 +27,7 @@ use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field}
 use crate::model::Reach;
 
 /// The keys of a checkpoint table.
-const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
+pub(super) const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
 
 /// The help of a pattern layout's checkpoint keys.
 const PATTERN_HELP: &str =

@@ -20,7 +20,7 @@ use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
 /// The keys of `[config]`.
-const CONFIG_KEYS: &[&str] = &[
+pub(super) const CONFIG_KEYS: &[&str] = &[
     "layers",
     "layer_types",
     "pattern",
@@ -30,7 +30,16 @@ const CONFIG_KEYS: &[&str] = &[
 ];
 
 /// The three sources of layer kinds, of which a `[config]` names at most one.
-const KIND_SOURCES: [&str; 3] = ["layer_types", "pattern", "layer_indices"];
+pub(super) const KIND_SOURCES: [&str; 3] = ["layer_types", "pattern", "layer_indices"];
+
+/// The keys of `layer_types = { ... }`.
+pub(super) const LAYER_TYPES_KEYS: &[&str] = &["key", "map"];
+
+/// The keys of `layer_indices = { ... }`.
+pub(super) const LAYER_INDICES_KEYS: &[&str] = &["base", "kinds"];
+
+/// The keys of a `[config.dims]` entry written as a table, `{ key, or }`.
+pub(super) const DIM_SOURCE_KEYS: &[&str] = &["key", "or"];
 
 /// A part of `[config]` that was refused (already reported).
 struct Refused;
@@ -215,7 +224,7 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
 /// `layer_types = { key = "...", map = { <entry> = "<layer kind>", ... } }`.
 fn layer_types(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<LayerKindsSource> {
     let table = w.table("layer_types", value)?;
-    w.check_keys(table, &["key", "map"], "`layer_types`");
+    w.check_keys(table, LAYER_TYPES_KEYS, "`layer_types`");
     let key =
         required(w, table, value.span(), "key", "layer_types").and_then(|v| key_path(w, "key", v));
     let map =
@@ -233,7 +242,7 @@ fn layer_indices(
     cx: &Context<'_>,
 ) -> Option<LayerKindsSource> {
     let table = w.table("layer_indices", value)?;
-    w.check_keys(table, &["base", "kinds"], "`layer_indices`");
+    w.check_keys(table, LAYER_INDICES_KEYS, "`layer_indices`");
     let base = required(w, table, value.span(), "base", "layer_indices").and_then(|v| {
         let n = w.u64("base", v)?;
         if n > 1 {
@@ -450,7 +459,7 @@ fn dim_source(
         w.wrong_type(dim, "a config key or a `{ key, or }` table", value);
         return None;
     };
-    w.check_keys(table, &["key", "or"], &format!("`{dim}`"));
+    w.check_keys(table, DIM_SOURCE_KEYS, &format!("`{dim}`"));
     let key = required(w, table, value.span(), "key", dim).and_then(|v| key_path(w, "key", v));
     let fallback = match field(table, "or") {
         None => Some(None),

@@ -20,6 +20,8 @@
 //! Beneath the stages sit `text` (the one bounded read, the limits, diagnostics, the walk over
 //! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
 //! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too.
+//! Above them, [`json_schema`] generates the JSON Schemas of both files from the stages' own key
+//! tables, for editors.
 //!
 //! Invariants:
 //! - Nothing here panics, whatever the files hold.
@@ -47,6 +49,9 @@ mod top;
 
 // Beside the stages: the inputs file.
 pub(crate) mod inputs_file;
+
+// Above the stages: the JSON Schemas of both files, generated from the stages' key tables.
+pub mod json_schema;
 
 use std::path::{Path, PathBuf};
 

@@ -26,7 +26,7 @@ use crate::load::text::walk::{Sink, Text};
 /// Fields of a generated plan besides the layers and the prologue and epilogue blocks.
 const PLAN_FIELDS: [&str; 2] = ["draft", "arena"];
 /// Items of the generated arch module a checkpoint's module would collide with.
-const ARCH_ITEMS: [&str; 2] = ["blocks", "units"];
+pub(super) const ARCH_ITEMS: [&str; 2] = ["blocks", "units"];
 
 /// `snake_case` as `CamelCase`: `linear_attention` -> `LinearAttention`, `bf16` -> `Bf16`. The
 /// one case conversion: the generator names types, layer variants and the runtime enums'

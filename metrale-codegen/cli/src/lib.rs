@@ -2,8 +2,8 @@
 //! through a circuit's `[config]` into one `[checkpoint.NAME]` table.
 //!
 //! This package is the CLI product (the `metrale-codegen` binary: `check`, `plan`, `gen`,
-//! `import`, `fit`; see `metrale-codegen --help`). It owns what only the CLI needs: clap, the
-//! plan's table, JSON and SVG output, and `config.json` reading (`serde_json`,
+//! `import`, `fit`, `schema`; see `metrale-codegen --help`). It owns what only the CLI needs:
+//! clap, the plan's table, JSON and SVG output, and `config.json` reading (`serde_json`,
 //! `jsonc-parser`), so that the generator library `metrale_codegen`, which every `build.rs`
 //! user and the `circuit!` macro compile, depends on none of them.
 //!

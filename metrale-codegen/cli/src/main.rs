@@ -1,6 +1,7 @@
 //! The `metrale-codegen` command line (the binary of the `metrale-cli` package): `check`
 //! circuits, `plan` their state, `gen` their code, `import` a checkpoint from a `config.json`,
-//! `fit` a budget (see `metrale-codegen --help`, or [`cli::Cli`]).
+//! `fit` a budget, print the JSON `schema` of circuit and inputs files for editors (see
+//! `metrale-codegen --help`, or [`cli::Cli`]).
 //!
 //! This file only does I/O: it hands the arguments, as the OS gave them, to [`cli::run`]
 //! (which parses them with clap and returns what to print and the exit status as values) and

@@ -413,6 +413,7 @@ fn help_goes_to_stdout() {
             "check",
             "plan",
             "gen",
+            "schema",
             "Exit status",
         ] {
             assert!(
@@ -432,6 +433,47 @@ fn help_goes_to_stdout() {
             out.stdout
         );
     }
+}
+
+#[test]
+fn schema_prints_the_shipped_json_schemas() {
+    for (file, shipped) in [
+        ("circuit", "docs/schema/circuit.schema.json"),
+        ("inputs", "docs/schema/inputs.schema.json"),
+    ] {
+        let out = run(&["schema", file]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        assert!(out.stderr.is_empty(), "{file}: {}", out.stderr);
+        let expected = std::fs::read_to_string(root().join(shipped)).expect("a shipped schema");
+        assert!(
+            out.stdout == expected,
+            "`schema {file}` differs from {shipped}: regenerate it with \
+             `metrale-codegen schema {file} > {shipped}`"
+        );
+        let json: Value = serde_json::from_str(&out.stdout).expect("JSON");
+        assert_eq!(
+            json["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+    }
+    // Any other file is a usage error naming the valid ones.
+    let out = run(&["schema", "circuits"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains("[possible values: circuit, inputs]"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["schema"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = run(&["help", "schema"]);
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains("Usage: metrale-codegen schema <FILE>"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

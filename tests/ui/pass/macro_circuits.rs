@@ -12,6 +12,7 @@ pub mod plans {
     metrale_macros::circuit!("../../../circuits/jamba.toml");
     metrale_macros::circuit!("../../../circuits/kimi_linear.toml");
     metrale_macros::circuit!("../../../circuits/llama.toml");
+    metrale_macros::circuit!("../../../circuits/llama4.toml");
     metrale_macros::circuit!("../../../circuits/minimax_m1.toml");
     metrale_macros::circuit!("../../../circuits/mistral.toml");
     metrale_macros::circuit!("../../../circuits/nemotron_h.toml");

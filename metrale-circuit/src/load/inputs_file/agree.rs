@@ -44,7 +44,7 @@ pub(crate) const SERVING_KEYS: [&str; 14] = [
 ];
 
 /// The keys of `[serving.kv]`.
-const SERVING_KV_KEYS: [&str; 4] = [
+pub(crate) const SERVING_KV_KEYS: [&str; 4] = [
     "block_size",
     "tokens_per_sequence",
     "blocks",

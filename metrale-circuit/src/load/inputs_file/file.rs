@@ -67,7 +67,7 @@ use crate::model::{
 use crate::serve::{Parallel, ServingProfile};
 
 /// The keys of the file's top level, in documentation order.
-const TOP_KEYS: [&str; 10] = [
+pub(crate) const TOP_KEYS: [&str; 10] = [
     "slots",
     "formats",
     "verify",
@@ -80,15 +80,15 @@ const TOP_KEYS: [&str; 10] = [
     "pool",
 ];
 /// The keys of `[parallel]`.
-const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
+pub(crate) const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
 /// The keys of `[verify]`.
-const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
+pub(crate) const VERIFY_KEYS: [&str; 2] = ["h_steps", "conv_steps"];
 /// The keys of `[kv]` and `[draft_kv]`.
-const KV_KEYS: [&str; 2] = ["blocks", "block_size"];
+pub(crate) const KV_KEYS: [&str; 2] = ["blocks", "block_size"];
 /// The keys of `[kv]` that bound a sliding-window side: all three, or none.
-const WINDOW_KEYS: [&str; 3] = ["sequences", "chunk_tokens", "max_tokens"];
+pub(crate) const WINDOW_KEYS: [&str; 3] = ["sequences", "chunk_tokens", "max_tokens"];
 /// The keys of `[caches]`.
-const CACHE_KEYS: [&str; 8] = [
+pub(crate) const CACHE_KEYS: [&str; 8] = [
     "prefix_snapshot_slots",
     "ring",
     "carry",
@@ -99,15 +99,15 @@ const CACHE_KEYS: [&str; 8] = [
     "drafts",
 ];
 /// The keys of `caches.ring`.
-const RING_KEYS: [&str; 2] = ["ring_slots", "seq_slots"];
+pub(crate) const RING_KEYS: [&str; 2] = ["ring_slots", "seq_slots"];
 /// The keys of `caches.carry`.
-const CARRY_KEYS: [&str; 2] = ["slots", "table_rows"];
+pub(crate) const CARRY_KEYS: [&str; 2] = ["slots", "table_rows"];
 /// The keys of `caches.lookup`.
-const LOOKUP_KEYS: [&str; 2] = ["sequences", "history_tokens"];
+pub(crate) const LOOKUP_KEYS: [&str; 2] = ["sequences", "history_tokens"];
 /// The keys of `caches.tree`.
-const TREE_KEYS: [&str; 2] = ["slots", "nodes"];
+pub(crate) const TREE_KEYS: [&str; 2] = ["slots", "nodes"];
 /// The keys of `caches.drafts`.
-const DRAFT_KEYS: [&str; 2] = ["slots", "positions"];
+pub(crate) const DRAFT_KEYS: [&str; 2] = ["slots", "positions"];
 
 /// `[parallel]` of an inputs file, owned: borrow it as [`Parallel`] through
 /// [`ParallelCounts::parallel`].

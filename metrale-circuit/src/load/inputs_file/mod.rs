@@ -16,3 +16,11 @@ mod file;
 mod pool;
 
 pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
+
+// The key tables, one source of truth for the inputs file's JSON Schema (`load::json_schema`).
+pub(in crate::load) use agree::{SERVING_KEYS, SERVING_KV_KEYS};
+pub(in crate::load) use file::{
+    CACHE_KEYS, CARRY_KEYS, DRAFT_KEYS, KV_KEYS, LOOKUP_KEYS, PARALLEL_KEYS, RING_KEYS, TOP_KEYS,
+    TREE_KEYS, VERIFY_KEYS, WINDOW_KEYS,
+};
+pub(in crate::load) use pool::{POLICIES, POOL_KEYS};

@@ -29,7 +29,7 @@ pub(crate) const POOL_KEYS: [&str; 11] = [
 ];
 
 /// The spellings of `pool.policy`.
-const POLICIES: [&str; 2] = ["arenas", "vllm"];
+pub(crate) const POLICIES: [&str; 2] = ["arenas", "vllm"];
 
 /// Reads `[pool]`; `serving` says the file has a `[serving]` profile. `None` after an error.
 pub(crate) fn pool(

@@ -272,7 +272,7 @@ pub(crate) type Table<'i> = DeTable<'i>;
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
 /// Every Rust keyword, strict and reserved, in every edition: none may name a generated item.
-const RUST_KEYWORDS: &[&str] = &[
+pub(crate) const RUST_KEYWORDS: &[&str] = &[
     "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
     "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
     "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",

@@ -28,6 +28,7 @@ mod prepared;
 mod ranks;
 mod report;
 mod request;
+mod schema;
 mod svg;
 mod table;
 
@@ -65,6 +66,7 @@ pub enum Command {
     Gen(generate::GenArgs),
     Import(import::ImportArgs),
     Fit(fit::FitArgs),
+    Schema(schema::SchemaArgs),
 }
 
 /// How the process ends.
@@ -157,6 +159,7 @@ fn dispatch(command: &Command) -> Outcome {
         Command::Gen(args) => generate::run(args),
         Command::Import(args) => import::run(args),
         Command::Fit(args) => fit::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }
 
