@@ -1497,3 +1497,111 @@ fn fit_kv_blocks_under_a_profile_grows_the_tied_draft_pool() {
     let untied: Value = serde_json::from_str(&untied.stdout).unwrap();
     assert!(untied["value"].as_u64().unwrap() > value);
 }
+
+#[test]
+fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
+    // Llama-3.1-8B, bf16, a default server's vLLM pool, requests of 32,768 tokens at 40 GiB:
+    // pages of 16 x 8 x 128 x 2 x 2 = 65,536 B over 32 slots, 40 GiB / 2 MiB = 20,480 pages;
+    // 2048 pages a request; (20,480 - 1) / 2048 = 9 at once; vLLM logs 10.00x and 327,680 tokens
+    // (tests/tests/pool.rs works the same figures).
+    let inputs = scratch(
+        "vllm-pool.toml",
+        "[formats]\nkv_cache_dtype = \"bf16\"\n[serving]\nsequences = 1\n\
+         [pool]\npolicy = \"vllm\"\ncontext = 32768\n",
+    );
+    let out = run(&[
+        "fit",
+        "circuits/llama.toml",
+        "--checkpoint",
+        "llama_3_1_8b",
+        "--inputs",
+        &inputs,
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--budget",
+        "40GiB",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let fit: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(fit["policy"], "vllm");
+    assert_eq!(fit["value"], 9);
+    for (key, want) in [
+        ("block_tokens", 16),
+        ("page_bytes", 65_536),
+        ("pool_slots", 32),
+        ("pool_groups", 1),
+        ("request_pages", 2048),
+        ("pool_pages", 20_480),
+        ("pool_tokens", 327_680),
+        ("admitted", 9),
+    ] {
+        assert_eq!(fit[key], want, "{key}");
+    }
+    assert_eq!(fit["concurrency"], 10.0);
+    // The table says the same, and `plan` shows the pool's layers.
+    let table = run(&[
+        "fit",
+        "circuits/llama.toml",
+        "--checkpoint",
+        "llama_3_1_8b",
+        "--inputs",
+        &inputs,
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--budget",
+        "40GiB",
+    ]);
+    assert!(
+        table
+            .stdout
+            .contains("concurrency               10.00x (2048 pages a request)"),
+        "{}",
+        table.stdout
+    );
+    let plan = run(&[
+        "plan",
+        "circuits/llama.toml",
+        "--checkpoint",
+        "llama_3_1_8b",
+        "--inputs",
+        &inputs,
+    ]);
+    assert!(
+        plan.stdout
+            .contains("page pool (vllm) at device offset 0: 2049 pages"),
+        "{}",
+        plan.stdout
+    );
+    // Under the arenas, the answer carries the policy and no pool field.
+    let arenas = scratch(
+        "arenas.toml",
+        "[formats]\nkv_cache_dtype = \"bf16\"\n[serving]\nsequences = 1\n\
+         kv = { block_size = 16, tokens_per_sequence = 32768 }\n",
+    );
+    let out = run(&[
+        "fit",
+        "circuits/llama.toml",
+        "--checkpoint",
+        "llama_3_1_8b",
+        "--inputs",
+        &arenas,
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--budget",
+        "40GiB",
+        "--json",
+    ]);
+    let fit: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(
+        (fit["policy"].clone(), fit.get("pool_pages")),
+        ("arenas".into(), None)
+    );
+    assert_eq!(fit["value"], 10);
+}
