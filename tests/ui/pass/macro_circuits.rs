@@ -6,12 +6,14 @@
 pub mod plans {
     metrale_macros::circuit!("../../../circuits/deepseek_v3.toml");
     metrale_macros::circuit!("../../../circuits/falcon_h1.toml");
+    metrale_macros::circuit!("../../../circuits/gemma2.toml");
     metrale_macros::circuit!("../../../circuits/gemma3.toml");
     metrale_macros::circuit!("../../../circuits/gpt_oss.toml");
     metrale_macros::circuit!("../../../circuits/granite_4_h.toml");
     metrale_macros::circuit!("../../../circuits/jamba.toml");
     metrale_macros::circuit!("../../../circuits/kimi_linear.toml");
     metrale_macros::circuit!("../../../circuits/llama.toml");
+    metrale_macros::circuit!("../../../circuits/llama4.toml");
     metrale_macros::circuit!("../../../circuits/minimax_m1.toml");
     metrale_macros::circuit!("../../../circuits/mistral.toml");
     metrale_macros::circuit!("../../../circuits/nemotron_h.toml");
