@@ -23,9 +23,10 @@
 //!   (at least 1 when written as a number). The rules that decide a layer whatever the config
 //!   says (an `every` with a number for its period and offset, listed indices) give every layer
 //!   below [`MAX_LAYERS`] a kind when there is no default, and leave one without a kind when
-//!   there is one (so the default is used); no rule is wholly overridden by such rules after
-//!   it; and when only such rules are given, their kinds agree with a fixed layout (an
-//!   interval's period, a pattern layout's own pattern) on every layer below [`MAX_LAYERS`].
+//!   there is one (so the default is used); each such rule names a layer below [`MAX_LAYERS`];
+//!   no rule is wholly overridden by such rules after it; and when only such rules are given,
+//!   their kinds agree with a fixed layout (an interval's period, a pattern layout's own
+//!   pattern) on every layer below [`MAX_LAYERS`].
 
 use super::shape::Shape;
 #[cfg(doc)]

@@ -45,6 +45,46 @@ const SELECTORS: [&str; 3] = ["every", "indices", "last"];
 )]
 const LAYERS: usize = MAX_LAYERS as usize;
 
+/// A set of the layers below [`MAX_LAYERS`], one bit each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layers([u64; LAYERS.div_ceil(64)]);
+
+impl Layers {
+    /// No layer.
+    const NONE: Self = Self([0; LAYERS.div_ceil(64)]);
+
+    /// Whether layer `i` is in the set.
+    fn has(&self, i: usize) -> bool {
+        self.0
+            .get(i / 64)
+            .is_some_and(|word| (word >> (i % 64)) & 1 == 1)
+    }
+
+    /// Puts layer `i` in the set (a layer past the limit is left out).
+    fn add(&mut self, i: usize) {
+        if let Some(word) = self.0.get_mut(i / 64) {
+            *word |= 1 << (i % 64);
+        }
+    }
+
+    /// Puts every layer of `other` in the set.
+    fn add_all(&mut self, other: &Self) {
+        for (word, more) in self.0.iter_mut().zip(other.0) {
+            *word |= more;
+        }
+    }
+
+    /// Whether every layer of the set is in `other`.
+    fn within(&self, other: &Self) -> bool {
+        self.0.iter().zip(other.0).all(|(word, of)| word & !of == 0)
+    }
+
+    /// The first layer not in the set.
+    fn first_missing(&self) -> Option<usize> {
+        (0..LAYERS).find(|&i| !self.has(i))
+    }
+}
+
 /// What the help of a rule's shape says.
 const RULE_FORMS: &str =
     "name the layers with one of `every = N` (with `offset = O`), `indices = [...]` and `last = K`";
@@ -85,7 +125,7 @@ impl Context<'_> {
             return None;
         }
         let (rules, rules_value) = (rules?, rules_value?);
-        let fixed: Vec<Option<Vec<bool>>> = rules.iter().map(|r| fixed_layers(&r.rule)).collect();
+        let fixed: Vec<Option<Layers>> = rules.iter().map(|r| fixed_layers(&r.rule)).collect();
         let mut valid = coverage(w, &fixed, default.as_ref(), rules_value.span());
         valid &= none_overridden(w, &rules, &fixed);
         if valid {
@@ -221,13 +261,13 @@ impl Context<'_> {
         &self,
         w: &mut Walk<'_>,
         rules: &[Walked],
-        fixed: &[Option<Vec<bool>>],
+        fixed: &[Option<Layers>],
         default: Option<&(String, Range<usize>)>,
     ) {
         let Some(fixed) = fixed
             .iter()
             .map(Option::as_ref)
-            .collect::<Option<Vec<&Vec<bool>>>>()
+            .collect::<Option<Vec<&Layers>>>()
         else {
             return;
         };
@@ -270,7 +310,7 @@ impl Context<'_> {
                 .iter()
                 .zip(&fixed)
                 .rev()
-                .find(|(_, names)| names.get(i).copied().unwrap_or(false))
+                .find(|(_, names)| names.has(i))
                 .map(|(r, _)| (r.rule.kind.as_str(), r.kind_at.clone(), "this rule"));
             let Some((kind, at, by)) = decided
                 .or_else(|| default.map(|(kind, at)| (kind.as_str(), at.clone(), "`default`")))
@@ -572,8 +612,8 @@ fn last(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
 
 /// The layers below [`MAX_LAYERS`] a fixed rule names; `None` for a rule whose layers depend
 /// on the config.
-fn fixed_layers(rule: &KindRule) -> Option<Vec<bool>> {
-    let mut names = vec![false; LAYERS];
+fn fixed_layers(rule: &KindRule) -> Option<Layers> {
+    let mut names = Layers::NONE;
     match &rule.layers {
         RuleLayers::Every {
             period: ConfigInt::Literal(n),
@@ -585,8 +625,10 @@ fn fixed_layers(rule: &KindRule) -> Option<Vec<bool>> {
             } else {
                 n.checked_sub(o.unsigned_abs())?
             };
-            for (i, slot) in names.iter_mut().enumerate() {
-                *slot = (i as u64) % n == start;
+            for i in 0..LAYERS {
+                if (i as u64) % n == start {
+                    names.add(i);
+                }
             }
         }
         RuleLayers::Indices {
@@ -594,11 +636,11 @@ fn fixed_layers(rule: &KindRule) -> Option<Vec<bool>> {
             base,
         } => {
             for index in list {
-                let layer = index
+                if let Some(layer) = index
                     .checked_sub(*base)
-                    .and_then(|l| usize::try_from(l).ok());
-                if let Some(slot) = layer.and_then(|l| names.get_mut(l)) {
-                    *slot = true;
+                    .and_then(|l| usize::try_from(l).ok())
+                {
+                    names.add(layer);
                 }
             }
         }
@@ -611,17 +653,15 @@ fn fixed_layers(rule: &KindRule) -> Option<Vec<bool>> {
 /// to it. `false` when refused (reported).
 fn coverage(
     w: &mut Walk<'_>,
-    fixed: &[Option<Vec<bool>>],
+    fixed: &[Option<Layers>],
     default: Option<&(String, Range<usize>)>,
     rules_at: Range<usize>,
 ) -> bool {
-    let uncovered = (0..LAYERS).find(|&i| {
-        !fixed
-            .iter()
-            .flatten()
-            .any(|names| names.get(i).copied().unwrap_or(false))
-    });
-    match (uncovered, default) {
+    let mut named = Layers::NONE;
+    for names in fixed.iter().flatten() {
+        named.add_all(names);
+    }
+    match (named.first_missing(), default) {
         (Some(i), None) => {
             w.report(
                 rules_at,
@@ -647,12 +687,12 @@ fn coverage(
 
 /// No rule is overridden, on every layer it can name, by fixed rules after it. `false` when one
 /// is (reported).
-fn none_overridden(w: &mut Walk<'_>, rules: &[Walked], fixed: &[Option<Vec<bool>>]) -> bool {
-    let mut after = vec![false; LAYERS];
+fn none_overridden(w: &mut Walk<'_>, rules: &[Walked], fixed: &[Option<Layers>]) -> bool {
+    let mut after = Layers::NONE;
     let mut valid = true;
     for (rule, names) in rules.iter().zip(fixed).rev() {
         let d = match names {
-            Some(names) if !names.contains(&true) => Some(
+            Some(names) if *names == Layers::NONE => Some(
                 Diagnostic::error(format!(
                     "this rule names no layer below the loader's limit of {MAX_LAYERS} layers"
                 ))
@@ -660,12 +700,11 @@ fn none_overridden(w: &mut Walk<'_>, rules: &[Walked], fixed: &[Option<Vec<bool>
                 .help("a period or an index this large names no layer of any checkpoint"),
             ),
             _ => {
-                let overridden = (0..LAYERS).all(|i| {
-                    let can = names
-                        .as_ref()
-                        .is_none_or(|n| n.get(i).copied().unwrap_or(false));
-                    !can || after.get(i).copied().unwrap_or(false)
-                });
+                // A rule read from the config can name any layer.
+                let overridden = match names {
+                    Some(names) => names.within(&after),
+                    None => after.first_missing().is_none(),
+                };
                 overridden.then(|| {
                     Diagnostic::error("this rule never decides a layer: the rules after it name every layer it names")
                         .label("overridden")
@@ -678,9 +717,7 @@ fn none_overridden(w: &mut Walk<'_>, rules: &[Walked], fixed: &[Option<Vec<bool>
             valid = false;
         }
         if let Some(names) = names {
-            for (slot, named) in after.iter_mut().zip(names) {
-                *slot |= *named;
-            }
+            after.add_all(names);
         }
     }
     valid
