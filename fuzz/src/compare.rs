@@ -207,6 +207,7 @@ macro_rules! generated_modules {
 generated_modules!(
     deepseek_v3,
     falcon_h1,
+    gemma2,
     gemma3,
     gpt_oss,
     granite_4_h,

@@ -1,6 +1,8 @@
 //! `[config]` (schema 2): what the loader accepts, and one test per error class (message,
 //! `path:line:col`, help). Positions are counted by hand from [`BASE`]: `[config]` is line 24
-//! and the lines given to [`with_config`] start at line 25.
+//! and the lines given to [`with_config`] start at line 25. `[config.layer_rules]` (schema 3)
+//! is built by [`with_rules`]: its body starts at line 29; each of its error classes is also a
+//! case under `tests/cases/layer_rules/`.
 
 mod common;
 
@@ -144,7 +146,7 @@ fn one_source_of_layer_kinds() {
         &d,
         "`layer_types` and `pattern` both say the layer kinds",
         "c.toml:27:1",
-        &["keep one of `layer_types`, `pattern` and `layer_indices`"],
+        &["keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules`"],
     );
 }
 
@@ -321,4 +323,210 @@ fn a_fallback_reads_other_declared_dims() {
         &VALID.replace("{ key = \"text.d\", or = \"e * 2\" }", "{ or = \"e\" }"),
     ));
     assert_eq!(d.message, "missing `key` in `d`", "{}", d.render());
+}
+
+/// A schema-3 pattern circuit without a layout pattern (`S` sliding, `F` full, `G` global),
+/// whose `[config.layer_rules]` body is `rules`.
+fn with_rules(layout_pattern: &str, rules: &str) -> String {
+    format!(
+        r#"schema = 3
+arch = "r"
+dims = ["d"]
+[layout]
+kind = "pattern"
+{layout_pattern}
+[layout.symbols]
+S = "sliding"
+F = "full"
+G = "global"
+[layout.blocks]
+sliding = ["b"]
+full = ["b"]
+global = ["b"]
+[[block.b.state]]
+id = "k"
+kind = "paged_kv"
+format = "bf16"
+shape = "d"
+[checkpoint.c]
+layers = 2
+pattern = "SF"
+dims = {{ d = 8 }}
+[config]
+layers = "num_hidden_layers"
+[config.dims]
+d = "hidden_size"
+[config.layer_rules]
+{rules}
+"#
+    )
+}
+
+#[test]
+fn layer_rules_of_every_form_are_kept_in_order() {
+    use metrale_circuit::load::{ConfigInt, RuleIndices, RuleLayers};
+    let c = loads(&with_rules(
+        "",
+        r#"default = "sliding"
+rules = [
+  { every = { key = "text_config.interval", or = 4 }, offset = -1, kind = "full" },
+  { every = "period", offset = { key = "offset", or = 1 }, kind = "global" },
+  { indices = "text_config.full_attn_idxs", kind = "full" },
+  { indices = [1, 3], base = 1, kind = "global" },
+  { last = { key = "num_kv_shared_layers", or = 0 }, kind = "sliding" },
+  { last = 2, kind = "full" },
+]"#,
+    ));
+    let Some(LayerKindsSource::Rules(rules)) = c.config().unwrap().layer_kinds() else {
+        panic!("layer rules expected");
+    };
+    assert_eq!(rules.default_kind(), Some("sliding"));
+    assert_eq!(rules.default_origin().unwrap().to_string(), "c.toml:29");
+    let got: Vec<(&RuleLayers, &str, String)> = rules
+        .rules()
+        .iter()
+        .map(|r| (r.layers(), r.kind(), r.origin().to_string()))
+        .collect();
+    let key = |key: &str, or: Option<i64>| ConfigInt::Key {
+        key: key.to_owned(),
+        or,
+    };
+    assert_eq!(
+        got,
+        [
+            (
+                &RuleLayers::Every {
+                    period: key("text_config.interval", Some(4)),
+                    offset: ConfigInt::Literal(-1)
+                },
+                "full",
+                "c.toml:31".to_owned()
+            ),
+            (
+                &RuleLayers::Every {
+                    period: key("period", None),
+                    offset: key("offset", Some(1))
+                },
+                "global",
+                "c.toml:32".to_owned()
+            ),
+            (
+                &RuleLayers::Indices {
+                    list: RuleIndices::Key("text_config.full_attn_idxs".to_owned()),
+                    base: 0
+                },
+                "full",
+                "c.toml:33".to_owned()
+            ),
+            (
+                &RuleLayers::Indices {
+                    list: RuleIndices::Listed(vec![1, 3]),
+                    base: 1
+                },
+                "global",
+                "c.toml:34".to_owned()
+            ),
+            (
+                &RuleLayers::Last {
+                    count: key("num_kv_shared_layers", Some(0))
+                },
+                "sliding",
+                "c.toml:35".to_owned()
+            ),
+            (
+                &RuleLayers::Last {
+                    count: ConfigInt::Literal(2)
+                },
+                "full",
+                "c.toml:36".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn fixed_rules_that_agree_with_the_layout_load() {
+    // Every 2nd layer, the last of each pair, full: the layout's `SF`, on every layer.
+    let text = with_rules(
+        "pattern = \"SF\"",
+        "default = \"sliding\"\nrules = [{ every = 2, offset = -1, kind = \"full\" }]",
+    );
+    assert!(loads(&text).config().is_some());
+    // Rules that cover every layer need no default; without one they load too.
+    let text = with_rules(
+        "pattern = \"SF\"",
+        "rules = [{ every = 2, kind = \"sliding\" }, { every = 2, offset = 1, kind = \"full\" }]",
+    );
+    assert!(loads(&text).config().is_some());
+    // A rule read from the config is checked by `import`, not here: it loads beside a pattern.
+    let text = with_rules(
+        "pattern = \"SF\"",
+        "default = \"sliding\"\nrules = [{ every = \"n\", offset = -1, kind = \"full\" }]",
+    );
+    assert!(loads(&text).config().is_some());
+    // The same fixed rule against `SSF` disagrees at layer 1.
+    let d = only(&with_rules(
+        "pattern = \"SSF\"",
+        "default = \"sliding\"\nrules = [{ every = 2, offset = -1, kind = \"full\" }]",
+    ));
+    check(
+        &d,
+        "layer 1 is `full` by this rule, but the layout's pattern `SSF` makes it `sliding`",
+        "c.toml:30:43",
+        &[
+            "the rules and the layout must agree: correct one of them, or leave the layer kinds to the rules alone (a pattern layout without its own `pattern`)",
+        ],
+    );
+}
+
+#[test]
+fn a_later_rule_overrides_an_earlier_one_only_where_both_name_a_layer() {
+    // `every = 4` names 0, 4, 8, ...; the later `every = 2` overrides them all: refused.
+    let d = only(&with_rules(
+        "",
+        "default = \"sliding\"\nrules = [{ every = 4, kind = \"global\" }, { every = 2, kind = \"full\" }]",
+    ));
+    assert_eq!(
+        d.message,
+        "this rule never decides a layer: the rules after it name every layer it names",
+        "{}",
+        d.render()
+    );
+    assert_eq!(common::place(&d), "c.toml:30:10");
+    // The other way round each decides some layers: it loads.
+    loads(&with_rules(
+        "",
+        "default = \"sliding\"\nrules = [{ every = 2, kind = \"full\" }, { every = 4, kind = \"global\" }]",
+    ));
+    // Listed indices override only what they list.
+    loads(&with_rules(
+        "",
+        "default = \"sliding\"\nrules = [{ every = 2, kind = \"full\" }, { indices = [0, 2], kind = \"global\" }]",
+    ));
+    let d = only(&with_rules(
+        "",
+        "default = \"sliding\"\nrules = [{ indices = [0, 2], kind = \"global\" }, { every = 2, kind = \"full\" }]",
+    ));
+    assert_eq!(common::place(&d), "c.toml:30:10", "{}", d.render());
+}
+
+#[test]
+fn a_huge_index_list_is_read_in_linear_time() {
+    // 200,000 indices, all past the loader's limit but the first 1,024: each one past it is an
+    // error (the first 100 kept), and the duplicate check is by layer, not by search.
+    let list: Vec<String> = (0..200_000u64).map(|i| i.to_string()).collect();
+    let text = with_rules(
+        "",
+        &format!(
+            "default = \"sliding\"\nrules = [{{ indices = [{}], kind = \"full\" }}]",
+            list.join(", ")
+        ),
+    );
+    let start = std::time::Instant::now();
+    let found = errors(&text);
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        found[0].message,
+        "layer index 1024 is past the loader's limit of 1024 layers"
+    );
 }

@@ -31,6 +31,74 @@ use toml::de::{DeTable, DeValue};
 /// arithmetic. Reviewed one by one; keep it sorted.
 const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
     (
+        "layer_rules/a_kind_needs_a_symbol",
+        "a cross-reference: a rule's kind is a key of `[layout.blocks]` (with a symbol in a pattern layout)",
+    ),
+    (
+        "layer_rules/unknown_default",
+        "a cross-reference: a rule's kind is a key of `[layout.blocks]` (with a symbol in a pattern layout)",
+    ),
+    (
+        "layer_rules/unknown_kind",
+        "a cross-reference: a rule's kind is a key of `[layout.blocks]` (with a symbol in a pattern layout)",
+    ),
+    (
+        "layer_rules/a_layer_can_be_left_without_a_kind",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have",
+    ),
+    (
+        "layer_rules/a_rule_overridden_on_every_layer",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have",
+    ),
+    (
+        "layer_rules/a_rule_that_names_no_layer_a_checkpoint_has",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have",
+    ),
+    (
+        "layer_rules/default_never_used",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have",
+    ),
+    (
+        "layer_rules/rules_contradict_the_interval",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have, against the layout's period",
+    ),
+    (
+        "layer_rules/rules_contradict_the_layout_pattern",
+        "set arithmetic: which layers the rules name, over every layer a checkpoint may have, against the layout's pattern",
+    ),
+    (
+        "layer_rules/an_index_below_base",
+        "arithmetic: an index against the rule's `base`",
+    ),
+    (
+        "layer_rules/an_index_past_the_layer_limit",
+        "arithmetic: an index plus the rule's `base` against the layer limit",
+    ),
+    (
+        "layer_rules/offset_against_the_period_s_or",
+        "arithmetic: an offset against the period's `or`",
+    ),
+    (
+        "layer_rules/offset_before_the_period",
+        "arithmetic: an offset against its period",
+    ),
+    (
+        "layer_rules/offset_not_below_the_period",
+        "arithmetic: an offset against its period",
+    ),
+    (
+        "layer_rules/zero_period_as_or",
+        "a rule's `{ key, or }` is one table for every integer, whose `or` is any integer: a period's 0 is the loader's",
+    ),
+    (
+        "layer_rules/base_belongs_to_indices",
+        "a key that needs a sibling (`base` needs `indices`): the generator states no dependency between sibling keys",
+    ),
+    (
+        "layer_rules/offset_belongs_to_every",
+        "a key that needs a sibling (`offset` needs `every`): the generator states no dependency between sibling keys",
+    ),
+    (
         "checkpoints/extra_dim_in_checkpoint",
         "a cross-reference: a checkpoint's dims are the names `dims` lists",
     ),
@@ -227,6 +295,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
 /// The ```` ```toml error ```` blocks of the docs a JSON Schema cannot refuse, by the first
 /// line of the error the doc shows, each with the reason. Reviewed one by one.
 const DOC_ERRORS_NOT_EXPRESSED: &[(&str, &str)] = &[
+    (
+        "error: these rules can leave layer 0 without a kind",
+        "set arithmetic: which layers the rules name",
+    ),
     (
         "error: `caches.ring.seq_slots = 10`, more than `slots = 9`",
         "arithmetic: one count against another",

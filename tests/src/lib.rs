@@ -5,9 +5,10 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 14] = [
+pub const CIRCUITS: [&str; 15] = [
     "circuits/deepseek_v3.toml",
     "circuits/falcon_h1.toml",
+    "circuits/gemma2.toml",
     "circuits/gemma3.toml",
     "circuits/gpt_oss.toml",
     "circuits/granite_4_h.toml",
@@ -24,6 +25,7 @@ pub const CIRCUITS: [&str; 14] = [
 
 include!(concat!(env!("OUT_DIR"), "/deepseek_v3.rs"));
 include!(concat!(env!("OUT_DIR"), "/falcon_h1.rs"));
+include!(concat!(env!("OUT_DIR"), "/gemma2.rs"));
 include!(concat!(env!("OUT_DIR"), "/gemma3.rs"));
 include!(concat!(env!("OUT_DIR"), "/gpt_oss.rs"));
 include!(concat!(env!("OUT_DIR"), "/granite_4_h.rs"));
@@ -103,6 +105,7 @@ pub mod reexported {
 
     include!(concat!(env!("OUT_DIR"), "/reexported/deepseek_v3.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/falcon_h1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/gemma2.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gemma3.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gpt_oss.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/granite_4_h.rs"));

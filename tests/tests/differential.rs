@@ -484,6 +484,22 @@ differential!(
     [kv_cache_dtype, ssm_h_storage, ssm_conv_storage]
 );
 differential!(
+    gemma_2_2b_generated_equals_dynamic,
+    gemma2,
+    gemma_2_2b,
+    "circuits/gemma2.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    gemma2_tiny_generated_equals_dynamic,
+    gemma2,
+    tiny,
+    "circuits/gemma2.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
     gemma_3_27b_generated_equals_dynamic,
     gemma3,
     gemma_3_27b,

@@ -2,14 +2,17 @@
 //! Hugging Face `config.json`.
 //!
 //! This module owns the table's keys (`layers`, `layer_types`, `pattern`, `layer_indices`,
-//! `interval`, `[config.dims]`) and every rule that can be checked without a config: key paths
-//! well formed, one source of layer kinds at most and one fitting the layout, mapped layer
-//! kinds that the layout has (and, in a pattern layout, a symbol for each), every declared dim
-//! named once and nothing else, fallbacks that read only other declared dims.
+//! `layer_rules`, `interval`, `[config.dims]`) and every rule that can be checked without a
+//! config: key paths well formed, one source of layer kinds at most and one fitting the layout,
+//! mapped layer kinds that the layout has (and, in a pattern layout, a symbol for each), every
+//! declared dim named once and nothing else, fallbacks that read only other declared dims. The
+//! layer kinds by rule (`[config.layer_rules]`, schema 3) are walked and checked in `rules`.
 //!
 //! Invariants:
 //! - Each error is located at the key or value at fault (a missing key at the table that lacks
 //!   it); a [`ConfigMap`] is returned only when the table had no error.
+
+pub(super) mod rules;
 
 use std::ops::Range;
 
@@ -25,12 +28,14 @@ pub(super) const CONFIG_KEYS: &[&str] = &[
     "layer_types",
     "pattern",
     "layer_indices",
+    "layer_rules",
     "interval",
     "dims",
 ];
 
-/// The three sources of layer kinds, of which a `[config]` names at most one.
-pub(super) const KIND_SOURCES: [&str; 3] = ["layer_types", "pattern", "layer_indices"];
+/// The four sources of layer kinds, of which a `[config]` names at most one.
+pub(super) const KIND_SOURCES: [&str; 4] =
+    ["layer_types", "pattern", "layer_indices", "layer_rules"];
 
 /// The keys of `layer_types = { ... }`.
 pub(super) const LAYER_TYPES_KEYS: &[&str] = &["key", "map"];
@@ -188,7 +193,9 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
                 span.clone(),
                 Diagnostic::error(format!("`{key}` and `{first}` both say the layer kinds"))
                     .label("a second source")
-                    .help("keep one of `layer_types`, `pattern` and `layer_indices`"),
+                    .help(
+                        "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules`",
+                    ),
             );
         }
         if !rest.is_empty() {
@@ -217,6 +224,21 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
     }
     if let Some((_, v)) = field(table, "layer_indices") {
         return layer_indices(w, v, cx).map(Some).ok_or(Refused);
+    }
+    if let Some((key, v)) = field(table, "layer_rules") {
+        if cx.schema.is_some_and(|schema| schema < 3) {
+            w.report(
+                key,
+                Diagnostic::error("`layer_rules` needs `schema = 3`")
+                    .label("layer kinds by rule")
+                    .help("write `schema = 3` at the top of the circuit"),
+            );
+            return Err(Refused);
+        }
+        return cx
+            .layer_rules(w, v)
+            .map(|rules| Some(LayerKindsSource::Rules(rules)))
+            .ok_or(Refused);
     }
     Ok(None)
 }
@@ -369,7 +391,7 @@ fn needs_kinds(w: &mut Walk<'_>, at: Range<usize>, cx: &Context<'_>, sourced: bo
         w.report(
             at,
             Diagnostic::error("`[config]` does not say the layer kinds")
-                .label("no `layer_types`, `pattern` or `layer_indices`")
+                .label("no `layer_types`, `pattern`, `layer_indices` or `layer_rules`")
                 .note(why)
                 .help("add the config key that gives each layer's kind"),
         );

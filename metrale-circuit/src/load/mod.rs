@@ -60,8 +60,9 @@ use text::walk::Sink;
 
 pub use crate::model::is_snake_identifier;
 pub use circuit::{
-    BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigMap, Instance, LayerKindsSource,
-    LayerLayout, LayerRule, RankStates, StateTemplate, shape,
+    BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigInt, ConfigMap, Instance, KindRule,
+    LayerKindsSource, LayerLayout, LayerRule, LayerRules, RankStates, RuleIndices, RuleLayers,
+    StateTemplate, shape,
 };
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 pub use names::camel_case;

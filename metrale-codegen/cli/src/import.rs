@@ -3,22 +3,32 @@
 //!
 //! This module owns the reading of a config (a spanned JSON tree from `jsonc-parser`, strict
 //! JSON), the lookup of dotted key paths in it, the evaluation of each `[config]` source (the
-//! layer count, the layer kinds, the interval check, every dim with its fallback) and the
-//! rendering of the table.
+//! layer count, the layer kinds, the interval check, every dim with its fallback), the checks
+//! of the layer kinds against a fixed layout (an interval's period; a pattern layout's own
+//! pattern, which must divide the depth and agree with the config's kinds) and the rendering
+//! of the table. The layer kinds by rule (`[config.layer_rules]`, schema 3) are evaluated in
+//! `rules`.
 //!
 //! Invariants:
 //! - Every error names the config.json key at fault and is located in the config (its
 //!   line:col): at the value for a wrong type or an inconsistency, at the object that lacks
-//!   it for a missing key. All errors of one import are reported together.
-//! - Nothing here panics, whatever the config holds (JSON nesting is bounded by the parser).
+//!   it for a missing key; an error about a circuit's rule also names the rule's `file:line`.
+//!   All errors of one import are reported together.
+//! - Nothing here panics, whatever the config holds (JSON nesting is bounded by the parser; a
+//!   layer count past the loader's [`MAX_LAYERS`] is refused before any per-layer work).
+//! - A fixed pattern is only ever repeated whole, never cut: a depth it does not divide is
+//!   refused with both figures and the depths that would fit.
 //! - The table lists the dims in the circuit's declaration order; its pattern (pattern
 //!   layouts) uses the first `[layout.symbols]` character of each layer kind.
+
+mod rules;
 
 use std::ops::Range;
 
 use jsonc_parser::ast::{ObjectPropName, Value};
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
+use metrale_circuit::load::limits::MAX_LAYERS;
 use metrale_circuit::load::{Circuit, ConfigMap, LayerKindsSource, LayerRule, is_snake_identifier};
 
 /// What the caller may set instead of reading it from the config.
@@ -165,6 +175,38 @@ struct Reader<'a> {
     errors: Vec<(usize, Diagnostic)>,
 }
 
+/// The layer count as read: its value, its key and where the value is.
+struct Depth {
+    /// The layer count, 1 to [`MAX_LAYERS`].
+    layers: u64,
+    /// Its key path.
+    key: String,
+    /// Its value in the config.
+    at: Range<usize>,
+}
+
+/// One layer's kind as read, with what decided it.
+struct Layer {
+    /// The layer kind.
+    kind: String,
+    /// Where in the config it was decided: the list entry, the pattern character, the index, a
+    /// rule's value, or the layer count for a rule written in the circuit.
+    at: Range<usize>,
+    /// What decided it, as a message says it: "in the config", "by rule 1 of ...".
+    by: String,
+}
+
+impl Layer {
+    /// A layer given by a per-layer source of the config.
+    fn in_config(kind: String, at: Range<usize>) -> Self {
+        Self {
+            kind,
+            at,
+            by: "in the config".to_owned(),
+        }
+    }
+}
+
 /// What a key path leads to.
 enum Found<'a> {
     /// The value.
@@ -256,9 +298,11 @@ impl<'a> Reader<'a> {
         stem: &str,
         options: ImportOptions<'_>,
     ) -> Option<Imported> {
-        let layers = self.layers(map);
+        let depth = self.layers(map);
         let interval = self.interval(circuit, map);
-        let kinds = layers.and_then(|layers| self.kinds(circuit, map, layers));
+        let kinds = depth
+            .as_ref()
+            .and_then(|depth| self.kinds(circuit, map, depth));
         let dims = self.dims(map);
         let name = self.name(stem, options.name);
         let hf = options.hf.map(str::to_owned).or_else(|| self.hf());
@@ -266,14 +310,14 @@ impl<'a> Reader<'a> {
         Some(Imported {
             name: name?,
             hf,
-            layers: layers?,
+            layers: depth?.layers,
             kinds: kinds?,
             dims: dims?,
         })
     }
 
-    /// The layer count: an integer of at least 1.
-    fn layers(&mut self, map: &ConfigMap) -> Option<u64> {
+    /// The layer count: an integer from 1 to the loader's [`MAX_LAYERS`].
+    fn layers(&mut self, map: &ConfigMap) -> Option<Depth> {
         let key = map.layers();
         let value = self.require(key, "`[config] layers` names the key of the layer count")?;
         let n = self.integer(key, value)?;
@@ -287,7 +331,24 @@ impl<'a> Reader<'a> {
             );
             return None;
         }
-        Some(n)
+        if n > MAX_LAYERS {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{key}` is {n}, past the loader's limit of {MAX_LAYERS} layers"
+                ))
+                .label("too many layers")
+                .help(format!(
+                    "a checkpoint has 1 to {MAX_LAYERS} layers: see \"Limits\" in docs/circuit-schema.md"
+                )),
+            );
+            return None;
+        }
+        Some(Depth {
+            layers: n,
+            key: key.to_owned(),
+            at: span(value),
+        })
     }
 
     /// The interval check: `Some(())` when there is none or it holds.
@@ -325,30 +386,37 @@ impl<'a> Reader<'a> {
     }
 
     /// The layers' kinds, checked against the layout and put the way the layout writes them.
-    fn kinds(&mut self, circuit: &Circuit, map: &ConfigMap, layers: u64) -> Option<ImportedKinds> {
+    fn kinds(
+        &mut self,
+        circuit: &Circuit,
+        map: &ConfigMap,
+        depth: &Depth,
+    ) -> Option<ImportedKinds> {
         let rule = circuit.layout().rule();
-        let Some(source) = map.layer_kinds() else {
-            return Some(ImportedKinds::Layout);
+        let layers = depth.layers;
+        let given = match map.layer_kinds() {
+            None => None,
+            Some(source) => Some(match source {
+                LayerKindsSource::Types { key, map } => self.layer_types(key, map, layers),
+                LayerKindsSource::Pattern { key } => self.pattern(key, rule, layers),
+                LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
+                LayerKindsSource::Rules(rules) => self.layer_rules(rules, depth),
+            }?),
         };
-        let kinds = match source {
-            LayerKindsSource::Types { key, map } => self.layer_types(key, map, layers),
-            LayerKindsSource::Pattern { key } => self.pattern(key, rule, layers),
-            LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
-        }?;
         match rule {
             LayerRule::Interval { period } => {
-                let at = self.kinds_span(source);
-                for (i, kind) in kinds.iter().enumerate() {
+                for (i, layer) in given.iter().flatten().enumerate() {
                     let expected = if (i as u64 + 1).is_multiple_of(*period) {
                         "full_attention"
                     } else {
                         "linear_attention"
                     };
-                    if kind != expected {
+                    if layer.kind != expected {
                         self.report(
-                            at.clone(),
+                            layer.at.clone(),
                             Diagnostic::error(format!(
-                                "layer {i} is `{kind}` in the config, but the layout (period {period}) makes it `{expected}`"
+                                "layer {i} is `{}` {}, but the layout (period {period}) makes it `{expected}`",
+                                layer.kind, layer.by
                             ))
                             .label("contradicts the layout")
                             .help("this config describes another layout than the circuit's"),
@@ -358,26 +426,97 @@ impl<'a> Reader<'a> {
                 }
                 Some(ImportedKinds::Layout)
             }
-            LayerRule::List => Some(ImportedKinds::List(kinds)),
-            LayerRule::Pattern { symbols, .. } => {
-                let pattern = kinds
+            LayerRule::List => Some(ImportedKinds::List(
+                given?.into_iter().map(|layer| layer.kind).collect(),
+            )),
+            LayerRule::Pattern { symbols, pattern } => {
+                if let Some(pattern) = pattern
+                    && !self.fixed_pattern(pattern, symbols, depth, given.as_deref())
+                {
+                    return None;
+                }
+                let Some(given) = given else {
+                    return Some(ImportedKinds::Layout);
+                };
+                let pattern = given
                     .iter()
-                    .filter_map(|kind| symbols.iter().find(|(_, k)| k == kind).map(|(c, _)| *c))
+                    .filter_map(|layer| {
+                        symbols
+                            .iter()
+                            .find(|(_, k)| *k == layer.kind)
+                            .map(|(c, _)| *c)
+                    })
                     .collect();
                 Some(ImportedKinds::Pattern(pattern))
             }
         }
     }
 
-    /// The span of the value a kinds source reads (its first key for index lists).
-    fn kinds_span(&self, source: &LayerKindsSource) -> Range<usize> {
-        let key = match source {
-            LayerKindsSource::Types { key, .. } | LayerKindsSource::Pattern { key } => key,
-            LayerKindsSource::Indices { kinds, .. } => match kinds.first() {
-                Some((_, key)) => key,
-                None => return span(self.root),
-            },
-        };
+    /// A pattern layout's own pattern: it must divide the depth (it is repeated whole, never
+    /// cut), and the config's kinds, when it gives them, must be the pattern's. `false` when
+    /// refused (reported).
+    fn fixed_pattern(
+        &mut self,
+        pattern: &str,
+        symbols: &[(char, String)],
+        depth: &Depth,
+        given: Option<&[Layer]>,
+    ) -> bool {
+        let kinds: Vec<&str> = pattern
+            .chars()
+            .filter_map(|c| {
+                symbols
+                    .iter()
+                    .find(|(s, _)| *s == c)
+                    .map(|(_, k)| k.as_str())
+            })
+            .collect();
+        let period = kinds.len() as u64;
+        if period == 0 {
+            return true;
+        }
+        let mut valid = true;
+        let (layers, key) = (depth.layers, &depth.key);
+        if !layers.is_multiple_of(period) {
+            let below = layers - layers % period;
+            let above = below.saturating_add(period);
+            let fit = if below == 0 {
+                format!("{above} layers would fit")
+            } else {
+                format!("{below} or {above} layers would fit")
+            };
+            self.report(
+                depth.at.clone(),
+                Diagnostic::error(format!(
+                    "config key `{key}` is {layers}: not a whole number of the layout's pattern `{pattern}` ({period} layers)"
+                ))
+                .label("the pattern would be cut")
+                .help(format!(
+                    "{fit}; a model of another depth needs its own pattern: remove `[layout] pattern` and give the layer kinds in `[config]` (by rule: `[config.layer_rules]`, schema 3)"
+                )),
+            );
+            valid = false;
+        }
+        for (i, layer) in given.into_iter().flatten().enumerate() {
+            let expected = kinds.get(i % kinds.len()).copied().unwrap_or_default();
+            if layer.kind != expected {
+                self.report(
+                    layer.at.clone(),
+                    Diagnostic::error(format!(
+                        "layer {i} is `{}` {}, but the layout's pattern `{pattern}` makes it `{expected}`",
+                        layer.kind, layer.by
+                    ))
+                    .label("contradicts the layout")
+                    .help("this config describes another layout than the circuit's"),
+                );
+                return false;
+            }
+        }
+        valid
+    }
+
+    /// The span of the value at `key` (the object that lacks it, when missing).
+    fn key_span(&self, key: &str) -> Range<usize> {
         match self.find(key) {
             Found::Value(v) => span(v),
             Found::Missing(parent) => parent,
@@ -390,7 +529,7 @@ impl<'a> Reader<'a> {
         key: &str,
         map: &[(String, String)],
         layers: u64,
-    ) -> Option<Vec<String>> {
+    ) -> Option<Vec<Layer>> {
         let value = self.require(
             key,
             "`[config] layer_types` names the key of the per-layer list",
@@ -428,7 +567,7 @@ impl<'a> Reader<'a> {
             let kind =
                 spelled.and_then(|s| map.iter().find(|(e, _)| *e == s).map(|(_, k)| k.clone()));
             if let Some(kind) = kind {
-                out.push(kind);
+                out.push(Layer::in_config(kind, span(element)));
                 continue;
             }
             let found = match element {
@@ -450,7 +589,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A pattern string, one symbol per layer.
-    fn pattern(&mut self, key: &str, rule: &LayerRule, layers: u64) -> Option<Vec<String>> {
+    fn pattern(&mut self, key: &str, rule: &LayerRule, layers: u64) -> Option<Vec<Layer>> {
         let value = self.require(key, "`[config] pattern` names the key of the layer pattern")?;
         let Value::StringLit(text) = value else {
             self.report(
@@ -487,16 +626,16 @@ impl<'a> Reader<'a> {
         let known: Vec<&str> = known.iter().map(String::as_str).collect();
         let mut out = Vec::with_capacity(pattern.len());
         for (offset, c) in pattern.char_indices() {
-            if let Some((_, kind)) = symbols.iter().find(|(s, _)| *s == c) {
-                out.push(kind.clone());
-                continue;
-            }
             let place = if one_to_one {
                 let start = at.start + 1 + offset;
                 start..start + c.len_utf8()
             } else {
                 at.clone()
             };
+            if let Some((_, kind)) = symbols.iter().find(|(s, _)| *s == c) {
+                out.push(Layer::in_config(kind.clone(), place));
+                continue;
+            }
             self.report(
                 place,
                 Diagnostic::error(format!(
@@ -515,7 +654,7 @@ impl<'a> Reader<'a> {
         base: u64,
         kinds: &[(String, String)],
         layers: u64,
-    ) -> Option<Vec<String>> {
+    ) -> Option<Vec<Layer>> {
         let count = usize::try_from(layers).ok()?;
         let mut of: Vec<Option<(String, Range<usize>)>> = vec![None; count];
         let mut valid = true;
@@ -590,11 +729,9 @@ impl<'a> Reader<'a> {
             .collect();
         if !missing.is_empty() {
             let keys: Vec<String> = kinds.iter().map(|(_, k)| format!("`{k}`")).collect();
+            let first = kinds.first().map_or(String::new(), |(_, key)| key.clone());
             self.report(
-                self.kinds_span(&LayerKindsSource::Indices {
-                    base,
-                    kinds: kinds.to_vec(),
-                }),
+                self.key_span(&first),
                 Diagnostic::error(format!(
                     "layer{} {} {} in none of the config keys {}",
                     if missing.len() == 1 { "" } else { "s" },
@@ -608,7 +745,7 @@ impl<'a> Reader<'a> {
         }
         Some(
             of.into_iter()
-                .filter_map(|k| k.map(|(kind, _)| kind))
+                .filter_map(|k| k.map(|(kind, at)| Layer::in_config(kind, at)))
                 .collect(),
         )
     }

@@ -422,5 +422,355 @@ fn an_interval_config_is_checked_against_the_layout() {
         d.message,
         "layer 3 is `linear_attention` in the config, but the layout (period 4) makes it `full_attention`"
     );
-    assert_eq!(place(&d), "config.json:2:16");
+    // At the entry of layer 3.
+    assert_eq!(place(&d), "config.json:2:77");
+}
+
+#[test]
+fn a_layer_count_past_the_loader_s_limit_is_refused_before_any_layer_is_read() {
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace("\"num_hidden_layers\": 4", "\"num_hidden_layers\": 5000"),
+    );
+    assert_eq!(
+        d.message,
+        "config key `num_hidden_layers` is 5000, past the loader's limit of 1024 layers"
+    );
+    assert_eq!(place(&d), "config.json:4:24");
+    // A count no machine could allocate a layer list for: refused the same way, no panic.
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace(
+            "\"num_hidden_layers\": 4",
+            "\"num_hidden_layers\": 18446744073709551615",
+        ),
+    );
+    assert!(
+        d.message.contains("past the loader's limit"),
+        "{}",
+        d.render()
+    );
+}
+
+/// A schema-3 pattern circuit without a layout pattern: symbols S (sliding), F (full), G
+/// (global); its rules on lines 30 to 32: every N-th layer full (N at `text_config.interval`,
+/// 4 when absent), the layers at `text_config.global_idxs` global, the last K sliding (K at
+/// `shared`, 0 when absent), the rest sliding.
+const RULES: &str = r#"schema = 3
+arch = "r"
+dims = ["d"]
+[layout]
+kind = "pattern"
+[layout.symbols]
+S = "sliding"
+F = "full"
+G = "global"
+[layout.blocks]
+sliding = ["b"]
+full = ["b"]
+global = ["b"]
+[checkpoint.t]
+layers = 1
+pattern = "S"
+dims = { d = 1 }
+[[block.b.state]]
+id = "k"
+kind = "paged_kv"
+format = "bf16"
+shape = "d"
+[config]
+layers = "num_hidden_layers"
+[config.dims]
+d = "hidden_size"
+[config.layer_rules]
+default = "sliding"
+rules = [
+  { every = { key = "text_config.interval", or = 4 }, offset = -1, kind = "full" },
+  { indices = "text_config.global_idxs", kind = "global" },
+  { last = { key = "shared", or = 0 }, kind = "sliding" },
+]
+"#;
+
+/// A config for [`RULES`]: ten layers; `text_config` (line 4) holds `extra` and the global
+/// indices (line 5).
+fn rules_config(extra: &str, globals: &str) -> String {
+    format!(
+        "{{\n  \"num_hidden_layers\": 10,\n  \"hidden_size\": 8,\n  \"text_config\": {{{extra}\n    \"global_idxs\": {globals}\n  }}\n}}\n"
+    )
+}
+
+#[test]
+fn layer_rules_apply_in_order_with_their_defaults() {
+    // By hand: the interval is absent, so 4: full at 3 and 7; global at 0 and 5; `shared`
+    // absent, so 0 layers; the rest sliding.
+    let imported = run(RULES, &rules_config("", "[0, 5]"), ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("GSSFSGSFSS".into()));
+    let cp = appended(RULES, &imported.to_toml(), "config");
+    assert_eq!(cp.layer_kinds()[3], "full");
+    // Interval 2: full at 1, 3, 5, 7, 9, then the globals override 0 and 5; the last 2 are
+    // sliding, overriding 9.
+    let config = rules_config("\n    \"interval\": 2,", "[0, 5]").replace(
+        "\"hidden_size\": 8,",
+        "\"hidden_size\": 8,\n  \"shared\": 2,",
+    );
+    let imported = run(RULES, &config, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("GFSFSGSFSS".into()));
+    // `null` takes the `or` too.
+    let config = rules_config("\n    \"interval\": null,", "[0, 5]");
+    let imported = run(RULES, &config, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("GSSFSGSFSS".into()));
+}
+
+#[test]
+fn a_rule_s_values_from_the_config_are_checked_where_they_are() {
+    // A zero period, at its value (line 4, column 32).
+    let d = only(RULES, &rules_config(" \"interval\": 0,", "[0]"));
+    assert_eq!(
+        d.message,
+        "the period of rule 1 of `[config.layer_rules]` (c.toml:30) is 0: a period is at least 1 layer"
+    );
+    assert_eq!(place(&d), "config.json:4:32");
+    // A wrong type.
+    let d = only(RULES, &rules_config(" \"interval\": \"4\",", "[0]"));
+    assert_eq!(
+        d.message,
+        "config key `text_config.interval` must be a non-negative integer, found a string"
+    );
+    // An index outside the layers, at that index (line 5, column 24).
+    let d = only(RULES, &rules_config("", "[0, 12]"));
+    assert_eq!(
+        d.message,
+        "config key `text_config.global_idxs` lists layer 12, outside 0..=9"
+    );
+    assert_eq!(place(&d), "config.json:5:24");
+    // An index listed twice, at the second.
+    let d = only(RULES, &rules_config("", "[0, 5, 0]"));
+    assert_eq!(
+        d.message,
+        "layer 0 is listed twice in config key `text_config.global_idxs`"
+    );
+    assert_eq!(place(&d), "config.json:5:27");
+    // A list that is not one.
+    let d = only(RULES, &rules_config("", "3"));
+    assert_eq!(
+        d.message,
+        "config key `text_config.global_idxs` must be a list of layer indices, found a number"
+    );
+    // A missing key without `or`: at the object that lacks it, naming the rule.
+    let config = "{\"num_hidden_layers\": 10, \"hidden_size\": 8, \"text_config\": {}}";
+    let d = only(RULES, config);
+    assert_eq!(d.message, "missing config key `text_config.global_idxs`");
+    assert_eq!(
+        d.help,
+        ["rule 2 of `[config.layer_rules]` (c.toml:31) reads its layer indices from it"]
+    );
+    // A `last` count past the depth, at its value.
+    let config = rules_config("", "[0]").replace(
+        "\"hidden_size\": 8,",
+        "\"hidden_size\": 8,\n  \"shared\": 11,",
+    );
+    let d = only(RULES, &config);
+    assert_eq!(
+        d.message,
+        "config key `shared` is 11, but the model has 10 layers"
+    );
+    assert_eq!(place(&d), "config.json:4:13");
+}
+
+#[test]
+fn a_rule_s_own_numbers_are_checked_against_the_config_s_depth() {
+    // Written in the circuit, so located at the layer count, naming the rule.
+    let listed = RULES.replace(
+        "{ indices = \"text_config.global_idxs\", kind = \"global\" }",
+        "{ indices = [3, 12], kind = \"global\" }",
+    );
+    let d = only(&listed, &rules_config("", "[0]"));
+    assert_eq!(
+        d.message,
+        "rule 2 of `[config.layer_rules]` (c.toml:31) lists layer 12, but config key `num_hidden_layers` gives 10 layers"
+    );
+    assert_eq!(place(&d), "config.json:2:24");
+    let last = RULES.replace(
+        "{ last = { key = \"shared\", or = 0 }, kind = \"sliding\" }",
+        "{ last = 12, kind = \"sliding\" }",
+    );
+    let d = only(&last, &rules_config("", "[0]"));
+    assert_eq!(
+        d.message,
+        "rule 3 of `[config.layer_rules]` (c.toml:32) names the last 12 layers, but config key `num_hidden_layers` gives 10"
+    );
+    assert_eq!(place(&d), "config.json:2:24");
+    // An offset read from the config must fit the period.
+    let offset = RULES.replace("offset = -1", "offset = \"text_config.offset\"");
+    let d = only(&offset, &rules_config(" \"offset\": 7,", "[0]"));
+    assert_eq!(
+        d.message,
+        "the offset 7 of rule 1 of `[config.layer_rules]` (c.toml:30) does not fit its period 4"
+    );
+    assert_eq!(place(&d), "config.json:4:30");
+}
+
+/// A schema-3 circuit whose layout has its own pattern `SSF`; `kinds` is a `[config]` line.
+fn fixed(kinds: &str) -> String {
+    format!(
+        r#"schema = 3
+arch = "f"
+dims = ["d"]
+[layout]
+kind = "pattern"
+pattern = "SSF"
+[layout.symbols]
+S = "sliding"
+F = "full"
+[layout.blocks]
+sliding = ["b"]
+full = ["b"]
+[checkpoint.t]
+layers = 3
+dims = {{ d = 1 }}
+[[block.b.state]]
+id = "k"
+kind = "paged_kv"
+format = "bf16"
+shape = "d"
+[config]
+layers = "n"
+{kinds}
+[config.dims]
+d = "d"
+"#
+    )
+}
+
+#[test]
+fn a_fixed_pattern_must_divide_the_depth() {
+    let c = fixed("");
+    let imported = run(&c, "{\"n\": 6, \"d\": 1}", ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Layout);
+    assert_eq!(
+        imported.to_toml(),
+        "[checkpoint.config]\nlayers = 6\ndims = { d = 1 }\n"
+    );
+    // 7 layers would cut the pattern: both figures, and what would fit.
+    let d = only(&c, "{\"n\": 7, \"d\": 1}");
+    assert_eq!(
+        d.message,
+        "config key `n` is 7: not a whole number of the layout's pattern `SSF` (3 layers)"
+    );
+    assert_eq!(place(&d), "config.json:1:7");
+    assert_eq!(d.label, "the pattern would be cut");
+    assert_eq!(
+        d.help,
+        [
+            "6 or 9 layers would fit; a model of another depth needs its own pattern: remove `[layout] pattern` and give the layer kinds in `[config]` (by rule: `[config.layer_rules]`, schema 3)"
+        ]
+    );
+    // Fewer layers than one pattern.
+    let d = only(&c, "{\"n\": 2, \"d\": 1}");
+    assert!(
+        d.help[0].starts_with("3 layers would fit;"),
+        "{}",
+        d.render()
+    );
+}
+
+#[test]
+fn a_config_that_contradicts_a_fixed_pattern_is_refused() {
+    // Per-layer types that agree are written out as before; one that differs is refused at
+    // its entry.
+    let c = fixed(r#"layer_types = { key = "types", map = { s = "sliding", f = "full" } }"#);
+    let imported = run(
+        &c,
+        "{\"n\": 6, \"d\": 1, \"types\": [\"s\", \"s\", \"f\", \"s\", \"s\", \"f\"]}",
+        ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("SSFSSF".into()));
+    let d = only(
+        &c,
+        "{\"n\": 6, \"d\": 1, \"types\": [\"s\", \"s\", \"f\", \"s\", \"f\", \"f\"]}",
+    );
+    assert_eq!(
+        d.message,
+        "layer 4 is `full` in the config, but the layout's pattern `SSF` makes it `sliding`"
+    );
+    assert_eq!(place(&d), "config.json:1:48");
+    // A rule over a config key: the config's period 3 agrees, 2 does not (at the value, with
+    // the rule's place in the circuit).
+    let c = fixed(
+        "layer_rules = { default = \"sliding\", rules = [{ every = \"every\", offset = -1, kind = \"full\" }] }",
+    );
+    let imported = run(
+        &c,
+        "{\"n\": 6, \"d\": 1, \"every\": 3}",
+        ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("SSFSSF".into()));
+    let d = only(&c, "{\"n\": 6, \"d\": 1, \"every\": 2}");
+    assert_eq!(
+        d.message,
+        "layer 1 is `full` by rule 1 of `[config.layer_rules]` (c.toml:23), but the layout's pattern `SSF` makes it `sliding`"
+    );
+    assert_eq!(place(&d), "config.json:1:27");
+}
+
+#[test]
+fn layer_rules_are_checked_against_an_interval() {
+    let c = INTERVAL.replacen("schema = 2", "schema = 3", 1).replace(
+        r#"layer_types = { key = "text_config.layer_types", map = { linear_attention = "linear_attention", full_attention = "full_attention" } }"#,
+        r#"layer_rules = { default = "linear_attention", rules = [{ every = "text_config.p", offset = -1, kind = "full_attention" }] }"#,
+    );
+    let config = |p: u64| {
+        format!(
+            "{{\"text_config\": {{\"num_hidden_layers\": 8, \"d\": 1, \"full_attention_interval\": 4, \"p\": {p}}}}}"
+        )
+    };
+    let imported = run(&c, &config(4), ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Layout);
+    let d = only(&c, &config(2));
+    assert_eq!(
+        d.message,
+        "layer 1 is `full_attention` by rule 1 of `[config.layer_rules]` (c.toml:22), but the layout (period 4) makes it `linear_attention`"
+    );
+}
+
+#[test]
+fn layer_rules_never_panic_and_give_every_layer_one_kind() {
+    let c = circuit(RULES);
+    let mut imported = 0;
+    for layers in [1u64, 2, 3, 7, 10, 1024, 1025] {
+        for interval in ["0", "1", "3", "4", "11", "null", "-1", "1.5", "\"4\""] {
+            for globals in ["[]", "[0]", "[0, 9]", "[1023]", "[0, 0]", "[-1]", "{}"] {
+                for shared in ["0", "1", "10", "1024", "2000", "null"] {
+                    let config = format!(
+                        "{{\"num_hidden_layers\": {layers}, \"hidden_size\": 8, \"shared\": {shared}, \"text_config\": {{\"interval\": {interval}, \"global_idxs\": {globals}}}}}"
+                    );
+                    let source = Source::new("config.json", config.as_str());
+                    match import(&c, &source, "config", ImportOptions::default()) {
+                        Ok(got) => {
+                            let ImportedKinds::Pattern(pattern) = &got.kinds else {
+                                panic!("a pattern expected: {config}");
+                            };
+                            assert_eq!(pattern.chars().count() as u64, layers, "{config}");
+                            imported += 1;
+                        }
+                        Err(errors) => {
+                            assert!(!errors.is_empty(), "{config}");
+                            assert!(
+                                errors.iter().all(|d| d.location.is_some()),
+                                "{config}\n{errors}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // By hand: a config imports when its depth is within the limit (not 1025), its interval is
+    // valid (1, 3, 4, 11 or null: 5 values), its indices are distinct layers (`[]`, `[0]`; also
+    // `[0, 9]` from 10 layers, `[1023]` at 1024) and `shared` is at most the depth (0, 1, null;
+    // also 10 from 10 layers, 1024 at 1024): 4 depths x 5 x 2 x 3, then 5 x 3 x 4 at 10 layers
+    // and 5 x 4 x 5 at 1024, so 120 + 60 + 100.
+    assert_eq!(imported, 280);
 }

@@ -1,7 +1,8 @@
 //! What a circuit's `[config]` table says (schema 2): where each checkpoint figure (the layer
 //! count, the layer kinds, every declared dim) is found in a Hugging Face `config.json`, so
 //! `metrale-codegen import` can write a checkpoint table from a published config instead of a
-//! person copying figures by hand.
+//! person copying figures by hand; and (schema 3) the layer kinds by rule, for configs that
+//! list no kind per layer ([`LayerRules`]).
 //!
 //! Owner: metrale-circuit (feature `load`); the loader builds these types (`load::config`),
 //! the importer in metrale-codegen reads them.
@@ -12,10 +13,25 @@
 //! - Every layer kind a [`LayerKindsSource`] maps to is a layer kind of the layout; under a
 //!   pattern layout each also has a symbol. A pattern key is given only in a pattern layout;
 //!   an interval key only in an interval layout or a pattern layout that has its own pattern.
-//! - A list layout has layer types or indices; a pattern layout without its own pattern has
-//!   one of the three sources.
+//! - A list layout has layer types, indices or rules; a pattern layout without its own pattern
+//!   has one of the four sources.
+//! - [`LayerRules`] (schema 3): at least one rule; each rule's kind and the default are layer
+//!   kinds of the layout (with a symbol under a pattern layout); a period is at least 1 and an
+//!   offset fits every period it can meet (`0..period`, or `-period..=-1` from the period's
+//!   end), each as written and each `or`; listed indices are not empty, none repeated, each at
+//!   least `base` and below `base` + [`MAX_LAYERS`]; a `last` count is at most [`MAX_LAYERS`]
+//!   (at least 1 when written as a number). The rules that decide a layer whatever the config
+//!   says (an `every` with a number for its period and offset, listed indices) give every layer
+//!   below [`MAX_LAYERS`] a kind when there is no default, and leave one without a kind when
+//!   there is one (so the default is used); each such rule names a layer below [`MAX_LAYERS`];
+//!   no rule is wholly overridden by such rules after it; and when only such rules are given,
+//!   their kinds agree with a fixed layout (an interval's period, a pattern layout's own
+//!   pattern) on every layer below [`MAX_LAYERS`].
 
 use super::shape::Shape;
+#[cfg(doc)]
+use crate::load::text::limits::MAX_LAYERS;
+use crate::load::text::walk::Origin;
 
 /// The `[config]` table: where `import` reads each checkpoint figure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +96,121 @@ pub enum LayerKindsSource {
         base: u64,
         /// Layer kind -> the key path of its index list, in file order.
         kinds: Vec<(String, String)>,
+    },
+    /// Schema 3: rules over the layer indices (`[config.layer_rules]`), for configs that list
+    /// no kind per layer.
+    Rules(LayerRules),
+}
+
+/// Schema 3, `[config.layer_rules]`: the layer kinds by rule. The rules apply in order, each
+/// giving its kind to the layers it names, so a later rule overrides an earlier one on the
+/// layers both name; the default kind goes to every layer no rule names. Layers are counted
+/// from 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerRules {
+    /// The rules, in file order (at least one).
+    pub(crate) rules: Vec<KindRule>,
+    /// The kind of every layer no rule names, and where it is written.
+    pub(crate) default: Option<(String, Origin)>,
+}
+
+impl LayerRules {
+    /// The rules, in the order they apply.
+    #[must_use]
+    pub fn rules(&self) -> &[KindRule] {
+        &self.rules
+    }
+
+    /// The kind of every layer no rule names, if one is given.
+    #[must_use]
+    pub fn default_kind(&self) -> Option<&str> {
+        self.default.as_ref().map(|(kind, _)| kind.as_str())
+    }
+
+    /// Where `default` is written.
+    #[must_use]
+    pub fn default_origin(&self) -> Option<&Origin> {
+        self.default.as_ref().map(|(_, origin)| origin)
+    }
+}
+
+/// One rule of [`LayerRules`]: which layers, and the kind it gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindRule {
+    /// The layers it names.
+    pub(crate) layers: RuleLayers,
+    /// The layer kind it gives them.
+    pub(crate) kind: String,
+    /// Where the rule is written.
+    pub(crate) origin: Origin,
+}
+
+impl KindRule {
+    /// The layers the rule names.
+    #[must_use]
+    pub fn layers(&self) -> &RuleLayers {
+        &self.layers
+    }
+
+    /// The layer kind it gives them.
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// Where the rule is written (`file:line`).
+    #[must_use]
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+}
+
+/// Which layers a [`KindRule`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleLayers {
+    /// `every = N, offset = O`: layer `i` when `i % N` is `O` (for `O >= 0`) or `N + O` (for
+    /// `O < 0`, counted from the period's end: `-1` is the last layer of each period, the
+    /// layers `i` with `(i + 1) % N == 0`).
+    Every {
+        /// The period `N`, at least 1.
+        period: ConfigInt,
+        /// The offset `O` (0 when not written).
+        offset: ConfigInt,
+    },
+    /// `indices = [...]` or `indices = "<key>"`: the listed layers, counted from `base`.
+    Indices {
+        /// The list, or the key of a list in the config.
+        list: RuleIndices,
+        /// The index the list gives the first layer: 0 or 1.
+        base: u64,
+    },
+    /// `last = K`: the last `K` layers.
+    Last {
+        /// The count `K`.
+        count: ConfigInt,
+    },
+}
+
+/// The layer indices of an `indices` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleIndices {
+    /// Written in the circuit (not empty, none repeated, each at least the rule's `base`).
+    Listed(Vec<u64>),
+    /// The key path of a list of integers in the config.
+    Key(String),
+}
+
+/// An integer of a rule: written in the circuit, or read from the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigInt {
+    /// Written in the circuit.
+    Literal(i64),
+    /// The integer at a config key path; `or` when the config omits the key or gives `null`.
+    Key {
+        /// The key path.
+        key: String,
+        /// The value used when the config omits the key or gives `null`.
+        or: Option<i64>,
     },
 }
 

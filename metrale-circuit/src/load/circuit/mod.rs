@@ -16,7 +16,10 @@ mod instances;
 pub mod shape;
 mod validated;
 
-pub use config_map::{ConfigDim, ConfigMap, LayerKindsSource};
+pub use config_map::{
+    ConfigDim, ConfigInt, ConfigMap, KindRule, LayerKindsSource, LayerRules, RuleIndices,
+    RuleLayers,
+};
 pub use instances::{Instance, RankStates};
 pub use validated::{
     BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, StateTemplate,

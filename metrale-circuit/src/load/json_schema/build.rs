@@ -688,6 +688,7 @@ fn scalar_schema(value: &Value) -> Json {
             ("minimum", Json::Int(*min)),
             ("maximum", Json::Int(*max)),
         ]),
+        Value::Int => Json::obj([("type", Json::str("integer"))]),
         Value::Ints(values) => Json::obj([
             ("type", Json::str("integer")),
             (

@@ -15,6 +15,9 @@ use super::spec::{
 };
 use crate::load::blocks::{BLOCK_KEYS, STATE_KEYS};
 use crate::load::checkpoints::CHECKPOINT_KEYS;
+use crate::load::config::rules::{
+    RULE_INT_KEYS, RULE_KEYS, SELECTORS as RULE_SELECTORS, TABLE_KEYS as RULES_TABLE_KEYS,
+};
 use crate::load::config::{
     CONFIG_KEYS, DIM_SOURCE_KEYS, KIND_SOURCES, LAYER_INDICES_KEYS, LAYER_TYPES_KEYS,
 };
@@ -705,6 +708,14 @@ const CONFIG: Table = Table {
              counted from `base`.",
         ),
         Key::new(
+            "layer_rules",
+            Value::Table(&LAYER_RULES),
+            "`[config.layer_rules]` (schema 3): layer kinds by rule, an ordered list of rules \
+             (every N-th layer with an offset, listed indices, the last K layers), later rules \
+             overriding earlier ones, and a `default` for the layers no rule names.",
+        )
+        .since(3),
+        Key::new(
             "interval",
             Value::KeyPath,
             "The key of an integer that must equal `[layout] period` (interval layouts) or the \
@@ -753,6 +764,112 @@ const CONFIG: Table = Table {
             when: Some(top(PATTERN_WITHOUT_ONE)),
         },
     ],
+};
+
+/// An integer of a layer rule: a number, a config key, or `{ key, or }`.
+const RULE_INT: Value = Value::Either(&[Value::Int, Value::KeyPath, Value::Table(&RULE_INT_TABLE)]);
+
+/// `[config.layer_rules]`.
+const LAYER_RULES: Table = Table {
+    name: "`[config.layer_rules]`",
+    keys: &[RULES_TABLE_KEYS],
+    docs: &[
+        Key::new(
+            "default",
+            Value::LayerKind,
+            "The kind of every layer no rule names: required when the rules can leave a layer \
+             without a kind.",
+        ),
+        Key::new(
+            "rules",
+            Value::List {
+                item: &Value::Table(&LAYER_RULE),
+                min: 1,
+                max: u64::MAX,
+                unique: false,
+            },
+            "The rules, in order: a later rule overrides an earlier one on the layers both \
+             name.",
+        )
+        .required(),
+    ],
+    rules: &[],
+};
+
+/// One rule of `[config.layer_rules]`.
+const LAYER_RULE: Table = Table {
+    name: "a rule of `[config.layer_rules]`",
+    keys: &[RULE_KEYS],
+    docs: &[
+        Key::new(
+            "every",
+            Value::Either(&[POSITIVE, Value::KeyPath, Value::Table(&RULE_INT_TABLE)]),
+            "Names every N-th layer (with `offset`): N at least 1, a number, a config key or \
+             `{ key, or }`.",
+        ),
+        Key::new(
+            "offset",
+            RULE_INT,
+            "`every` rules only: the layer of each period named, 0 to N - 1, or -N to -1 counted \
+             from the period's end (-1: the last layer of each period); 0 when absent.",
+        ),
+        Key::new(
+            "indices",
+            Value::Either(&[
+                Value::List {
+                    item: &COUNT,
+                    min: 1,
+                    max: u64::MAX,
+                    unique: true,
+                },
+                Value::KeyPath,
+            ]),
+            "Names the listed layers: a list written here, or the config key of one.",
+        ),
+        Key::new(
+            "base",
+            Value::Ints(&[0, 1]),
+            "`indices` rules only: what the first layer is counted as, 0 or 1; 0 when absent.",
+        ),
+        Key::new(
+            "last",
+            Value::Either(&[
+                Value::Count {
+                    min: 1,
+                    max: MAX_LAYERS,
+                },
+                Value::KeyPath,
+                Value::Table(&RULE_INT_TABLE),
+            ]),
+            "Names the last K layers: a number, a config key or `{ key, or }`.",
+        ),
+        Key::new(
+            "kind",
+            Value::LayerKind,
+            "The kind of the layers the rule names.",
+        )
+        .required(),
+    ],
+    rules: &[Rule::Count {
+        keys: &RULE_SELECTORS,
+        how: How::ExactlyOne,
+        when: None,
+    }],
+};
+
+/// A rule's integer written as `{ key, or }`.
+const RULE_INT_TABLE: Table = Table {
+    name: "a rule's `{ key, or }`",
+    keys: &[RULE_INT_KEYS],
+    docs: &[
+        Key::new("key", Value::KeyPath, "The config key of the integer.").required(),
+        Key::new(
+            "or",
+            Value::Int,
+            "The integer when the key is absent or `null`: where a config class's default goes.",
+        ),
+    ],
+    rules: &[],
 };
 
 /// `[config] layer_types`.

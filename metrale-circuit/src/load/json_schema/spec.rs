@@ -26,6 +26,8 @@ pub(super) enum Value {
     },
     /// One of these integers.
     Ints(&'static [u64]),
+    /// Any TOML integer, of either sign (a layer rule's offset).
+    Int,
     /// Any string.
     Text,
     /// A string of `min..=max` characters (`max` of `u64::MAX`: no bound).
