@@ -4,9 +4,10 @@
 Builds the CLI of REV in a scratch worktree (target/plans-against/<rev>, its own target
 directory) and of this checkout, then runs `metrale-codegen plan <circuit> --checkpoint <name>
 --json` with each built-in inputs file (the default counts, and the serving profile) under both
-binaries for every checkpoint of every circuit in `circuits/` that REV also has, and prints each
-plan that differs. A change that must not move a plan (a new schema key, a second layout policy)
-shows here as "0 differ".
+binaries for every checkpoint of every circuit in `circuits/` that REV also has, each binary
+reading its own checkout's files (a circuit rewritten in a newer schema must plan the same
+bytes), and prints each plan that differs. A change that must not move a plan (a new schema key,
+a second layout policy, a pattern now derived by rule) shows here as "0 differ".
 
 Exit 0 when every plan is byte-identical, 1 when one differs or a build fails.
 
@@ -36,11 +37,12 @@ def checkpoints(circuit: pathlib.Path) -> list[str]:
     return re.findall(r"^\[checkpoint\.([a-z0-9_]+)\]", circuit.read_text(), re.M)
 
 
-def plan(binary: pathlib.Path, circuit: str, checkpoint: str, inputs: list[str]) -> bytes:
-    """What `plan --json` prints (stdout and stderr: an error must match too)."""
+def plan(binary: pathlib.Path, checkout: pathlib.Path, circuit: str, checkpoint: str,
+         inputs: list[str]) -> bytes:
+    """What `plan --json` prints in `checkout` (stdout and stderr: an error must match too)."""
     done = subprocess.run(
         [str(binary), "plan", circuit, "--checkpoint", checkpoint, "--json", *inputs],
-        cwd=ROOT, capture_output=True,
+        cwd=checkout, capture_output=True,
     )
     return done.stdout + done.stderr
 
@@ -64,10 +66,13 @@ def main() -> int:
         if not (scratch / "circuits" / circuit.name).exists():
             continue
         name = f"circuits/{circuit.name}"
-        for checkpoint in checkpoints(circuit):
+        # The checkpoints both checkouts have (a checkpoint added since is not compared).
+        old = set(checkpoints(scratch / "circuits" / circuit.name))
+        for checkpoint in (c for c in checkpoints(circuit) if c in old):
             for inputs in INPUTS:
                 compared += 1
-                if plan(before, name, checkpoint, inputs) != plan(now, name, checkpoint, inputs):
+                was = plan(before, scratch, name, checkpoint, inputs)
+                if was != plan(now, ROOT, name, checkpoint, inputs):
                     differ += 1
                     print(f"differs: {name} {checkpoint} {' '.join(inputs) or '(default inputs)'}")
     print(f"{compared} plans compared against {rev}, {differ} differ")
