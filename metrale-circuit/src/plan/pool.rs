@@ -171,16 +171,20 @@ impl PoolPlan {
         }
     }
 
-    /// The buffer's bytes: `pages x slots x page_bytes`.
+    /// The buffer's bytes: `pages x slots x page_bytes` (saturating: [`PoolPlan::new`]
+    /// checked them, so only a pool built by hand can saturate).
     #[must_use]
     pub const fn bytes(&self) -> u64 {
-        self.pages * self.shape.slots * self.shape.page_bytes
+        self.pages
+            .saturating_mul(self.shape.slots)
+            .saturating_mul(self.shape.page_bytes)
     }
 
-    /// One past the buffer's last byte: the device bytes of a plan with this pool.
+    /// One past the buffer's last byte: the device bytes of a plan with this pool
+    /// (saturating, as [`PoolPlan::bytes`]).
     #[must_use]
     pub const fn end(&self) -> u64 {
-        self.offset + self.bytes()
+        self.offset.saturating_add(self.bytes())
     }
 
     /// Slot `slot` of the buffer: `pages` units of one page each; `None` past the last slot.
@@ -189,9 +193,18 @@ impl PoolPlan {
         if slot >= self.shape.slots {
             return None;
         }
-        let bytes = self.pages * self.shape.page_bytes;
+        // Checked: a pool built by hand may not hold what `new` checked.
+        let Some(bytes) = self.pages.checked_mul(self.shape.page_bytes) else {
+            return None;
+        };
+        let Some(offset) = slot.checked_mul(bytes) else {
+            return None;
+        };
+        let Some(offset) = self.offset.checked_add(offset) else {
+            return None;
+        };
         Some(Region {
-            offset: self.offset + slot * bytes,
+            offset,
             bytes,
             units: self.pages,
             dtype: StateDtype::U8,
@@ -205,7 +218,10 @@ impl PoolPlan {
     #[must_use]
     pub const fn page(&self, slot: u64, page: u64) -> Option<u64> {
         match self.slot(slot) {
-            Some(region) if page < self.pages => Some(region.offset + page * self.shape.page_bytes),
+            Some(region) if page < self.pages => {
+                // Below `pages`, so within the slot's bytes: no overflow.
+                Some(region.offset + page * self.shape.page_bytes)
+            }
             _ => None,
         }
     }
@@ -266,5 +282,43 @@ impl PagePool {
     #[must_use]
     pub fn admitted(&self) -> u64 {
         self.plan().admitted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_lays_its_slots_end_to_end_and_never_overflows() {
+        // 2 slots of 7 pages of 100 B after a 256-byte arena: slot 1 at 256 + 700, its page 6
+        // at 956 + 600; a request of 3 pages, (7 - 1) / 3 = 2 at once.
+        let shape = PoolShape {
+            block_tokens: 16,
+            page_bytes: 100,
+            slots: 2,
+            groups: 2,
+            request_pages: 3,
+        };
+        let pool = PoolPlan::new(shape, 7, 48, 256).unwrap();
+        assert_eq!((pool.bytes(), pool.end()), (1400, 1656));
+        assert_eq!(pool.slot(1).map(|r| (r.offset, r.bytes)), Some((956, 700)));
+        assert_eq!(pool.page(1, 6), Some(1556));
+        assert_eq!((pool.page(1, 7), pool.page(2, 0)), (None, None));
+        assert_eq!(pool.admitted(), 2);
+        // A pool `new` refuses, built by hand, saturates or has no address: never a panic.
+        let huge = PoolShape {
+            page_bytes: u64::MAX,
+            ..shape
+        };
+        assert_eq!(PoolPlan::new(huge, 7, 48, 256), Err(PoolFault::Overflow));
+        let by_hand = PoolPlan {
+            shape: huge,
+            pages: u64::MAX,
+            context: 48,
+            offset: 256,
+        };
+        assert_eq!((by_hand.bytes(), by_hand.end()), (u64::MAX, u64::MAX));
+        assert_eq!((by_hand.slot(1), by_hand.page(0, 1)), (None, None));
     }
 }
