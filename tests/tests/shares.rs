@@ -277,7 +277,7 @@ fn a_rank_without_the_owner_has_no_plan() {
     assert_eq!(
         dynamic
             .term("l6.attn_reader.k", Holding::Blocks)
-            .map(|t| t.region()),
+            .map(metrale_circuit::dynamic::StateTerm::region),
         Some(plan.l6.attn_reader.k.blocks)
     );
 }

@@ -15,6 +15,12 @@
 //!   `Dims::on_tp` (the circuit's `rank_of`), and its pipeline stage decides which terms are
 //!   sized and which block instances lay out absent classes, so a term the rank does not hold
 //!   is `Region::EMPTY` and takes no room.
+//! - A KV side that reads another layer's KV (`shares`) has no row: after the lays, `on_stage`
+//!   assigns it its owner's regions (`plan.l20.shared.k = plan.l14.attn.k`, the owner placed
+//!   at generation time by `Circuit::owner_layer`) where the stage holds its layer, and before
+//!   anything else refuses a stage holding a reader without its owner (`owners_held` over
+//!   `SHARES`: `PlanError::MissingOwner`, as the dynamic plan), in `for_rank` and the per-rank
+//!   fits alike. A checkpoint without readers has neither `SHARES` nor the check.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
