@@ -349,6 +349,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
 /// line of the error the doc shows, each with the reason. Reviewed one by one.
 const DOC_ERRORS_NOT_EXPRESSED: &[(&str, &str)] = &[
     (
+        "error: no layer before layer 0 holds block `attn` for `reader.k` to read",
+        "a cross-reference: the kinds of a checkpoint's layers against the blocks they hold",
+    ),
+    (
         "error: these rules can leave layer 0 without a kind",
         "set arithmetic: which layers the rules name",
     ),

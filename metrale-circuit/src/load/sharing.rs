@@ -360,7 +360,7 @@ fn report(
         _ => (
             &shares.owner.loc,
             Diagnostic::error(format!(
-                "no layer before layer {layer} holds block `{}`, whose KV `{name}` reads",
+                "no layer before layer {layer} holds block `{}` for `{name}` to read",
                 shares.block
             ))
             .label("the last earlier layer holding this block")
