@@ -1,5 +1,6 @@
 //! Generates the module of every circuit in `circuits/` with the `build.rs` API, as a user's
-//! crate would; `src/lib.rs` includes them.
+//! crate would, and of the suites' own circuit of KV shared across layers
+//! (`ui/circuits/shared_kv.toml`); `src/lib.rs` includes them.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut circuits: Vec<_> = std::fs::read_dir("../circuits")?
@@ -12,7 +13,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .fold(metrale_codegen::Builder::new(), |builder, path| {
             builder.circuit(path)
-        });
+        })
+        .circuit("ui/circuits/shared_kv.toml");
     builder.compile()?;
     // The same circuits against a re-export of the runtime crate (`Builder::runtime_path`).
     let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").ok_or("no OUT_DIR")?);

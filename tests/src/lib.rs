@@ -1,5 +1,6 @@
-//! The generated modules of every circuit in `circuits/`, built by `build.rs` through
-//! `metrale_codegen::Builder` exactly as a user's crate builds them, and compiled here under
+//! The generated modules of every circuit in `circuits/` (and of the suites' circuit of KV
+//! shared across layers, `shared_kv`), built by `build.rs` through `metrale_codegen::Builder`
+//! exactly as a user's crate builds them, and compiled here under
 //! `#![deny(warnings, missing_docs)]` and the workspace's `clippy::pedantic`: a generated item
 //! without docs, or with a lint, fails this crate's build.
 #![deny(warnings, missing_docs)]
@@ -38,6 +39,11 @@ include!(concat!(env!("OUT_DIR"), "/mistral.rs"));
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_next.rs"));
+
+/// The suites' circuit of KV shared across layers (`shares`, schema 3), not a real model.
+pub const SHARED_KV: &str = "tests/ui/circuits/shared_kv.toml";
+
+include!(concat!(env!("OUT_DIR"), "/shared_kv.rs"));
 
 /// The circuit a test file hands `metrale_macros::circuit!(inline = r#"..."#)`, loaded from
 /// that file's text (`source`, its `include_str!`) as `name`, for the dynamic plan the

@@ -5,7 +5,9 @@
 //! a randomized rank of a randomized tensor- and pipeline-parallel layout: generated
 //! `Dims::on_tp` against `Circuit::rank_dims`, and generated `DynamicPlan::for_rank` against the
 //! dynamic plan of `instantiate_rank` (whose terms are the rank's only: every term of a block
-//! instance the rank does not hold must be `Region::EMPTY`).
+//! instance the rank does not hold must be `Region::EMPTY`). On the suites' circuit of KV
+//! shared across layers (`shared_kv`), each reader's field is also its owner's regions in the
+//! dynamic plan (`DynamicPlan::term` of the reader), or empty where the rank does not hold it.
 
 use metrale_circuit::TermInfo;
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
@@ -352,12 +354,56 @@ fn load(circuit: &str) -> Circuit {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Each reader's (`shares`) field of a generated plan, in the order of its checkpoint's `SHARES`
+/// (`fields`), against the dynamic plan of the states `held`: the readers held are the dynamic
+/// plan's `shared()`, each with the owner `SHARES` names and its owner's regions (empty at
+/// offset 0 where the owner has no term); a reader not held is `Region::EMPTY`.
+fn compare_readers(
+    shares: &[(&str, &str, u64, u64)],
+    fields: &[(&str, Region)],
+    held: &[StateDecl],
+    dynamic: &DynamicPlan,
+) -> Result<(), TestCaseError> {
+    let named: Vec<&str> = fields.iter().map(|(reader, _)| *reader).collect();
+    let listed: Vec<&str> = shares.iter().map(|(reader, ..)| *reader).collect();
+    prop_assert_eq!(named, listed, "the test lists every reader's field");
+    let is_held = |id: &str| held.iter().any(|d| d.id == id);
+    let held_shares: Vec<(&str, &str)> = shares
+        .iter()
+        .filter(|(reader, ..)| is_held(reader))
+        .map(|(reader, owner, ..)| (*reader, *owner))
+        .collect();
+    prop_assert_eq!(dynamic.shared().collect::<Vec<_>>(), held_shares);
+    for (reader, region) in fields {
+        if !is_held(reader) {
+            prop_assert_eq!(
+                *region,
+                Region::EMPTY,
+                "reader {} the rank does not hold",
+                reader
+            );
+            continue;
+        }
+        match dynamic.term(reader, Holding::Blocks) {
+            Some(term) => prop_assert_eq!(*region, term.region(), "reader {}", reader),
+            None => prop_assert!(
+                region.units == 0 && region.bytes == 0 && region.offset == 0,
+                "reader {} of an absent owner term: {:?}",
+                reader,
+                region
+            ),
+        }
+    }
+    Ok(())
+}
+
 /// One proptest per checkpoint: `$checkpoint` is the generated checkpoint module, `$formats`
 /// the generated `Formats` fields in `Formats::pairs` order, `$cases` the cases drawn (the
-/// miniatures get the most: every term, small enough that most inputs plan). The checkpoint's
-/// declarations are instantiated once per test.
+/// miniatures get the most: every term, small enough that most inputs plan), `$readers` (for a
+/// checkpoint with KV shared across layers) every reader's field of a plan, in `SHARES` order.
+/// The checkpoint's declarations are instantiated once per test.
 macro_rules! differential {
-    ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, $cases:literal, [$($format:ident),*]) => {
+    ($test:ident, $arch:ident, $checkpoint:ident, $circuit:literal, $cases:literal, [$($format:ident),*] $(, readers = $readers:expr)?) => {
         proptest! {
             #![proptest_config(ProptestConfig::with_cases($cases))]
             #[test]
@@ -430,20 +476,24 @@ macro_rules! differential {
                         &generated
                     );
                 }
-                let generated = generated
-                    .map_err(|error| match error {
-                        RankError::Plan(error) => error,
-                        other => unreachable!("placed above: {other:?}"),
-                    })
-                    .map(|plan| {
-                        (
-                            plan.regions().to_vec(),
-                            [plan.device_bytes(), plan.host_bytes()],
-                            lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
-                            plan.pool().copied(),
-                        )
-                    });
+                let generated = generated.map_err(|error| match error {
+                    RankError::Plan(error) => error,
+                    other => unreachable!("placed above: {other:?}"),
+                });
                 let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
+                $(
+                    if let (Ok(plan), Ok(dynamic)) = (&generated, &dynamic) {
+                        compare_readers(&checkpoint::SHARES, &($readers)(plan), &decls, dynamic)?;
+                    }
+                )?
+                let generated = generated.map(|plan| {
+                    (
+                        plan.regions().to_vec(),
+                        [plan.device_bytes(), plan.host_bytes()],
+                        lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+                        plan.pool().copied(),
+                    )
+                });
                 compare(&checkpoint::TERMS, &decls, generated, &dynamic)?;
             }
         }
@@ -754,6 +804,46 @@ differential!(
     "circuits/qwen3_next.toml",
     256,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
+);
+
+// The suites' circuit of KV shared across layers (`tests/ui/circuits/shared_kv.toml`).
+differential!(
+    shared_kv_small_generated_equals_dynamic,
+    shared_kv,
+    small,
+    "tests/ui/circuits/shared_kv.toml",
+    256,
+    [kv_cache_dtype],
+    readers = |plan: &metrale_tests::shared_kv::small::StatePlan| {
+        [
+            ("l5.swa_reader.k", plan.l5.swa_reader.k.blocks),
+            ("l5.swa_reader.v", plan.l5.swa_reader.v.blocks),
+            ("l5.attn_reader.k", plan.l5.attn_reader.k.blocks),
+            ("l5.attn_reader.v", plan.l5.attn_reader.v.blocks),
+            ("l6.swa_reader.k", plan.l6.swa_reader.k.blocks),
+            ("l6.swa_reader.v", plan.l6.swa_reader.v.blocks),
+            ("l6.attn_reader.k", plan.l6.attn_reader.k.blocks),
+            ("l6.attn_reader.v", plan.l6.attn_reader.v.blocks),
+            ("l7.cross.k", plan.l7.cross.k.blocks),
+        ]
+    }
+);
+differential!(
+    shared_kv_tiny_generated_equals_dynamic,
+    shared_kv,
+    tiny,
+    "tests/ui/circuits/shared_kv.toml",
+    256,
+    [kv_cache_dtype],
+    readers = |plan: &metrale_tests::shared_kv::tiny::StatePlan| {
+        [
+            ("l2.swa_reader.k", plan.l2.swa_reader.k.blocks),
+            ("l2.swa_reader.v", plan.l2.swa_reader.v.blocks),
+            ("l2.attn_reader.k", plan.l2.attn_reader.k.blocks),
+            ("l2.attn_reader.v", plan.l2.attn_reader.v.blocks),
+            ("l3.cross.k", plan.l3.cross.k.blocks),
+        ]
+    }
 );
 
 /// The default inputs give a plan with every term present; the two plans agree on it too (a

@@ -124,6 +124,11 @@ impl Layout {
         // The plan's own field-group view: each state's terms, grouped as a generated plan's
         // fields are.
         for regions in plan.states() {
+            // A KV side that reads another layer's KV (`shares`) has its owner's regions: the
+            // owner's entry writes and reads them.
+            if regions.owner().is_some() {
+                continue;
+            }
             let Some(decl) = decl_of.get(regions.state()) else {
                 return Err(EngineError::Invariant(format!(
                     "state `{}` of the plan is not declared",

@@ -1,10 +1,12 @@
 //! `[block.<name>]` tables and their `[[block.<name>.state]]` declarations.
 //!
 //! This module owns the block keys, every rule of one state table (`id`, `kind`, `lifetime`,
-//! `format`, `shape`, `verify`, `of`), the rules between the states of one block (unique ids,
-//! `of` naming a sibling with a shape), the check that every dim a shape reads is declared
-//! ([`check_dims`], run once the circuit's dims are known), and the conversion of a valid
-//! Node tables are handed to [`super::nodes`].
+//! `format`, `shape`, `verify`, `of`, `window`, `chunk`, `shares`), the rules between the states
+//! of one block (unique ids, `of` naming a sibling with a shape), and the check that every dim
+//! a shape, a reach or a reader's `layer` reads is declared ([`check_dims`], run once the
+//! circuit's dims are known). Node tables are handed to [`super::nodes`]; whether a reader's
+//! owner exists, and has a layer under every checkpoint, is [`super::sharing`]'s (it needs
+//! every file).
 //!
 //! Invariants:
 //! - A `RawState` keeps every field that was valid, so the checks between states and the node
@@ -16,20 +18,29 @@
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
 use super::nodes;
-use super::raw::{RawBlock, RawState, ShapeValue};
+use super::raw::{RawBlock, RawShares, RawState, ShapeValue};
 use crate::load::circuit::shape::Shape;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
 use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
-use crate::model::{FormatError, Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};
+use crate::model::{
+    FormatError, Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps,
+    is_snake_identifier,
+};
 
 /// The keys of a block table.
 pub(super) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
 
 /// The keys of a state table.
 pub(super) const STATE_KEYS: &[&str] = &[
-    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk",
+    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk", "shares",
 ];
+
+/// The keys of `shares` in its table form (schema 3).
+pub(super) const SHARES_KEYS: &[&str] = &["state", "layer"];
+
+/// The keys a reader (`shares`) does not have: it keeps no unit of its own.
+const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of"];
 
 /// Walks the `block` table: every block, in the order it first appears.
 pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
@@ -121,7 +132,14 @@ fn walk_state(
     }
     let kind = required(w, t, "kind", &header, &what).and_then(|v| kind(w, v));
     let lifetime = lifetime(w, t, kind);
-    let format = required(w, t, "format", &header, &what).and_then(|v| format(w, v));
+    let has_shares_key = field(t, "shares").is_some();
+    let shares = shares(w, t, kind);
+    let format = if has_shares_key {
+        not_with_shares(w, t, shares.as_ref());
+        None
+    } else {
+        required(w, t, "format", &header, &what).and_then(|v| format(w, v))
+    };
     let (shape, has_shape_key) = expression(w, t, "shape");
     let reach = reach(w, t, kind);
     let verify = verify(w, t, kind, &header, id.as_ref());
@@ -134,7 +152,7 @@ fn walk_state(
                 .help("a copy (`of`) has the shape of the state it copies"),
         );
     }
-    if !has_shape_key && field(t, "of").is_none() {
+    if !has_shape_key && field(t, "of").is_none() && !has_shares_key {
         let name = id.as_ref().map_or("this state", |t| t.text.as_str());
         w.report(
             header.span.clone(),
@@ -142,7 +160,8 @@ fn walk_state(
                 .label("no `shape`")
                 .help(
                     "add `shape = \"...\"`; a `prefix_snapshot` or `ring_snapshot` may instead \
-                     copy a sibling state with `of = \"<state>\"`",
+                     copy a sibling state with `of = \"<state>\"`, and a `paged_kv` side read an \
+                     earlier layer's KV with `shares = \"<block>.<state>\"` (schema 3)",
                 ),
         );
     }
@@ -157,6 +176,117 @@ fn walk_state(
         verify,
         of,
         reach,
+        shares,
+        has_shares_key,
+    }
+}
+
+/// `shares` (schema 3): the state of an earlier layer whose KV this `paged_kv` side reads
+/// instead of keeping its own, `"<block>.<state>"` (the last earlier layer holding `<block>`)
+/// or `{ state = "<block>.<state>", layer = "<expression>" }` (the layer the dims give).
+fn shares(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<RawShares> {
+    let (key, v) = field(t, "shares")?;
+    if let Some(kind) = kind
+        && kind != StateKind::PagedKv
+    {
+        w.report(
+            key,
+            Diagnostic::error("`shares` is only for `paged_kv` states")
+                .label(format!("a `{}` is not a KV side", kind.name()))
+                .help(
+                    "a `paged_kv` side may read an earlier layer's KV instead of keeping its own",
+                ),
+        );
+        return None;
+    }
+    let key = w.loc(key);
+    let (owner, layer) = match v.get_ref() {
+        ::toml::de::DeValue::String(_) => (v, None),
+        ::toml::de::DeValue::Table(table) => {
+            w.check_keys(table, SHARES_KEYS, "`shares`");
+            let Some((_, owner)) = field(table, "state") else {
+                w.report(
+                    v.span(),
+                    Diagnostic::error("missing `state` in `shares`")
+                        .label("this table has no `state`")
+                        .help(
+                            "name the state an earlier layer keeps: `shares = { state = \
+                             \"<block>.<state>\", layer = \"<expression>\" }`",
+                        ),
+                );
+                return None;
+            };
+            let (layer, has_layer) = expression(w, table, "layer");
+            if has_layer && layer.is_none() {
+                return None;
+            }
+            (owner, layer)
+        }
+        _ => {
+            w.wrong_type(
+                "shares",
+                "a string `\"<block>.<state>\"` or a table `{ state, layer }`",
+                v,
+            );
+            return None;
+        }
+    };
+    if let Some(layer) = &layer
+        && layer.shape.axes.len() > 1
+    {
+        w.sink.report(
+            &layer.at.loc,
+            Diagnostic::error("a `layer` has more than one axis")
+                .label("` x ` joins axes")
+                .help("a layer is one index: terms joined by `+` or `-`, factors by `*`"),
+        );
+        return None;
+    }
+    let text = w.string("state", owner)?;
+    let at = w.str_at(owner.span(), text);
+    let Some((block, state)) = text
+        .split_once('.')
+        .filter(|(b, s)| is_snake_identifier(b) && is_snake_identifier(s))
+    else {
+        w.sink.report(
+            &at.loc,
+            Diagnostic::error(format!("`shares` names `{text}`, not a `<block>.<state>`"))
+                .label("not `<block>.<state>`")
+                .help(
+                    "name the state an earlier layer keeps by its block and its id: \
+                     `shares = \"attn.k\"`",
+                ),
+        );
+        return None;
+    };
+    Some(RawShares {
+        key,
+        block: block.to_owned(),
+        state: state.to_owned(),
+        owner: at,
+        layer,
+    })
+}
+
+/// A reader (`shares`) writes no `format`, `shape`, `window`, `chunk` or `of`: it keeps no unit
+/// of its own. Each one written is reported at its key.
+fn not_with_shares(w: &mut Walk<'_>, t: &Table<'_>, shares: Option<&RawShares>) {
+    let owner = shares.map_or_else(
+        || "the state it shares".to_owned(),
+        |s| format!("`{}.{}`", s.block, s.state),
+    );
+    for name in NOT_WITH_SHARES {
+        if let Some((key, _)) = field(t, name) {
+            w.report(
+                key,
+                Diagnostic::error(format!("a state that `shares` has no `{name}` of its own"))
+                    .label("it reads another layer's KV")
+                    .help(format!(
+                        "remove `{name}`: the KV it reads is {owner}'s, with that state's \
+                         format, shape and reach"
+                    )),
+            );
+        }
     }
 }
 
@@ -457,6 +587,7 @@ pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
             .shape
             .iter()
             .chain(state.reach.as_ref().map(|reach| reach.as_ref().tokens()))
+            .chain(state.shares.as_ref().and_then(|s| s.layer.as_ref()))
     }) {
         for dim in shape.shape.dims() {
             if !declared.contains(&dim.name.as_str()) {

@@ -13,9 +13,9 @@
 //!    (with `text::walk`) into the raw model (`raw`), so every error of every file is
 //!    collected, each located at the offending key or value.
 //! 3. `resolve`: the checks that need every file (a block defined twice, names of undefined
-//!    blocks, dims a shape reads, the names the generated code needs: `names`) and the
-//!    evaluation of every shape under every checkpoint (`checkpoints::evaluate`), then the
-//!    validated [`Circuit`].
+//!    blocks, dims a shape reads, the names the generated code needs: `names`), the
+//!    evaluation of every shape under every checkpoint (`checkpoints::evaluate`) and of every
+//!    reader's owner (`sharing`: KV shared across layers), then the validated [`Circuit`].
 //!
 //! Beneath the stages sit `text` (the one bounded read, the limits, diagnostics, the walk over
 //! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
@@ -45,6 +45,7 @@ mod nodes;
 mod raw;
 mod read;
 mod resolve;
+mod sharing;
 mod top;
 
 // Beside the stages: the inputs file.
@@ -62,7 +63,7 @@ pub use crate::model::is_snake_identifier;
 pub use circuit::{
     BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigInt, ConfigMap, Instance, KindRule,
     LayerKindsSource, LayerLayout, LayerRule, LayerRules, RankStates, RuleIndices, RuleLayers,
-    StateTemplate, shape,
+    Shares, StateTemplate, shape,
 };
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 pub use names::camel_case;

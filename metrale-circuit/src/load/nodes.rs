@@ -6,7 +6,8 @@
 //! - a recurrent state is updated by exactly one node and neither read nor written; it is
 //!   snapshotted by at most one node, and only if it keeps verify intermediates;
 //! - a `paged_kv` side is written by exactly one node, read by at least one, and neither
-//!   updated nor snapshotted;
+//!   updated nor snapshotted; a side that reads another layer's KV (`shares`) is only read, by
+//!   at least one node;
 //! - a cache kind is touched by no node.
 //!
 //! Invariants:
@@ -93,6 +94,7 @@ pub(super) fn walk(w: &mut Walk<'_>, block: &str, value: &Value<'_>, states: &[R
         }
         match kind {
             StateKind::Recurrent => recurrent(w, state, id, &mine),
+            StateKind::PagedKv if state.has_shares_key => reader(w, id, &mine),
             StateKind::PagedKv => paged_kv(w, id, &mine),
             _ => {
                 for touch in &mine {
@@ -256,6 +258,40 @@ fn paged_kv(w: &mut Walk<'_>, id: &Text, touches: &[&Touch]) {
                 Diagnostic::error(format!("{subject} cannot be {}", past(access)))
                     .label(format!("{} by {}", past(access), touch.node))
                     .help("a KV side is written by one node and read by others"),
+            );
+        }
+    }
+}
+
+/// A KV side that reads another layer's KV (`shares`): read by at least one node, and never
+/// written, updated or snapshotted (its owner's layer writes it).
+fn reader(w: &mut Walk<'_>, id: &Text, touches: &[&Touch]) {
+    let subject = format!("KV side `{}`", id.text);
+    if with(touches, StateAccess::Read).is_empty() {
+        w.sink.report(
+            &id.loc,
+            Diagnostic::error(format!("{subject} is never read"))
+                .label("declared here")
+                .help(format!(
+                    "at least one node must have `state = {{ {} = \"read\" }}`",
+                    id.text
+                )),
+        );
+    }
+    for access in [
+        StateAccess::Write,
+        StateAccess::Update,
+        StateAccess::Snapshot,
+    ] {
+        for touch in with(touches, access) {
+            w.sink.report(
+                &touch.loc,
+                Diagnostic::error(format!(
+                    "{subject} reads another layer's KV: it cannot be {}",
+                    past(access)
+                ))
+                .label(format!("{} by {}", past(access), touch.node))
+                .help("a side that `shares` is only read: the layer that owns the KV writes it"),
             );
         }
     }

@@ -13,7 +13,9 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, StateTemplate};
+use crate::load::circuit::{
+    BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, Shares, StateTemplate,
+};
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
 
@@ -137,6 +139,49 @@ pub(crate) struct RawState {
     pub of: Option<Text>,
     /// `window` (schema 2) or `chunk` (schema 3), parsed.
     pub reach: Option<Reach<ShapeValue>>,
+    /// `shares` (schema 3), when valid.
+    pub shares: Option<RawShares>,
+    /// Whether a `shares` key is written (valid or not): the state then keeps no unit of its
+    /// own, so its missing `format` and `shape` are no error.
+    pub has_shares_key: bool,
+}
+
+/// `shares` as written (schema 3): the state an earlier layer keeps that this KV side reads,
+/// `"<block>.<state>"`, and in the table form the owner's layer.
+#[derive(Debug)]
+pub(crate) struct RawShares {
+    /// The `shares` key.
+    pub key: Loc,
+    /// The `"<block>.<state>"` string.
+    pub owner: StrAt,
+    /// The owner's block (a valid identifier).
+    pub block: String,
+    /// The owner's id inside its block (a valid identifier).
+    pub state: String,
+    /// `layer`, parsed: the owner's layer as a one-axis expression.
+    pub layer: Option<ShapeValue>,
+}
+
+impl RawShares {
+    /// The `<block>` part of the owner string.
+    pub fn block_at(&self) -> Loc {
+        self.owner.inner(0, self.block.len())
+    }
+
+    /// The `<state>` part of the owner string.
+    pub fn state_at(&self) -> Loc {
+        self.owner
+            .inner(self.block.len().saturating_add(1), self.state.len())
+    }
+
+    /// The validated rule.
+    pub fn shares(&self) -> Shares {
+        Shares {
+            block: self.block.clone(),
+            state: self.state.clone(),
+            layer: self.layer.as_ref().map(|l| l.shape.clone()),
+        }
+    }
 }
 
 impl RawState {
@@ -145,13 +190,22 @@ impl RawState {
         self.id.as_ref().map(|t| t.text.as_str())
     }
 
-    /// The IR state, when every field is valid.
-    pub fn template(&self, sink: &Sink) -> Option<StateTemplate> {
+    /// The IR state, when every field is valid; a reader (`shares`) takes `owner_format`, its
+    /// owner's format.
+    pub fn template(
+        &self,
+        sink: &Sink,
+        owner_format: impl Fn(&RawShares) -> Option<StateFormat>,
+    ) -> Option<StateTemplate> {
+        let format = match &self.shares {
+            Some(shares) => owner_format(shares)?,
+            None => self.format.clone()?,
+        };
         Some(StateTemplate {
             local: self.id.as_ref()?.text.clone(),
             kind: self.kind?,
             lifetime: self.lifetime?,
-            format: self.format.clone()?,
+            format,
             shape: self.shape.as_ref().map(|s| s.shape.clone()),
             verify: self.verify,
             of: self.of.as_ref().map(|t| t.text.clone()),
@@ -159,21 +213,27 @@ impl RawState {
                 .reach
                 .as_ref()
                 .map(|r| r.as_ref().map(|s| s.shape.clone())),
+            shares: self.shares.as_ref().map(RawShares::shares),
             origin: sink.origin(&self.header),
         })
     }
 }
 
 impl RawBlock {
-    /// The IR block, when every state is valid.
-    pub fn template(&self, sink: &Sink) -> Option<BlockTemplate> {
+    /// The IR block, when every state is valid; a reader (`shares`) takes `owner_format`, its
+    /// owner's format.
+    pub fn template(
+        &self,
+        sink: &Sink,
+        owner_format: impl Fn(&RawShares) -> Option<StateFormat>,
+    ) -> Option<BlockTemplate> {
         Some(BlockTemplate {
             name: self.name.text.clone(),
             origin: sink.origin(&self.first),
             states: self
                 .states
                 .iter()
-                .map(|s| s.template(sink))
+                .map(|s| s.template(sink, &owner_format))
                 .collect::<Option<Vec<_>>>()?,
         })
     }

@@ -1,6 +1,7 @@
 //! Resolution: the checks that need every file (a block defined twice across files, names of
 //! undefined blocks, undeclared dims in shapes, the names the generated code needs, every shape
-//! evaluated under every checkpoint), then the assembly of the validated [`Circuit`].
+//! evaluated under every checkpoint, every reader's owner under every checkpoint), then the
+//! assembly of the validated [`Circuit`].
 //!
 //! Owner: metrale-circuit (feature `load`).
 //! Invariants:
@@ -12,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::raw::{Loaded, RawBlock, Top};
-use super::{blocks, checkpoints, derive, names};
+use super::{blocks, checkpoints, derive, names, sharing};
 use crate::load::circuit::{Circuit, LayerLayout};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES, MAX_TERMS, too_many};
@@ -70,6 +71,18 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     if let Some(readable) = &readable {
         checkpoints::evaluate(sink, &blocks, &top.checkpoints, readable, &values);
     }
+    if complete {
+        let readers = sharing::owners(sink, &blocks);
+        let reader_blocks: Vec<&RawBlock> = blocks
+            .iter()
+            .copied()
+            .filter(|b| b.states.iter().any(|s| s.shares.is_some()))
+            .collect();
+        sharing::in_layers(sink, top, &reader_blocks);
+        if let (Some(layout), Some(readable)) = (&top.layout, &readable) {
+            sharing::layers(sink, layout, &readers, &top.checkpoints, &values, readable);
+        }
+    }
     if sink.count() > 0 {
         return None;
     }
@@ -77,10 +90,18 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     assemble(sink, top, &blocks, read, dims?, &order, values)
 }
 
-/// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`:
-/// chunked local attention is schema 3.
+/// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk` and no
+/// `shares`: chunked local attention and KV shared across layers are schema 3.
 fn schema_3_keys(sink: &mut Sink, blocks: &[&RawBlock]) {
     for state in blocks.iter().flat_map(|b| &b.states) {
+        if let Some(shares) = &state.shares {
+            sink.report(
+                &shares.key,
+                Diagnostic::error("`shares` needs `schema = 3`")
+                    .label("KV shared across layers")
+                    .help("write `schema = 3` at the top of the circuit"),
+            );
+        }
         if let Some(Reach::Chunk(chunk)) = &state.reach {
             sink.report(
                 &chunk.at.loc,
@@ -258,9 +279,20 @@ fn assemble(
 ) -> Option<Circuit> {
     let layout = top.layout.as_ref()?;
     let names = |list: &[Text]| list.iter().map(|t| t.text.clone()).collect::<Vec<_>>();
+    // A reader (`shares`) has its owner's format (the owner was checked to exist).
+    let owner_format = |shares: &super::raw::RawShares| {
+        blocks
+            .iter()
+            .find(|b| b.name.text == shares.block)?
+            .states
+            .iter()
+            .find(|s| s.local() == Some(shares.state.as_str()))?
+            .format
+            .clone()
+    };
     let mut templates = Vec::with_capacity(blocks.len());
     for block in blocks {
-        templates.push(block.template(sink)?);
+        templates.push(block.template(sink, owner_format)?);
     }
     let checkpoints = top
         .checkpoints

@@ -7,7 +7,9 @@
 //! - A declaration says what ONE unit holds (`elements` of its format); how many units exist is
 //!   decided by the plan inputs, never here.
 //! - `elements` was evaluated, checked, from the checkpoint's dims when the circuit was
-//!   instantiated; a copy (`of`) has the element count of the state it copies.
+//!   instantiated; a copy (`of`) has the element count of the state it copies, and a KV side
+//!   that reads another layer's KV (`shares`) the element count, format and reach of its owner
+//!   (it has no unit of its own: a plan gives it the owner's regions and sizes no term for it).
 
 use super::dtype::StateFormat;
 use super::kinds::{Lifetime, StateKind};
@@ -127,6 +129,10 @@ pub struct StateDecl {
     /// For a KV side that keeps only some of a sequence's tokens: its sliding window or its
     /// attention chunk, in tokens.
     pub reach: Option<Reach>,
+    /// For a KV side that reads another layer's KV instead of keeping its own (`shares`,
+    /// schema 3), the full id of the state it reads (`l14.attn.k`): a plan sizes no term for
+    /// it and gives it that state's regions.
+    pub shares: Option<String>,
 }
 
 /// What a KV side keeps of a sequence's tokens, when not every one: `T` is the tokens (or, in
@@ -195,6 +201,7 @@ impl StateDecl {
             lifetime: Lifetime::of_kind(kind),
             of: None,
             reach: None,
+            shares: None,
         }
     }
 
@@ -218,6 +225,15 @@ impl StateDecl {
     #[must_use]
     pub fn with_chunk(mut self, tokens: u64) -> Self {
         self.reach = Some(Reach::Chunk(tokens));
+        self
+    }
+
+    /// The same declaration, reading the KV of the state whose full id is `owner` instead of
+    /// keeping its own (a KV side that `shares`): a plan sizes no term for it and gives it the
+    /// owner's regions.
+    #[must_use]
+    pub fn sharing(mut self, owner: &str) -> Self {
+        self.shares = Some(owner.to_owned());
         self
     }
 

@@ -8,8 +8,11 @@
 //!   terms come in plan order (declaration order, then [`Holding::of_kind`] order).
 //! - Offsets follow the layout law of [`crate::law::layout`]; arena sizes are rounded up to
 //!   `align`.
-//! - Errors come in a fixed order (per declaration: format, unit bytes in its format then as
-//!   stored, its terms; then layout), which the generated plans follow too.
+//! - Errors come in a fixed order (first a reader whose owner is not declared; then per
+//!   declaration: format, unit bytes in its format then as stored, its terms; then layout),
+//!   which the generated plans follow too.
+//! - A KV side that reads another's KV (`StateDecl::shares`) has no term and no page of the
+//!   pool: its regions are its owner's ([`DynamicPlan::owner_of`], [`DynamicPlan::states`]).
 
 use super::error::PlanError;
 use super::pool::{PagePool, PoolBuilder};
@@ -20,6 +23,7 @@ use crate::law::{Holding, Region, Space};
 use crate::model::{
     Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
 };
+use std::collections::{HashMap, HashSet};
 
 /// One sized term: a state, what it holds, its units and bytes, and where it sits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,10 +71,25 @@ impl StateTerm {
     }
 }
 
+/// A KV side that reads another's KV (`shares`): no term of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reader {
+    /// Its id (`l20.shared.k`).
+    state: String,
+    /// Its owner's id (`l14.attn.k`).
+    owner: String,
+    /// The terms before it in plan order: where [`DynamicPlan::states`] gives it.
+    at: usize,
+    /// Its owner's terms in [`DynamicPlan::terms`] (empty when the owner has none).
+    terms: std::ops::Range<usize>,
+}
+
 /// Every state of a circuit, sized and laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DynamicPlan {
     terms: Vec<StateTerm>,
+    /// Every KV side that reads another's KV, in plan order.
+    readers: Vec<Reader>,
     arena: Arena,
     /// Boxed: a plan is moved about whole, and most have no pool.
     pool: Option<Box<PagePool>>,
@@ -81,6 +100,8 @@ impl DynamicPlan {
     /// of `align`.
     ///
     /// # Errors
+    /// [`PlanError::MissingOwner`] for a KV side that reads the KV of a state `decls` do not
+    /// declare (a pipeline rank that holds the reader but not its owner);
     /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two;
     /// [`PlanError::MissingFormat`] for a format key the inputs lack;
     /// [`PlanError::MissingVerify`] for a recurrent state without `verify` under verify inputs;
@@ -90,12 +111,23 @@ impl DynamicPlan {
         inputs: &StateInputs<'_>,
         align: u64,
     ) -> Result<Self, PlanError<String>> {
+        owners_held(decls)?;
         if !check_align(align) {
             return Err(PlanError::BadAlign { align });
         }
         let mut terms = Vec::new();
+        let mut readers = Vec::new();
         let mut pool = PoolBuilder::default();
         for decl in decls {
+            if let Some(owner) = &decl.shares {
+                readers.push(Reader {
+                    state: decl.id.clone(),
+                    owner: owner.clone(),
+                    at: terms.len(),
+                    terms: 0..0,
+                });
+                continue;
+            }
             let dtype = match &decl.format {
                 StateFormat::Fixed(dtype) => *dtype,
                 StateFormat::Keyed(key) => {
@@ -147,7 +179,23 @@ impl DynamicPlan {
             PoolPolicy::Arenas => None,
             PoolPolicy::Vllm(vllm) => Some(Box::new(pool.finish(vllm, arena.device_bytes)?)),
         };
-        Ok(Self { terms, arena, pool })
+        // Each owner's terms, consecutive in plan order.
+        let mut ranges: HashMap<&str, std::ops::Range<usize>> = HashMap::new();
+        for (i, term) in terms.iter().enumerate() {
+            ranges
+                .entry(term.state.as_str())
+                .and_modify(|range| range.end = i + 1)
+                .or_insert(i..i + 1);
+        }
+        for reader in &mut readers {
+            reader.terms = ranges.get(reader.owner.as_str()).cloned().unwrap_or(0..0);
+        }
+        Ok(Self {
+            terms,
+            readers,
+            arena,
+            pool,
+        })
     }
 
     /// Every term, in plan order.
@@ -156,12 +204,39 @@ impl DynamicPlan {
         &self.terms
     }
 
-    /// The term of `state` holding `holding`, if the plan has it.
+    /// The term of `state` holding `holding`, if the plan has it: for a KV side that reads
+    /// another's KV (`shares`), its owner's term (the same address, not a copy).
     #[must_use]
     pub fn term(&self, state: &str, holding: Holding) -> Option<&StateTerm> {
+        let state = self.owner_of(state).unwrap_or(state);
         self.terms
             .iter()
             .find(|t| t.state == state && t.holding == holding)
+    }
+
+    /// The state whose KV `state` reads, when `state` is a KV side that reads another's KV
+    /// instead of keeping its own (`StateDecl::shares`): `owner_of("l20.shared.k")` is
+    /// `Some("l14.attn.k")`. `None` for every other state.
+    #[must_use]
+    pub fn owner_of(&self, state: &str) -> Option<&str> {
+        self.readers
+            .iter()
+            .find(|r| r.state == state)
+            .map(|r| r.owner.as_str())
+    }
+
+    /// Every KV side that reads another's KV, and the state it reads, in plan order.
+    pub fn shared(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.readers
+            .iter()
+            .map(|r| (r.state.as_str(), r.owner.as_str()))
+    }
+
+    /// The regions of `state` in the field group of its kind, if it has a term: for a KV side
+    /// that reads another's KV, its owner's ([`StateRegions::owner`] names it).
+    #[must_use]
+    pub fn state(&self, state: &str) -> Option<StateRegions<'_>> {
+        self.states().find(|s| s.state() == state)
     }
 
     /// The alignment every offset is a multiple of.
@@ -220,10 +295,25 @@ impl DynamicPlan {
 
     /// Every state with a term, in plan order, its regions in the field group of its kind: the
     /// view a generated plan's fields give (`plan.l0.gdn.h` is a `RecurrentRegions`), so an
-    /// engine on the dynamic plan reads the same groups and address API.
+    /// engine on the dynamic plan reads the same groups and address API. A KV side that reads
+    /// another's KV (`shares`) comes at its own place with its owner's terms, as its generated
+    /// field holds its owner's regions ([`StateRegions::owner`] says whose).
     pub fn states(&self) -> impl Iterator<Item = StateRegions<'_>> + '_ {
         let mut first = 0;
+        let mut readers = self.readers.iter().peekable();
         std::iter::from_fn(move || {
+            // A reader whose owner has no term (no KV inputs) has none either.
+            while let Some(reader) = readers.next_if(|r| r.at <= first) {
+                if let Some(terms) = self.terms.get(reader.terms.clone())
+                    && !terms.is_empty()
+                {
+                    return Some(StateRegions {
+                        first_term: reader.terms.start,
+                        terms,
+                        reader: Some(reader.state.as_str()),
+                    });
+                }
+            }
             let state = &self.terms.get(first)?.state;
             let count = self.terms[first..]
                 .iter()
@@ -232,11 +322,40 @@ impl DynamicPlan {
             let regions = StateRegions {
                 first_term: first,
                 terms: &self.terms[first..first + count],
+                reader: None,
             };
             first += count;
             Some(regions)
         })
     }
+}
+
+/// Every KV side of `decls` that reads another's KV (`shares`) reads a state `decls` declare,
+/// one that keeps its own.
+///
+/// # Errors
+/// [`PlanError::MissingOwner`] naming the first reader, in plan order, whose owner is not
+/// declared: a pipeline rank that holds the reader's layer but not its owner's.
+pub(crate) fn owners_held(decls: &[StateDecl]) -> Result<(), PlanError<String>> {
+    if decls.iter().all(|d| d.shares.is_none()) {
+        return Ok(());
+    }
+    let owners: HashSet<&str> = decls
+        .iter()
+        .filter(|d| d.shares.is_none())
+        .map(|d| d.id.as_str())
+        .collect();
+    for decl in decls {
+        if let Some(owner) = &decl.shares
+            && !owners.contains(owner.as_str())
+        {
+            return Err(PlanError::MissingOwner {
+                state: decl.id.clone(),
+                owner: owner.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One state of a [`DynamicPlan`]: its terms (consecutive in plan order) and their regions in
@@ -245,15 +364,30 @@ impl DynamicPlan {
 pub struct StateRegions<'p> {
     /// The index of its first term in [`DynamicPlan::terms`].
     pub first_term: usize,
-    /// Its terms, in [`Holding::of_kind`] order (absent ones left out).
+    /// Its terms, in [`Holding::of_kind`] order (absent ones left out); for a KV side that
+    /// reads another's KV, its owner's.
     pub terms: &'p [StateTerm],
+    /// For a KV side that reads another's KV (`shares`), its own id: `terms` and
+    /// `first_term` are then its owner's.
+    pub reader: Option<&'p str>,
 }
 
-impl StateRegions<'_> {
-    /// The state's id (`l0.gdn.h`).
+impl<'p> StateRegions<'p> {
+    /// The state's id (`l0.gdn.h`; a reader's own, `l20.shared.k`).
     #[must_use]
-    pub fn state(&self) -> &str {
-        self.terms.first().map_or("", |t| t.state.as_str())
+    pub fn state(&self) -> &'p str {
+        match self.reader {
+            Some(reader) => reader,
+            None => self.terms.first().map_or("", |t| t.state.as_str()),
+        }
+    }
+
+    /// For a KV side that reads another's KV, the state it reads (`l14.attn.k`), whose
+    /// regions these are; `None` for a state with terms of its own.
+    #[must_use]
+    pub fn owner(&self) -> Option<&'p str> {
+        self.reader?;
+        self.terms.first().map(|t| t.state.as_str())
     }
 
     /// The state's kind.

@@ -57,6 +57,14 @@ pub enum PlanError<S = &'static str> {
         /// Why.
         fault: PoolFault,
     },
+    /// A KV side reads another layer's KV (`shares`), but the plan does not hold that layer's
+    /// state: a pipeline rank that holds the reader's layer but not its owner's.
+    MissingOwner {
+        /// The reader (`l20.shared.k`).
+        state: S,
+        /// The state whose KV it reads (`l14.attn.k`).
+        owner: S,
+    },
     /// The alignment is not a nonzero power of two.
     BadAlign {
         /// The alignment given.
@@ -93,6 +101,10 @@ impl<S> PlanError<S> {
                 state: name(state),
                 fault,
             },
+            PlanError::MissingOwner { state, owner } => PlanError::MissingOwner {
+                state: name(state),
+                owner: name(owner),
+            },
             PlanError::BadAlign { align } => PlanError::BadAlign { align },
         }
     }
@@ -107,7 +119,8 @@ impl<S> PlanError<S> {
             | PlanError::DivisionByZero { state }
             | PlanError::Negative { state }
             | PlanError::MissingWindow { state }
-            | PlanError::Pool { state, .. } => Some(state),
+            | PlanError::Pool { state, .. }
+            | PlanError::MissingOwner { state, .. } => Some(state),
             PlanError::BadAlign { .. } => None,
         }
     }
@@ -164,6 +177,11 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
                      token, and the layer of `{state}` keeps other bytes than the first's"
                 ),
             },
+            Self::MissingOwner { state, owner } => write!(
+                f,
+                "KV side `{state}` reads the KV of `{owner}`, which the plan does not hold (a \
+                 pipeline rank must hold the layer a shared KV is kept in)"
+            ),
             Self::BadAlign { align } => {
                 write!(f, "alignment {align} is not a nonzero power of two")
             }

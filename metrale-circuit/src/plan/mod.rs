@@ -15,6 +15,7 @@ mod error;
 mod pool;
 pub(crate) mod regions;
 
+pub(crate) use dynamic::owners_held;
 pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
 pub use error::{MissingFormat, PlanError};
 pub use pool::{PagePool, PoolMember, PoolPlan};

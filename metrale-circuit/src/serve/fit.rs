@@ -15,7 +15,7 @@
 
 use super::profile::{ProfileFree, ServingProfile};
 use crate::model::{PoolPages, PoolPolicy, StateDecl, StateDtype, StateInputs};
-use crate::plan::{DynamicPlan, PlanError};
+use crate::plan::{DynamicPlan, PlanError, owners_held};
 
 /// The one capacity search loop, for the dynamic fits here and the generated plans' fits
 /// (`__private_v0_1::Table::fit_kv_blocks`, `fit_profile`), written once as a macro because a
@@ -206,14 +206,17 @@ impl Search {
 /// `budget` bytes, every other input as given (a draft pool stays as it is).
 ///
 /// # Errors
-/// [`FitError::NoKvPool`] without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0
-/// blocks; [`FitError::TooSmall`] when even 0 blocks exceed the budget.
+/// [`FitError::Plan`] with [`PlanError::MissingOwner`] first, for states no plan of any inputs
+/// holds (a reader without its owner); [`FitError::NoKvPool`] without `inputs.kv`;
+/// [`FitError::Plan`] when the plan fails at 0 blocks; [`FitError::TooSmall`] when even 0
+/// blocks exceed the budget.
 pub fn fit_kv_blocks(
     decls: &[StateDecl],
     inputs: &StateInputs<'_>,
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {
+    owners_held(decls).map_err(FitError::Plan)?;
     if !has_blocks(inputs) {
         return Err(FitError::NoKvPool);
     }
@@ -256,9 +259,10 @@ fn drive(
 /// every count that follows from it scales with it.
 ///
 /// # Errors
-/// [`FitError::NoKvPool`] when `free` is the pool and the profile has none; [`FitError::Plan`]
-/// when the plan fails at 0 (a missing format, a windowed side without `chunk_tokens`, ...);
-/// [`FitError::TooSmall`] when even 0 exceeds the budget.
+/// [`FitError::Plan`] with [`PlanError::MissingOwner`] first, for states no plan of any inputs
+/// holds (a reader without its owner); [`FitError::NoKvPool`] when `free` is the pool and the
+/// profile has none; [`FitError::Plan`] when the plan fails at 0 (a missing format, a windowed
+/// side without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 exceeds the budget.
 pub fn fit_profile(
     decls: &[StateDecl],
     formats: &[(&str, StateDtype)],
@@ -267,6 +271,7 @@ pub fn fit_profile(
     align: u64,
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {
+    owners_held(decls).map_err(FitError::Plan)?;
     if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() && profile.pool.is_none() {
         return Err(FitError::NoKvPool);
     }

@@ -1605,3 +1605,57 @@ fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
     );
     assert_eq!(fit["value"], 10);
 }
+
+/// KV shared across layers: `plan` lists each side that reads another layer's KV with its
+/// owner and the owner's blocks (the table) or `state` and `owner` (the JSON), and a rank that
+/// holds a reader without its owner is refused, naming both, with what to change.
+#[test]
+fn plan_shows_each_shared_side_and_its_owner() {
+    let circuit = "tests/ui/circuits/shared_kv.toml";
+    let out = run(&["plan", circuit]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let table = out
+        .stdout
+        .split("\nKV shared across layers: 9 sides read another layer's KV, no term of their own\n")
+        .nth(1)
+        .expect("the section");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .take(10)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["state", "reads", "bytes", "offset"]);
+    assert_eq!(rows[1][..2], ["l5.swa_reader.k", "l3.swa.k"]);
+    assert_eq!(rows[9][..2], ["l7.cross.k", "l2.attn.k"]);
+    let json = run(&["plan", circuit, "--json"]);
+    let plan: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let shared = plan["shared"].as_array().expect("`shared`");
+    assert_eq!(shared.len(), 9);
+    assert_eq!(
+        (shared[8]["state"].as_str(), shared[8]["owner"].as_str()),
+        (Some("l7.cross.k"), Some("l2.attn.k"))
+    );
+    // The owner's offset is the one the table shows, and no term is the reader's.
+    assert_eq!(
+        rows[9][4].parse::<u64>().ok(),
+        Some(u(&term(&plan, "l2.attn.k", "blocks")["offset"]))
+    );
+    assert!(!has_term(&plan, "l7.cross.k", "blocks"));
+    // A plan without readers has no `shared` key.
+    assert!(plan_json(&[]).get("shared").is_none());
+    let refused = run(&["plan", circuit, "--pp", "2"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.starts_with(
+            "error: KV side `l5.swa_reader.k` reads the KV of `l3.swa.k`, which the plan does \
+             not hold (a pipeline rank must hold the layer a shared KV is kept in)\n"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("= help: split the layers"),
+        "{}",
+        refused.stderr
+    );
+}

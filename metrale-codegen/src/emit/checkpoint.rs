@@ -15,6 +15,12 @@
 //!   `Dims::on_tp` (the circuit's `rank_of`), and its pipeline stage decides which terms are
 //!   sized and which block instances lay out absent classes, so a term the rank does not hold
 //!   is `Region::EMPTY` and takes no room.
+//! - A KV side that reads another layer's KV (`shares`) has no row: after the lays, `on_stage`
+//!   assigns it its owner's regions (`plan.l20.shared.k = plan.l14.attn.k`, the owner placed
+//!   at generation time by `Circuit::owner_layer`) where the stage holds its layer, and before
+//!   anything else refuses a stage holding a reader without its owner (`owners_held` over
+//!   `SHARES`: `PlanError::MissingOwner`, as the dynamic plan), in `for_rank` and the per-rank
+//!   fits alike. A checkpoint without readers has neither `SHARES` nor the check.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
@@ -40,6 +46,11 @@ struct PlanParts {
     init: TokenStream,
     /// One `lay` per block instance, in plan order.
     lays: TokenStream,
+    /// After the lays: each reader (`shares`) given its owner's regions, where the stage holds
+    /// it.
+    shares: TokenStream,
+    /// Each reader, in plan order: its id, its owner's, and their layers (`SHARES`).
+    readers: Vec<(String, String, u64, u64)>,
 }
 
 impl Emitter<'_> {
@@ -70,6 +81,7 @@ impl Emitter<'_> {
         let parts = self.plan_fields(checkpoint, &table);
         let fields = &parts.fields;
         let plan_impl = self.plan_impl(checkpoint, &table, &parts);
+        let shares = shares_items(&parts.readers);
         let plan_doc = doc_line(&format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
             checkpoint.name()
@@ -95,6 +107,8 @@ impl Emitter<'_> {
 
                 #[doc = " Every term of the plan, in plan order: the order of `regions()`."]
                 pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
+
+                #shares
 
                 #[doc = #plan_doc]
                 #[doc = " reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -172,8 +186,20 @@ impl Emitter<'_> {
         let regions = self.regions_body();
         let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
-        let fits = fit_fns();
+        let shared = !parts.readers.is_empty();
+        let fits = fit_fns(shared);
         let totals = Self::totals_fns();
+        let assign_owners = &parts.shares;
+        // A rank that holds a reader but not its owner has no plan, whatever the inputs.
+        let owners_held = if shared {
+            quote! {
+                if let Err(error) = owners_held(stage) {
+                    return Err(error);
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
         quote! {
             impl StatePlan {
                 #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
@@ -222,6 +248,7 @@ impl Emitter<'_> {
                     align: u64,
                     stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
+                    #owners_held
                     let units = super::units(dims, inputs.formats);
                     let counts = inputs.state_inputs();
                     let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
@@ -236,6 +263,7 @@ impl Emitter<'_> {
                     // cursor meets its terms in the order the layout places them.
                     let mut plan = Self { #init arena, pool };
                     #lays
+                    #assign_owners
                     Ok(plan)
                 }
 
@@ -275,6 +303,12 @@ impl Emitter<'_> {
                 table,
                 &mut parts,
             );
+            self.share_fields(
+                checkpoint,
+                i as u64,
+                circuit.layout().blocks_of(kind),
+                &mut parts,
+            );
             parts.init.extend(quote! { #field: super::#ty::EMPTY, });
         }
         for name in circuit.epilogue() {
@@ -305,11 +339,13 @@ impl Emitter<'_> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            let window = Self::window(block, (name, place), table);
             parts.init.extend(quote! { #field: super::#ty::EMPTY, });
-            parts
-                .lays
-                .extend(quote! { plan.#field.lay(#window, &mut cursors); });
+            if super::block_has_terms(block) {
+                let window = Self::window(block, (name, place), table);
+                parts
+                    .lays
+                    .extend(quote! { plan.#field.lay(#window, &mut cursors); });
+            }
         }
     }
 
@@ -324,13 +360,62 @@ impl Emitter<'_> {
     ) {
         let group = format_ident!("{prefix}");
         for name in blocks {
-            if let Some(block) = self.stateful(name) {
+            if let Some(block) = self.stateful(name)
+                && super::block_has_terms(block)
+            {
                 let field = ident(name);
                 let window = Self::window(block, (&format!("{prefix}.{name}"), place), table);
                 parts
                     .lays
                     .extend(quote! { plan.#group.#field.lay(#window, &mut cursors); });
             }
+        }
+    }
+
+    /// Each reader (`shares`) of the stateful blocks of layer `layer` of `checkpoint`, given
+    /// its owner's regions after the lays (`plan.l20.shared.k = plan.l14.attn.k;`, the owner
+    /// placed at generation time by `Circuit::owner_layer`), where the stage holds the layer.
+    fn share_fields(
+        &self,
+        checkpoint: &CheckpointSpec,
+        layer: u64,
+        blocks: &[String],
+        parts: &mut PlanParts,
+    ) {
+        let group = format_ident!("l{layer}");
+        let mut assigned = TokenStream::new();
+        for block in blocks.iter().filter_map(|name| self.stateful(name)) {
+            let field = ident(block.name());
+            for state in block.states() {
+                let Some(shares) = state.shares() else {
+                    continue;
+                };
+                // The loader checked every layer holding the block has an owner.
+                let Some(owner) = self.circuit.owner_layer(checkpoint, layer, shares) else {
+                    continue;
+                };
+                let local = ident(state.local());
+                let owner_group = format_ident!("l{owner}");
+                let owner_block = ident(shares.block());
+                let owner_state = ident(shares.state());
+                assigned.extend(quote! {
+                    plan.#group.#field.#local = plan.#owner_group.#owner_block.#owner_state;
+                });
+                parts.readers.push((
+                    format!("l{layer}.{}.{}", block.name(), state.local()),
+                    format!("l{owner}.{}.{}", shares.block(), shares.state()),
+                    layer,
+                    owner,
+                ));
+            }
+        }
+        if !assigned.is_empty() {
+            let at = int(layer);
+            parts.shares.extend(quote! {
+                if stage.holds(__rt::parallel::Position::Layer(#at)) {
+                    #assigned
+                }
+            });
         }
     }
 
@@ -345,7 +430,8 @@ impl Emitter<'_> {
     ) -> TokenStream {
         let row = block
             .states()
-            .first()
+            .iter()
+            .find(|state| super::has_terms(state))
             .and_then(|state| {
                 let holding = Holding::of_kind(state.kind()).first().copied()?;
                 let id = format!("{prefix}.{}", state.local());
@@ -371,10 +457,11 @@ impl Emitter<'_> {
     fn regions_body(&self) -> TokenStream {
         let circuit = self.circuit;
         let put = |path: TokenStream| quote!(at = __abi::put(&mut all, at, #path.regions()););
+        let laid = |name: &&String| self.stateful(name).is_some_and(super::block_has_terms);
         let top = |names: &[String]| -> TokenStream {
             names
                 .iter()
-                .filter(|name| self.stateful(name).is_some())
+                .filter(laid)
                 .map(|name| {
                     let field = ident(name);
                     put(quote!(self.#field))
@@ -386,7 +473,7 @@ impl Emitter<'_> {
         let draft: TokenStream = circuit
             .draft()
             .iter()
-            .filter(|name| self.stateful(name).is_some())
+            .filter(laid)
             .map(|name| {
                 let field = ident(name);
                 put(quote!(self.draft.#field))
@@ -421,7 +508,7 @@ impl Emitter<'_> {
             let variant = layer_variant(kind);
             let puts: Vec<TokenStream> = blocks
                 .iter()
-                .filter(|name| self.stateful(name).is_some())
+                .filter(|name| self.stateful(name).is_some_and(super::block_has_terms))
                 .map(|name| {
                     let field = ident(name);
                     quote!(at = __abi::put(all, at, layer.#field.regions());)
@@ -508,11 +595,77 @@ impl Emitter<'_> {
     }
 }
 
+/// `SHARES` and `owners_held`, for a checkpoint with readers (`shares`): each reader's id, its
+/// owner's and their layers, and the check that a stage holds the owner of every reader it
+/// holds (the dynamic plan's `MissingOwner`, first in plan order).
+fn shares_items(readers: &[(String, String, u64, u64)]) -> TokenStream {
+    if readers.is_empty() {
+        return TokenStream::new();
+    }
+    let count = index(readers.len());
+    let rows = readers.iter().map(|(state, owner, layer, owner_layer)| {
+        let (layer, owner_layer) = (int(*layer), int(*owner_layer));
+        quote!((#state, #owner, #layer, #owner_layer))
+    });
+    quote! {
+        #[doc = " Every KV side that reads another layer's KV (`shares`), in plan order: its id,"]
+        #[doc = " the id of the state it reads, and their layers. A plan gives each one its owner's"]
+        #[doc = " regions."]
+        pub const SHARES: [(&str, &str, u64, u64); #count] = [#(#rows),*];
+
+        #[doc = " `Ok` when `stage` holds the owner of every reader it holds."]
+        #[doc = ""]
+        #[doc = " # Errors"]
+        #[doc = " `PlanError::MissingOwner` naming the first reader, in plan order, whose"]
+        #[doc = " owner's layer the stage does not hold."]
+        const fn owners_held(stage: &__rt::parallel::Stage) -> ::core::result::Result<(), __rt::PlanError> {
+            let mut i = 0;
+            while i < SHARES.len() {
+                let (reader, owner, layer, owner_layer) = SHARES[i];
+                if stage.holds(__rt::parallel::Position::Layer(layer))
+                    && !stage.holds(__rt::parallel::Position::Layer(owner_layer))
+                {
+                    return Err(__rt::PlanError::MissingOwner { state: reader, owner });
+                }
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A rank's fit (`fit`, a call of the checkpoint's table on `stage`), after the check that the
+/// stage holds the owner of every reader it holds, when the checkpoint has readers (`shared`).
+fn rank_fit(fit: &TokenStream, shared: bool) -> TokenStream {
+    if shared {
+        quote! {
+            match owners_held(&stage) {
+                Ok(()) => __abi::in_rank(#fit),
+                Err(error) => Err(__rt::RankError::Plan(__rt::FitError::Plan(error))),
+            }
+        }
+    } else {
+        quote!(__abi::in_rank(#fit))
+    }
+}
+
 /// The fits of `StatePlan`: each a call of the runtime's search on the checkpoint's table
 /// (`Table::fit_profile`, `Table::fit_kv_blocks`), for the whole model or, through
-/// `rank_of`, for one rank.
-fn fit_fns() -> TokenStream {
-    let kv = fit_kv_fns();
+/// `rank_of`, for one rank (whose stage must hold the owner of every reader it holds, when the
+/// checkpoint has readers: `shared`).
+fn fit_fns(shared: bool) -> TokenStream {
+    let kv = fit_kv_fns(shared);
+    let profile_rank = rank_fit(
+        &quote!(TABLE.fit_profile(
+            &super::units(&dims, formats),
+            profile,
+            free,
+            align,
+            budget,
+            &stage
+        )),
+        shared,
+    );
     quote! {
         #[doc = " The largest value of `profile`'s free input `free` whose plan's device arena"]
         #[doc = " fits `budget` bytes: the profile at each probed value"]
@@ -552,7 +705,7 @@ fn fit_fns() -> TokenStream {
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
-                Ok((dims, stage)) => __abi::in_rank(TABLE.fit_profile(&super::units(&dims, formats), profile, free, align, budget, &stage)),
+                Ok((dims, stage)) => #profile_rank,
                 Err(error) => Err(error),
             }
         }
@@ -594,8 +747,19 @@ fn fit_fns() -> TokenStream {
     }
 }
 
-/// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV pool.
-fn fit_kv_fns() -> TokenStream {
+/// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV pool
+/// (on a rank, after `owners_held` when the checkpoint has readers: `shared`).
+fn fit_kv_fns(shared: bool) -> TokenStream {
+    let kv_rank = rank_fit(
+        &quote!(TABLE.fit_kv_blocks(
+            &super::units(&dims, inputs.formats),
+            &inputs.state_inputs(),
+            align,
+            budget,
+            &stage
+        )),
+        shared,
+    );
     quote! {
         #[doc = " The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's"]
         #[doc = " device arena fits `budget` bytes, every other input as given, by the same"]
@@ -629,7 +793,7 @@ fn fit_kv_fns() -> TokenStream {
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
-                Ok((dims, stage)) => __abi::in_rank(TABLE.fit_kv_blocks(&super::units(&dims, inputs.formats), &inputs.state_inputs(), align, budget, &stage)),
+                Ok((dims, stage)) => #kv_rank,
                 Err(error) => Err(error),
             }
         }

@@ -143,12 +143,26 @@ impl Emitter<'_> {
             let name = c.name();
             quote!(#name)
         });
-        let hfs = arms(&|c| {
-            c.hf().map_or_else(
-                || quote!(::core::option::Option::None),
-                |hf| quote!(::core::option::Option::Some(#hf)),
-            )
-        });
+        // The checkpoints without an id share one arm (where the first of them is), so that no
+        // two arms have the same body (`clippy::match_same_arms`).
+        let without: Vec<_> = checkpoints
+            .iter()
+            .filter(|c| c.hf().is_none())
+            .map(&variant)
+            .collect();
+        let hfs: TokenStream = checkpoints
+            .iter()
+            .filter_map(|c| match c.hf() {
+                Some(hf) => {
+                    let variant = variant(c);
+                    Some(quote!(Self::#variant => ::core::option::Option::Some(#hf),))
+                }
+                None if without.first() == Some(&variant(c)) => {
+                    Some(quote!(#(Self::#without)|* => ::core::option::Option::None,))
+                }
+                None => None,
+            })
+            .collect();
         let lookups = lookups();
         let module_items = self.checkpoint_module_items();
         let doc = doc_line(&format!(

@@ -32,7 +32,7 @@ pub(crate) mod names;
 mod sizes;
 mod table;
 
-use metrale_circuit::load::{BlockTemplate, Circuit};
+use metrale_circuit::load::{BlockTemplate, Circuit, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -144,6 +144,19 @@ impl<'a> Emitter<'a> {
     pub(crate) fn stateful(&self, name: &str) -> Option<&'a BlockTemplate> {
         self.circuit.block(name).filter(|b| !b.states().is_empty())
     }
+}
+
+/// Whether `state` keeps a unit of its own, and so has a unit function, size classes, rows and
+/// terms: every state but a KV side that reads another layer's KV (`shares`), whose field a
+/// plan fills with its owner's regions.
+pub(crate) fn has_terms(state: &StateTemplate) -> bool {
+    state.shares().is_none()
+}
+
+/// Whether a block instance of `block` has terms (a state of its own): only then is it laid
+/// out.
+pub(crate) fn block_has_terms(block: &BlockTemplate) -> bool {
+    block.states().iter().any(has_terms)
 }
 
 /// `rank_of`: a rank's dims and pipeline stage, or why it has none (its stage first, as the

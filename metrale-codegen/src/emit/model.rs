@@ -8,7 +8,9 @@
 //!   without every key: the dynamic plan's `MissingFormat` becomes a compile error.
 //! - A block's struct has one field per state, typed by what the state's terms hold
 //!   (`RecurrentRegions`, `KvRegions`, `CacheRegions`); blocks without state have no
-//!   struct and no field.
+//!   struct and no field. A KV side that reads another layer's KV (`shares`) has a field but
+//!   no term: its block's `lay` leaves it alone and `regions()` leaves it out (a plan assigns
+//!   it its owner's regions after the lays).
 
 use metrale_circuit::StateKind;
 use metrale_circuit::load::{BlockTemplate, StateTemplate};
@@ -188,7 +190,7 @@ impl Emitter<'_> {
                 .blocks()
                 .iter()
                 .flat_map(|b| b.states().iter().map(move |s| (b, s)))
-                .filter(|(_, s)| s.format().key() == Some(*key))
+                .filter(|(_, s)| s.shares().is_none() && s.format().key() == Some(*key))
                 .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
                 .collect();
             let doc = doc_line(&format!(
@@ -330,6 +332,10 @@ impl Emitter<'_> {
         for state in block.states() {
             let field = ident(state.local());
             let group = region_group(state.kind());
+            empties.push(quote! { #field: __rt::#group::EMPTY, });
+            if !super::has_terms(state) {
+                continue;
+            }
             let mut holdings = Vec::new();
             for holding_kind in metrale_circuit::Holding::of_kind(state.kind()) {
                 let holding =
@@ -345,21 +351,13 @@ impl Emitter<'_> {
                 holdings.push(quote! { #holding: classes[#class].take(&mut cursors[#group]), });
             }
             lays.push(quote! { self.#field = __rt::#group { #(#holdings)* }; });
-            empties.push(quote! { #field: __rt::#group::EMPTY, });
         }
         let count = super::names::index(j);
-        quote! {
-            #[doc = #doc]
-            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-            pub struct #ty { #(#fields)* }
-
-            impl #ty {
-                #[doc = " How many terms one instance has."]
-                pub const TERM_COUNT: usize = #count;
-
-                #[doc = " Every term an empty region, before a plan lays the instance out."]
-                const EMPTY: Self = Self { #(#empties)* };
-
+        // A block of readers only has no term: nothing to lay out.
+        let lay = if lays.is_empty() {
+            TokenStream::new()
+        } else {
+            quote! {
                 #[doc = " Lays out this instance of a plan, for its checkpoints' `StatePlan::new`: its"]
                 #[doc = " terms sized by `classes` (one per term), each placed at its layout group's"]
                 #[doc = " cursor, written in place. Not inlined: `new` stays one call per block"]
@@ -373,6 +371,21 @@ impl Emitter<'_> {
                 ) {
                     #(#lays)*
                 }
+            }
+        };
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct #ty { #(#fields)* }
+
+            impl #ty {
+                #[doc = " How many terms one instance has."]
+                pub const TERM_COUNT: usize = #count;
+
+                #[doc = " Every term an empty region, before a plan lays the instance out."]
+                const EMPTY: Self = Self { #(#empties)* };
+
+                #lay
 
                 #[doc = " Every term's region, state by state, in plan order."]
                 #[must_use]
@@ -439,6 +452,22 @@ pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
 
 /// The doc of a state's field: where it was declared, what it is, what a unit is.
 fn state_doc(block: &BlockTemplate, state: &StateTemplate) -> String {
+    if let Some(shares) = state.shares() {
+        let owner = match shares.layer() {
+            Some(layer) => format!("of layer `{layer}`"),
+            None => format!("of the last earlier layer holding `{}`", shares.block()),
+        };
+        return format!(
+            "`{}.{}` (`{}`): `{}`, reads the KV of `{}.{}` {owner} instead of keeping its own: \
+             its owner's regions, no term of its own.",
+            block.name(),
+            state.local(),
+            state.origin(),
+            state.kind().name(),
+            shares.block(),
+            shares.state(),
+        );
+    }
     let shape = match (&state.shape(), &state.of()) {
         (Some(shape), _) => format!("shape `{shape}`"),
         (None, Some(of)) => format!("a copy of `{of}`"),

@@ -1,5 +1,6 @@
-//! The `blocks` module of a generated circuit: for every state of every block template, one
-//! checked `const fn <state>_unit(&Dims, Formats)` giving one unit's bytes and element type.
+//! The `blocks` module of a generated circuit: for every state of every block template (but a
+//! KV side that reads another layer's KV, `shares`, which has no unit of its own), one checked
+//! `const fn <state>_unit(&Dims, Formats)` giving one unit's bytes and element type.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
@@ -19,9 +20,13 @@ use super::Emitter;
 use super::names::{camel_case, doc_line, ident, int};
 
 impl Emitter<'_> {
-    /// `pub mod blocks { pub mod <block> { ... } }` for every block with state.
+    /// `pub mod blocks { pub mod <block> { ... } }` for every block with a state of its own (a
+    /// KV side that reads another layer's KV has no unit).
     pub(super) fn blocks_module(&self) -> TokenStream {
-        let blocks = self.stateful_blocks().map(|block| self.block_sizes(block));
+        let blocks = self
+            .stateful_blocks()
+            .filter(|block| super::block_has_terms(block))
+            .map(|block| self.block_sizes(block));
         quote! {
             #[doc = " One unit of every state of every block template: its bytes and element"]
             #[doc = " type, from `Dims` and `Formats`."]
@@ -149,12 +154,18 @@ impl Emitter<'_> {
         Some(reach.map(|_| index))
     }
 
-    /// Every state of every stateful block, block by block in definition order.
+    /// Every state of every stateful block that keeps a unit of its own (not a KV side that
+    /// reads another layer's KV), block by block in definition order.
     pub(super) fn unit_states(
         &self,
     ) -> impl Iterator<Item = (&BlockTemplate, &StateTemplate)> + '_ {
-        self.stateful_blocks()
-            .flat_map(|block| block.states().iter().map(move |state| (block, state)))
+        self.stateful_blocks().flat_map(|block| {
+            block
+                .states()
+                .iter()
+                .filter(|state| super::has_terms(state))
+                .map(move |state| (block, state))
+        })
     }
 
     fn block_sizes(&self, block: &BlockTemplate) -> TokenStream {
@@ -168,6 +179,7 @@ impl Emitter<'_> {
         let states: Vec<TokenStream> = block
             .states()
             .iter()
+            .filter(|state| super::has_terms(state))
             .map(|state| self.state_unit(block, state, &mut helpers))
             .collect();
         let uses = helpers.uses_from(&quote!(super::super::__abi));

@@ -5,8 +5,9 @@
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
-//! - The rows are `Circuit::instances` x the block's states x `Holding::of_kind`, the order
-//!   the dynamic plan sizes in; a block instance's terms are consecutive rows of consecutive
+//! - The rows are `Circuit::instances` x the block's states (but those that read another
+//!   layer's KV, `shares`, which have none) x `Holding::of_kind`, the order the dynamic plan
+//!   sizes in; a block instance's terms are consecutive rows of consecutive
 //!   classes, so its `lay` takes a window of the classes.
 //! - Terms that size alike (one state of one block template, one holding, one section) share
 //!   a size class; each state's unit is computed once per plan (`units()`).
@@ -56,7 +57,8 @@ impl<'a> Emitter<'a> {
             let Some(block) = self.stateful(&instance.block) else {
                 continue;
             };
-            for state in block.states() {
+            // A KV side that reads another layer's KV has no row: its field holds its owner's.
+            for state in block.states().iter().filter(|s| super::has_terms(s)) {
                 let same = |b: &BlockTemplate, s: &StateTemplate| {
                     b.name() == block.name() && s.local() == state.local()
                 };

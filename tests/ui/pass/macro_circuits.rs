@@ -19,6 +19,8 @@ pub mod plans {
     metrale_macros::circuit!("../../../circuits/nemotron_h.toml");
     metrale_macros::circuit!("../../../circuits/qwen3_5.toml");
     metrale_macros::circuit!("../../../circuits/qwen3_next.toml");
+    // Not a real model: the suites' circuit of KV shared across layers.
+    metrale_macros::circuit!("../circuits/shared_kv.toml");
 }
 
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype};

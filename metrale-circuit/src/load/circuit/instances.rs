@@ -9,9 +9,13 @@
 //!   rank keeps that order and holds what its pipeline stage holds ([`Stage::holds`]).
 //! - Every shape evaluates under every checkpoint (the loader checked it), so instantiating
 //!   fails only on an unknown checkpoint name or a dim a rank cannot shard.
+//! - A reader (`shares`) is declared with its owner's full id, element count, format and reach
+//!   ([`Circuit::owner_layer`] places the owner); a rank that holds a reader need not hold its
+//!   owner (a plan of such a rank is the error, `PlanError::MissingOwner`).
 
 use super::shape::Shape;
-use super::validated::{CheckpointSpec, Circuit};
+use super::sharing::{Shares, owner_layer};
+use super::validated::{BlockTemplate, CheckpointSpec, Circuit, StateTemplate};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
 use crate::model::{Position, Reach, Section, StateDecl};
@@ -78,6 +82,31 @@ impl Circuit {
             position: Position::Draft,
         }));
         instances
+    }
+
+    /// The layer whose KV a reader ([`StateTemplate::shares`]) at layer `layer` of `checkpoint`
+    /// reads: the layer its `layer` expression gives under the checkpoint's dims, or the last
+    /// earlier layer whose kind holds the owner's block. `None` when there is none (the
+    /// loader refuses such a circuit, so not for a layer that holds the reader's block).
+    #[must_use]
+    pub fn owner_layer(
+        &self,
+        checkpoint: &CheckpointSpec,
+        layer: u64,
+        shares: &Shares,
+    ) -> Option<u64> {
+        let given = match &shares.layer {
+            Some(expr) => Some(expr.eval(|dim| checkpoint.dim(dim)).ok()?),
+            None => None,
+        };
+        let holds = |i: usize| {
+            checkpoint
+                .layer_kinds
+                .get(i)
+                .is_some_and(|kind| self.layout.blocks_of(kind).contains(&shares.block))
+        };
+        let owner = owner_layer(usize::try_from(layer).ok()?, given, holds).ok()?;
+        u64::try_from(owner).ok()
     }
 
     /// Every state of every block instance of the checkpoint `name`, in plan order, with its
@@ -197,45 +226,94 @@ impl Circuit {
                 continue;
             };
             for state in &block.states {
-                let evaluated = |what: &str, shape: &Shape| {
-                    shape.eval(dim).map_err(|e| {
-                        Diagnostic::error(format!(
-                            "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
-                            instance.prefix, state.local, checkpoint.name
-                        ))
-                        .in_file(state.origin.to_string())
-                    })
-                };
-                let shape = block
-                    .shape_of(state)
-                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
-                let elements = evaluated("shape", shape)?;
-                let reach = match &state.reach {
-                    Some(Reach::Window(window)) => {
-                        Some(Reach::Window(evaluated("window", window)?))
-                    }
-                    Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
-                    None => None,
-                };
-                decls.push(StateDecl {
-                    id: format!("{}.{}", instance.prefix, state.local),
-                    local: state.local.clone(),
-                    block: block.name.clone(),
-                    position: instance.position,
-                    kind: state.kind,
-                    format: state.format.clone(),
-                    elements,
-                    verify: state.verify,
-                    lifetime: state.lifetime,
-                    of: state
-                        .of
-                        .as_ref()
-                        .map(|of| format!("{}.{of}", instance.prefix)),
-                    reach,
-                });
+                decls.push(self.declare(checkpoint, &instance, block, state, &dim)?);
             }
         }
         Ok(RankStates { stage, decls })
+    }
+}
+
+impl Circuit {
+    /// The declaration of `state` of `block` at `instance` of `checkpoint`, its units evaluated
+    /// under a rank's dims (`dim`); a reader (`shares`) with its owner's id, units, format and
+    /// reach.
+    #[allow(
+        clippy::result_large_err,
+        reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+    )]
+    fn declare(
+        &self,
+        checkpoint: &CheckpointSpec,
+        instance: &Instance,
+        block: &BlockTemplate,
+        state: &StateTemplate,
+        dim: &impl Fn(&str) -> Option<u64>,
+    ) -> Result<StateDecl, Diagnostic> {
+        let evaluated = |what: &str, shape: &Shape| {
+            shape.eval(dim).map_err(|e| {
+                Diagnostic::error(format!(
+                    "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                    instance.prefix, state.local, checkpoint.name
+                ))
+                .in_file(state.origin.to_string())
+            })
+        };
+        // A reader declares its owner's unit: the owner's block, state and layer.
+        let (owner, unit_block, unit_state) = match &state.shares {
+            Some(shares) => {
+                let owner = instance
+                    .position
+                    .layer()
+                    .and_then(|layer| self.owner_layer(checkpoint, layer, shares))
+                    .ok_or_else(|| {
+                        Diagnostic::error(format!(
+                            "`{}.{}` reads `{}.{}` of no earlier layer under checkpoint `{}`",
+                            instance.prefix,
+                            state.local,
+                            shares.block,
+                            shares.state,
+                            checkpoint.name
+                        ))
+                        .in_file(state.origin.to_string())
+                    })?;
+                let of = self
+                    .block(&shares.block)
+                    .and_then(|b| Some((b, b.state(&shares.state)?)))
+                    .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
+                (
+                    Some(format!("l{owner}.{}.{}", shares.block, shares.state)),
+                    of.0,
+                    of.1,
+                )
+            }
+            None => (None, block, state),
+        };
+        let shape = unit_block
+            .shape_of(unit_state)
+            .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
+        let elements = evaluated("shape", shape)?;
+        let reach = match &unit_state.reach {
+            Some(Reach::Window(window)) => Some(Reach::Window(evaluated("window", window)?)),
+            Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
+            None => None,
+        };
+        Ok(StateDecl {
+            id: format!("{}.{}", instance.prefix, state.local),
+            local: state.local.clone(),
+            block: block.name.clone(),
+            position: instance.position,
+            kind: state.kind,
+            format: unit_state.format.clone(),
+            elements,
+            verify: state.verify,
+            lifetime: state.lifetime,
+            of: state
+                .of
+                .as_ref()
+                .map(|of| format!("{}.{of}", instance.prefix)),
+            reach,
+            shares: owner,
+        })
     }
 }
 

@@ -1,8 +1,9 @@
 //! The validated model of a circuit: what the loader produces and every front end reads. The
 //! shape of one unit of a state (`shape`: its grammar, syntax tree and checked evaluation),
 //! what `[config]` says (`config_map`), the [`Circuit`] itself with its block templates,
-//! layout and checkpoints (`validated`), and a checkpoint placed in the model: its instances
-//! and their declarations, for one GPU or one parallel rank (`instances`).
+//! layout and checkpoints (`validated`), where a KV side that reads another layer's KV finds
+//! its owner (`sharing`), and a checkpoint placed in the model: its instances and their
+//! declarations, for one GPU or one parallel rank (`instances`).
 //!
 //! Owner: metrale-circuit (feature `load`).
 //! Invariants:
@@ -14,6 +15,7 @@
 mod config_map;
 mod instances;
 pub mod shape;
+mod sharing;
 mod validated;
 
 pub use config_map::{
@@ -21,6 +23,8 @@ pub use config_map::{
     RuleLayers,
 };
 pub use instances::{Instance, RankStates};
+pub use sharing::Shares;
+pub(crate) use sharing::{OwnerFault, owner_layer};
 pub use validated::{
     BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, StateTemplate,
 };

@@ -11,6 +11,9 @@
 //! - Every shape evaluates without overflow or division by zero under every checkpoint, so
 //!   [`Circuit::instantiate`] (in `instances`) fails only on an unknown checkpoint name.
 //! - A copy's (`of`) source is a sibling state with a shape.
+//! - A reader's (`shares`) owner is a `paged_kv` state with a shape that shares nothing, and
+//!   under every checkpoint every layer holding the reader's block has an owner layer
+//!   ([`super::sharing::owner_layer`]); a reader sits only in layers.
 //! - Lists keep file order (blocks, states, dims, checkpoints), so everything derived from a
 //!   circuit is deterministic.
 
@@ -18,6 +21,7 @@ use std::path::PathBuf;
 
 use super::config_map::ConfigMap;
 use super::shape::Shape;
+use super::sharing::Shares;
 use crate::load::text::diag::{Diagnostic, Source};
 use crate::load::text::walk::Origin;
 use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
@@ -168,9 +172,9 @@ pub struct StateTemplate {
     pub(crate) kind: StateKind,
     /// How long a unit lives (the kind's one lifetime).
     pub(crate) lifetime: Lifetime,
-    /// Its storage format.
+    /// Its storage format (a reader's, `shares`: its owner's).
     pub(crate) format: StateFormat,
-    /// What one unit holds; `None` for a copy (`of`).
+    /// What one unit holds; `None` for a copy (`of`) and a reader (`shares`).
     pub(crate) shape: Option<Shape>,
     /// The verify intermediates it keeps (recurrent states only).
     pub(crate) verify: Option<VerifySteps>,
@@ -179,6 +183,8 @@ pub struct StateTemplate {
     /// For a KV side with a sliding window (schema 2) or an attention chunk (schema 3), its
     /// tokens.
     pub(crate) reach: Option<Reach<Shape>>,
+    /// For a KV side that reads another layer's KV instead of keeping its own (schema 3), whose.
+    pub(crate) shares: Option<Shares>,
     /// Where it was declared.
     pub(crate) origin: Origin,
 }
@@ -202,13 +208,13 @@ impl StateTemplate {
         self.lifetime
     }
 
-    /// Its storage format.
+    /// Its storage format (a reader's, [`StateTemplate::shares`]: its owner's).
     #[must_use]
     pub fn format(&self) -> &StateFormat {
         &self.format
     }
 
-    /// What one unit holds; `None` for a copy (`of`).
+    /// What one unit holds; `None` for a copy (`of`) and a reader (`shares`).
     #[must_use]
     pub fn shape(&self) -> Option<&Shape> {
         self.shape.as_ref()
@@ -231,6 +237,14 @@ impl StateTemplate {
     #[must_use]
     pub fn reach(&self) -> Option<Reach<&Shape>> {
         self.reach.as_ref().map(Reach::as_ref)
+    }
+
+    /// For a KV side that reads another layer's KV instead of keeping its own (`shares`,
+    /// schema 3), whose: it has no unit, term or region of its own, and a plan gives it its
+    /// owner's regions.
+    #[must_use]
+    pub fn shares(&self) -> Option<&Shares> {
+        self.shares.as_ref()
     }
 
     /// Where it was declared.
@@ -438,8 +452,10 @@ impl Circuit {
     #[must_use]
     pub fn format_keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = Vec::new();
+        // A reader (`shares`) carries its owner's format: the owner names the key.
         for state in self.blocks.iter().flat_map(|b| &b.states) {
-            if let Some(key) = state.format.key()
+            if state.shares.is_none()
+                && let Some(key) = state.format.key()
                 && !keys.contains(&key)
             {
                 keys.push(key);

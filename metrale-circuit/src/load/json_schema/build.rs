@@ -41,6 +41,9 @@ const SELF_KIND: &str = "^_*[Ss]elf_*$";
 /// A dotted `config.json` key path: non-empty segments joined by `.`.
 const KEY_PATH: &str = "^[^.]+(\\.[^.]+)*$";
 
+/// A state of a block, `<block>.<state>` (a reader's `shares`).
+const STATE_REF: &str = "^[a-z][a-z0-9_]*\\.[a-z][a-z0-9_]*$";
+
 /// The grammar of a shape (`load::shape`), as an ECMA-262 pattern: axes joined by ` x `
 /// (whitespace around it, since letters, digits and `_` written together are one token), an
 /// axis terms joined by `+` (and `-` when `minus`), a term factors joined by `*`, a factor a
@@ -746,6 +749,7 @@ fn scalar_schema(value: &Value) -> Json {
         }
         Value::Expr { axes } => string().with("pattern", Json::Str(expression(true, *axes))),
         Value::KeyPath => string().with("pattern", Json::str(KEY_PATH)),
+        Value::StateRef => string().with("pattern", Json::str(STATE_REF)),
         Value::Any
         | Value::List { .. }
         | Value::Map { .. }

@@ -13,7 +13,7 @@
 use super::spec::{
     At, COUNT, Document, How, IDENT, Is, Key, POSITIVE, Rule, Table, Test, Then, Under, Value, When,
 };
-use crate::load::blocks::{BLOCK_KEYS, STATE_KEYS};
+use crate::load::blocks::{BLOCK_KEYS, SHARES_KEYS, STATE_KEYS};
 use crate::load::checkpoints::CHECKPOINT_KEYS;
 use crate::load::config::rules::{
     RULE_INT_KEYS, RULE_KEYS, SELECTORS as RULE_SELECTORS, TABLE_KEYS as RULES_TABLE_KEYS,
@@ -528,22 +528,35 @@ const STATE: Table = Table {
             "format",
             Value::Format,
             "The storage element: a dtype, or `{key}` for a format the plan inputs choose \
-             (`{kv_cache_dtype}`, the key a Rust identifier).",
+             (`{kv_cache_dtype}`, the key a Rust identifier). Required unless `shares` is \
+             given, and refused with it.",
         )
-        .required(),
+        .under(&[
+            Under {
+                when: here(&[ABSENT_SHARES]),
+                then: Then::Required,
+            },
+            Under {
+                when: here(&[PRESENT_SHARES]),
+                then: Then::Forbidden,
+            },
+        ]),
         Key::new(
             "shape",
             Value::Expr { axes: true },
             "What one unit holds: axes joined by ` x `, each a sum of products of dims and \
              literals > 0 (`name/lit` and `name/name` divide, rounding up; schema 2 may \
-             subtract). Required unless `of` is given, and refused with it.",
+             subtract). Required unless `of` or `shares` is given, and refused with either.",
         )
         .under(&[
             Under {
-                when: here(&[Test {
-                    path: &["of"],
-                    is: Is::Absent,
-                }]),
+                when: here(&[
+                    Test {
+                        path: &["of"],
+                        is: Is::Absent,
+                    },
+                    ABSENT_SHARES,
+                ]),
                 then: Then::Required,
             },
             Under {
@@ -551,6 +564,10 @@ const STATE: Table = Table {
                     path: &["of"],
                     is: Is::Present,
                 }]),
+                then: Then::Forbidden,
+            },
+            Under {
+                when: here(&[PRESENT_SHARES]),
                 then: Then::Forbidden,
             },
         ]),
@@ -576,10 +593,16 @@ const STATE: Table = Table {
             "`prefix_snapshot` and `ring_snapshot` only: the sibling state (one with a `shape`) \
              whose unit this one copies.",
         )
-        .under(&[Under {
-            when: here(&[kind_where(copies_nothing)]),
-            then: Then::Forbidden,
-        }]),
+        .under(&[
+            Under {
+                when: here(&[kind_where(copies_nothing)]),
+                then: Then::Forbidden,
+            },
+            Under {
+                when: here(&[PRESENT_SHARES]),
+                then: Then::Forbidden,
+            },
+        ]),
         Key::new(
             "window",
             Value::Expr { axes: false },
@@ -587,16 +610,24 @@ const STATE: Table = Table {
              one-axis expression, at least 1 under every checkpoint).",
         )
         .since(2)
-        .under(&[Under {
-            when: here(&[kind_where(not_paged_kv)]),
-            then: Then::Forbidden,
-        }]),
+        .under(NOT_FOR_A_READER),
         Key::new(
             "chunk",
             Value::Expr { axes: false },
             "`paged_kv` only, not beside `window`: chunked local attention, the tokens of one \
              attention chunk; the side keeps those of the current chunk (a one-axis expression, \
              at least 1 under every checkpoint).",
+        )
+        .since(3)
+        .under(NOT_FOR_A_READER),
+        Key::new(
+            "shares",
+            Value::Either(&[Value::StateRef, Value::Table(&SHARES)]),
+            "`paged_kv` only: the state of an earlier layer whose KV this side reads instead of \
+             keeping its own (KV shared across layers): `\"<block>.<state>\"` reads it from the \
+             last earlier layer holding `<block>`, `{ state, layer }` from the layer a one-axis \
+             expression over the dims gives. The side then has no `format`, `shape`, `window`, \
+             `chunk` or `of`, and nodes only read it.",
         )
         .since(3)
         .under(&[Under {
@@ -618,6 +649,55 @@ const STATE: Table = Table {
             when: None,
         },
     ],
+};
+
+/// `shares` is not written.
+const ABSENT_SHARES: Test = Test {
+    path: &["shares"],
+    is: Is::Absent,
+};
+
+/// `shares` is written.
+const PRESENT_SHARES: Test = Test {
+    path: &["shares"],
+    is: Is::Present,
+};
+
+/// A reach (`window`, `chunk`): only for a KV side, and not for one that reads another layer's
+/// KV (`shares`: its owner's reach is the one it reads).
+const NOT_FOR_A_READER: &[Under] = &[
+    Under {
+        when: here(&[kind_where(not_paged_kv)]),
+        then: Then::Forbidden,
+    },
+    Under {
+        when: here(&[PRESENT_SHARES]),
+        then: Then::Forbidden,
+    },
+];
+
+/// `shares = { state, layer }` (schema 3).
+const SHARES: Table = Table {
+    name: "`shares`",
+    keys: &[SHARES_KEYS],
+    docs: &[
+        Key::new(
+            "state",
+            Value::StateRef,
+            "The state whose KV the side reads, `<block>.<state>`: a `paged_kv` side with a \
+             `shape` that shares nothing.",
+        )
+        .required(),
+        Key::new(
+            "layer",
+            Value::Expr { axes: false },
+            "The layer whose KV the side reads, a one-axis expression over the dims (a layer \
+             index the config gives); under every checkpoint an earlier layer than every layer \
+             holding the reader, holding `<block>`. Without it, the last earlier layer holding \
+             `<block>`.",
+        ),
+    ],
+    rules: &[],
 };
 
 /// `[[block.<name>.node]]`.

@@ -61,6 +61,8 @@ pub(super) enum Value {
     },
     /// A dotted key path into a `config.json` (`text_config.hidden_size`).
     KeyPath,
+    /// A state of a block, `<block>.<state>`: two lower snake-case names joined by a dot.
+    StateRef,
     /// An array of `item`.
     List {
         /// Each item.

@@ -92,6 +92,10 @@ pub fn plan_error(error: &PlanError<String>, request: &Request) -> Diagnostic {
         PlanError::Overflow { .. } => diagnostic
             .in_file(circuit)
             .help("the inputs are too large for this state: lower the counts of the inputs"),
+        PlanError::MissingOwner { owner, .. } => diagnostic.in_file(circuit).help(format!(
+            "split the layers so that the rank holding this layer holds `{owner}`'s too: \
+             `pp_layers` under the inputs' `[parallel]`, or fewer pipeline ranks (`--pp`)"
+        )),
         PlanError::MissingWindow { .. } => {
             let give = "`sequences`, `chunk_tokens` and `max_tokens`";
             match request.inputs_file() {

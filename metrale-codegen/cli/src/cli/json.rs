@@ -8,7 +8,8 @@
 //! - The shape is fixed, so a reader can index without checking: `totals.lifetime` has both
 //!   spaces and every lifetime, `totals.kind` every kind, zeros included. The fields of the
 //!   first version (`circuit`, `checkpoint`, `align`, `terms` and their nine keys,
-//!   `device_bytes`, `host_bytes`) are kept as they were.
+//!   `device_bytes`, `host_bytes`) are kept as they were. What only some plans have is a key
+//!   of its own, absent from the others: `pool`, `shared`, a rank's `tp` ... `layers`.
 
 use metrale_circuit::serving::{Family, PagePool};
 use metrale_circuit::{Lifetime, Space, StateKind};
@@ -26,7 +27,9 @@ fn total(total: Total) -> Value {
 /// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, and
 /// for a paged KV side `blocks` and `block_size`), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
-/// (kind -> `{terms, bytes}`). Pretty-printed, with a final newline.
+/// (kind -> `{terms, bytes}`); with KV shared across layers, `shared` (each reader's `state`
+/// and the `owner` whose KV, and terms, it reads, in plan order); under vLLM's policy `pool`;
+/// for one rank of several its place. Pretty-printed, with a final newline.
 pub fn plan(report: &Report) -> String {
     let plan = &report.plan;
     let terms: Vec<Value> = plan
@@ -80,6 +83,14 @@ pub fn plan(report: &Report) -> String {
         "host_bytes": plan.host_bytes(),
         "totals": { "lifetime": lifetimes, "kind": kinds },
     });
+    // KV sides that read another layer's KV: no term of their own, their owner's.
+    let shared: Vec<Value> = plan
+        .shared()
+        .map(|(state, owner)| json!({ "state": state, "owner": owner }))
+        .collect();
+    if let (false, Some(fields)) = (shared.is_empty(), value.as_object_mut()) {
+        fields.insert("shared".to_owned(), Value::Array(shared));
+    }
     if let (Some(pool), Some(fields)) = (plan.pool(), value.as_object_mut()) {
         fields.insert("pool".to_owned(), page_pool(pool));
     }

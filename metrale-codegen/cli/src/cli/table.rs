@@ -1,6 +1,7 @@
 //! The text `plan` prints: of one plan ([`plan`]), a header, a summary (arena bytes per
 //! space, term bytes per lifetime, kind, layer kind and layer), then the terms of each space,
-//! in the order of [`Sort`] and, with a [`Group`], in sections with a subtotal each; of every
+//! in the order of [`Sort`] and, with a [`Group`], in sections with a subtotal each, then the
+//! KV sides that read another layer's KV (each with its owner, when the plan has any); of every
 //! rank ([`every_rank`]), a header and each rank's device and host bytes, then their sum. And
 //! the text `fit` prints ([`fit`]): one `name  value` line per figure.
 //!
@@ -83,9 +84,43 @@ pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
     }
     out.push_str(&summary(report));
     out.push_str(&terms(report, sort, group));
+    out.push_str(&shared(report));
     if let Some(pool) = report.plan.pool() {
         out.push_str(&page_pool(pool));
     }
+    out
+}
+
+/// The KV sides that read another layer's KV (`shares`), in plan order: each one's owner and
+/// the owner's KV blocks it reads (`-` where the owner has no term); nothing for a plan
+/// without one.
+fn shared(report: &Report) -> String {
+    let plan = &report.plan;
+    let readers: Vec<(&str, &str)> = plan.shared().collect();
+    if readers.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nKV shared across layers: {} {} another layer's KV, no term of {} own\n",
+        readers.len(),
+        if readers.len() == 1 {
+            "side reads"
+        } else {
+            "sides read"
+        },
+        if readers.len() == 1 { "its" } else { "their" }
+    );
+    let mut rows = vec![cells(["state", "reads", "bytes", "offset"])];
+    for (reader, owner) in readers {
+        let term = plan.term(owner, metrale_circuit::Holding::Blocks);
+        rows.push(vec![
+            reader.to_owned(),
+            owner.to_owned(),
+            term.map_or_else(|| "-".to_owned(), |t| human_bytes(t.bytes)),
+            term.map_or_else(|| "-".to_owned(), |t| t.offset.to_string()),
+        ]);
+    }
+    push_cells(&mut out, &rows, 2);
     out
 }
 
