@@ -815,6 +815,9 @@ pub mod gemma3n {
             /// `RankError::Stage` when a size is 0, the rank is outside them or the
             /// layers do not split; `RankError::Shard` when a sharded dim does not split;
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
+            /// A rank that holds a KV side that reads another layer's KV (`SHARES`) but not
+            /// that layer has no plan: `RankError::Plan(PlanError::MissingOwner)`, before any
+            /// other plan error.
             pub const fn for_rank(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1473,6 +1476,9 @@ pub mod gemma3n {
             /// `RankError::Stage` when a size is 0, the rank is outside them or the
             /// layers do not split; `RankError::Shard` when a sharded dim does not split;
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
+            /// A rank that holds a KV side that reads another layer's KV (`SHARES`) but not
+            /// that layer has no plan: `RankError::Plan(PlanError::MissingOwner)`, before any
+            /// other plan error.
             pub const fn for_rank(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
