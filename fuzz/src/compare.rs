@@ -209,6 +209,7 @@ generated_modules!(
     falcon_h1,
     gemma2,
     gemma3,
+    gemma3n,
     gpt_oss,
     granite_4_h,
     jamba,

@@ -6,11 +6,12 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 15] = [
+pub const CIRCUITS: [&str; 16] = [
     "circuits/deepseek_v3.toml",
     "circuits/falcon_h1.toml",
     "circuits/gemma2.toml",
     "circuits/gemma3.toml",
+    "circuits/gemma3n.toml",
     "circuits/gpt_oss.toml",
     "circuits/granite_4_h.toml",
     "circuits/jamba.toml",
@@ -28,6 +29,7 @@ include!(concat!(env!("OUT_DIR"), "/deepseek_v3.rs"));
 include!(concat!(env!("OUT_DIR"), "/falcon_h1.rs"));
 include!(concat!(env!("OUT_DIR"), "/gemma2.rs"));
 include!(concat!(env!("OUT_DIR"), "/gemma3.rs"));
+include!(concat!(env!("OUT_DIR"), "/gemma3n.rs"));
 include!(concat!(env!("OUT_DIR"), "/gpt_oss.rs"));
 include!(concat!(env!("OUT_DIR"), "/granite_4_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/jamba.rs"));
@@ -113,6 +115,7 @@ pub mod reexported {
     include!(concat!(env!("OUT_DIR"), "/reexported/falcon_h1.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gemma2.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gemma3.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/gemma3n.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gpt_oss.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/granite_4_h.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/jamba.rs"));

@@ -360,11 +360,11 @@ fn load(circuit: &str) -> Circuit {
 /// offset 0 where the owner has no term); a reader not held is `Region::EMPTY`.
 fn compare_readers(
     shares: &[(&str, &str, u64, u64)],
-    fields: &[(&str, Region)],
+    fields: &[(String, Region)],
     held: &[StateDecl],
     dynamic: &DynamicPlan,
 ) -> Result<(), TestCaseError> {
-    let named: Vec<&str> = fields.iter().map(|(reader, _)| *reader).collect();
+    let named: Vec<&str> = fields.iter().map(|(reader, _)| reader.as_str()).collect();
     let listed: Vec<&str> = shares.iter().map(|(reader, ..)| *reader).collect();
     prop_assert_eq!(named, listed, "the test lists every reader's field");
     let is_held = |id: &str| held.iter().any(|d| d.id == id);
@@ -395,6 +395,22 @@ fn compare_readers(
         }
     }
     Ok(())
+}
+
+/// Every reader's field of a Gemma 3n plan, layer by layer: a shared layer's two pairs.
+fn gemma3n_readers(layers: &[metrale_tests::gemma3n::Layer<'_>]) -> Vec<(String, Region)> {
+    let mut fields = Vec::new();
+    for (i, layer) in layers.iter().enumerate() {
+        if let metrale_tests::gemma3n::Layer::Shared(shared) = layer {
+            fields.extend([
+                (format!("l{i}.swa_reader.k"), shared.swa_reader.k.blocks),
+                (format!("l{i}.swa_reader.v"), shared.swa_reader.v.blocks),
+                (format!("l{i}.attn_reader.k"), shared.attn_reader.k.blocks),
+                (format!("l{i}.attn_reader.v"), shared.attn_reader.v.blocks),
+            ]);
+        }
+    }
+    fields
 }
 
 /// One proptest per checkpoint: `$checkpoint` is the generated checkpoint module, `$formats`
@@ -483,7 +499,11 @@ macro_rules! differential {
                 let dynamic = dynamic(&decls, &formats.pairs(), &drawn);
                 $(
                     if let (Ok(plan), Ok(dynamic)) = (&generated, &dynamic) {
-                        compare_readers(&checkpoint::SHARES, &($readers)(plan), &decls, dynamic)?;
+                        let fields: Vec<(String, Region)> = ($readers)(plan)
+                            .into_iter()
+                            .map(|(reader, region)| (reader.to_string(), region))
+                            .collect();
+                        compare_readers(&checkpoint::SHARES, &fields, &decls, dynamic)?;
                     }
                 )?
                 let generated = generated.map(|plan| {
@@ -564,6 +584,25 @@ differential!(
     "circuits/gemma3.toml",
     256,
     [kv_cache_dtype]
+);
+differential!(
+    gemma_3n_e4b_generated_equals_dynamic,
+    gemma3n,
+    gemma_3n_e4b,
+    "circuits/gemma3n.toml",
+    128,
+    [kv_cache_dtype],
+    readers =
+        |plan: &metrale_tests::gemma3n::gemma_3n_e4b::StatePlan| gemma3n_readers(&plan.layers())
+);
+differential!(
+    gemma3n_tiny_generated_equals_dynamic,
+    gemma3n,
+    tiny,
+    "circuits/gemma3n.toml",
+    256,
+    [kv_cache_dtype],
+    readers = |plan: &metrale_tests::gemma3n::tiny::StatePlan| gemma3n_readers(&plan.layers())
 );
 differential!(
     gpt_oss_120b_generated_equals_dynamic,

@@ -190,6 +190,15 @@ impl Emitter<'_> {
         let fits = fit_fns(shared);
         let totals = Self::totals_fns();
         let assign_owners = &parts.shares;
+        let missing_owner: &[&str] = if shared {
+            &[
+                " A rank that holds a KV side that reads another layer's KV (`SHARES`) but not",
+                " that layer has no plan: `RankError::Plan(PlanError::MissingOwner)`, before any",
+                " other plan error.",
+            ]
+        } else {
+            &[]
+        };
         // A rank that holds a reader but not its owner has no plan, whatever the inputs.
         let owners_held = if shared {
             quote! {
@@ -228,6 +237,7 @@ impl Emitter<'_> {
                 #[doc = " `RankError::Stage` when a size is 0, the rank is outside them or the"]
                 #[doc = " layers do not split; `RankError::Shard` when a sharded dim does not split;"]
                 #[doc = " `RankError::Plan` with the rank's `PlanError`, as `new`."]
+                #(#[doc = #missing_owner])*
                 pub const fn for_rank(
                     dims: &super::Dims,
                     inputs: &super::Inputs<'_>,

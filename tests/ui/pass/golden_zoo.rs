@@ -6,6 +6,7 @@ include!("../../golden/deepseek_v3.rs");
 include!("../../golden/falcon_h1.rs");
 include!("../../golden/gemma2.rs");
 include!("../../golden/gemma3.rs");
+include!("../../golden/gemma3n.rs");
 include!("../../golden/gpt_oss.rs");
 include!("../../golden/granite_4_h.rs");
 include!("../../golden/jamba.rs");

@@ -8,6 +8,7 @@ pub mod plans {
     metrale_macros::circuit!("../../../circuits/falcon_h1.toml");
     metrale_macros::circuit!("../../../circuits/gemma2.toml");
     metrale_macros::circuit!("../../../circuits/gemma3.toml");
+    metrale_macros::circuit!("../../../circuits/gemma3n.toml");
     metrale_macros::circuit!("../../../circuits/gpt_oss.toml");
     metrale_macros::circuit!("../../../circuits/granite_4_h.toml");
     metrale_macros::circuit!("../../../circuits/jamba.toml");
