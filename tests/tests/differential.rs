@@ -16,7 +16,7 @@ use metrale_circuit::inputs::{
 };
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
-use metrale_circuit::serving::{PagePool, PoolPages, PoolPlan, PoolPolicy, VllmPool};
+use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
 use metrale_circuit::{
     CacheInputs, Holding, KvInputs, Lifetime, PlanError, RankError, Region, Space, StateDtype,
     StateInputs, VerifyInputs,
@@ -258,7 +258,7 @@ fn compare(
 ) -> Result<(), TestCaseError> {
     match (generated, dynamic) {
         (Ok((regions, arenas, lifetimes, pool)), Ok(plan)) => {
-            prop_assert_eq!(pool, plan.pool().map(PagePool::plan));
+            prop_assert_eq!(pool, plan.pool().map(|pool| pool.plan));
             let mut matched = 0;
             for (info, region) in terms.iter().zip(&regions) {
                 match plan.term(info.state, info.holding) {

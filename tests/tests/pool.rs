@@ -67,7 +67,7 @@ fn pooled(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> (Figures, P
     // Nothing but the pool takes device bytes under this server.
     assert_eq!(plan.device_bytes(), fit.device_bytes);
     let pool = plan.pool().unwrap();
-    assert_eq!(pool.offset, 0);
+    assert_eq!(pool.plan.offset, 0);
     // The requests a server of S sequences admits: the largest S whose pool of S requests
     // and the null page fits, which is what the whole pool admits.
     let profile = ServingProfile {
@@ -77,34 +77,34 @@ fn pooled(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> (Figures, P
     let sequences = fit_sequences(decls, &formats, &profile, CONTEXT, DEFAULT_ALIGN, BUDGET)
         .unwrap()
         .value;
-    assert_eq!(sequences, pool.admitted(), "fit --for sequences");
+    assert_eq!(sequences, pool.plan.admitted(), "fit --for sequences");
     // Every layer's page addresses: page p of its slot, p pages in.
     for member in &pool.members {
-        let slot = pool.slot(member.slot).unwrap();
+        let slot = pool.plan.slot(member.slot).unwrap();
         for state in &member.states {
             assert_eq!(pool.page(state, 0), Some(slot.offset));
             assert_eq!(
-                pool.page(state, pool.pages - 1),
-                Some(slot.end() - pool.shape.page_bytes)
+                pool.page(state, pool.plan.pages - 1),
+                Some(slot.end() - pool.plan.shape.page_bytes)
             );
-            assert_eq!(pool.page(state, pool.pages), None);
+            assert_eq!(pool.page(state, pool.plan.pages), None);
         }
     }
     let figures = Figures {
-        block_tokens: pool.shape.block_tokens,
-        page_bytes: pool.shape.page_bytes,
-        slots: pool.shape.slots,
-        groups: pool.shape.groups,
-        request_pages: pool.request_pages(),
-        pages: pool.pages,
-        admitted: pool.admitted(),
-        tokens: pool.shape.tokens(pool.pages, CONTEXT).unwrap(),
+        block_tokens: pool.plan.shape.block_tokens,
+        page_bytes: pool.plan.shape.page_bytes,
+        slots: pool.plan.shape.slots,
+        groups: pool.plan.shape.groups,
+        request_pages: pool.plan.shape.request_pages,
+        pages: pool.plan.pages,
+        admitted: pool.plan.admitted(),
+        tokens: pool.plan.shape.tokens(pool.plan.pages, CONTEXT).unwrap(),
     };
     let planned = VllmPool {
-        pages: PoolPages::Pages(pool.pages),
+        pages: PoolPages::Pages(pool.plan.pages),
         ..vllm
     };
-    (figures, pool.plan(), planned)
+    (figures, pool.plan, planned)
 }
 
 /// The generated plan of a checkpoint under `vllm` has the dynamic plan's pool.

@@ -304,7 +304,7 @@ fn a_reader_takes_no_page_of_the_pool() {
     assert_eq!(alone.pool(), Some(pool));
     assert_eq!(pool.members.len(), 7);
     let plan = small::StatePlan::new(&small::DIMS, &inputs(vllm()), 256).expect("a plan");
-    assert_eq!(plan.pool().copied(), Some(pool.plan()));
+    assert_eq!(plan.pool().copied(), Some(pool.plan));
     assert_eq!(plan.l6.swa_reader.v, plan.l3.swa.v);
 }
 

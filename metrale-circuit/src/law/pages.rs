@@ -13,6 +13,8 @@
 //!   spec, in the order a spec first appears.
 //! - Every product and sum is checked: an overflow is [`PoolFault::Overflow`].
 
+use super::SizeFault;
+use super::sizing::reach_per_sequence;
 use crate::model::{Position, Reach, VllmPool};
 
 /// One layer of a request's state as the pool sees it: what sits at one position of the model,
@@ -269,26 +271,37 @@ const fn group_size(layers: &[PoolLayer]) -> u64 {
     }
 }
 
-/// The layer group of layer `i` and the slot it views: its spec's `n` layers split into
-/// `m = ceil(n / G)` groups, group `r mod m` taking its `r`-th layer at slot `r / m`
+/// The layer group of every layer and the slot it views, in one pass: each spec's `n` layers
+/// split into `m = ceil(n / G)` groups, group `r mod m` taking its `r`-th layer at slot `r / m`
 /// (`kv_cache_planning.py:542, 554-555`: `layers[i::m]`). Groups are numbered spec by spec, in
-/// the order the specs first appear.
+/// the order the specs first appear. Quadratic in the layers (each layer's spec is found once),
+/// never worse, whatever the circuit.
 #[must_use]
-pub const fn group_of(layers: &[PoolLayer], layer: usize) -> (u64, u64) {
+pub fn groups(layers: &[PoolLayer]) -> Vec<(u64, u64)> {
     let size = group_size(layers);
-    let bucket = bucket_of(layers, layer);
-    let mut before = 0;
-    let mut first = 0;
-    while first < bucket {
-        if bucket_of(layers, first) == first {
-            let (count, _) = bucket_count(layers, first, first);
-            before += count.div_ceil(size);
-        }
-        first += 1;
+    let buckets: Vec<usize> = (0..layers.len()).map(|i| bucket_of(layers, i)).collect();
+    // Per bucket (its first layer): its layers, its first group, and how many it has met.
+    let mut count = vec![0u64; layers.len()];
+    for &b in &buckets {
+        count[b] += 1;
     }
-    let (count, rank) = bucket_count(layers, bucket, layer);
-    let groups = count.div_ceil(size);
-    (before + rank % groups, rank / groups)
+    let mut first_group = vec![0u64; layers.len()];
+    let mut next = 0;
+    for (i, &b) in buckets.iter().enumerate() {
+        if b == i {
+            first_group[i] = next;
+            next += count[i].div_ceil(size);
+        }
+    }
+    let mut met = vec![0u64; layers.len()];
+    buckets
+        .iter()
+        .map(|&b| {
+            let (rank, m) = (met[b], count[b].div_ceil(size));
+            met[b] += 1;
+            (first_group[b] + rank % m, rank / m)
+        })
+        .collect()
 }
 
 /// The pool's shape for `layers` under `pool`.
@@ -438,29 +451,18 @@ const fn spec_pages(family: &Family, pool: &VllmPool, block: u64) -> Result<u64,
         Family::Attention {
             reach: Some(reach), ..
         } => {
-            // A window keeps `W - 1` tokens before each new one and may straddle a block; a
-            // chunk keeps up to `C` and starts on a block boundary (ChunkedLocalAttentionSpec,
-            // `kv_cache_interface.py:864-888`: no extra block).
-            let (kept, straddle) = match reach {
-                Reach::Window(window) => match window.checked_sub(1) {
-                    Some(before) => (before, 1),
-                    None => return Err(PoolFault::ZeroWindow),
-                },
-                Reach::Chunk(0) => return Err(PoolFault::ZeroWindow),
-                Reach::Chunk(chunk) => (chunk, 0),
-            };
+            // The arenas' law with the batches in flight as the step (ChunkedLocalAttentionSpec,
+            // `kv_cache_interface.py:864-888`: a chunk has no extra block; a window's has).
             let Some(in_flight) = pool.batched_tokens.checked_mul(pool.batches_in_flight) else {
                 return Err(PoolFault::Overflow);
             };
-            let Some(reach) = kept.checked_add(in_flight) else {
-                return Err(PoolFault::Overflow);
-            };
-            let tokens = if reach < pool.context {
-                reach
-            } else {
-                pool.context
-            };
-            Ok(tokens.div_ceil(block) + straddle)
+            match reach_per_sequence(reach, in_flight, pool.context, block) {
+                Ok(pages) => Ok(pages),
+                Err(SizeFault::Negative) => Err(PoolFault::ZeroWindow),
+                // A block is at least the kernel block, checked nonzero by `shape`.
+                Err(SizeFault::DivisionByZero) => Err(PoolFault::ZeroTokens),
+                Err(_) => Err(PoolFault::Overflow),
+            }
         }
         Family::Recurrent { .. } => {
             let held: u64 = if pool.prefix_caching { 2 } else { 1 };
@@ -590,7 +592,7 @@ mod tests {
         let layers = gemma();
         // 52 sliding, 10 full: 52 >= 1.5 x 10, groups of 10; the sliding spec (first seen)
         // in ceil(52 / 10) = 6 groups, its r-th layer in group r mod 6 at slot r / 6.
-        let groups: Vec<(u64, u64)> = (0..62).map(|i| group_of(&layers, i)).collect();
+        let groups = groups(&layers);
         assert_eq!(groups[0], (0, 0));
         assert_eq!(groups[4], (4, 0));
         assert_eq!(

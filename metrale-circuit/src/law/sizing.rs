@@ -297,6 +297,43 @@ const fn cache_inner(kind: StateKind, caches: &CacheInputs) -> u64 {
     }
 }
 
+/// The blocks one sequence of a KV side of reach `reach` holds when a step writes `step` tokens
+/// and a sequence has at most `cap`: a sliding window of `W` tokens keeps the `W - 1` before each
+/// new token and may start mid-block, `ceil(min(W - 1 + step, cap) / block) + 1`; an attention
+/// chunk of `C` tokens starts on a block boundary, `ceil(min(C + step, cap) / block)`. The one
+/// law of both layouts: the arenas' (`step` a prefill chunk) and the vLLM pool's (`step` the
+/// tokens of every batch in flight).
+///
+/// # Errors
+/// [`SizeFault::Negative`] for a window or chunk of 0 tokens, [`SizeFault::DivisionByZero`]
+/// for blocks of 0 tokens, [`SizeFault::Overflow`].
+pub const fn reach_per_sequence(
+    reach: Reach,
+    step: u64,
+    cap: u64,
+    block: u64,
+) -> Result<u64, SizeFault> {
+    let (kept, straddle) = match reach {
+        Reach::Window(window) => match window.checked_sub(1) {
+            Some(before) => (before, 1),
+            None => return Err(SizeFault::Negative),
+        },
+        Reach::Chunk(0) => return Err(SizeFault::Negative),
+        Reach::Chunk(chunk) => (chunk, 0),
+    };
+    let Some(tokens) = kept.checked_add(step) else {
+        return Err(SizeFault::Overflow);
+    };
+    let tokens = if tokens < cap { tokens } else { cap };
+    if block == 0 {
+        return Err(SizeFault::DivisionByZero);
+    }
+    match tokens.div_ceil(block).checked_add(straddle) {
+        Some(blocks) => Ok(blocks),
+        None => Err(SizeFault::Overflow),
+    }
+}
+
 /// The blocks a KV side of reach `reach` holds: `min(blocks, sequences x per_seq)`, where a
 /// sliding window of `W` tokens keeps
 /// `per_seq = ceil(min(W - 1 + chunk_tokens, max_tokens) / block_size) + 1` (the window may
@@ -313,30 +350,11 @@ pub const fn reach_blocks(reach: Reach, kv: &KvInputs) -> Result<u64, SizeFault>
     let Some(inputs) = kv.window else {
         return Err(SizeFault::MissingWindow);
     };
-    // The tokens a sequence's step may need beyond the chunk_tokens it writes, and the block a
-    // window may straddle.
-    let (kept, straddle) = match reach {
-        Reach::Window(window) => match window.checked_sub(1) {
-            Some(before) => (before, 1),
-            None => return Err(SizeFault::Negative),
-        },
-        Reach::Chunk(0) => return Err(SizeFault::Negative),
-        Reach::Chunk(chunk) => (chunk, 0),
-    };
-    let Some(tokens) = kept.checked_add(inputs.chunk_tokens) else {
-        return Err(SizeFault::Overflow);
-    };
-    let tokens = if tokens < inputs.max_tokens {
-        tokens
-    } else {
-        inputs.max_tokens
-    };
-    if kv.block_size == 0 {
-        return Err(SizeFault::DivisionByZero);
-    }
-    let Some(per_seq) = tokens.div_ceil(kv.block_size).checked_add(straddle) else {
-        return Err(SizeFault::Overflow);
-    };
+    let per_seq =
+        match reach_per_sequence(reach, inputs.chunk_tokens, inputs.max_tokens, kv.block_size) {
+            Ok(blocks) => blocks,
+            Err(fault) => return Err(fault),
+        };
     let Some(needed) = inputs.sequences.checked_mul(per_seq) else {
         return Err(SizeFault::Overflow);
     };

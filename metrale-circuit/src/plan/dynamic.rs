@@ -251,7 +251,7 @@ impl DynamicPlan {
     pub fn device_bytes(&self) -> u64 {
         match &self.pool {
             // Its end was checked when the pool was made.
-            Some(pool) => pool.offset + pool.bytes(),
+            Some(pool) => pool.plan.end(),
             None => self.arena.device_bytes,
         }
     }

@@ -12,7 +12,7 @@
 //!   `block_tokens` tokens of each side, a recurrent layer's states, then padding).
 
 use super::error::PlanError;
-use crate::law::pages::{group_of, join, shape};
+use crate::law::pages::{groups, join, shape};
 use crate::law::{PoolFault, PoolLayer, PoolShape, Region};
 use crate::model::{Position, Reach, StateDtype, VllmPool};
 
@@ -29,17 +29,12 @@ pub struct PoolMember {
     pub states: Vec<String>,
 }
 
-/// The unified page pool of a plan.
+/// The unified page pool of a plan: its shape, pages and place, and its layers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PagePool {
-    /// Its page, groups, slots and what a request holds.
-    pub shape: PoolShape,
-    /// Pages in the pool, the null page (page 0) included.
-    pub pages: u64,
-    /// Tokens one request may hold, what its pages are sized for.
-    pub context: u64,
-    /// Where the buffer starts in the device arena.
-    pub offset: u64,
+    /// Its shape, pages, context and where the buffer starts: slot regions and page
+    /// addresses by slot.
+    pub plan: PoolPlan,
     /// Every layer, in plan order.
     pub members: Vec<PoolMember>,
 }
@@ -106,29 +101,21 @@ impl PoolBuilder {
         let pages = shape
             .pages(pool.pages)
             .map_err(|fault| fault_at(fault, 0))?;
-        PoolPlan::new(shape, pages, pool.context, offset).map_err(|fault| fault_at(fault, 0))?;
+        let plan = PoolPlan::new(shape, pages, pool.context, offset)
+            .map_err(|fault| fault_at(fault, 0))?;
         let members = self
             .layers
             .iter()
-            .zip(&self.states)
-            .enumerate()
-            .map(|(i, (layer, states))| {
-                let (group, slot) = group_of(&self.layers, i);
-                PoolMember {
-                    layer: *layer,
-                    group,
-                    slot,
-                    states: states.clone(),
-                }
+            .zip(groups(&self.layers))
+            .zip(self.states)
+            .map(|((layer, (group, slot)), states)| PoolMember {
+                layer: *layer,
+                group,
+                slot,
+                states,
             })
             .collect();
-        Ok(PagePool {
-            shape,
-            pages,
-            context: pool.context,
-            offset,
-            members,
-        })
+        Ok(PagePool { plan, members })
     }
 }
 
@@ -234,29 +221,6 @@ impl PoolPlan {
 }
 
 impl PagePool {
-    /// The pool without its layers.
-    #[must_use]
-    pub fn plan(&self) -> PoolPlan {
-        PoolPlan {
-            shape: self.shape,
-            pages: self.pages,
-            context: self.context,
-            offset: self.offset,
-        }
-    }
-
-    /// The buffer's bytes (`pages x slots x page_bytes`; checked when the plan was made).
-    #[must_use]
-    pub fn bytes(&self) -> u64 {
-        self.plan().bytes()
-    }
-
-    /// Slot `slot` of the buffer: `pages` units of one page each; `None` past the last slot.
-    #[must_use]
-    pub fn slot(&self, slot: u64) -> Option<Region> {
-        self.plan().slot(slot)
-    }
-
     /// The layer that holds `state` (`l3.attn.k`).
     #[must_use]
     pub fn member_of(&self, state: &str) -> Option<&PoolMember> {
@@ -269,19 +233,7 @@ impl PagePool {
     /// `page` pages; `None` for a state the pool does not hold or a page past the last.
     #[must_use]
     pub fn page(&self, state: &str, page: u64) -> Option<u64> {
-        self.plan().page(self.member_of(state)?.slot, page)
-    }
-
-    /// Pages one request of the pool's context holds, over every group.
-    #[must_use]
-    pub fn request_pages(&self) -> u64 {
-        self.shape.request_pages
-    }
-
-    /// Requests of the whole context the pool holds at once (the null page aside).
-    #[must_use]
-    pub fn admitted(&self) -> u64 {
-        self.plan().admitted()
+        self.plan.page(self.member_of(state)?.slot, page)
     }
 }
 

@@ -274,10 +274,10 @@ fn fit_rank(
     };
     let pool = plan.pool().map(|pool| {
         // Every byte the other states leave goes to the pool, as vLLM gives it the rest.
-        let shape = pool.shape;
+        let shape = pool.plan.shape;
         let pages = match shape.row_bytes() {
-            Ok(row) if row > 0 => args.budget.saturating_sub(pool.offset) / row,
-            _ => pool.pages,
+            Ok(row) if row > 0 => args.budget.saturating_sub(pool.plan.offset) / row,
+            _ => pool.plan.pages,
         };
         PoolAnswer {
             block_tokens: shape.block_tokens,
@@ -286,7 +286,7 @@ fn fit_rank(
             groups: shape.groups,
             request_pages: shape.request_pages,
             pages,
-            tokens: shape.tokens(pages, pool.context),
+            tokens: shape.tokens(pages, pool.plan.context),
             admitted: shape.admitted(pages),
         }
     });

@@ -137,14 +137,14 @@ fn page_pool(pool: &PagePool) -> Value {
         .collect();
     json!({
         "policy": "vllm",
-        "offset": pool.offset,
-        "pages": pool.pages,
-        "block_tokens": pool.shape.block_tokens,
-        "page_bytes": pool.shape.page_bytes,
-        "slots": pool.shape.slots,
-        "groups": pool.shape.groups,
-        "context": pool.context,
-        "request_pages": pool.shape.request_pages,
+        "offset": pool.plan.offset,
+        "pages": pool.plan.pages,
+        "block_tokens": pool.plan.shape.block_tokens,
+        "page_bytes": pool.plan.shape.page_bytes,
+        "slots": pool.plan.shape.slots,
+        "groups": pool.plan.shape.groups,
+        "context": pool.plan.context,
+        "request_pages": pool.plan.shape.request_pages,
         "layers": layers,
     })
 }

@@ -126,18 +126,18 @@ fn shared(report: &Report) -> String {
 
 /// A vLLM page pool: its shape, its buffer's slots, and each group's layers.
 fn page_pool(pool: &PagePool) -> String {
-    let shape = &pool.shape;
+    let shape = &pool.plan.shape;
     let mut out = format!(
         "
 page pool (vllm) at device offset {}: {} pages (page 0 the null page) of {} B, {} tokens \
          a page; {} slots; {} groups; a request of {} tokens holds {} pages\n",
-        pool.offset,
-        pool.pages,
+        pool.plan.offset,
+        pool.plan.pages,
         shape.page_bytes,
         shape.block_tokens,
         shape.slots,
         shape.groups,
-        pool.context,
+        pool.plan.context,
         shape.request_pages
     );
     let mut rows = vec![cells(["group", "slot", "spec", "states", "offset"])];
@@ -159,7 +159,10 @@ page pool (vllm) at device offset {}: {} pages (page 0 the null page) of {} B, {
             member.slot.to_string(),
             spec,
             member.states.join(" "),
-            pool.slot(member.slot).map_or(0, |r| r.offset).to_string(),
+            pool.plan
+                .slot(member.slot)
+                .map_or(0, |r| r.offset)
+                .to_string(),
         ]);
     }
     push_cells(&mut out, &rows, 4);
