@@ -206,6 +206,7 @@ macro_rules! generated_modules {
 
 generated_modules!(
     deepseek_v3,
+    deepseek_v32,
     falcon_h1,
     gemma2,
     gemma3,

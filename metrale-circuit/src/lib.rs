@@ -9,8 +9,9 @@
 //!
 //! # What an engine on a generated plan reads (the root)
 //! - The plan's regions and field groups: [`Region`] (with each unit's address),
-//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`], and
-//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time).
+//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`],
+//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time), and
+//!   [`Part`] and [`Parts`] (where each part of a unit made of a layout sits).
 //! - The arenas: [`Arena`], [`Space`], [`Lifetime`], [`DEFAULT_ALIGN`].
 //! - What a term is: [`StateKind`], [`Holding`], [`StateDtype`].
 //! - The inputs a generated `Inputs` holds: [`StateInputs`], [`KvInputs`], [`VerifyInputs`],
@@ -31,11 +32,12 @@
 //!
 //! ```
 //! use metrale_circuit::dynamic::{DynamicPlan, StateDecl, StateFormat};
+//! use metrale_circuit::inputs::FormatChoice;
 //! use metrale_circuit::{KvInputs, PlanError, StateDtype, StateInputs, StateKind};
 //!
 //! let k = StateDecl::new("l3.attn.k", StateKind::PagedKv, StateFormat::Keyed("kv".into()), 8);
 //! let inputs = StateInputs {
-//!     formats: &[("kv", StateDtype::Fp8)],
+//!     formats: &[("kv", FormatChoice::Dtype(StateDtype::Fp8))],
 //!     kv: Some(KvInputs { blocks: 10, block_size: 16, window: None }),
 //!     ..StateInputs::EMPTY
 //! };
@@ -54,8 +56,9 @@
 //!   every term, for the dynamic plan and for the plans `metrale-codegen` generates.
 //! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
 //!   is tested against it.
-//! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]; a
-//!   missing key is an error, never a default. A state's terms are stored in its format, but a
+//! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]
+//!   (a dtype, or a layout every state of the key declares); a missing key is an error, never a
+//!   default. A state's terms are stored in its format, but a
 //!   draft KV side in [`StateInputs::draft_kv_dtype`] when given (`law::sizing::term_dtype`).
 //!   All size arithmetic is checked.
 
@@ -95,7 +98,8 @@ pub use model::{
     CacheInputs, KvInputs, Lifetime, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
 pub use plan::{
-    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo, Unit,
+    CacheRegions, KvRegions, MissingFormat, Part, Parts, PlanError, RecurrentRegions, RegionList,
+    TermInfo, Unit,
 };
 pub use serve::{Fit, FitError, RankError, ServingProfile};
 
@@ -103,8 +107,8 @@ pub mod inputs {
     //! Every plan input: the counts and formats a plan is made under ([`StateInputs`]) and their
     //! parts. A generated `Inputs` holds the same counts with its formats typed.
     pub use crate::model::{
-        CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs,
-        StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+        CacheInputs, CarryInputs, DraftInputs, FormatChoice, HSteps, KvInputs, LookupInputs,
+        RingInputs, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
     };
 }
 
@@ -138,8 +142,9 @@ pub mod dynamic {
     //! [`DynamicPlan::states`]), and its fits. It is the reference every generated plan is tested
     //! against; an engine without generated code plans with it.
     pub use crate::model::{
-        FormatError, Position, Reach, Section, StateAccess, StateDecl, StateFormat, VerifySteps,
+        FormatError, LayoutDecl, PartDecl, Position, Reach, Section, StateAccess, StateDecl,
+        StateFormat, VerifySteps,
     };
-    pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
+    pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
     pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
 }

@@ -5,6 +5,7 @@
 //! after the region's offset, a grid `[a][b]` being unit `a x B + b`.
 
 use metrale_circuit::dynamic::DynamicPlan;
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs,
 };
@@ -23,9 +24,9 @@ fn plan() -> DynamicPlan {
     let circuit = Circuit::load(QWEN).unwrap_or_else(|e| panic!("{e}"));
     let decls = circuit.instantiate("tiny").unwrap();
     let formats = [
-        ("ssm_h_storage", StateDtype::F32),
-        ("ssm_conv_storage", StateDtype::Bf16),
-        ("kv_cache_dtype", StateDtype::Fp8),
+        ("ssm_h_storage", FormatChoice::Dtype(StateDtype::F32)),
+        ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
     ];
     let inputs = StateInputs {
         formats: &formats,

@@ -3,10 +3,13 @@
 //! inputs the CLI ships are checked in metrale-codegen, beside the file
 //! (`metrale-codegen/cli/tests/default_inputs.rs`).
 
-use metrale_circuit::inputs::{CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs};
+use metrale_circuit::dynamic::{PartDecl, StateDecl, StateFormat};
+use metrale_circuit::inputs::{
+    CarryInputs, DraftInputs, FormatChoice, LookupInputs, RingInputs, TreeInputs,
+};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::load::{InputsFile, VerifyCounts};
-use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, VerifyInputs};
+use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, StateKind, VerifyInputs};
 
 /// Every key, each count distinct so a swapped field shows, but for the counts that must agree
 /// (`slots`, the verify slots and the cache groups' slots: 3; `verify_table_rows`: 3 + 1 + 2).
@@ -76,9 +79,15 @@ fn a_full_file_parses_to_the_exact_values() {
     // Every value, field by field (the file also keeps where its tables are).
     let expected = (
         vec![
-            ("kv_cache_dtype".to_owned(), StateDtype::Fp8),
-            ("ssm_h_storage".into(), StateDtype::F32),
-            ("not_named_by_any_circuit".into(), StateDtype::U64),
+            (
+                "kv_cache_dtype".to_owned(),
+                FormatChoice::Dtype(StateDtype::Fp8),
+            ),
+            ("ssm_h_storage".into(), FormatChoice::Dtype(StateDtype::F32)),
+            (
+                "not_named_by_any_circuit".into(),
+                FormatChoice::Dtype(StateDtype::U64),
+            ),
         ],
         3,
         Some(VerifyCounts {
@@ -133,15 +142,21 @@ fn a_full_file_parses_to_the_exact_values() {
         expected
     );
     assert_eq!(file.draft_kv_dtype, Some(StateDtype::Bf16));
-    assert_eq!(file.format("ssm_h_storage"), Some(StateDtype::F32));
+    assert_eq!(
+        file.format("ssm_h_storage"),
+        Some(FormatChoice::Dtype(StateDtype::F32))
+    );
     assert_eq!(file.format("ssm_conv_storage"), None);
 
     let view = file.view();
     let inputs = view.inputs();
     let formats = [
-        ("kv_cache_dtype", StateDtype::Fp8),
-        ("ssm_h_storage", StateDtype::F32),
-        ("not_named_by_any_circuit", StateDtype::U64),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
+        ("ssm_h_storage", FormatChoice::Dtype(StateDtype::F32)),
+        (
+            "not_named_by_any_circuit",
+            FormatChoice::Dtype(StateDtype::U64),
+        ),
     ];
     assert_eq!(
         inputs,
@@ -263,20 +278,64 @@ fn negative_and_fractional_counts_are_refused() {
 
 #[test]
 fn unknown_dtype_suggests_the_near_one() {
-    // `kv_cache_dtype = "bf61"` on line 3: 14 chars of key, ` = `, the string at col 18.
-    let d = only_err("slots = 9\n[formats]\nkv_cache_dtype = \"bf61\"\n");
+    // `kv_cache_dtype = "bf61"` on line 3: 14 chars of key, ` = `, the string at col 18. The
+    // file alone reads it as a layout's name; the states of the key refuse it.
+    let file = parse("slots = 9\n[formats]\nkv_cache_dtype = \"bf61\"\n");
+    assert_eq!(
+        file.format("kv_cache_dtype"),
+        Some(FormatChoice::Layout("bf61"))
+    );
+    let k = StateDecl::new(
+        "l0.attn.k",
+        StateKind::PagedKv,
+        StateFormat::Keyed("kv_cache_dtype".into()),
+        8,
+    );
+    let diags = file.check_formats(std::slice::from_ref(&k)).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags}");
+    let d = &diags.0[0];
     assert_eq!(
         d.message,
         "unknown dtype `bf61` for format key `kv_cache_dtype`"
     );
-    assert_eq!(at(&d), (3, 18));
+    assert_eq!(at(d), (3, 18));
     assert_eq!(d.location.as_ref().map(|l| l.width), Some(6));
     assert_eq!(
         d.help,
         [
-            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `u8`, `i32`, `u32`, `u64`",
+            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `fp4`, `u8`, `i32`, `u32`, `u64`",
             "did you mean `bf16`?",
         ]
+    );
+    // A layout the key's states declare passes; a near miss names it.
+    let parts = vec![PartDecl::new("k", StateDtype::Fp8, 8)];
+    let k = k.with_layout("fp8_scaled", parts);
+    let good = parse("slots = 9\n[formats]\nkv_cache_dtype = \"fp8_scaled\"\n");
+    assert_eq!(good.check_formats(std::slice::from_ref(&k)), Ok(()));
+    let near = parse("slots = 9\n[formats]\nkv_cache_dtype = \"fp8_scald\"\n");
+    let diags = near.check_formats(std::slice::from_ref(&k)).unwrap_err();
+    assert_eq!(
+        diags.0[0].message,
+        "format key `kv_cache_dtype` holds `fp8_scald`, not a dtype or a layout of `l0.attn.k`"
+    );
+    assert!(
+        diags.0[0]
+            .help
+            .contains(&"did you mean `fp8_scaled`?".to_owned())
+    );
+    // A key no state names is ignored.
+    let v = StateDecl::new(
+        "l0.attn.v",
+        StateKind::PagedKv,
+        StateFormat::Keyed("other".into()),
+        8,
+    );
+    assert_eq!(file.check_formats(&[v]), Ok(()));
+    // A value that is neither a dtype nor a name is refused by the file alone.
+    let d = only_err("slots = 9\n[formats]\nkv_cache_dtype = \"bf-16\"\n");
+    assert_eq!(
+        d.message,
+        "unknown dtype `bf-16` for format key `kv_cache_dtype`"
     );
     // A key no circuit could name: line 3, col 1.
     let d = only_err("slots = 9\n[formats]\nKV = \"fp8\"\n");
@@ -741,7 +800,7 @@ fn the_draft_kv_dtype_is_a_dtype_with_or_without_a_profile() {
     assert_eq!(
         d.help,
         [
-            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `u8`, `i32`, `u32`, `u64`",
+            "valid dtypes: `f32`, `f16`, `bf16`, `fp8`, `fp4`, `u8`, `i32`, `u32`, `u64`",
             "did you mean `fp8`?"
         ]
     );

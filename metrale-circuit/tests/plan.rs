@@ -1,6 +1,7 @@
 //! The dynamic plan against figures worked out by hand (issue: "Figures to check by hand").
 
 use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl, StateFormat, VerifySteps};
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::{
     Holding, KvInputs, Lifetime, PlanError, Space, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
@@ -29,7 +30,10 @@ fn decls() -> Vec<StateDecl> {
 
 fn inputs() -> StateInputs<'static> {
     StateInputs {
-        formats: &[("h", StateDtype::F32), ("kv", StateDtype::Fp8)],
+        formats: &[
+            ("h", FormatChoice::Dtype(StateDtype::F32)),
+            ("kv", FormatChoice::Dtype(StateDtype::Fp8)),
+        ],
         slots: 5,
         verify: Some(VerifyInputs {
             h_steps: metrale_circuit::inputs::HSteps::PerSlot(&H_STEPS),
@@ -169,7 +173,7 @@ fn draft_kv_sides_take_draft_kv() {
 #[test]
 fn a_missing_format_key_is_an_error_never_a_default() {
     let inputs = StateInputs {
-        formats: &[("h", StateDtype::F32)],
+        formats: &[("h", FormatChoice::Dtype(StateDtype::F32))],
         ..inputs()
     };
     assert_eq!(

@@ -4,6 +4,7 @@
 //! head with its own KV), each figure worked out by hand.
 
 use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl};
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::{Holding, PlanError, StateDtype, StateInputs, StateKind};
 
@@ -17,10 +18,10 @@ fn qwen3_next() -> Vec<StateDecl> {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-const FORMATS: [(&str, StateDtype); 3] = [
-    ("ssm_h_storage", StateDtype::F32),
-    ("ssm_conv_storage", StateDtype::Bf16),
-    ("kv_cache_dtype", StateDtype::Fp8),
+const FORMATS: [(&str, FormatChoice); 3] = [
+    ("ssm_h_storage", FormatChoice::Dtype(StateDtype::F32)),
+    ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
+    ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
 ];
 
 /// Units and bytes of a term the plan must have.

@@ -6,8 +6,9 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 16] = [
+pub const CIRCUITS: [&str; 17] = [
     "circuits/deepseek_v3.toml",
+    "circuits/deepseek_v32.toml",
     "circuits/falcon_h1.toml",
     "circuits/gemma2.toml",
     "circuits/gemma3.toml",
@@ -26,6 +27,7 @@ pub const CIRCUITS: [&str; 16] = [
 ];
 
 include!(concat!(env!("OUT_DIR"), "/deepseek_v3.rs"));
+include!(concat!(env!("OUT_DIR"), "/deepseek_v32.rs"));
 include!(concat!(env!("OUT_DIR"), "/falcon_h1.rs"));
 include!(concat!(env!("OUT_DIR"), "/gemma2.rs"));
 include!(concat!(env!("OUT_DIR"), "/gemma3.rs"));
@@ -112,6 +114,7 @@ pub mod reexported {
     }
 
     include!(concat!(env!("OUT_DIR"), "/reexported/deepseek_v3.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/deepseek_v32.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/falcon_h1.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gemma2.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/gemma3.rs"));

@@ -10,7 +10,8 @@
 //! `[checkpoint.*]` tables; the term counts are counted by hand from their layouts.
 
 use metrale_circuit::inputs::{
-    CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs, WindowInputs,
+    CarryInputs, DraftInputs, FormatChoice, HSteps, LookupInputs, RingInputs, TreeInputs,
+    WindowInputs,
 };
 use metrale_circuit::load::InputsFile;
 use metrale_circuit::serving::{KvTokens, ProfileKv};
@@ -336,11 +337,11 @@ fn inputs_from_the_default_inputs_file() {
 fn formats_from_pairs_names_the_missing_key() {
     use metrale_tests::qwen3_5::{Formats, Inputs};
     let all = [
-        ("unrelated_key", StateDtype::U8),
-        ("kv_cache_dtype", StateDtype::Fp8),
-        ("ssm_h_storage", StateDtype::F32),
-        ("ssm_conv_storage", StateDtype::Bf16),
-        ("kv_cache_dtype", StateDtype::Bf16),
+        ("unrelated_key", FormatChoice::Dtype(StateDtype::U8)),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
+        ("ssm_h_storage", FormatChoice::Dtype(StateDtype::F32)),
+        ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Bf16)),
     ];
     assert_eq!(
         Formats::from_pairs(&all),
@@ -352,17 +353,19 @@ fn formats_from_pairs_names_the_missing_key() {
     );
     // The first missing key in field order: `ssm_h_storage`, then `ssm_conv_storage`.
     assert_eq!(
-        Formats::from_pairs(&[("kv_cache_dtype", StateDtype::Fp8)]),
+        Formats::from_pairs(&[("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8))]),
         Err(MissingFormat {
-            key: "ssm_h_storage"
+            key: "ssm_h_storage",
+            expected: "a dtype",
+            refused: false,
         })
     );
     let error = Formats::from_pairs(&all[..3]).expect_err("no ssm_conv_storage");
     assert_eq!(error.key, "ssm_conv_storage");
     assert_eq!(
         error.to_string(),
-        "the formats give no dtype for format key `ssm_conv_storage` (in an inputs file: \
-         `ssm_conv_storage = \"<dtype>\"` under `[formats]`)"
+        "the formats give nothing for format key `ssm_conv_storage`: expected a dtype (in an \
+         inputs file: `ssm_conv_storage = \"<dtype>\"` under `[formats]`)"
     );
     let counts = StateInputs {
         formats: &all[1..4],
@@ -378,8 +381,29 @@ fn formats_from_pairs_names_the_missing_key() {
     assert_eq!(
         Inputs::from_state_inputs(&StateInputs::EMPTY),
         Err(MissingFormat {
-            key: "ssm_h_storage"
+            key: "ssm_h_storage",
+            expected: "a dtype",
+            refused: false,
         })
+    );
+    // A layout where the key's states declare none is refused, naming what is valid.
+    let layout = [
+        ("ssm_h_storage", FormatChoice::Layout("fp8_ds_mla")),
+        ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
+    ];
+    let refused = Formats::from_pairs(&layout).expect_err("no layouts");
+    assert_eq!(
+        refused,
+        MissingFormat {
+            key: "ssm_h_storage",
+            expected: "a dtype",
+            refused: true,
+        }
+    );
+    assert_eq!(
+        refused.to_string(),
+        "format key `ssm_h_storage` holds a layout its states do not declare: expected a dtype"
     );
     // A `?` in an engine's `main` turns it into its error.
     let boxed: Box<dyn std::error::Error> = error.into();

@@ -12,7 +12,8 @@
 use metrale_circuit::TermInfo;
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
 use metrale_circuit::inputs::{
-    CarryInputs, DraftInputs, HSteps, LookupInputs, RingInputs, TreeInputs, WindowInputs,
+    CarryInputs, DraftInputs, FormatChoice, HSteps, LookupInputs, RingInputs, TreeInputs,
+    WindowInputs,
 };
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
@@ -27,6 +28,9 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 struct Drawn {
     dtypes: Vec<StateDtype>,
+    /// Per format key, which of its values a key whose states declare layouts takes (its
+    /// drawn dtype, or one of its layouts).
+    picks: Vec<usize>,
     slots: u64,
     verify: Option<(Vec<u64>, u64)>,
     kv: Option<KvInputs>,
@@ -143,7 +147,10 @@ fn pool() -> impl Strategy<Value = PoolPolicy> {
 
 fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
     (
-        proptest::collection::vec(proptest::sample::select(StateDtype::ALL.to_vec()), formats),
+        (
+            proptest::collection::vec(proptest::sample::select(StateDtype::ALL.to_vec()), formats),
+            proptest::collection::vec(0usize..4, formats),
+        ),
         count(),
         proptest::option::of((proptest::collection::vec(0u64..16, 0..10), count())),
         kv().boxed(),
@@ -162,8 +169,18 @@ fn drawn(formats: usize) -> impl Strategy<Value = Drawn> {
         pool().boxed(),
     )
         .prop_map(
-            |(dtypes, slots, verify, kv, (draft_kv, draft_kv_dtype), caches, align, pool)| Drawn {
+            |(
+                (dtypes, picks),
+                slots,
+                verify,
+                kv,
+                (draft_kv, draft_kv_dtype),
+                caches,
+                align,
+                pool,
+            )| Drawn {
                 dtypes,
+                picks,
                 slots,
                 verify,
                 kv,
@@ -324,11 +341,33 @@ fn lifetimes_of(bytes: impl Fn(Space, Lifetime) -> u64) -> Vec<u64> {
     all
 }
 
+/// A format key's value drawn: a dtype, or for a key whose states declare layouts, one of
+/// them by `pick`.
+trait Drawable {
+    fn drawn(dtype: StateDtype, pick: usize) -> Self;
+}
+
+impl Drawable for StateDtype {
+    fn drawn(dtype: StateDtype, _pick: usize) -> Self {
+        dtype
+    }
+}
+
+impl Drawable for metrale_tests::deepseek_v32::KvCacheDtypeFormat {
+    fn drawn(dtype: StateDtype, pick: usize) -> Self {
+        match pick {
+            0 => Self::Fp8DsMla,
+            1 => Self::Nvfp4DsMla,
+            _ => Self::Dtype(dtype),
+        }
+    }
+}
+
 /// The dynamic plan of `decls` under the drawn inputs, formats keyed as the generated
 /// `Formats::pairs` lists them.
 fn dynamic(
     decls: &[StateDecl],
-    pairs: &[(&'static str, StateDtype)],
+    pairs: &[(&'static str, FormatChoice)],
     drawn: &Drawn,
 ) -> Result<DynamicPlan, PlanError<String>> {
     let inputs = StateInputs {
@@ -450,8 +489,12 @@ macro_rules! differential {
                     pp_layers: at.pp_layers.as_deref(),
                 };
                 let mut dtypes = drawn.dtypes.iter().copied();
+                let mut picks = drawn.picks.iter().copied();
                 let formats = arch::Formats {
-                    $($format: dtypes.next().unwrap_or(StateDtype::F32),)*
+                    $($format: Drawable::drawn(
+                        dtypes.next().unwrap_or(StateDtype::F32),
+                        picks.next().unwrap_or(0),
+                    ),)*
                 };
                 let inputs = arch::Inputs {
                     formats,
@@ -534,6 +577,22 @@ differential!(
     deepseek_v3,
     tiny,
     "circuits/deepseek_v3.toml",
+    256,
+    [kv_cache_dtype]
+);
+differential!(
+    deepseek_v3_2_generated_equals_dynamic,
+    deepseek_v32,
+    deepseek_v3_2,
+    "circuits/deepseek_v32.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    deepseek_v32_tiny_generated_equals_dynamic,
+    deepseek_v32,
+    tiny,
+    "circuits/deepseek_v32.toml",
     256,
     [kv_cache_dtype]
 );
@@ -893,6 +952,7 @@ fn default_like_inputs_agree_and_fill_every_term() {
     let h_steps = [4; 9];
     let drawn = Drawn {
         dtypes: vec![StateDtype::F32, StateDtype::Bf16, StateDtype::Fp8],
+        picks: Vec::new(),
         slots: 9,
         verify: Some((h_steps.to_vec(), 4)),
         kv: metrale_tests::SERVE_KV,
@@ -955,6 +1015,7 @@ fn a_draft_pool_in_its_own_dtype_agrees() {
     let h_steps = [4; 9];
     let drawn = Drawn {
         dtypes: vec![StateDtype::F32, StateDtype::Bf16, StateDtype::Fp8],
+        picks: Vec::new(),
         slots: 9,
         verify: Some((h_steps.to_vec(), 4)),
         kv: metrale_tests::SERVE_KV,

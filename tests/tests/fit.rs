@@ -8,6 +8,7 @@
 use metrale_circuit::dynamic::{
     DynamicPlan, StateDecl, fit_kv_blocks, fit_profile_blocks, fit_sequences,
 };
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
@@ -216,9 +217,9 @@ fit_agrees!(
 fn fit_errors() {
     let decls = decls("circuits/qwen3_5.toml");
     let formats = [
-        ("ssm_h_storage", StateDtype::F32),
-        ("ssm_conv_storage", StateDtype::Bf16),
-        ("kv_cache_dtype", StateDtype::Fp8),
+        ("ssm_h_storage", FormatChoice::Dtype(StateDtype::F32)),
+        ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
     ];
     let inputs = StateInputs {
         formats: &formats,
@@ -252,7 +253,7 @@ fn fit_errors() {
 /// The dynamic device bytes of `profile` at `sequences` of `context` tokens.
 fn profile_bytes(
     decls: &[StateDecl],
-    formats: &[(&str, StateDtype)],
+    formats: &[(&str, FormatChoice)],
     profile: &ServingProfile<'_>,
     sequences: u64,
     context: u64,

@@ -7,6 +7,7 @@
 //! flight, prefix caching on (recurrent layers in `align` mode, one checkpoint page).
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_sequences};
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
 use metrale_circuit::{DEFAULT_ALIGN, ServingProfile, StateDtype, StateInputs};
@@ -41,9 +42,9 @@ struct Figures {
 /// states in bf16 and its recurrent `h` in `ssm_h`, and the plan's pool and the inputs it was planned under.
 fn pooled(decls: &[StateDecl], ssm_h: StateDtype, vllm: VllmPool) -> (Figures, PoolPlan, VllmPool) {
     let formats = [
-        ("kv_cache_dtype", StateDtype::Bf16),
-        ("ssm_h_storage", ssm_h),
-        ("ssm_conv_storage", StateDtype::Bf16),
+        ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Bf16)),
+        ("ssm_h_storage", FormatChoice::Dtype(ssm_h)),
+        ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
     ];
     let inputs = StateInputs {
         formats: &formats,
@@ -112,9 +113,9 @@ macro_rules! generated_pool {
     ($arch:ident :: $checkpoint:ident, $ssm_h:expr, $vllm:expr, $dynamic:expr) => {{
         use metrale_tests::$arch::{Formats, Inputs, $checkpoint};
         let formats = Formats::from_pairs(&[
-            ("kv_cache_dtype", StateDtype::Bf16),
-            ("ssm_h_storage", $ssm_h),
-            ("ssm_conv_storage", StateDtype::Bf16),
+            ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Bf16)),
+            ("ssm_h_storage", FormatChoice::Dtype($ssm_h)),
+            ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
         ])
         .unwrap();
         let inputs = Inputs::with_counts(

@@ -7,6 +7,7 @@
 //! takes no page. Figures by hand; the drawn inputs are tests/tests/differential.rs's.
 
 use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, StateDecl, StateFormat, fit_kv_blocks};
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
@@ -45,7 +46,8 @@ fn inputs(pool: PoolPolicy) -> Inputs<'static> {
 }
 
 fn state_inputs(pool: PoolPolicy) -> StateInputs<'static> {
-    const PAIRS: [(&str, StateDtype); 1] = [("kv_cache_dtype", StateDtype::Bf16)];
+    const PAIRS: [(&str, FormatChoice); 1] =
+        [("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Bf16))];
     StateInputs {
         formats: &PAIRS,
         ..inputs(pool).state_inputs()

@@ -10,13 +10,18 @@ const FORMATS: Formats = Formats {
     kv_cache_dtype: StateDtype::Fp8,
 };
 
-/// A unit of `bytes` of `dtype`, as a unit function returns it.
+/// A unit of `bytes` of `dtype` (a whole-byte dtype: its elements are `bytes` over its size),
+/// as a unit function returns it.
 #[allow(
     clippy::unnecessary_wraps,
     reason = "compared with unit functions' results"
 )]
 const fn unit(bytes: u64, dtype: StateDtype) -> Result<Unit, SizeFault> {
-    Ok(Unit { bytes, dtype })
+    Ok(Unit {
+        bytes,
+        dtype,
+        elements: Some(bytes / (dtype.bits() / 8)),
+    })
 }
 
 // Evaluated at compile time: the unit functions are `const fn`.

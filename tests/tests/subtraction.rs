@@ -41,7 +41,8 @@ fn a_unit_subtracts_left_to_right() {
         blocks::conv::w_unit(&small::DIMS, FORMATS),
         Ok(Unit {
             bytes: 96,
-            dtype: StateDtype::Bf16
+            dtype: StateDtype::Bf16,
+            elements: Some(48),
         })
     );
     // kernel = 1: the window is empty, not an error.

@@ -10,6 +10,7 @@
 //!   takes it.
 
 use clap::Parser;
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::{DEFAULT_ALIGN, StateDtype};
 
 /// Run a worked engine on a circuit's plan and prove that no two units alias.
@@ -84,10 +85,11 @@ pub struct ProfileFlags {
     /// Prompt-lookup history tokens per sequence; 0 for no lookup index.
     #[arg(long, value_name = "TOKENS")]
     pub lookup_history: Option<u64>,
-    /// The dtype of a format key (`kv_cache_dtype=fp8`); may be repeated, and overrides the
-    /// inputs file's `[formats]`.
+    /// What a format key holds (`kv_cache_dtype=fp8`, or a layout its states declare:
+    /// `kv_cache_dtype=fp8_ds_mla`); may be repeated, and overrides the inputs file's
+    /// `[formats]`.
     #[arg(long = "format", value_name = "KEY=DTYPE", value_parser = parse_format)]
-    pub formats: Vec<(String, StateDtype)>,
+    pub formats: Vec<(String, FormatChoice<String>)>,
 }
 
 /// Reads a size: [`metrale_circuit::load::parse_size`], the one the CLI's `fit --budget` reads.
@@ -98,21 +100,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     metrale_circuit::load::parse_size(text)
 }
 
-/// Reads `KEY=DTYPE`.
+/// Reads `KEY=DTYPE` or `KEY=LAYOUT`.
 ///
 /// # Errors
-/// The message clap prints for a missing `=` or an unknown dtype.
-pub fn parse_format(text: &str) -> Result<(String, StateDtype), String> {
-    let (key, dtype) = text
+/// The message clap prints for a missing `=`, or a value that is neither a dtype nor a layout
+/// name.
+pub fn parse_format(text: &str) -> Result<(String, FormatChoice<String>), String> {
+    let (key, value) = text
         .split_once('=')
         .ok_or_else(|| format!("expected KEY=DTYPE, found `{text}`"))?;
-    let dtype = StateDtype::parse(dtype).ok_or_else(|| {
-        format!(
-            "unknown dtype `{dtype}`: expected one of {}",
-            StateDtype::SPELLINGS.join(", ")
-        )
-    })?;
-    Ok((key.to_owned(), dtype))
+    let choice = match FormatChoice::parse(value) {
+        Some(FormatChoice::Dtype(dtype)) => FormatChoice::Dtype(dtype),
+        Some(FormatChoice::Layout(layout)) => FormatChoice::Layout(layout.to_owned()),
+        None => {
+            return Err(format!(
+                "unknown dtype `{value}`: expected one of {}, or a layout's name",
+                StateDtype::SPELLINGS.join(", ")
+            ));
+        }
+    };
+    Ok((key.to_owned(), choice))
 }
 
 #[cfg(test)]
@@ -128,10 +135,21 @@ mod tests {
         assert!(parse_size("99999999TiB").is_err());
         assert_eq!(
             parse_format("kv_cache_dtype=fp8"),
-            Ok(("kv_cache_dtype".to_owned(), StateDtype::Fp8))
+            Ok((
+                "kv_cache_dtype".to_owned(),
+                FormatChoice::Dtype(StateDtype::Fp8)
+            ))
         );
         assert!(parse_format("kv_cache_dtype").is_err());
-        assert!(parse_format("kv=fp9").is_err());
+        // A name that is no dtype is a layout; the plan checks that the key's states have it.
+        assert_eq!(
+            parse_format("kv=fp8_ds_mla"),
+            Ok((
+                "kv".to_owned(),
+                FormatChoice::Layout("fp8_ds_mla".to_owned())
+            ))
+        );
+        assert!(parse_format("kv=fp-9").is_err());
     }
 
     #[test]

@@ -19,8 +19,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
-use metrale_circuit::inputs::WindowInputs;
-use metrale_circuit::{KvInputs, KvRegions, StateDtype, StateInputs};
+use metrale_circuit::inputs::{FormatChoice, WindowInputs};
+use metrale_circuit::{KvInputs, KvRegions, StateInputs};
 
 use crate::EngineError;
 use crate::slots::FreeList;
@@ -203,7 +203,7 @@ impl KvSide {
 /// when that plan fails.
 pub fn window_per_sequence(
     decl: &StateDecl,
-    formats: &[(&str, StateDtype)],
+    formats: &[(&str, FormatChoice<&str>)],
     kv: KvInputs,
 ) -> Result<u64, EngineError> {
     let window = kv.window.ok_or_else(|| {
@@ -238,8 +238,8 @@ pub fn window_per_sequence(
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::StateKind;
     use metrale_circuit::dynamic::StateFormat;
+    use metrale_circuit::{StateDtype, StateKind};
 
     use super::*;
 

@@ -11,9 +11,10 @@
 //!   `verify_rows` rows in each.
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::serving::{KvTokens, ProfileKv};
-use metrale_circuit::{Fit, FitError, ServingProfile, Space, StateDtype, StateInputs};
+use metrale_circuit::{Fit, FitError, ServingProfile, Space, StateInputs};
 
 use crate::{Args, EngineError};
 
@@ -29,7 +30,7 @@ pub struct Setup {
     /// The checkpoint's state declarations.
     pub decls: Vec<StateDecl>,
     /// The dtype of each format key.
-    pub formats: Vec<(String, StateDtype)>,
+    pub formats: Vec<(String, FormatChoice<String>)>,
     /// The profile at the fitted number of sequences.
     pub profile: ServingProfile<'static>,
     /// KV tokens per sequence.
@@ -129,7 +130,7 @@ impl Setup {
 
     /// The formats as plan inputs take them.
     #[must_use]
-    pub fn formats(&self) -> Vec<(&str, StateDtype)> {
+    pub fn formats(&self) -> Vec<(&str, FormatChoice<&str>)> {
         borrow(&self.formats)
     }
 
@@ -140,12 +141,19 @@ impl Setup {
     }
 }
 
-fn borrow(formats: &[(String, StateDtype)]) -> Vec<(&str, StateDtype)> {
-    formats.iter().map(|(k, d)| (k.as_str(), *d)).collect()
+fn borrow(formats: &[(String, FormatChoice<String>)]) -> Vec<(&str, FormatChoice<&str>)> {
+    formats
+        .iter()
+        .map(|(k, choice)| (k.as_str(), choice.as_ref()))
+        .collect()
 }
 
-/// A serving profile, the dtype of each format key, and where they came from.
-type Profile = (ServingProfile<'static>, Vec<(String, StateDtype)>, String);
+/// A serving profile, what each format key holds, and where they came from.
+type Profile = (
+    ServingProfile<'static>,
+    Vec<(String, FormatChoice<String>)>,
+    String,
+);
 
 /// The profile of the inputs file (or an empty one) with the flags over it, its formats, and
 /// where it came from.
@@ -169,10 +177,10 @@ fn profile(args: &Args) -> Result<Profile, EngineError> {
         ),
     };
     let flags = &args.profile;
-    for (key, dtype) in &flags.formats {
+    for (key, choice) in &flags.formats {
         match formats.iter_mut().find(|(k, _)| k == key) {
-            Some(entry) => entry.1 = *dtype,
-            None => formats.push((key.clone(), *dtype)),
+            Some(entry) => entry.1 = choice.clone(),
+            None => formats.push((key.clone(), choice.clone())),
         }
     }
     let set = |field: &mut u64, flag: Option<u64>| {

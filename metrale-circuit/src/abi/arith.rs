@@ -1,13 +1,18 @@
 //! The checked `const fn` arithmetic generated unit functions are written in: every literal
 //! or dim enters as [`value`], and [`mul`], [`add`], [`sub`] and [`ceil_div`] carry the first
 //! fault through, so a shape's size is a `Result` that never wraps; [`unit`] turns the
-//! elements into a unit's bytes.
+//! elements into a unit's bytes, [`layout_unit`] a layout's parts into one, and [`parts`] and
+//! [`plain_parts`] give a generated `<state>_parts` where each part sits.
 //!
 //! Invariants: no operation wraps or panics; a fault in either operand is the result's.
 
 use crate::law::SizeFault;
 use crate::model::StateDtype;
-use crate::plan::Unit;
+use crate::plan::{Parts, Unit};
+
+/// One part of a layout as a generated unit function writes it: its name, its elements and its
+/// dtype.
+pub type PartSpec = (&'static str, Result<u64, SizeFault>, StateDtype);
 
 /// `Ok(value)`: a literal or dim read by a generated size function.
 ///
@@ -89,6 +94,45 @@ pub const fn unit(elements: Result<u64, SizeFault>, dtype: StateDtype) -> Result
     Unit::of(elements, dtype)
 }
 
+/// The unit of a layout of `list`'s parts, in order: a generated `<state>_unit`'s value for a
+/// state stored in a layout.
+///
+/// # Errors
+/// A part's elements' own fault, or [`SizeFault::Overflow`] when a part overflows.
+#[inline]
+pub const fn layout_unit<const M: usize>(list: [PartSpec; M]) -> Result<Unit, SizeFault> {
+    match Parts::<M>::placed(list) {
+        Ok(parts) => Ok(parts.unit()),
+        Err(fault) => Err(fault),
+    }
+}
+
+/// The parts of a layout of `list`'s parts, placed: a generated `<state>_parts`' value for a
+/// layout (`N`, the state's most parts, is at least `M`).
+///
+/// # Errors
+/// A part's elements' own fault, or [`SizeFault::Overflow`] when a part overflows.
+#[inline]
+pub const fn parts<const M: usize, const N: usize>(
+    list: [PartSpec; M],
+) -> Result<Parts<N>, SizeFault> {
+    Parts::placed(list)
+}
+
+/// A plain unit as one part named `name` (the state's id): a generated `<state>_parts`' value
+/// when its key holds a dtype.
+///
+/// # Errors
+/// The elements' own fault, or [`SizeFault::Overflow`] when the bytes overflow.
+#[inline]
+pub const fn plain_parts<const N: usize>(
+    name: &'static str,
+    elements: Result<u64, SizeFault>,
+    dtype: StateDtype,
+) -> Result<Parts<N>, SizeFault> {
+    Parts::placed([(name, elements, dtype)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,8 +170,39 @@ mod tests {
             unit(Ok(3), StateDtype::F16),
             Ok(Unit {
                 bytes: 6,
-                dtype: StateDtype::F16
+                dtype: StateDtype::F16,
+                elements: Some(3),
             })
+        );
+        // A layout's unit: 128 fp8 values and one f32 scale are 132 bytes, by byte.
+        let index = layout_unit([
+            ("k", Ok(128), StateDtype::Fp8),
+            ("scale", Ok(1), StateDtype::F32),
+        ]);
+        assert_eq!(
+            index,
+            Ok(Unit {
+                bytes: 132,
+                dtype: StateDtype::U8,
+                elements: None,
+            })
+        );
+        let split: Result<Parts<3>, _> = parts([
+            ("k", Ok(128), StateDtype::Fp8),
+            ("scale", Ok(1), StateDtype::F32),
+        ]);
+        assert_eq!(
+            split.map(|p| p.get("scale").map(|s| s.offset)),
+            Ok(Some(128))
+        );
+        let plain: Result<Parts<3>, _> = plain_parts("latent", Ok(576), StateDtype::Bf16);
+        assert_eq!(
+            plain.map(|p| (p.as_slice().len(), p.unit().bytes)),
+            Ok((1, 1152))
+        );
+        assert_eq!(
+            layout_unit([("a", Err(SizeFault::Negative), StateDtype::U8)]),
+            Err(SizeFault::Negative)
         );
     }
 }

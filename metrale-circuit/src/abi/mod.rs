@@ -30,8 +30,8 @@ mod table;
 
 pub use crate::plan::regions::field_group;
 pub use crate::serve::shard;
-pub use arith::{add, ceil_div, mul, sub, unit, value};
-pub use choice::{format_of, same_str};
+pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
+pub use choice::{dtype_of, format_of, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{Sized, Units, in_rank, replay};
 pub use stage::{Held, StageClasses, held, place_of, window};
@@ -54,8 +54,11 @@ use crate::model::{Lifetime, StateKind};
 /// which `size_class` retypes a draft KV side's unit by, and the layout policy, `pool`, whose
 /// page pool the table's fits add (`Table::pool`); `ServingProfile` borrows its `h_steps`
 /// tiers; 10: a size class's `reach` (a sliding window or an attention chunk, `Reach<usize>`)
-/// replaces its `window`, and `Units::reaches` its `windows`).
-const REVISION: u64 = 10;
+/// replaces its `window`, and `Units::reaches` its `windows`; 11: formats are
+/// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`), a `Unit` carries
+/// its `elements`, and a state stored in a layout calls `layout_unit`, `parts` and
+/// `plain_parts`).
+const REVISION: u64 = 11;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -1,6 +1,7 @@
 //! The sizing law: what one term of a declared state holds ([`Holding`]), where it lives
-//! ([`Space`]), the dtype it is stored in ([`term_dtype`]), and how many units and bytes it has
-//! under the plan inputs ([`size_term`]).
+//! ([`Space`]), the dtype it is stored in ([`term_dtype`]), the bytes of a unit
+//! ([`unit_bytes`]) and where each part of a layout sits in one ([`next_part`]), and how many
+//! units and bytes a term has under the plan inputs ([`size_term`]).
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
@@ -110,15 +111,44 @@ pub struct Size {
     pub inner: u64,
 }
 
-/// Bytes of one unit: `elements x dtype size`.
+/// Bytes of `elements` elements of `dtype`: `ceil(elements x bits / 8)`. A sub-byte dtype
+/// packs (`fp4`: two a byte, an odd count's last byte half used); every other dtype is
+/// `elements x` its bytes, computed so, so no count that fits in bytes overflows in bits.
 ///
 /// # Errors
-/// [`SizeFault::Overflow`] when the product overflows.
+/// [`SizeFault::Overflow`] when the bytes overflow `u64`.
 #[inline]
 pub const fn unit_bytes(elements: u64, dtype: StateDtype) -> Result<u64, SizeFault> {
-    match elements.checked_mul(dtype.size()) {
+    let bits = dtype.bits();
+    if bits < 8 {
+        // Every sub-byte width divides 8.
+        return Ok(elements.div_ceil(8 / bits));
+    }
+    match elements.checked_mul(bits / 8) {
         Some(bytes) => Ok(bytes),
         None => Err(SizeFault::Overflow),
+    }
+}
+
+/// Where the next part of a layout sits in its unit: from `offset`, the byte the parts before
+/// it end at, `elements` of `dtype` ([`unit_bytes`]). Parts sit in the order declared, each
+/// from a whole byte, with no padding between them: the one placement rule both plans and a
+/// generated `<state>_parts` follow. Returns the part's `(offset, bytes)`.
+///
+/// # Errors
+/// [`SizeFault::Overflow`] when its bytes or its end overflow `u64`.
+#[inline]
+pub const fn next_part(
+    offset: u64,
+    elements: u64,
+    dtype: StateDtype,
+) -> Result<(u64, u64), SizeFault> {
+    match unit_bytes(elements, dtype) {
+        Ok(bytes) => match offset.checked_add(bytes) {
+            Some(_) => Ok((offset, bytes)),
+            None => Err(SizeFault::Overflow),
+        },
+        Err(fault) => Err(fault),
     }
 }
 
@@ -138,17 +168,6 @@ pub const fn term_dtype(
         (StateKind::PagedKv, Section::Draft, Some(dtype)) => dtype,
         _ => declared,
     }
-}
-
-/// Bytes of one unit of `bytes` bytes of `from` elements stored as `to` instead: the same
-/// elements (`bytes / from.size()`, exact for a unit's bytes, [`unit_bytes`]) of `to`'s size.
-///
-/// # Errors
-/// [`SizeFault::Overflow`] when the new bytes overflow.
-#[inline]
-pub const fn retyped_bytes(bytes: u64, from: StateDtype, to: StateDtype) -> Result<u64, SizeFault> {
-    // Every dtype has a nonzero size.
-    unit_bytes(bytes / from.size(), to)
 }
 
 /// What sizing a term needs to know of its state's declaration.
@@ -620,16 +639,31 @@ mod tests {
         assert_eq!(dtype(StateKind::DraftTokens, Section::Draft, &inputs), fp8);
         let none = StateInputs::EMPTY;
         assert_eq!(dtype(StateKind::PagedKv, Section::Draft, &none), fp8);
-        // 512 fp8 elements are 1,024 bytes of bf16, 512 bytes again of u8.
-        assert_eq!(retyped_bytes(512, fp8, StateDtype::Bf16), Ok(1024));
+    }
+
+    #[test]
+    fn sub_byte_dtypes_pack_and_parts_follow_one_another() {
+        // 512 e2m1 values are 256 bytes; an odd count rounds its last half byte up.
+        assert_eq!(unit_bytes(512, StateDtype::Fp4), Ok(256));
+        assert_eq!(unit_bytes(3, StateDtype::Fp4), Ok(2));
+        assert_eq!(unit_bytes(0, StateDtype::Fp4), Ok(0));
+        assert_eq!(unit_bytes(u64::MAX, StateDtype::Fp4), Ok(u64::MAX / 2 + 1));
+        // A u8 count that fits in bytes never overflows through its bits.
+        assert_eq!(unit_bytes(u64::MAX, StateDtype::U8), Ok(u64::MAX));
         assert_eq!(
-            retyped_bytes(1024, StateDtype::Bf16, StateDtype::U8),
-            Ok(512)
-        );
-        assert_eq!(
-            retyped_bytes(u64::MAX, StateDtype::U8, StateDtype::F32),
+            unit_bytes(u64::MAX / 4, StateDtype::U64),
             Err(SizeFault::Overflow)
         );
+        // vLLM's fp8_ds_mla row by hand: 512 fp8 (0..512), 4 f32 (512..528), 64 bf16
+        // (528..656).
+        assert_eq!(next_part(0, 512, StateDtype::Fp8), Ok((0, 512)));
+        assert_eq!(next_part(512, 4, StateDtype::F32), Ok((512, 16)));
+        assert_eq!(next_part(528, 64, StateDtype::Bf16), Ok((528, 128)));
+        assert_eq!(
+            next_part(u64::MAX, 1, StateDtype::U8),
+            Err(SizeFault::Overflow)
+        );
+        assert_eq!(next_part(u64::MAX, 0, StateDtype::U8), Ok((u64::MAX, 0)));
     }
 
     #[test]

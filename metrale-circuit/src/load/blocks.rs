@@ -1,10 +1,12 @@
 //! `[block.<name>]` tables and their `[[block.<name>.state]]` declarations.
 //!
 //! This module owns the block keys, every rule of one state table (`id`, `kind`, `lifetime`,
-//! `format`, `shape`, `verify`, `of`, `window`, `chunk`, `shares`), the rules between the states
-//! of one block (unique ids, `of` naming a sibling with a shape), and the check that every dim
-//! a shape, a reach or a reader's `layer` reads is declared ([`check_dims`], run once the
-//! circuit's dims are known). Node tables are handed to [`super::nodes`]; whether a reader's
+//! `format`, `shape`, `verify`, `of`, `window`, `chunk`, `shares`, `layouts`, and each layout's
+//! parts: `part`, `format`, `shape`), the rules between the states of one block (unique ids,
+//! `of` naming a sibling with a shape and no layouts), and the check that every dim a shape, a
+//! part, a reach or a reader's `layer` reads is declared ([`check_dims`], run once the
+//! circuit's dims are known). Whether every state of a format key declares the same layouts
+//! is [`same_layouts`]'s (it needs every file). Node tables are handed to [`super::nodes`]; whether a reader's
 //! owner exists, and has a layer under every checkpoint, is [`super::sharing`]'s (it needs
 //! every file).
 //!
@@ -17,11 +19,14 @@
 //! - Blocks are listed in the order they first appear in the file (a block may be split over
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
+use super::names::camel_case;
 use super::nodes;
-use super::raw::{RawBlock, RawShares, RawState, ShapeValue};
+use super::raw::{RawBlock, RawPart, RawShares, RawState, RawUnitLayout, ShapeValue};
 use crate::load::circuit::shape::Shape;
 use crate::load::text::diag::Diagnostic;
-use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
+use crate::load::text::limits::{
+    MAX_BLOCKS, MAX_LAYOUTS_PER_STATE, MAX_PARTS_PER_LAYOUT, MAX_STATES_PER_BLOCK,
+};
 use crate::load::text::walk::{Loc, Sink, Table, Text, Value, Walk, field, first_offset};
 use crate::model::{
     FormatError, Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps,
@@ -34,13 +39,21 @@ pub(super) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "
 /// The keys of a state table.
 pub(super) const STATE_KEYS: &[&str] = &[
     "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk", "shares",
+    "layouts",
 ];
+
+/// The keys of one part of a layout (schema 3).
+pub(super) const PART_KEYS: &[&str] = &["part", "format", "shape"];
+
+/// The generated variant a format key's dtype takes beside its layouts' (`Dtype(StateDtype)`):
+/// no layout may take its name.
+const DTYPE_VARIANT: &str = "Dtype";
 
 /// The keys of `shares` in its table form (schema 3).
 pub(super) const SHARES_KEYS: &[&str] = &["state", "layer"];
 
 /// The keys a reader (`shares`) does not have: it keeps no unit of its own.
-const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of"];
+const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of", "layouts"];
 
 /// Walks the `block` table: every block, in the order it first appears.
 pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
@@ -134,13 +147,31 @@ fn walk_state(
     let lifetime = lifetime(w, t, kind);
     let has_shares_key = field(t, "shares").is_some();
     let shares = shares(w, t, kind);
+    let (layouts, layouts_key) = if has_shares_key {
+        (Vec::new(), None)
+    } else {
+        layouts(w, t)
+    };
     let format = if has_shares_key {
         not_with_shares(w, t, shares.as_ref());
         None
     } else {
-        required(w, t, "format", &header, &what).and_then(|v| format(w, v))
+        required(w, t, "format", &header, &what).and_then(|v| format(w, v, &layouts))
     };
+    let in_layout = matches!(format, Some(StateFormat::Layout(_)));
+    unused_layouts(w, format.as_ref(), layouts_key.as_ref());
     let (shape, has_shape_key) = expression(w, t, "shape");
+    if in_layout && let Some((key, _)) = field(t, "shape") {
+        w.report(
+            key,
+            Diagnostic::error("a state stored in a layout has no `shape`")
+                .label("its unit is its layout's parts")
+                .help(
+                    "remove `shape`, or store the state as a `{key}` that may hold a dtype (of \
+                     `shape`'s elements) or one of its layouts",
+                ),
+        );
+    }
     let reach = reach(w, t, kind);
     let verify = verify(w, t, kind, &header, id.as_ref());
     let of = of(w, t, kind);
@@ -152,7 +183,10 @@ fn walk_state(
                 .help("a copy (`of`) has the shape of the state it copies"),
         );
     }
-    if !has_shape_key && field(t, "of").is_none() && !has_shares_key {
+    // A format that names no dtype or key beside `layouts` was meant as a layout: its error
+    // says so, and a missing shape would only repeat it.
+    let meant_a_layout = in_layout || (format.is_none() && layouts_key.is_some());
+    if !has_shape_key && field(t, "of").is_none() && !has_shares_key && !meant_a_layout {
         let name = id.as_ref().map_or("this state", |t| t.text.as_str());
         w.report(
             header.span.clone(),
@@ -178,6 +212,189 @@ fn walk_state(
         reach,
         shares,
         has_shares_key,
+        layouts,
+        layouts_key,
+    }
+}
+
+/// `layouts` (schema 3): the state's named units made of parts,
+/// `{ <name> = [{ part, format, shape }, ...], ... }`. Returns every layout whose name is
+/// valid (its parts those that are), and the key.
+fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, Option<Loc>) {
+    let Some((key, v)) = field(t, "layouts") else {
+        return (Vec::new(), None);
+    };
+    let key = w.loc(key);
+    let Some(table) = w.table("layouts", v) else {
+        return (Vec::new(), Some(key));
+    };
+    if table.is_empty() {
+        w.report(
+            v.span(),
+            Diagnostic::error("`layouts` declares no layout")
+                .label("empty")
+                .help("name each layout and list its parts: `layouts.fp8_ds_mla = [{ part = \"nope\", format = \"fp8\", shape = \"512\" }]`"),
+        );
+    }
+    let mut out: Vec<RawUnitLayout> = Vec::new();
+    for (i, (name, value)) in table.iter().enumerate() {
+        if !w.at_most(
+            i + 1,
+            MAX_LAYOUTS_PER_STATE,
+            name.span(),
+            "layouts of one state",
+        ) {
+            break;
+        }
+        let text: &str = name.get_ref();
+        if !w.identifier(text, name.span(), "layout name") {
+            continue;
+        }
+        if StateDtype::parse(text).is_some() {
+            w.report(
+                name.span(),
+                Diagnostic::error(format!("layout `{text}` has a dtype's name"))
+                    .label("a dtype")
+                    .help(format!(
+                        "a format key holding `{text}` means the dtype: name the layout otherwise"
+                    )),
+            );
+            continue;
+        }
+        let variant = camel_case(text);
+        if variant == DTYPE_VARIANT {
+            w.report(
+                name.span(),
+                Diagnostic::error(format!("layout `{text}` cannot be named so"))
+                    .label("taken by the generated code")
+                    .help(format!(
+                        "a format key's generated enum has the variant `{DTYPE_VARIANT}` for a \
+                         dtype: rename the layout"
+                    )),
+            );
+            continue;
+        }
+        if let Some(first) = out.iter().find(|l| camel_case(&l.name.text) == variant) {
+            let place = w.sink.place(&first.name.loc);
+            w.report(
+                name.span(),
+                Diagnostic::error(format!(
+                    "layouts `{text}` and `{}` both become the variant `{variant}`",
+                    first.name.text
+                ))
+                .label("same variant name")
+                .note(format!("`{}` is at {place}", first.name.text))
+                .help("rename one of them"),
+            );
+            continue;
+        }
+        let parts = parts(w, text, value);
+        out.push(RawUnitLayout {
+            name: w.text(text, name.span()),
+            parts,
+        });
+    }
+    (out, Some(key))
+}
+
+/// The parts of layout `layout`: an array of `{ part, format, shape }`, at least one, part
+/// names unique.
+fn parts(w: &mut Walk<'_>, layout: &str, value: &Value<'_>) -> Vec<RawPart> {
+    let Some(items) = w.array(&format!("layouts.{layout}"), value) else {
+        return Vec::new();
+    };
+    if items.is_empty() {
+        w.report(
+            value.span(),
+            Diagnostic::error(format!("layout `{layout}` has no parts"))
+                .label("empty")
+                .help("list its parts in unit order: `[{ part = \"values\", format = \"fp8\", shape = \"head_dim\" }, ...]`"),
+        );
+    }
+    let what = format!("a part of layout `{layout}`");
+    let mut out: Vec<RawPart> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if !w.at_most(
+            i + 1,
+            MAX_PARTS_PER_LAYOUT,
+            item.span(),
+            "parts of one layout",
+        ) {
+            break;
+        }
+        let ::toml::de::DeValue::Table(t) = item.get_ref() else {
+            w.wrong_type(&format!("each part of layout `{layout}`"), "a table", item);
+            continue;
+        };
+        w.check_keys(t, PART_KEYS, &what);
+        let header = w.loc(item.span());
+        let name = required(w, t, "part", &header, &what).and_then(|v| w.string_text("part", v));
+        let name = name.filter(|n| w.identifier(&n.text, n.loc.span.clone(), "part name"));
+        if let Some(name) = &name
+            && let Some(first) = out
+                .iter()
+                .filter_map(|p| p.name.as_ref())
+                .find(|f| f.text == name.text)
+        {
+            let place = w.sink.place(&first.loc);
+            w.report(
+                name.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "duplicate part `{}` in layout `{layout}`",
+                    name.text
+                ))
+                .label("declared again")
+                .note(format!("first declared at {place}")),
+            );
+        }
+        let dtype = required(w, t, "format", &header, &what).and_then(|v| part_dtype(w, v));
+        if field(t, "shape").is_none() {
+            w.report(
+                header.span.clone(),
+                Diagnostic::error(format!("missing `shape` in {what}"))
+                    .label("this part has no `shape`")
+                    .help("give its elements per unit: `shape = \"kv_lora_rank/128\"`"),
+            );
+        }
+        let (shape, _) = expression(w, t, "shape");
+        out.push(RawPart { name, dtype, shape });
+    }
+    out
+}
+
+/// A part's `format`: a dtype (a part's type is fixed; a key chooses between layouts).
+fn part_dtype(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateDtype> {
+    let s = w.string("format", v)?;
+    if let Some(dtype) = StateDtype::parse(s) {
+        return Some(dtype);
+    }
+    let mut diagnostic = Diagnostic::error(format!("a part's format is a dtype, not `{s}`"))
+        .label("not a dtype")
+        .expected_one_of("dtypes", s, StateDtype::spellings());
+    if s.starts_with('{') {
+        diagnostic = diagnostic.help(
+            "a part's dtype is fixed: a `{key}` on the state chooses between its layouts instead",
+        );
+    }
+    w.report(v.span(), diagnostic);
+    None
+}
+
+/// `layouts` beside a `format` that can name none of them (a dtype) is refused at the key.
+fn unused_layouts(w: &mut Walk<'_>, format: Option<&StateFormat>, key: Option<&Loc>) {
+    if let (Some(StateFormat::Fixed(dtype)), Some(key)) = (format, key) {
+        w.sink.report(
+            key,
+            Diagnostic::error(format!(
+                "`layouts` is never used: `format` is the dtype `{}`",
+                dtype.name()
+            ))
+            .label("no format names these layouts")
+            .help(
+                "store the state in one with `format = \"<layout>\"`, or let a key choose: \
+                 `format = \"{kv_cache_dtype}\"` may then hold a dtype or any of them",
+            ),
+        );
     }
 }
 
@@ -339,8 +556,8 @@ fn lifetime(w: &mut Walk<'_>, t: &Table<'_>, kind: Option<StateKind>) -> Option<
     None
 }
 
-/// `format`: a dtype or `{key}`.
-fn format(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateFormat> {
+/// `format`: a dtype, `{key}`, or one of the state's `layouts` (schema 3).
+fn format(w: &mut Walk<'_>, v: &Value<'_>, layouts: &[RawUnitLayout]) -> Option<StateFormat> {
     let s = w.string("format", v)?;
     let diagnostic = match StateFormat::parse(s) {
         Ok(format) => {
@@ -360,9 +577,26 @@ fn format(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateFormat> {
                 .help("a format key becomes a Rust field: use `[a-z][a-z0-9_]*`")
         }
         Err(FormatError::UnknownDtype(found)) => {
+            if layouts.iter().any(|l| l.name.text == found) {
+                return Some(StateFormat::Layout(found));
+            }
+            let mut valid: Vec<&str> = StateDtype::spellings().to_vec();
+            valid.extend(layouts.iter().map(|l| l.name.text.as_str()));
             Diagnostic::error(format!("unknown format `{found}`"))
-                .label("not a dtype")
-                .expected_one_of("dtypes", &found, StateDtype::spellings())
+                .label(if layouts.is_empty() {
+                    "not a dtype"
+                } else {
+                    "not a dtype or a layout of this state"
+                })
+                .expected_one_of(
+                    if layouts.is_empty() {
+                        "dtypes"
+                    } else {
+                        "formats"
+                    },
+                    &found,
+                    &valid,
+                )
                 .help("or `{key}` for a format the engine chooses, e.g. `{kv_cache_dtype}`")
         }
     };
@@ -565,7 +799,17 @@ fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
             );
             continue;
         };
-        if !target.has_shape_key {
+        if target.layouts_key.is_some() {
+            w.report(
+                of.loc.span.clone(),
+                Diagnostic::error(format!(
+                    "`of` names `{}`, which declares `layouts`",
+                    of.text
+                ))
+                .label("copies a state made of parts")
+                .help("a copy keeps one dtype's elements: copy a state without `layouts`"),
+            );
+        } else if !target.has_shape_key {
             w.report(
                 of.loc.span.clone(),
                 Diagnostic::error(format!(
@@ -574,6 +818,64 @@ fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
                 ))
                 .label("copies a state without a shape")
                 .help("copy a state that declares its own `shape`"),
+            );
+        }
+    }
+}
+
+/// Every state of one format key declares the same layout names (their parts may differ), so
+/// that any value the key holds is a unit of each; reported at each state that differs from
+/// the first of its key, in block order.
+pub(super) fn same_layouts(sink: &mut Sink, blocks: &[&RawBlock]) {
+    let mut first: Vec<(&str, String, Vec<&str>, &Loc)> = Vec::new();
+    for block in blocks {
+        for state in &block.states {
+            let (Some(StateFormat::Keyed(key)), Some(local)) = (&state.format, state.local())
+            else {
+                continue;
+            };
+            let mut names: Vec<&str> = state.layouts.iter().map(|l| l.name.text.as_str()).collect();
+            names.sort_unstable();
+            let Some((_, owner, expected, at)) = first.iter().find(|(k, ..)| k == key) else {
+                first.push((
+                    key,
+                    format!("{}.{local}", block.name.text),
+                    names,
+                    &state.header,
+                ));
+                continue;
+            };
+            if *expected == names {
+                continue;
+            }
+            let list = |names: &[&str]| {
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            };
+            let place = sink.place(at);
+            let loc = state.layouts_key.as_ref().unwrap_or(&state.header);
+            sink.report(
+                loc,
+                Diagnostic::error(format!(
+                    "the states of `{{{key}}}` declare different layouts: `{owner}` declares {}, \
+                     `{}.{local}` {}",
+                    list(expected),
+                    block.name.text,
+                    list(&names)
+                ))
+                .label("not the layouts of the key's first state")
+                .note(format!("`{owner}` is at {place}"))
+                .help(
+                    "a key holds one value for all its states: declare the same layout names on \
+                     each (their parts may differ), or give this state a key of its own",
+                ),
             );
         }
     }
@@ -588,6 +890,13 @@ pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
             .iter()
             .chain(state.reach.as_ref().map(|reach| reach.as_ref().tokens()))
             .chain(state.shares.as_ref().and_then(|s| s.layer.as_ref()))
+            .chain(
+                state
+                    .layouts
+                    .iter()
+                    .flat_map(|l| &l.parts)
+                    .filter_map(|p| p.shape.as_ref()),
+            )
     }) {
         for dim in shape.shape.dims() {
             if !declared.contains(&dim.name.as_str()) {

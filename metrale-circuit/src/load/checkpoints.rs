@@ -485,8 +485,9 @@ fn evaluate_reach(
     }
 }
 
-/// Evaluates every state's shape of every block under every checkpoint whose dims are
-/// complete; an overflow or a division by zero is reported at the shape.
+/// Evaluates every state's shape (and every part's of its layouts) of every block under every
+/// checkpoint whose dims are complete; an overflow or a division by zero is reported at the
+/// shape.
 pub(super) fn evaluate(
     sink: &mut Sink,
     blocks: &[&RawBlock],
@@ -499,44 +500,58 @@ pub(super) fn evaluate(
             if let Some(reach) = &state.reach {
                 evaluate_reach(sink, block, state, reach, checkpoints, dims, derived);
             }
-            let Some(shape) = &state.shape else {
-                continue;
-            };
             let id = state.local().unwrap_or("?");
-            for (checkpoint, value) in under_checkpoints(&shape.shape, checkpoints, dims, derived) {
-                let Err(error) = value else {
-                    continue;
-                };
-                let (loc, label) = match &error {
-                    EvalError::UnknownDim(dim) => {
-                        (shape.at.inner(dim.offset, dim.name.len()), "not given")
-                    }
-                    EvalError::DivisionByZero(dim) => (
-                        shape.at.inner(dim.offset, dim.name.len()),
-                        "divides by zero",
-                    ),
-                    EvalError::Overflow => (shape.at.loc.clone(), "overflows u64"),
-                    EvalError::Negative => (shape.at.loc.clone(), "below zero"),
-                };
-                let message = match error {
-                    EvalError::Negative => format!(
-                        "shape of state `{id}` in block `{}` is below zero: `{}`",
-                        block.name.text, shape.shape
-                    ),
-                    _ => format!(
-                        "shape of state `{id}` in block `{}` cannot be evaluated: {error}",
-                        block.name.text
-                    ),
-                };
-                let place = sink.place(&checkpoint.header);
-                sink.report(
-                    &loc,
-                    Diagnostic::error(message).label(label).note(format!(
-                        "under checkpoint `{}`, defined at {place}",
-                        checkpoint.name.text
-                    )),
-                );
+            let at = format!("state `{id}` in block `{}`", block.name.text);
+            let shapes = state.shape.iter().map(|shape| (at.clone(), shape));
+            let parts = state.layouts.iter().flat_map(|layout| {
+                layout.parts.iter().filter_map(|part| {
+                    let name = part.name.as_ref().map_or("?", |n| n.text.as_str());
+                    let what = format!("part `{}.{name}` of {at}", layout.name.text);
+                    Some((what, part.shape.as_ref()?))
+                })
+            });
+            let all: Vec<(String, &ShapeValue)> = shapes.chain(parts).collect();
+            for (what, shape) in all {
+                evaluate_shape(sink, &what, shape, checkpoints, dims, derived);
             }
         }
+    }
+}
+
+/// One shape, of `what` (a state or a part of one, as messages name it), under every
+/// checkpoint whose dims are complete.
+fn evaluate_shape(
+    sink: &mut Sink,
+    what: &str,
+    shape: &ShapeValue,
+    checkpoints: &[RawCheckpoint],
+    dims: &[String],
+    derived: &[Option<Values>],
+) {
+    for (checkpoint, value) in under_checkpoints(&shape.shape, checkpoints, dims, derived) {
+        let Err(error) = value else {
+            continue;
+        };
+        let (loc, label) = match &error {
+            EvalError::UnknownDim(dim) => (shape.at.inner(dim.offset, dim.name.len()), "not given"),
+            EvalError::DivisionByZero(dim) => (
+                shape.at.inner(dim.offset, dim.name.len()),
+                "divides by zero",
+            ),
+            EvalError::Overflow => (shape.at.loc.clone(), "overflows u64"),
+            EvalError::Negative => (shape.at.loc.clone(), "below zero"),
+        };
+        let message = match error {
+            EvalError::Negative => format!("shape of {what} is below zero: `{}`", shape.shape),
+            _ => format!("shape of {what} cannot be evaluated: {error}"),
+        };
+        let place = sink.place(&checkpoint.header);
+        sink.report(
+            &loc,
+            Diagnostic::error(message).label(label).note(format!(
+                "under checkpoint `{}`, defined at {place}",
+                checkpoint.name.text
+            )),
+        );
     }
 }

@@ -62,8 +62,8 @@ use text::walk::Sink;
 pub use crate::model::is_snake_identifier;
 pub use circuit::{
     BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigInt, ConfigMap, Instance, KindRule,
-    LayerKindsSource, LayerLayout, LayerRule, LayerRules, RankStates, RuleIndices, RuleLayers,
-    Shares, StateTemplate, shape,
+    LayerKindsSource, LayerLayout, LayerRule, LayerRules, LayoutTemplate, PartTemplate, RankStates,
+    RuleIndices, RuleLayers, Shares, StateTemplate, shape,
 };
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 pub use names::camel_case;

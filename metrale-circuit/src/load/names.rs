@@ -13,7 +13,10 @@
 //!   block (`<Block>Block`), named by [`camel_case`]: each must be a Rust identifier, and no two
 //!   may be the same;
 //! - a `Checkpoint` enum (and an `AnyPlan` enum) with a variant per checkpoint, named by
-//!   [`camel_case`]: no two checkpoints may give the same variant.
+//!   [`camel_case`]: no two checkpoints may give the same variant;
+//! - an enum per format key whose states declare layouts (`<Key>Format`, schema 3): no two
+//!   keys may give the same name (a key's layouts, its variants, are checked where they are
+//!   walked).
 //!
 //! Names the walk stages already hold to `[a-z][a-z0-9_]*` (arch, dims, blocks, states,
 //! checkpoints, format keys) are identifiers and not keywords; layer kinds are any TOML key, so
@@ -99,6 +102,7 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
             variants.push((name, variant));
         }
     }
+    format_enums(sink, blocks);
     let layer_kinds = top
         .layout
         .iter()
@@ -137,6 +141,31 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
             );
         } else {
             types.push((name, ty));
+        }
+    }
+}
+
+/// No two format keys whose states declare layouts give the same `<Key>Format` enum.
+fn format_enums(sink: &mut Sink, blocks: &[&RawBlock]) {
+    let mut formats: Vec<(&str, String)> = Vec::new();
+    for state in blocks.iter().flat_map(|b| &b.states) {
+        let (Some(crate::model::StateFormat::Keyed(key)), Some(at)) =
+            (&state.format, &state.layouts_key)
+        else {
+            continue;
+        };
+        let ty = format!("{}Format", camel_case(key));
+        match formats.iter().find(|(_, t)| *t == ty) {
+            Some((first, _)) if first != key => sink.report(
+                at,
+                Diagnostic::error(format!(
+                    "format keys `{key}` and `{first}` both become the type `{ty}`"
+                ))
+                .label("same type name")
+                .help("rename one of the keys"),
+            ),
+            Some(_) => {}
+            None => formats.push((key, ty)),
         }
     }
 }

@@ -14,10 +14,11 @@ use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
 use crate::load::circuit::{
-    BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, Shares, StateTemplate,
+    BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, LayoutTemplate, PartTemplate, Shares,
+    StateTemplate,
 };
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
-use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
+use crate::model::{Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// The layer kind of an interval layout's layer `i` when `(i + 1) % period != 0`.
 pub(crate) const LINEAR: &str = "linear_attention";
@@ -144,6 +145,50 @@ pub(crate) struct RawState {
     /// Whether a `shares` key is written (valid or not): the state then keeps no unit of its
     /// own, so its missing `format` and `shape` are no error.
     pub has_shares_key: bool,
+    /// `layouts` (schema 3): every layout whose name is valid.
+    pub layouts: Vec<RawUnitLayout>,
+    /// The `layouts` key, when written.
+    pub layouts_key: Option<Loc>,
+}
+
+/// One layout of a state as written (`layouts.<name> = [...]`, schema 3).
+#[derive(Debug)]
+pub(crate) struct RawUnitLayout {
+    /// Its name, at its key.
+    pub name: Text,
+    /// Its parts, in unit order.
+    pub parts: Vec<RawPart>,
+}
+
+/// One part of a layout as written: every field that was valid.
+#[derive(Debug)]
+pub(crate) struct RawPart {
+    /// `part`.
+    pub name: Option<Text>,
+    /// `format`: a dtype.
+    pub dtype: Option<StateDtype>,
+    /// `shape`, parsed.
+    pub shape: Option<ShapeValue>,
+}
+
+impl RawUnitLayout {
+    /// The IR layout, when every part is valid.
+    fn template(&self) -> Option<LayoutTemplate> {
+        Some(LayoutTemplate {
+            name: self.name.text.clone(),
+            parts: self
+                .parts
+                .iter()
+                .map(|p| {
+                    Some(PartTemplate {
+                        name: p.name.as_ref()?.text.clone(),
+                        dtype: p.dtype?,
+                        shape: p.shape.as_ref()?.shape.clone(),
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?,
+        })
+    }
 }
 
 /// `shares` as written (schema 3): the state an earlier layer keeps that this KV side reads,
@@ -214,6 +259,11 @@ impl RawState {
                 .as_ref()
                 .map(|r| r.as_ref().map(|s| s.shape.clone())),
             shares: self.shares.as_ref().map(RawShares::shares),
+            layouts: self
+                .layouts
+                .iter()
+                .map(RawUnitLayout::template)
+                .collect::<Option<Vec<_>>>()?,
             origin: sink.origin(&self.header),
         })
     }

@@ -50,6 +50,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         defined_blocks(sink, top, &blocks);
     }
     names::check(sink, top, &blocks);
+    blocks::same_layouts(sink, &blocks);
     terms_of_checkpoints(sink, top, &blocks);
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
@@ -90,10 +91,19 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     assemble(sink, top, &blocks, read, dims?, &order, values)
 }
 
-/// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk` and no
-/// `shares`: chunked local attention and KV shared across layers are schema 3.
+/// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`, no
+/// `shares` and no `layouts`: chunked local attention, KV shared across layers and units made
+/// of parts are schema 3.
 fn schema_3_keys(sink: &mut Sink, blocks: &[&RawBlock]) {
     for state in blocks.iter().flat_map(|b| &b.states) {
+        if let Some(key) = &state.layouts_key {
+            sink.report(
+                key,
+                Diagnostic::error("`layouts` needs `schema = 3`")
+                    .label("a unit made of parts")
+                    .help("write `schema = 3` at the top of the circuit"),
+            );
+        }
         if let Some(shares) = &state.shares {
             sink.report(
                 &shares.key,

@@ -10,9 +10,13 @@
 //!   instantiated; a copy (`of`) has the element count of the state it copies, and a KV side
 //!   that reads another layer's KV (`shares`) the element count, format and reach of its owner
 //!   (it has no unit of its own: a plan gives it the owner's regions and sizes no term for it).
+//! - A state stored in a layout (`format` naming one, or a key that holds one) has its unit
+//!   from that layout's parts; `elements` then counts the plain unit a dtype would give (0 when
+//!   `format` names a layout and the state has no `shape`).
 
 use super::dtype::StateFormat;
 use super::kinds::{Lifetime, StateKind};
+use super::layout::{LayoutDecl, PartDecl};
 use super::spelled::spelled_enum;
 
 spelled_enum! {
@@ -133,6 +137,8 @@ pub struct StateDecl {
     /// schema 3), the full id of the state it reads (`l14.attn.k`): a plan sizes no term for
     /// it and gives it that state's regions.
     pub shares: Option<String>,
+    /// Its layouts (schema 3): the units its format may name instead of `elements` of a dtype.
+    pub layouts: Vec<LayoutDecl>,
 }
 
 /// What a KV side keeps of a sequence's tokens, when not every one: `T` is the tokens (or, in
@@ -202,7 +208,25 @@ impl StateDecl {
             of: None,
             reach: None,
             shares: None,
+            layouts: Vec::new(),
         }
+    }
+
+    /// The same declaration, able to store its unit as the layout `name` of `parts` (chosen by
+    /// its `{key}`, or its `format` when that is `StateFormat::Layout(name)`).
+    #[must_use]
+    pub fn with_layout(mut self, name: &str, parts: Vec<PartDecl>) -> Self {
+        self.layouts.push(LayoutDecl {
+            name: name.to_owned(),
+            parts,
+        });
+        self
+    }
+
+    /// Its layout named `name`.
+    #[must_use]
+    pub fn layout(&self, name: &str) -> Option<&LayoutDecl> {
+        self.layouts.iter().find(|layout| layout.name == name)
     }
 
     /// The same declaration, keeping `verify` intermediates.

@@ -1,9 +1,12 @@
-//! A state's storage element ([`StateDtype`]) and its format ([`StateFormat`]): a dtype fixed by
-//! the circuit, or a `{key}` the plan inputs name.
+//! A state's storage element ([`StateDtype`]), its format ([`StateFormat`]: a dtype fixed by
+//! the circuit, one of the state's own layouts, or a `{key}` the plan inputs name) and what a
+//! key holds at plan time ([`FormatChoice`]: a dtype or a layout's name).
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
-//! - Each dtype's spelling is written once, beside it (`spelled_enum!`); its size beside that.
+//! - Each dtype's spelling is written once, beside it (`spelled_enum!`); its width in bits
+//!   beside that. A sub-byte dtype packs (`fp4`: two a byte); bytes come from the one law,
+//!   `sizing::unit_bytes`.
 //! - A format key is a lower snake-case identifier (it becomes a field of the generated
 //!   `Formats`); `{}` and any other key are refused, never defaulted.
 
@@ -21,6 +24,8 @@ spelled_enum! {
         Bf16 = "bf16",
         /// 8-bit float (e4m3 or e5m2: the engine decides), 1 byte.
         Fp8 = "fp8",
+        /// 4-bit float (e2m1), packed two a byte (schema 3).
+        Fp4 = "fp4",
         /// Unsigned byte.
         U8 = "u8",
         /// 32-bit signed integer, 4 bytes.
@@ -33,14 +38,59 @@ spelled_enum! {
 }
 
 impl StateDtype {
-    /// Bytes per element.
+    /// Bits per element: `n` elements take `ceil(n x bits / 8)` bytes (`sizing::unit_bytes`).
     #[must_use]
-    pub const fn size(self) -> u64 {
+    pub const fn bits(self) -> u64 {
         match self {
-            Self::F32 | Self::I32 | Self::U32 => 4,
-            Self::F16 | Self::Bf16 => 2,
-            Self::Fp8 | Self::U8 => 1,
-            Self::U64 => 8,
+            Self::U64 => 64,
+            Self::F32 | Self::I32 | Self::U32 => 32,
+            Self::F16 | Self::Bf16 => 16,
+            Self::Fp8 | Self::U8 => 8,
+            Self::Fp4 => 4,
+        }
+    }
+}
+
+/// What a format key holds at plan time: a dtype (`kv_cache_dtype = "fp8"`), or the name of a
+/// layout every state of the key declares (`kv_cache_dtype = "fp8_ds_mla"`, schema 3). `S`
+/// names the layout: `&str` in plan inputs, `String` in an inputs file that owns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormatChoice<S = &'static str> {
+    /// Each state of the key is its `shape`'s elements of this dtype.
+    Dtype(StateDtype),
+    /// Each state of the key is this layout of its own: the parts it declares under the name.
+    Layout(S),
+}
+
+impl<'a> FormatChoice<&'a str> {
+    /// Reads a dtype, or any other lower snake-case name as a layout (a plan refuses a layout
+    /// its states do not declare). `None` for anything else.
+    #[must_use]
+    pub fn parse(s: &'a str) -> Option<Self> {
+        match StateDtype::parse(s) {
+            Some(dtype) => Some(FormatChoice::Dtype(dtype)),
+            None if is_snake_identifier(s) => Some(FormatChoice::Layout(s)),
+            None => None,
+        }
+    }
+}
+
+impl<S: AsRef<str>> FormatChoice<S> {
+    /// The same choice, its layout borrowed.
+    #[must_use]
+    pub fn as_ref(&self) -> FormatChoice<&str> {
+        match self {
+            FormatChoice::Dtype(dtype) => FormatChoice::Dtype(*dtype),
+            FormatChoice::Layout(name) => FormatChoice::Layout(name.as_ref()),
+        }
+    }
+}
+
+impl<S: std::fmt::Display> std::fmt::Display for FormatChoice<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Dtype(dtype) => f.write_str(dtype.name()),
+            Self::Layout(name) => name.fmt(f),
         }
     }
 }
@@ -50,6 +100,9 @@ impl StateDtype {
 pub enum StateFormat {
     /// A dtype written in the circuit (`format = "f32"`).
     Fixed(StateDtype),
+    /// One of the state's own layouts, named in the circuit (`format = "fp8_blocks"`, schema
+    /// 3): a unit is that layout's parts.
+    Layout(String),
     /// A key the engine resolves (`format = "{kv_cache_dtype}"` holds `kv_cache_dtype`).
     Keyed(String),
 }
@@ -89,7 +142,7 @@ impl StateFormat {
     #[must_use]
     pub fn key(&self) -> Option<&str> {
         match self {
-            Self::Fixed(_) => None,
+            Self::Fixed(_) | Self::Layout(_) => None,
             Self::Keyed(key) => Some(key),
         }
     }
@@ -99,6 +152,7 @@ impl std::fmt::Display for StateFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Fixed(dtype) => f.write_str(dtype.name()),
+            Self::Layout(name) => f.write_str(name),
             Self::Keyed(key) => write!(f, "{{{key}}}"),
         }
     }
@@ -121,19 +175,20 @@ mod tests {
     fn sizes_are_the_documented_ones() {
         let sizes: Vec<(&str, u64)> = StateDtype::ALL
             .iter()
-            .map(|d| (d.name(), d.size()))
+            .map(|d| (d.name(), d.bits()))
             .collect();
         assert_eq!(
             sizes,
             [
-                ("f32", 4),
-                ("f16", 2),
-                ("bf16", 2),
-                ("fp8", 1),
-                ("u8", 1),
-                ("i32", 4),
-                ("u32", 4),
-                ("u64", 8)
+                ("f32", 32),
+                ("f16", 16),
+                ("bf16", 16),
+                ("fp8", 8),
+                ("fp4", 4),
+                ("u8", 8),
+                ("i32", 32),
+                ("u32", 32),
+                ("u64", 64)
             ]
         );
         for dtype in StateDtype::ALL {
@@ -170,6 +225,23 @@ mod tests {
         );
         assert_eq!(StateFormat::Keyed("h".into()).to_string(), "{h}");
         assert_eq!(StateFormat::Fixed(StateDtype::Fp8).to_string(), "fp8");
+    }
+
+    #[test]
+    fn choices_parse_dtypes_before_layouts() {
+        assert_eq!(
+            FormatChoice::parse("fp4"),
+            Some(FormatChoice::Dtype(StateDtype::Fp4))
+        );
+        assert_eq!(
+            FormatChoice::parse("fp8_ds_mla"),
+            Some(FormatChoice::Layout("fp8_ds_mla"))
+        );
+        assert_eq!(FormatChoice::parse("Fp8"), None);
+        assert_eq!(FormatChoice::parse(""), None);
+        assert_eq!(FormatChoice::Layout("x").to_string(), "x");
+        assert_eq!(StateFormat::Layout("blocks".into()).to_string(), "blocks");
+        assert_eq!(StateFormat::Layout("blocks".into()).key(), None);
     }
 
     #[test]

@@ -7,15 +7,16 @@
 //!   generated plan can take them in a `const fn`.
 //! - Rust field names are the inputs-file key names.
 
-use super::dtype::StateDtype;
+use super::dtype::{FormatChoice, StateDtype};
 use super::pool::PoolPolicy;
 
 /// The plan inputs the engine decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateInputs<'a> {
-    /// The dtype of each format key (`("kv_cache_dtype", StateDtype::Fp8)`); a key the circuit
-    /// names but this list lacks is an error, a key it does not name is ignored.
-    pub formats: &'a [(&'a str, StateDtype)],
+    /// What each format key holds (`("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8))`,
+    /// or a layout its states declare); a key the circuit names but this list lacks is an
+    /// error, a key it does not name is ignored.
+    pub formats: &'a [(&'a str, FormatChoice<&'a str>)],
     /// Sequence slots of the recurrent pools, the padding dummy included.
     pub slots: u64,
     /// The verify pools of a speculative serve; `None` when the engine does not verify.
@@ -47,21 +48,24 @@ impl StateInputs<'_> {
         pool: PoolPolicy::Arenas,
     };
 
-    /// The dtype given for a format key: the first pair of that key.
+    /// What a format key holds: the first pair of that key.
     #[must_use]
-    pub const fn format(&self, key: &str) -> Option<StateDtype> {
+    pub const fn format(&self, key: &str) -> Option<FormatChoice<&str>> {
         format_in(self.formats, key)
     }
 }
 
-/// The dtype of the first pair of `pairs` whose key is `key`: the one rule both plans (and a
+/// What the first pair of `pairs` whose key is `key` holds: the one rule both plans (and a
 /// generated `Formats::from_pairs`) read a format list by.
-pub(crate) const fn format_in(pairs: &[(&str, StateDtype)], key: &str) -> Option<StateDtype> {
+pub(crate) const fn format_in<'a>(
+    pairs: &[(&str, FormatChoice<&'a str>)],
+    key: &str,
+) -> Option<FormatChoice<&'a str>> {
     let mut i = 0;
     while i < pairs.len() {
-        let (k, dtype) = pairs[i];
+        let (k, choice) = pairs[i];
         if same_str(k, key) {
-            return Some(dtype);
+            return Some(choice);
         }
         i += 1;
     }

@@ -1,5 +1,5 @@
 //! The vocabulary every layer above speaks: what a state is and how long it lives (`kinds`),
-//! what its elements are (`dtype`), one declared state (`decl`), the counts an engine decides
+//! what its elements are (`dtype`), a unit made of parts (`layout`), one declared state (`decl`), the counts an engine decides
 //! (`inputs`), how the states a request holds are laid out (`pool`), and the one macro that spells every enum by name (`spelled`).
 //!
 //! Owner: metrale-circuit (runtime).
@@ -14,10 +14,11 @@ mod decl;
 mod dtype;
 pub(crate) mod inputs;
 mod kinds;
+mod layout;
 mod pool;
 
 pub use decl::{Position, Reach, Section, StateAccess, StateDecl, VerifySteps};
-pub use dtype::{FormatError, StateDtype, StateFormat};
+pub use dtype::{FormatChoice, FormatError, StateDtype, StateFormat};
 // The loader's identifier rule, beside the format keys it governs; re-exported by `load`.
 #[cfg(feature = "load")]
 pub use dtype::is_snake_identifier;
@@ -26,4 +27,5 @@ pub use inputs::{
     TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};
+pub use layout::{LayoutDecl, PartDecl};
 pub use pool::{PoolPages, PoolPolicy, VllmPool};

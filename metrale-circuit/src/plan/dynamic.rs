@@ -15,13 +15,15 @@
 //!   pool: its regions are its owner's ([`DynamicPlan::owner_of`], [`DynamicPlan::states`]).
 
 use super::error::PlanError;
+use super::parts::{Part, placed};
 use super::pool::{PagePool, PoolBuilder};
 use super::regions::{CacheRegions, GroupOf, KvRegions, RecurrentRegions, Unit};
 use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all};
 use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
-    Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs, StateKind,
+    FormatChoice, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs,
+    StateKind,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -54,6 +56,56 @@ pub struct StateTerm {
     pub offset: u64,
     /// The arena it sits in.
     pub space: Space,
+    /// The layout its unit is made of, with each part placed (schema 3); `None` for a unit of
+    /// one dtype.
+    pub layout: Option<UnitLayout>,
+}
+
+/// The layout a term's unit is made of: its name and its parts, placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitLayout {
+    /// Its name (`fp8_ds_mla`).
+    pub name: String,
+    /// Its parts, in unit order.
+    pub parts: Vec<Part<String>>,
+}
+
+/// The unit `decl`'s format gives under `inputs` (before `Unit::stored`), and its layout when
+/// it is made of one.
+fn unit_of(
+    decl: &StateDecl,
+    inputs: &StateInputs<'_>,
+) -> Result<(Unit, Option<UnitLayout>), PlanError<String>> {
+    let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
+    let name = match &decl.format {
+        StateFormat::Fixed(dtype) => {
+            return Ok((Unit::of(Ok(decl.elements), *dtype).map_err(fault)?, None));
+        }
+        StateFormat::Layout(name) => name.as_str(),
+        StateFormat::Keyed(key) => match inputs.format(key) {
+            None => {
+                return Err(PlanError::MissingFormat {
+                    state: decl.id.clone(),
+                    key: key.clone(),
+                });
+            }
+            Some(FormatChoice::Dtype(dtype)) => {
+                return Ok((Unit::of(Ok(decl.elements), dtype).map_err(fault)?, None));
+            }
+            Some(FormatChoice::Layout(name)) => name,
+        },
+    };
+    let layout = decl.layout(name).ok_or_else(|| PlanError::UnknownLayout {
+        state: decl.id.clone(),
+        layout: name.to_owned(),
+    })?;
+    let parts = placed(layout).map_err(fault)?;
+    let unit = Unit::of_layout(parts.last().map_or(0, Part::end));
+    let layout = UnitLayout {
+        name: layout.name.clone(),
+        parts,
+    };
+    Ok((unit, Some(layout)))
 }
 
 impl StateTerm {
@@ -104,6 +156,7 @@ impl DynamicPlan {
     /// declare (a pipeline rank that holds the reader but not its owner);
     /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two;
     /// [`PlanError::MissingFormat`] for a format key the inputs lack;
+    /// [`PlanError::UnknownLayout`] for a format naming a layout its state does not declare;
     /// [`PlanError::MissingVerify`] for a recurrent state without `verify` under verify inputs;
     /// [`PlanError::Overflow`] when any size or offset overflows `u64`.
     pub fn new(
@@ -128,19 +181,11 @@ impl DynamicPlan {
                 });
                 continue;
             }
-            let dtype = match &decl.format {
-                StateFormat::Fixed(dtype) => *dtype,
-                StateFormat::Keyed(key) => {
-                    inputs.format(key).ok_or_else(|| PlanError::MissingFormat {
-                        state: decl.id.clone(),
-                        key: key.clone(),
-                    })?
-                }
-            };
             let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
             // The unit of its format, then as its terms store it: a generated plan's order.
-            let unit = Unit::of(Ok(decl.elements), dtype)
-                .and_then(|unit| unit.stored(decl.kind, decl.section(), inputs))
+            let (unit, layout) = unit_of(decl, inputs)?;
+            let unit = unit
+                .stored(decl.kind, decl.section(), inputs)
                 .map_err(fault)?;
             let (dtype, unit_bytes) = (unit.dtype, unit.bytes);
             for &holding in Holding::of_kind(decl.kind) {
@@ -170,6 +215,7 @@ impl DynamicPlan {
                         inner: size.inner,
                         offset: 0,
                         space: Space::of_kind(decl.kind),
+                        layout: layout.clone(),
                     });
                 }
             }

@@ -25,6 +25,14 @@ pub enum PlanError<S = &'static str> {
         /// The key (`ssm_h_storage`).
         key: S,
     },
+    /// A state's format names a layout (its key holds one, or its `format` is one) that the
+    /// state does not declare (the dynamic plan only: a generated plan's layouts are typed).
+    UnknownLayout {
+        /// The state (`l0.mla.latent`).
+        state: S,
+        /// The layout named (`fp8_ds_mla`).
+        layout: S,
+    },
     /// Verify inputs were given but a recurrent state declares no `verify`.
     MissingVerify {
         /// The state.
@@ -92,6 +100,10 @@ impl<S> PlanError<S> {
                 state: name(state),
                 key: name(key),
             },
+            PlanError::UnknownLayout { state, layout } => PlanError::UnknownLayout {
+                state: name(state),
+                layout: name(layout),
+            },
             PlanError::MissingVerify { state } => PlanError::MissingVerify { state: name(state) },
             PlanError::Overflow { state } => PlanError::Overflow { state: name(state) },
             PlanError::DivisionByZero { state } => PlanError::DivisionByZero { state: name(state) },
@@ -114,6 +126,7 @@ impl<S> PlanError<S> {
     pub fn state(&self) -> Option<&S> {
         match self {
             PlanError::MissingFormat { state, .. }
+            | PlanError::UnknownLayout { state, .. }
             | PlanError::MissingVerify { state }
             | PlanError::Overflow { state }
             | PlanError::DivisionByZero { state }
@@ -138,6 +151,11 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
             Self::MissingFormat { state, key } => write!(
                 f,
                 "state `{state}` has format `{{{key}}}` but the inputs give no dtype for `{key}`"
+            ),
+            Self::UnknownLayout { state, layout } => write!(
+                f,
+                "state `{state}` declares no layout `{layout}` (its format may name a dtype or \
+                 one of the layouts it declares)"
             ),
             Self::MissingVerify { state } => write!(
                 f,
@@ -191,24 +209,38 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
 
 impl<S: fmt::Debug + fmt::Display> std::error::Error for PlanError<S> {}
 
-/// A format key the circuit names that a list of `(key, dtype)` pairs does not give: why a
-/// generated `Formats::from_pairs` refuses the list (`Copy`, and the key a `&'static str`,
-/// so a `const fn` can return it).
+/// A format key the circuit names that a list of `(key, choice)` pairs does not give, or
+/// gives a layout its states do not declare: why a generated `Formats::from_pairs` refuses the
+/// list (`Copy`, and every field `'static`, so a `const fn` can return it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MissingFormat {
     /// The key (`kv_cache_dtype`): the first of the circuit's keys, in the order of its
-    /// `Formats` fields, that no pair gives.
+    /// `Formats` fields, that no pair gives a valid choice for.
     pub key: &'static str,
+    /// What the key may hold: "a dtype", or for a key whose states declare layouts "a dtype
+    /// or one of" their names.
+    pub expected: &'static str,
+    /// A pair gives the key a layout its states do not declare (`false`: no pair gives it).
+    pub refused: bool,
 }
 
 impl fmt::Display for MissingFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the formats give no dtype for format key `{key}` (in an inputs file: \
-             `{key} = \"<dtype>\"` under `[formats]`)",
-            key = self.key
-        )
+        let key = self.key;
+        if self.refused {
+            write!(
+                f,
+                "format key `{key}` holds a layout its states do not declare: expected {}",
+                self.expected
+            )
+        } else {
+            write!(
+                f,
+                "the formats give nothing for format key `{key}`: expected {} (in an inputs \
+                 file: `{key} = \"<dtype>\"` under `[formats]`)",
+                self.expected
+            )
+        }
     }
 }
 

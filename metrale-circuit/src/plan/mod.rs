@@ -1,6 +1,7 @@
 //! Plans: the dynamic plan (`dynamic`: every declared state sized and placed at run time, the
 //! reference generated plans are tested against), what an engine reads of any plan besides a
-//! `Region` (`regions`: the field groups, term infos, units, region lists), and why a plan
+//! `Region` (`regions`: the field groups, term infos, units, region lists; `parts`: where each
+//! part of a layout's unit sits), and why a plan
 //! could not be made (`error`).
 //!
 //! Owner: metrale-circuit (runtime).
@@ -12,11 +13,13 @@
 
 mod dynamic;
 mod error;
+pub(crate) mod parts;
 mod pool;
 pub(crate) mod regions;
 
 pub(crate) use dynamic::owners_held;
-pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm};
+pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
 pub use error::{MissingFormat, PlanError};
+pub use parts::{Part, Parts};
 pub use pool::{PagePool, PoolMember, PoolPlan};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};

@@ -14,7 +14,7 @@
 //!   checked when it is made, at compile time, so nothing is ever left out.
 
 use crate::law::layout::LayoutKey;
-use crate::law::sizing::{retyped_bytes, term_dtype, unit_bytes};
+use crate::law::sizing::{term_dtype, unit_bytes};
 use crate::law::{Holding, Region, SizeFault, Space};
 use crate::model::{HSteps, Lifetime, Section, StateDtype, StateInputs, StateKind};
 
@@ -65,10 +65,13 @@ impl TermInfo {
 /// One unit of a state: its bytes and its element type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unit {
-    /// `elements x dtype size`.
+    /// Its bytes ([`unit_bytes`] of its elements, or the end of its layout's last part).
     pub bytes: u64,
-    /// The element type.
+    /// The element type; `u8` for a unit made of a layout's parts (addressed by byte; each
+    /// part has its own dtype).
     pub dtype: StateDtype,
+    /// Its elements of `dtype`; `None` for a unit made of a layout's parts.
+    pub elements: Option<u64>,
 }
 
 impl Unit {
@@ -83,16 +86,33 @@ impl Unit {
     ) -> Result<Unit, SizeFault> {
         match elements {
             Ok(elements) => match unit_bytes(elements, dtype) {
-                Ok(bytes) => Ok(Unit { bytes, dtype }),
+                Ok(bytes) => Ok(Unit {
+                    bytes,
+                    dtype,
+                    elements: Some(elements),
+                }),
                 Err(fault) => Err(fault),
             },
             Err(fault) => Err(fault),
         }
     }
 
+    /// The unit of a layout whose parts end at byte `bytes`.
+    #[must_use]
+    #[inline]
+    pub(crate) const fn of_layout(bytes: u64) -> Unit {
+        Unit {
+            bytes,
+            dtype: StateDtype::U8,
+            elements: None,
+        }
+    }
+
     /// This unit of a state of `kind` in `section` as its terms store it under `inputs`: the
     /// same elements in the dtype [`term_dtype`] gives (a draft KV side in `draft_kv_dtype`),
-    /// itself when that is its own. Both plans call it, so they retype alike.
+    /// itself when that is its own. A unit of a layout keeps its layout: its parts each have a
+    /// dtype of their own, so no one dtype retypes it. Both plans call it, so they retype
+    /// alike.
     ///
     /// # Errors
     /// [`SizeFault::Overflow`] when the retyped bytes overflow.
@@ -103,14 +123,14 @@ impl Unit {
         section: Section,
         inputs: &StateInputs<'_>,
     ) -> Result<Unit, SizeFault> {
+        let Some(elements) = self.elements else {
+            return Ok(self);
+        };
         let dtype = term_dtype(kind, section, self.dtype, inputs);
         if dtype as usize == self.dtype as usize {
             return Ok(self);
         }
-        match retyped_bytes(self.bytes, self.dtype, dtype) {
-            Ok(bytes) => Ok(Unit { bytes, dtype }),
-            Err(fault) => Err(fault),
-        }
+        Unit::of(Ok(elements), dtype)
     }
 }
 

@@ -14,7 +14,7 @@
 //! - The answer is optimal: `value` fits and `value + 1` does not, or `value` is `u64::MAX`.
 
 use super::profile::{ProfileFree, ServingProfile};
-use crate::model::{PoolPages, PoolPolicy, StateDecl, StateDtype, StateInputs};
+use crate::model::{FormatChoice, PoolPages, PoolPolicy, StateDecl, StateInputs};
 use crate::plan::{DynamicPlan, PlanError, owners_held};
 
 /// The one capacity search loop, for the dynamic fits here and the generated plans' fits
@@ -265,7 +265,7 @@ fn drive(
 /// side without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 exceeds the budget.
 pub fn fit_profile(
     decls: &[StateDecl],
-    formats: &[(&str, StateDtype)],
+    formats: &[(&str, FormatChoice<&str>)],
     profile: &ServingProfile<'_>,
     free: ProfileFree,
     align: u64,
@@ -289,7 +289,7 @@ pub fn fit_profile(
 /// As [`fit_profile`].
 pub fn fit_sequences(
     decls: &[StateDecl],
-    formats: &[(&str, StateDtype)],
+    formats: &[(&str, FormatChoice<&str>)],
     profile: &ServingProfile<'_>,
     context: u64,
     align: u64,
@@ -307,7 +307,7 @@ pub fn fit_sequences(
 /// As [`fit_profile`].
 pub fn fit_profile_blocks(
     decls: &[StateDecl],
-    formats: &[(&str, StateDtype)],
+    formats: &[(&str, FormatChoice<&str>)],
     profile: &ServingProfile<'_>,
     align: u64,
     budget: u64,

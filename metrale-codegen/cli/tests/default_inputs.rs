@@ -2,6 +2,7 @@
 //! sizes a circuit with when no `--inputs` is given) parse to the figures their comments state.
 //! The file is read from inside this crate, so the test also builds from the published package.
 
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs, WindowInputs,
 };
@@ -16,9 +17,18 @@ fn the_shipped_default_parses_to_its_documented_figures() {
     assert_eq!(
         file.formats,
         [
-            ("kv_cache_dtype".to_owned(), StateDtype::Fp8),
-            ("ssm_h_storage".to_owned(), StateDtype::F32),
-            ("ssm_conv_storage".to_owned(), StateDtype::Bf16),
+            (
+                "kv_cache_dtype".to_owned(),
+                FormatChoice::Dtype(StateDtype::Fp8)
+            ),
+            (
+                "ssm_h_storage".to_owned(),
+                FormatChoice::Dtype(StateDtype::F32)
+            ),
+            (
+                "ssm_conv_storage".to_owned(),
+                FormatChoice::Dtype(StateDtype::Bf16)
+            ),
         ]
     );
     assert_eq!(

@@ -22,25 +22,25 @@ use super::Emitter;
 use super::names::{doc_line, ident, index, type_name};
 
 impl Emitter<'_> {
-    /// `Formats::from_pairs`: the formats of a `(key, dtype)` list, every key required.
+    /// `Formats::from_pairs`: the formats of a `(key, choice)` list, every key required.
     pub(super) fn pairs_constructor(&self) -> TokenStream {
         let keys = self.circuit.format_keys();
         let doc = quote! {
-            #[doc = " The formats a list of `(key, dtype)` pairs gives, such as a loaded inputs"]
-            #[doc = " file's (`file.view().inputs().formats`): for each key the circuit names, the"]
-            #[doc = " dtype of its first pair. Pairs of keys the circuit does not name are"]
-            #[doc = " ignored, as the dynamic plan ignores them."]
+            #[doc = " The formats a list of `(key, choice)` pairs gives, such as a loaded inputs"]
+            #[doc = " file's (`file.view().inputs().formats`): for each key the circuit names, what"]
+            #[doc = " its first pair holds. Pairs of keys the circuit does not name are ignored, as"]
+            #[doc = " the dynamic plan ignores them."]
             #[doc = ""]
             #[doc = " # Errors"]
             #[doc = " `MissingFormat` naming the first key (in the order of the fields) that no"]
-            #[doc = " pair gives."]
+            #[doc = " pair gives, or that a pair gives a layout its states do not declare."]
         };
         if keys.is_empty() {
             return quote! {
                 #doc
                 #[allow(clippy::unnecessary_wraps, reason = "every circuit's `from_pairs` returns a `Result`, even one that names no format key")]
                 pub const fn from_pairs(
-                    _pairs: &[(&str, __rt::StateDtype)],
+                    _pairs: &[(&str, __rt::inputs::FormatChoice<&str>)],
                 ) -> ::core::result::Result<Self, __rt::MissingFormat> {
                     Ok(Self {})
                 }
@@ -48,9 +48,26 @@ impl Emitter<'_> {
         }
         let reads = keys.iter().map(|key| {
             let field = ident(key);
+            if self.circuit.key_layouts(key).is_empty() {
+                return quote! {
+                    let #field = match __abi::dtype_of(pairs, #key) {
+                        Ok(dtype) => dtype,
+                        Err(missing) => return Err(missing),
+                    };
+                };
+            }
+            let ty = self.format_type(key);
             quote! {
-                let ::core::option::Option::Some(#field) = __abi::format_of(pairs, #key) else {
-                    return Err(__rt::MissingFormat { key: #key });
+                let #field = match __abi::format_of(pairs, #key) {
+                    ::core::option::Option::Some(choice) => match #ty::from_choice(choice) {
+                        ::core::option::Option::Some(value) => value,
+                        ::core::option::Option::None => {
+                            return Err(__rt::MissingFormat { key: #key, expected: #ty::EXPECTED, refused: true });
+                        }
+                    },
+                    ::core::option::Option::None => {
+                        return Err(__rt::MissingFormat { key: #key, expected: #ty::EXPECTED, refused: false });
+                    }
                 };
             }
         });
@@ -58,7 +75,7 @@ impl Emitter<'_> {
         quote! {
             #doc
             pub const fn from_pairs(
-                pairs: &[(&str, __rt::StateDtype)],
+                pairs: &[(&str, __rt::inputs::FormatChoice<&str>)],
             ) -> ::core::result::Result<Self, __rt::MissingFormat> {
                 #(#reads)*
                 Ok(Self { #(#fields),* })

@@ -15,10 +15,10 @@
 use metrale_circuit::StateKind;
 use metrale_circuit::load::{BlockTemplate, StateTemplate};
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{doc_line, ident, type_name};
+use super::names::{camel_case, doc_line, ident, type_name};
 
 impl Emitter<'_> {
     /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
@@ -179,11 +179,13 @@ impl Emitter<'_> {
         }
     }
 
-    /// `Formats` and its `impl`: one field per format key.
+    /// `Formats` and its `impl`: one field per format key, a dtype, or a `<Key>Format` enum
+    /// (before it) for a key whose states declare layouts.
     fn formats_type(&self) -> TokenStream {
         let circuit = self.circuit;
         let keys = circuit.format_keys();
         let key_count = keys.len();
+        let enums = keys.iter().map(|key| self.format_enum(key));
         let format_fields = keys.iter().map(|key| {
             let field = ident(key);
             let users: Vec<String> = circuit
@@ -193,34 +195,143 @@ impl Emitter<'_> {
                 .filter(|(_, s)| s.shares().is_none() && s.format().key() == Some(*key))
                 .map(|(b, s)| format!("`{}.{}`", b.name(), s.local()))
                 .collect();
+            let ty = self.format_type(key);
             let doc = doc_line(&format!(
-                "`{{{key}}}`: the element type of {}.",
-                users.join(", ")
+                "`{{{key}}}`: the element type of {}{}.",
+                users.join(", "),
+                if circuit.key_layouts(key).is_empty() {
+                    ""
+                } else {
+                    ", or the layout each stores its unit in"
+                }
             ));
-            quote! { #[doc = #doc] pub #field: __rt::StateDtype, }
+            quote! { #[doc = #doc] pub #field: #ty, }
         });
         let pairs = keys.iter().map(|key| {
             let field = ident(key);
-            quote! { (#key, self.#field) }
+            if circuit.key_layouts(key).is_empty() {
+                quote! { (#key, __rt::inputs::FormatChoice::Dtype(self.#field)) }
+            } else {
+                quote! { (#key, self.#field.choice()) }
+            }
         });
         let from_pairs = self.pairs_constructor();
         quote! {
-            #[doc = " The element type of every format key the circuit names (`{key}`): a plan"]
-            #[doc = " cannot be built without all of them."]
+            #(#enums)*
+
+            #[doc = " What every format key the circuit names (`{key}`) holds: a plan cannot be"]
+            #[doc = " built without all of them."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
             pub struct Formats {
                 #(#format_fields)*
             }
 
             impl Formats {
-                #[doc = " Every key and its dtype, as the dynamic plan's `StateInputs::formats`"]
-                #[doc = " takes them."]
+                #[doc = " Every key and what it holds, as the dynamic plan's"]
+                #[doc = " `StateInputs::formats` takes them."]
                 #[must_use]
-                pub const fn pairs(self) -> [(&'static str, __rt::StateDtype); #key_count] {
+                pub const fn pairs(self) -> [(&'static str, __rt::inputs::FormatChoice); #key_count] {
                     [#(#pairs),*]
                 }
 
                 #from_pairs
+            }
+        }
+    }
+
+    /// The type of format key `key`'s field: `StateDtype`, or its `<Key>Format` enum when its
+    /// states declare layouts.
+    pub(super) fn format_type(&self, key: &str) -> TokenStream {
+        if self.circuit.key_layouts(key).is_empty() {
+            quote!(__rt::StateDtype)
+        } else {
+            let ty = format_ident!("{}Format", camel_case(key));
+            quote!(#ty)
+        }
+    }
+
+    /// `<Key>Format` for a key whose states declare layouts (nothing for one of dtypes only):
+    /// `Dtype(StateDtype)` and a variant per layout, with `choice` and `from_choice`, which
+    /// read and write the dynamic plan's `FormatChoice` by the layouts' names.
+    fn format_enum(&self, key: &str) -> TokenStream {
+        let layouts = self.circuit.key_layouts(key);
+        if layouts.is_empty() {
+            return TokenStream::new();
+        }
+        let ty = format_ident!("{}Format", camel_case(key));
+        let doc = doc_line(&format!(
+            "What `{{{key}}}` holds: a dtype (each state of the key is its shape's elements of \
+             it), or a layout each state of the key declares."
+        ));
+        let variants = layouts.iter().map(|layout| {
+            let variant = format_ident!("{}", camel_case(layout.name()));
+            let parts: Vec<String> = layout
+                .parts()
+                .iter()
+                .map(|p| format!("`{}` ({} x `{}`)", p.name(), p.dtype().name(), p.shape()))
+                .collect();
+            let doc = doc_line(&format!(
+                "The layout `{}`: {}, in unit order.",
+                layout.name(),
+                parts.join(", ")
+            ));
+            quote! { #[doc = #doc] #variant, }
+        });
+        let to_choice = layouts.iter().map(|layout| {
+            let variant = format_ident!("{}", camel_case(layout.name()));
+            let name = layout.name();
+            quote! { Self::#variant => __rt::inputs::FormatChoice::Layout(#name), }
+        });
+        let from_choice = layouts.iter().map(|layout| {
+            let variant = format_ident!("{}", camel_case(layout.name()));
+            let name = layout.name();
+            quote! {
+                if __abi::same_str(name, #name) {
+                    return ::core::option::Option::Some(Self::#variant);
+                }
+            }
+        });
+        let expected = format!(
+            "a dtype or one of {}",
+            layouts
+                .iter()
+                .map(|l| format!("`{}`", l.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub enum #ty {
+                #[doc = " Each state of the key is its shape's elements of this dtype."]
+                Dtype(__rt::StateDtype),
+                #(#variants)*
+            }
+
+            impl #ty {
+                #[doc = " What the key may hold, as `MissingFormat::expected` says it."]
+                pub const EXPECTED: &'static str = #expected;
+
+                #[doc = " The same value as the dynamic plan's inputs take it."]
+                #[must_use]
+                pub const fn choice(self) -> __rt::inputs::FormatChoice {
+                    match self {
+                        Self::Dtype(dtype) => __rt::inputs::FormatChoice::Dtype(dtype),
+                        #(#to_choice)*
+                    }
+                }
+
+                #[doc = " The value `choice` names; `None` for a layout the key's states do not"]
+                #[doc = " declare."]
+                #[must_use]
+                pub const fn from_choice(choice: __rt::inputs::FormatChoice<&str>) -> ::core::option::Option<Self> {
+                    let name = match choice {
+                        __rt::inputs::FormatChoice::Dtype(dtype) => return ::core::option::Option::Some(Self::Dtype(dtype)),
+                        __rt::inputs::FormatChoice::Layout(name) => name,
+                    };
+                    #(#from_choice)*
+                    ::core::option::Option::None
+                }
             }
         }
     }

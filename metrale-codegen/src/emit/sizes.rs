@@ -12,7 +12,7 @@
 
 use metrale_circuit::dynamic::{Reach, StateFormat};
 use metrale_circuit::load::shape::{Divisor, Factor, Shape};
-use metrale_circuit::load::{BlockTemplate, StateTemplate};
+use metrale_circuit::load::{BlockTemplate, LayoutTemplate, PartTemplate, StateTemplate};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -203,36 +203,55 @@ impl Emitter<'_> {
         let local = &state.local();
         let unit_fn = format_ident!("{}_unit", ident(local));
         let shape = block.shape_of(state);
-        let (dims_param, elements) = match shape {
-            Some(shape) if !shape.dims().is_empty() => (quote!(dims), helpers.shape(shape)),
-            Some(shape) => (quote!(_dims), helpers.shape(shape)),
-            None => (quote!(_dims), helpers.value(0)),
+        let part_shapes = state
+            .layouts()
+            .iter()
+            .flat_map(LayoutTemplate::parts)
+            .map(PartTemplate::shape);
+        let reads_dims = shape
+            .into_iter()
+            .chain(part_shapes.clone())
+            .any(|shape| !shape.dims().is_empty());
+        let dims_param = if reads_dims {
+            quote!(dims)
+        } else {
+            quote!(_dims)
         };
-        let (formats_param, dtype) = match &state.format() {
-            StateFormat::Fixed(dtype) => {
-                let variant = format_ident!("{}", camel_case(dtype.name()));
-                (quote!(_formats), quote!(__rt::StateDtype::#variant))
+        let elements = match shape {
+            Some(shape) => helpers.shape(shape),
+            None => helpers.value(0),
+        };
+        let formats_param = if state.format().key().is_some() {
+            quote!(formats)
+        } else {
+            quote!(_formats)
+        };
+        let unit = self.by_format(state, helpers, |helpers, stored| match stored {
+            Stored::Dtype(dtype) => quote!(__abi::unit(#elements, #dtype)),
+            Stored::Layout(layout) => {
+                let list = part_list(layout, helpers);
+                quote!(__abi::layout_unit(#list))
             }
-            StateFormat::Keyed(key) => {
-                let field = ident(key);
-                (quote!(formats), quote!(formats.#field))
-            }
+        });
+        let doc = unit_doc(block, state);
+        let mut faults = self.faults(shape);
+        for part in part_shapes {
+            faults = faults.or(self.faults(Some(part)));
+        }
+        let errors = errors_doc("SizeFault", "", faults);
+        let signature = Signature {
+            elements,
+            dims_param,
+            formats_param,
+            errors,
         };
-        let shape_doc = match (&state.shape(), &state.of()) {
-            (Some(shape), _) => format!("Shape `{shape}`"),
-            (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name()),
-            (None, None) => "No shape".to_owned(),
-        };
-        let doc = doc_line(&format!(
-            "One unit of `{}.{local}` (`{}`), its bytes and element type: a `{}` state living `{}`, {}. {shape_doc}, element type `{}`.",
-            block.name(),
-            state.origin(),
-            state.kind().name(),
-            state.lifetime().name(),
-            state.kind().unit(),
-            state.format(),
-        ));
-        let errors = errors_doc("SizeFault", "", self.faults(shape));
+        let parts = self.parts_fn(block, state, helpers, &signature);
+        let Signature {
+            dims_param,
+            formats_param,
+            errors,
+            ..
+        } = signature;
         let window = state.reach().map(|reach| {
             let window = reach.tokens();
             let window_fn = reach_fn(state);
@@ -267,11 +286,175 @@ impl Emitter<'_> {
             #[doc = " # Errors"]
             #(#[doc = #errors])*
             pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
-                __abi::unit(#elements, #dtype)
+                #unit
             }
+            #parts
             #window
         }
     }
+
+    /// `pub const fn <state>_parts(..)` for a state that declares layouts: where each part of
+    /// one unit sits, in the unit function's `signature`.
+    fn parts_fn(
+        &self,
+        block: &BlockTemplate,
+        state: &StateTemplate,
+        helpers: &mut Helpers,
+        signature: &Signature,
+    ) -> Option<TokenStream> {
+        if state.layouts().is_empty() {
+            return None;
+        }
+        let local = state.local();
+        let parts_fn = format_ident!("{}_parts", ident(local));
+        let capacity = state
+            .layouts()
+            .iter()
+            .map(|layout| layout.parts().len())
+            .chain(state.format().key().map(|_| 1))
+            .max()
+            .unwrap_or(1);
+        let capacity = super::names::index(capacity);
+        let elements = &signature.elements;
+        let body = self.by_format(state, helpers, |helpers, stored| match stored {
+            Stored::Dtype(dtype) => quote!(__abi::plain_parts(#local, #elements, #dtype)),
+            Stored::Layout(layout) => {
+                let list = part_list(layout, helpers);
+                quote!(__abi::parts(#list))
+            }
+        });
+        let doc = doc_line(&format!(
+            "Where each part of one unit of `{}.{local}` sits: its layout's parts in unit order \
+             (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one \
+             part named `{local}`.",
+            block.name()
+        ));
+        let (dims_param, formats_param, errors) = (
+            &signature.dims_param,
+            &signature.formats_param,
+            &signature.errors,
+        );
+        Some(quote! {
+            #[doc = #doc]
+            #[doc = ""]
+            #[doc = " # Errors"]
+            #(#[doc = #errors])*
+            pub const fn #parts_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Parts<#capacity>, __rt::SizeFault> {
+                #body
+            }
+        })
+    }
+
+    /// The expression of `state` as its format stores it: `each(stored)` for its one dtype or
+    /// layout, or a `match` over its key's value, an arm per dtype and layout.
+    fn by_format(
+        &self,
+        state: &StateTemplate,
+        helpers: &mut Helpers,
+        mut each: impl FnMut(&mut Helpers, Stored<'_>) -> TokenStream,
+    ) -> TokenStream {
+        match state.format() {
+            StateFormat::Fixed(dtype) => {
+                let variant = format_ident!("{}", camel_case(dtype.name()));
+                each(helpers, Stored::Dtype(quote!(__rt::StateDtype::#variant)))
+            }
+            StateFormat::Layout(name) => {
+                // The loader resolves a layout's name only to one of the state's layouts.
+                if let Some(layout) = state.layouts().iter().find(|l| l.name() == name) {
+                    each(helpers, Stored::Layout(layout))
+                } else {
+                    quote!(::core::compile_error!(
+                        "a layout the state does not declare"
+                    ))
+                }
+            }
+            StateFormat::Keyed(key) if state.layouts().is_empty() => {
+                let field = ident(key);
+                each(helpers, Stored::Dtype(quote!(formats.#field)))
+            }
+            StateFormat::Keyed(key) => {
+                let field = ident(key);
+                let ty = self.format_type(key);
+                let dtype = each(helpers, Stored::Dtype(quote!(dtype)));
+                let arms = state.layouts().iter().map(|layout| {
+                    let variant = format_ident!("{}", camel_case(layout.name()));
+                    let value = each(helpers, Stored::Layout(layout));
+                    quote! { super::super::#ty::#variant => #value, }
+                });
+                quote! {
+                    match formats.#field {
+                        super::super::#ty::Dtype(dtype) => #dtype,
+                        #(#arms)*
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a state's unit function and its parts function share: the plain unit's elements, the
+/// parameters' names (`_dims` when no shape reads a dim) and the `# Errors` lines.
+struct Signature {
+    elements: TokenStream,
+    dims_param: TokenStream,
+    formats_param: TokenStream,
+    errors: Vec<Literal>,
+}
+
+/// The doc line of `<state>_unit`: the state, its shape and how it is stored.
+fn unit_doc(block: &BlockTemplate, state: &StateTemplate) -> Literal {
+    let local = state.local();
+    let shape_doc = match (&state.shape(), &state.of()) {
+        (Some(shape), _) => format!("Shape `{shape}`"),
+        (None, Some(of)) => format!("A copy of `{}.{of}`, of its shape", block.name()),
+        (None, None) => "No shape".to_owned(),
+    };
+    let stored_doc = match state.format() {
+        StateFormat::Layout(name) => format!("stored in its layout `{name}`"),
+        format if state.layouts().is_empty() => format!("element type `{format}`"),
+        format => format!(
+            "element type `{format}`, or the layout the key holds of {}",
+            layout_names(state)
+        ),
+    };
+    doc_line(&format!(
+        "One unit of `{}.{local}` (`{}`), its bytes and element type: a `{}` state living `{}`, {}. {shape_doc}, {stored_doc}.",
+        block.name(),
+        state.origin(),
+        state.kind().name(),
+        state.lifetime().name(),
+        state.kind().unit(),
+    ))
+}
+
+/// How a state stores one unit: a dtype (an expression of one) or a layout.
+enum Stored<'a> {
+    /// `shape`'s elements of this dtype.
+    Dtype(TokenStream),
+    /// This layout's parts.
+    Layout(&'a LayoutTemplate),
+}
+
+/// `[(name, elements, dtype), ...]`: a layout's parts as the ABI's `layout_unit` and `parts`
+/// take them.
+fn part_list(layout: &LayoutTemplate, helpers: &mut Helpers) -> TokenStream {
+    let parts = layout.parts().iter().map(|part| {
+        let name = part.name();
+        let elements = helpers.shape(part.shape());
+        let variant = format_ident!("{}", camel_case(part.dtype().name()));
+        quote! { (#name, #elements, __rt::StateDtype::#variant) }
+    });
+    quote!([#(#parts),*])
+}
+
+/// `` `a`, `b` ``: the names of a state's layouts.
+fn layout_names(state: &StateTemplate) -> String {
+    state
+        .layouts()
+        .iter()
+        .map(|l| format!("`{}`", l.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The faults an expression can produce besides overflow, its derived dims' included.
@@ -281,6 +464,16 @@ pub(super) struct Faults {
     pub divides: bool,
     /// It subtracts (and may go below zero).
     pub subtracts: bool,
+}
+
+impl Faults {
+    /// The faults of either expression.
+    pub(super) fn or(self, other: Faults) -> Faults {
+        Faults {
+            divides: self.divides || other.divides,
+            subtracts: self.subtracts || other.subtracts,
+        }
+    }
 }
 
 /// The `# Errors` lines of a function computing an expression with these `faults`, in

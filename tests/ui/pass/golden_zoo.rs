@@ -3,6 +3,7 @@
 #![deny(warnings, missing_docs)]
 
 include!("../../golden/deepseek_v3.rs");
+include!("../../golden/deepseek_v32.rs");
 include!("../../golden/falcon_h1.rs");
 include!("../../golden/gemma2.rs");
 include!("../../golden/gemma3.rs");

@@ -5,6 +5,7 @@
 /// The generated modules.
 pub mod plans {
     metrale_macros::circuit!("../../../circuits/deepseek_v3.toml");
+    metrale_macros::circuit!("../../../circuits/deepseek_v32.toml");
     metrale_macros::circuit!("../../../circuits/falcon_h1.toml");
     metrale_macros::circuit!("../../../circuits/gemma2.toml");
     metrale_macros::circuit!("../../../circuits/gemma3.toml");

@@ -18,7 +18,7 @@ use super::sharing::{Shares, owner_layer};
 use super::validated::{BlockTemplate, CheckpointSpec, Circuit, StateTemplate};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
-use crate::model::{Position, Reach, Section, StateDecl};
+use crate::model::{LayoutDecl, PartDecl, Position, Reach, Section, StateDecl, StateFormat};
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
 /// The states one tensor- and pipeline-parallel rank holds, and the pipeline stage that chose
@@ -288,10 +288,33 @@ impl Circuit {
             }
             None => (None, block, state),
         };
-        let shape = unit_block
-            .shape_of(unit_state)
-            .ok_or_else(|| shape_missing(&state.origin, &state.local))?;
-        let elements = evaluated("shape", shape)?;
+        // A state stored in one layout has no shape: its unit is the layout's parts.
+        let elements = match unit_block.shape_of(unit_state) {
+            Some(shape) => evaluated("shape", shape)?,
+            None if matches!(unit_state.format, StateFormat::Layout(_)) => 0,
+            None => return Err(shape_missing(&state.origin, &state.local)),
+        };
+        let layouts = unit_state
+            .layouts
+            .iter()
+            .map(|layout| {
+                Ok(LayoutDecl {
+                    name: layout.name.clone(),
+                    parts: layout
+                        .parts
+                        .iter()
+                        .map(|part| {
+                            let what = format!("part `{}.{}`", layout.name, part.name);
+                            Ok(PartDecl {
+                                name: part.name.clone(),
+                                dtype: part.dtype,
+                                elements: evaluated(&what, &part.shape)?,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, Diagnostic>>()?,
+                })
+            })
+            .collect::<Result<Vec<_>, Diagnostic>>()?;
         let reach = match &unit_state.reach {
             Some(Reach::Window(window)) => Some(Reach::Window(evaluated("window", window)?)),
             Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
@@ -313,6 +336,7 @@ impl Circuit {
                 .map(|of| format!("{}.{of}", instance.prefix)),
             reach,
             shares: owner,
+            layouts,
         })
     }
 }

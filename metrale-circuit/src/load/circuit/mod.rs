@@ -26,5 +26,6 @@ pub use instances::{Instance, RankStates};
 pub use sharing::Shares;
 pub(crate) use sharing::{OwnerFault, owner_layer};
 pub use validated::{
-    BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, StateTemplate,
+    BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, LayoutTemplate, PartTemplate,
+    StateTemplate,
 };

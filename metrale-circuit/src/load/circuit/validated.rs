@@ -24,7 +24,7 @@ use super::shape::Shape;
 use super::sharing::Shares;
 use crate::load::text::diag::{Diagnostic, Source};
 use crate::load::text::walk::Origin;
-use crate::model::{Lifetime, Reach, StateFormat, StateKind, VerifySteps};
+use crate::model::{Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};
 
 /// A validated circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,8 +185,64 @@ pub struct StateTemplate {
     pub(crate) reach: Option<Reach<Shape>>,
     /// For a KV side that reads another layer's KV instead of keeping its own (schema 3), whose.
     pub(crate) shares: Option<Shares>,
+    /// Its layouts (schema 3): the units made of parts its format may name.
+    pub(crate) layouts: Vec<LayoutTemplate>,
     /// Where it was declared.
     pub(crate) origin: Origin,
+}
+
+/// One layout of a state (`layouts.<name>`, schema 3): a unit made of parts, in unit order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutTemplate {
+    /// Its name (`fp8_ds_mla`).
+    pub(crate) name: String,
+    /// Its parts, in unit order.
+    pub(crate) parts: Vec<PartTemplate>,
+}
+
+impl LayoutTemplate {
+    /// Its name (`fp8_ds_mla`).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its parts, in unit order.
+    #[must_use]
+    pub fn parts(&self) -> &[PartTemplate] {
+        &self.parts
+    }
+}
+
+/// One part of a layout: its name, dtype and elements per unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartTemplate {
+    /// Its name in the layout (`scales`).
+    pub(crate) name: String,
+    /// Its element type.
+    pub(crate) dtype: StateDtype,
+    /// Its elements per unit (one axis or several, multiplied).
+    pub(crate) shape: Shape,
+}
+
+impl PartTemplate {
+    /// Its name in the layout (`scales`).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its element type.
+    #[must_use]
+    pub fn dtype(&self) -> StateDtype {
+        self.dtype
+    }
+
+    /// Its elements per unit.
+    #[must_use]
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
 }
 
 impl StateTemplate {
@@ -245,6 +301,13 @@ impl StateTemplate {
     #[must_use]
     pub fn shares(&self) -> Option<&Shares> {
         self.shares.as_ref()
+    }
+
+    /// Its layouts (schema 3): what its format may name instead of `shape`'s elements of a
+    /// dtype (all of them, when a `{key}` chooses; the one `format` names otherwise).
+    #[must_use]
+    pub fn layouts(&self) -> &[LayoutTemplate] {
+        &self.layouts
     }
 
     /// Where it was declared.
@@ -462,5 +525,17 @@ impl Circuit {
             }
         }
         keys
+    }
+
+    /// The layouts format key `key` may hold besides a dtype (schema 3): its first state's,
+    /// which every state of the key declares by the same names (the loader checked). Empty
+    /// for a key of dtypes only.
+    #[must_use]
+    pub fn key_layouts(&self, key: &str) -> &[LayoutTemplate] {
+        self.blocks
+            .iter()
+            .flat_map(|b| &b.states)
+            .find(|state| state.shares.is_none() && state.format.key() == Some(key))
+            .map_or(&[], |state| state.layouts.as_slice())
     }
 }

@@ -7,8 +7,9 @@
 //! draft_kv_dtype = "bf16"                        # optional: the draft head's KV sides in this
 //!                                                # dtype, not their format key's
 //!
-//! [formats]                                      # format key -> dtype; keys a circuit does not
-//! kv_cache_dtype = "fp8"                         # name are ignored, so one file serves several
+//! [formats]                                      # format key -> dtype or layout; keys a circuit
+//! kv_cache_dtype = "fp8"                         # does not name are ignored, so one file serves
+//!                                                # several
 //!
 //! [verify]                                       # optional; both keys required when present
 //! h_steps = [4, 4, 4]                            # per verify slot (the dummy last)
@@ -60,9 +61,9 @@ use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, PoolPolicy, RingInputs,
-    Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
-    is_snake_identifier,
+    CacheInputs, CarryInputs, DraftInputs, FormatChoice, HSteps, KvInputs, LookupInputs,
+    PoolPolicy, RingInputs, Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool,
+    WindowInputs, is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
 
@@ -144,8 +145,9 @@ impl ParallelCounts {
 /// [`InputsFile::view`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputsFile {
-    /// `[formats]`: the dtype of each format key, in file order.
-    pub formats: Vec<(String, StateDtype)>,
+    /// `[formats]`: what each format key holds (a dtype, or a layout its states declare), in
+    /// file order.
+    pub formats: Vec<(String, FormatChoice<String>)>,
     /// `slots`: sequence slots of the recurrent pools, the padding dummy included.
     pub slots: u64,
     /// `[verify]`; `None` when the file has no `[verify]` table.
@@ -234,12 +236,12 @@ impl StepCounts {
     }
 }
 
-/// An [`InputsFile`] borrowed as [`StateInputs`]: it owns the `(&str, dtype)` list that
+/// An [`InputsFile`] borrowed as [`StateInputs`]: it owns the `(&str, choice)` list that
 /// [`StateInputs::formats`] borrows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputsView<'a> {
     file: &'a InputsFile,
-    formats: Vec<(&'a str, StateDtype)>,
+    formats: Vec<(&'a str, FormatChoice<&'a str>)>,
 }
 
 impl InputsView<'_> {
@@ -296,7 +298,11 @@ impl InputsFile {
     pub fn view(&self) -> InputsView<'_> {
         InputsView {
             file: self,
-            formats: self.formats.iter().map(|(k, d)| (k.as_str(), *d)).collect(),
+            formats: self
+                .formats
+                .iter()
+                .map(|(k, choice)| (k.as_str(), choice.as_ref()))
+                .collect(),
         }
     }
 
@@ -368,10 +374,13 @@ impl InputsFile {
         }
     }
 
-    /// The dtype the file gives for a format key.
+    /// What the file gives a format key: a dtype or a layout.
     #[must_use]
-    pub fn format(&self, key: &str) -> Option<StateDtype> {
-        self.formats.iter().find(|(k, _)| k == key).map(|(_, d)| *d)
+    pub fn format(&self, key: &str) -> Option<FormatChoice<&str>> {
+        self.formats
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, choice)| choice.as_ref())
     }
 }
 
@@ -678,8 +687,9 @@ fn parallel(walk: &mut Walk<'_>, value: &Value<'_>) -> ParallelCounts {
     ParallelCounts { tp, pp, pp_layers }
 }
 
-/// `[formats]`: format key -> dtype, in file order.
-fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> {
+/// `[formats]`: format key -> dtype or layout name, in file order. Whether a layout is one the
+/// circuit's states declare is the plan's to say (the file serves any circuit).
+fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, FormatChoice<String>)> {
     let Some(table) = walk.table("formats", value) else {
         return Vec::new();
     };
@@ -699,15 +709,21 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, StateDtype)> 
         let Some(spelling) = walk.string(&format!("formats.{name}"), value) else {
             continue;
         };
-        match StateDtype::parse(spelling) {
-            Some(dtype) => formats.push((name.to_owned(), dtype)),
+        match FormatChoice::parse(spelling) {
+            Some(FormatChoice::Dtype(dtype)) => {
+                formats.push((name.to_owned(), FormatChoice::Dtype(dtype)));
+            }
+            Some(FormatChoice::Layout(layout)) => {
+                formats.push((name.to_owned(), FormatChoice::Layout(layout.to_owned())));
+            }
             None => walk.report(
                 value.span(),
                 Diagnostic::error(format!(
                     "unknown dtype `{spelling}` for format key `{name}`"
                 ))
-                .label("not a dtype")
-                .expected_one_of("dtypes", spelling, StateDtype::spellings()),
+                .label("not a dtype or a layout name")
+                .expected_one_of("dtypes", spelling, StateDtype::spellings())
+                .help("or the name of a layout the key's states declare (`[a-z][a-z0-9_]*`)"),
             ),
         }
     }

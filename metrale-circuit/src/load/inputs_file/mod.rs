@@ -9,10 +9,12 @@
 //! - The keys are exactly the field names of the plan inputs; every error of a file is
 //!   reported, in file order, through the same walk and sink as a circuit's.
 //! - The agreement rules are the runtime's (`serve`); this layer only locates them.
-//! - It reads no circuit: an inputs file serves every circuit whose format keys it gives.
+//! - It reads no circuit: an inputs file serves every circuit whose format keys it gives; what
+//!   it gives a key is checked against a checkpoint's states only when asked (`formats`).
 
 mod agree;
 mod file;
+mod formats;
 mod pool;
 
 pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};

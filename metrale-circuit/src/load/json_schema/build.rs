@@ -473,6 +473,10 @@ impl Generator<'_> {
                 }
             }
             (Is::Where(spellings, _), Some(known)) if *spellings == known => {}
+            // A format is a dtype among other things: a condition may test for the dtypes.
+            (Is::OneOf(values), None)
+                if matches!(key.value, Value::Format { .. })
+                    && values.iter().all(|v| StateDtype::parse(v).is_some()) => {}
             (Is::OneOf(_) | Is::Where(..), _) => self.gap(format!(
                 "{}: a condition tests the spellings of `{shown}`, which has other ones",
                 start.name
@@ -734,7 +738,7 @@ fn scalar_schema(value: &Value) -> Json {
                     Json::obj([("enumValues", Json::strs(spellings.iter().map(|s| doc(s))))]),
                 )]),
             ),
-        Value::Format => {
+        Value::Format { layouts } => {
             let keys: Vec<String> = RUST_KEYWORDS.iter().map(|k| format!("{{{k}}}")).collect();
             let key = Json::obj([
                 ("pattern", Json::str("^\\{[a-z][a-z0-9_]*\\}$")),
@@ -745,7 +749,11 @@ fn scalar_schema(value: &Value) -> Json {
                 ),
             ]);
             let dtype = Json::obj([("enum", Json::strs(StateDtype::SPELLINGS))]);
-            string().with("anyOf", Json::Arr(vec![dtype, key]))
+            let mut either = vec![dtype, key];
+            if *layouts {
+                either.push(scalar_schema(&Value::Ident { not: &[] }));
+            }
+            string().with("anyOf", Json::Arr(either))
         }
         Value::Expr { axes } => string().with("pattern", Json::Str(expression(true, *axes))),
         Value::KeyPath => string().with("pattern", Json::str(KEY_PATH)),

@@ -13,7 +13,7 @@
 use super::spec::{
     At, COUNT, Document, How, IDENT, Is, Key, POSITIVE, Rule, Table, Test, Then, Under, Value, When,
 };
-use crate::load::blocks::{BLOCK_KEYS, SHARES_KEYS, STATE_KEYS};
+use crate::load::blocks::{BLOCK_KEYS, PART_KEYS, SHARES_KEYS, STATE_KEYS};
 use crate::load::checkpoints::CHECKPOINT_KEYS;
 use crate::load::config::rules::{
     RULE_INT_KEYS, RULE_KEYS, SELECTORS as RULE_SELECTORS, TABLE_KEYS as RULES_TABLE_KEYS,
@@ -25,12 +25,13 @@ use crate::load::names::ARCH_ITEMS;
 use crate::load::nodes::NODE_KEYS;
 use crate::load::text::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_LAYER_KINDS, MAX_LAYERS,
-    MAX_LIBRARIES, MAX_NODES_PER_BLOCK, MAX_STATES_PER_BLOCK,
+    MAX_LAYOUTS_PER_STATE, MAX_LIBRARIES, MAX_NODES_PER_BLOCK, MAX_PARTS_PER_LAYOUT,
+    MAX_STATES_PER_BLOCK,
 };
 use crate::load::top::{
     CIRCUIT_KEYS, INTERVAL_KINDS, LAYOUT_KEYS, LAYOUT_KINDS, LIBRARY_KEYS, SCHEMAS,
 };
-use crate::model::{Lifetime, StateAccess, StateKind, VerifySteps};
+use crate::model::{Lifetime, StateAccess, StateDtype, StateKind, VerifySteps};
 
 /// The circuit file.
 pub(super) const CIRCUIT: Document = Document {
@@ -526,15 +527,20 @@ const STATE: Table = Table {
         ),
         Key::new(
             "format",
-            Value::Format,
-            "The storage element: a dtype, or `{key}` for a format the plan inputs choose \
-             (`{kv_cache_dtype}`, the key a Rust identifier). Required unless `shares` is \
-             given, and refused with it.",
+            Value::Format { layouts: true },
+            "The storage element: a dtype, `{key}` for a format the plan inputs choose \
+             (`{kv_cache_dtype}`, the key a Rust identifier; it may hold a dtype or one of the \
+             state's `layouts`), or the name of one of its `layouts` (schema 3). Required unless \
+             `shares` is given, and refused with it.",
         )
         .under(&[
             Under {
                 when: here(&[ABSENT_SHARES]),
                 then: Then::Required,
+            },
+            Under {
+                when: here(&[ABSENT_LAYOUTS]),
+                then: Then::Also(Value::Format { layouts: false }),
             },
             Under {
                 when: here(&[PRESENT_SHARES]),
@@ -546,7 +552,9 @@ const STATE: Table = Table {
             Value::Expr { axes: true },
             "What one unit holds: axes joined by ` x `, each a sum of products of dims and \
              literals > 0 (`name/lit` and `name/name` divide, rounding up; schema 2 may \
-             subtract). Required unless `of` or `shares` is given, and refused with either.",
+             subtract). Required unless `of`, `shares` or `layouts` is given (with `layouts`, \
+             required when `format` is a `{key}`), refused with `of` or `shares`, and refused \
+             when `format` names a layout (the unit is its parts).",
         )
         .under(&[
             Under {
@@ -556,6 +564,7 @@ const STATE: Table = Table {
                         is: Is::Absent,
                     },
                     ABSENT_SHARES,
+                    ABSENT_LAYOUTS,
                 ]),
                 then: Then::Required,
             },
@@ -634,6 +643,43 @@ const STATE: Table = Table {
             when: here(&[kind_where(not_paged_kv)]),
             then: Then::Forbidden,
         }]),
+        Key::new(
+            "layouts",
+            Value::Map {
+                name: &Value::Ident {
+                    not: &StateDtype::SPELLINGS,
+                },
+                value: &Value::List {
+                    item: &Value::Table(&PART),
+                    min: 1,
+                    max: MAX_PARTS_PER_LAYOUT as u64,
+                    unique: false,
+                },
+                entry: "A unit made of parts, in unit order: each part from the byte the one \
+                        before ends at.",
+                min: 1,
+                max: MAX_LAYOUTS_PER_STATE as u64,
+            },
+            "Units made of parts, by name (schema 3): `format` names one (the state is always \
+             that layout), or a `{key}` holds a dtype (`shape`'s elements of it) or one of \
+             them (`kv_cache_dtype = \"fp8_ds_mla\"`: 512 fp8 values, 4 f32 scales and 64 bf16 \
+             values a token). Every state of one key declares the same layout names. Refused \
+             with `shares`.",
+        )
+        .since(3)
+        .under(&[
+            Under {
+                when: here(&[PRESENT_SHARES]),
+                then: Then::Forbidden,
+            },
+            Under {
+                when: here(&[Test {
+                    path: &["format"],
+                    is: Is::OneOf(&StateDtype::SPELLINGS),
+                }]),
+                then: Then::Forbidden,
+            },
+        ]),
     ],
     rules: &[
         Rule::Follows {
@@ -655,6 +701,41 @@ const STATE: Table = Table {
 const ABSENT_SHARES: Test = Test {
     path: &["shares"],
     is: Is::Absent,
+};
+
+/// `layouts` is not written.
+const ABSENT_LAYOUTS: Test = Test {
+    path: &["layouts"],
+    is: Is::Absent,
+};
+
+/// One part of a layout (`layouts.<name> = [{ part, format, shape }]`, schema 3).
+const PART: Table = Table {
+    name: "a part of `layouts`",
+    keys: &[PART_KEYS],
+    docs: &[
+        Key::new(
+            "part",
+            IDENT,
+            "The part's name, unique in its layout (`scales`): what `<state>_parts` and `plan \
+             --json` call it.",
+        )
+        .required(),
+        Key::new(
+            "format",
+            Value::Enum(&StateDtype::SPELLINGS),
+            "Its element type, a dtype (`fp4` packs two a byte; a part's bytes are \
+             `ceil(elements x bits / 8)`).",
+        )
+        .required(),
+        Key::new(
+            "shape",
+            Value::Expr { axes: true },
+            "Its elements per unit, a shape (`kv_lora_rank/128`).",
+        )
+        .required(),
+    ],
+    rules: &[],
 };
 
 /// `shares` is written.

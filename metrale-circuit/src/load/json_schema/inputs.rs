@@ -82,13 +82,16 @@ const TOP: Table = Table {
             "formats",
             Value::Map {
                 name: &Value::Snake,
-                value: &DTYPE,
-                entry: "The dtype this format key stands for.",
+                value: &Value::Either(&[DTYPE, Value::Snake]),
+                entry: "What this format key holds: a dtype, or a layout its states declare \
+                        (schema 3).",
                 min: 0,
                 max: u64::MAX,
             },
-            "The dtype of each format key a circuit names (`kv_cache_dtype = \"fp8\"`); keys a \
-             circuit does not name are ignored, so one file serves several circuits.",
+            "What each format key a circuit names holds: a dtype (`kv_cache_dtype = \"fp8\"`), \
+             or the name of a layout every state of the key declares (`kv_cache_dtype = \
+             \"fp8_ds_mla\"`); keys a circuit does not name are ignored, so one file serves \
+             several circuits.",
         ),
         Key::new(
             "verify",

@@ -24,8 +24,10 @@ fn total(total: Total) -> Value {
 
 /// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
 /// `holding`, `lifetime`, `dtype`, `units`, `unit_bytes` (one unit; for the prompt-lookup
-/// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, and
-/// for a paged KV side `blocks` and `block_size`), `device_bytes`,
+/// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, for
+/// a paged KV side `blocks` and `block_size`, and for a unit made of a layout (schema 3) its
+/// `layout` and `parts` (each `part`, `dtype`, `elements`, and its `offset` and `bytes` in
+/// the unit; `dtype` is then `u8`, the unit addressed by byte)), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
 /// (kind -> `{terms, bytes}`); with KV shared across layers, `shared` (each reader's `state`
 /// and the `owner` whose KV, and terms, it reads, in plan order); under vLLM's policy `pool`;
@@ -57,6 +59,23 @@ pub fn plan(report: &Report) -> String {
                     "blocks".to_owned(),
                     json!(t.units.checked_div(t.inner).unwrap_or(0)),
                 );
+            }
+            if let (Some(layout), Some(fields)) = (&t.layout, term.as_object_mut()) {
+                let parts: Vec<Value> = layout
+                    .parts
+                    .iter()
+                    .map(|p| {
+                        json!({
+                            "part": p.name,
+                            "dtype": p.dtype.name(),
+                            "elements": p.elements,
+                            "offset": p.offset,
+                            "bytes": p.bytes,
+                        })
+                    })
+                    .collect();
+                fields.insert("layout".to_owned(), json!(layout.name));
+                fields.insert("parts".to_owned(), Value::Array(parts));
             }
             term
         })

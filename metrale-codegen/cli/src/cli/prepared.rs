@@ -168,7 +168,10 @@ pub fn prepare(request: &Request) -> Result<Prepared, Diagnostics> {
             .to_owned(),
     };
     let decls = circuit.instantiate(&checkpoint)?;
-    missing_formats(&decls, &inputs, request).into_result(())?;
+    // What the file gives the keys, checked against the states first, then the keys it lacks.
+    let mut formats = inputs.check_formats(&decls).err().unwrap_or_default();
+    formats.extend(missing_formats(&decls, &inputs, request));
+    formats.into_result(())?;
     let ranks = Ranks::resolve(&request.parallel, &inputs.parallel);
     Ok(Prepared {
         circuit,

@@ -351,7 +351,10 @@ fn row(term: &StateTerm) -> [String; 8] {
         term.kind.name().to_owned(),
         term.holding.name().to_owned(),
         term.lifetime.name().to_owned(),
-        term.dtype.name().to_owned(),
+        // A unit made of a layout: its name (its parts are in `--json`).
+        term.layout
+            .as_ref()
+            .map_or_else(|| term.dtype.name().to_owned(), |l| l.name.clone()),
         term.units.to_string(),
         human_bytes(term.bytes),
         term.offset.to_string(),
