@@ -377,6 +377,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
 /// line of the error the doc shows, each with the reason. Reviewed one by one.
 const DOC_ERRORS_NOT_EXPRESSED: &[(&str, &str)] = &[
     (
+        "error: unknown format `fp8_scalde`",
+        "a cross-reference: whether `format` is a name among the keys of `layouts`",
+    ),
+    (
         "error: no layer before layer 0 holds block `attn` for `reader.k` to read",
         "a cross-reference: the kinds of a checkpoint's layers against the blocks they hold",
     ),

@@ -53,6 +53,63 @@ fn u(v: &Value) -> u64 {
 }
 
 #[test]
+fn plan_json_shows_the_parts_of_a_layout() {
+    // DeepSeek-V3.2's latent in vLLM's fp8_ds_mla (656 B a token: 512 fp8, 4 f32, 64 bf16) and
+    // its indexer key (128 fp8 and one f32), 2 blocks of 64 tokens.
+    let inputs = scratch(
+        "ds_mla.toml",
+        "slots = 1\n[formats]\nkv_cache_dtype = \"fp8_ds_mla\"\n[kv]\nblocks = 2\nblock_size = 64\n",
+    );
+    let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &inputs, "--json"]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).expect("plan --json prints JSON");
+    let latent = term(&plan, "l0.mla.latent", "blocks");
+    assert_eq!((&latent["layout"], &latent["dtype"]), (&"fp8_ds_mla".into(), &"u8".into()));
+    assert_eq!((u(&latent["unit_bytes"]), u(&latent["bytes"])), (656, 128 * 656));
+    let parts: Vec<(String, String, u64, u64, u64)> = latent["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .map(|p| {
+            (
+                p["part"].as_str().expect("part").to_owned(),
+                p["dtype"].as_str().expect("dtype").to_owned(),
+                u(&p["elements"]),
+                u(&p["offset"]),
+                u(&p["bytes"]),
+            )
+        })
+        .collect();
+    let expected = [
+        ("nope", "fp8", 512, 0, 512),
+        ("scales", "f32", 4, 512, 16),
+        ("rope", "bf16", 64, 528, 128),
+    ]
+    .map(|(n, d, e, o, b)| (n.to_owned(), d.to_owned(), e, o, b));
+    assert_eq!(parts, expected);
+    let index = term(&plan, "l0.mla.index_k", "blocks");
+    assert_eq!((&index["layout"], u(&index["unit_bytes"])), (&"fp8_scaled".into(), 132));
+    // A dtype's unit has neither.
+    let plain = scratch(
+        "ds_bf16.toml",
+        "slots = 1\n[formats]\nkv_cache_dtype = \"bf16\"\n[kv]\nblocks = 2\nblock_size = 64\n",
+    );
+    let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &plain, "--json"]);
+    let plan: Value = serde_json::from_str(&out.stdout).expect("plan --json prints JSON");
+    let latent = term(&plan, "l0.mla.latent", "blocks");
+    assert_eq!((u(&latent["unit_bytes"]), latent.get("parts")), (1152, None));
+    // A layout the states do not declare is refused at its value in the file.
+    let bad = scratch(
+        "ds_bad.toml",
+        "slots = 1\n[formats]\nkv_cache_dtype = \"fp8_ds_mlaa\"\n",
+    );
+    let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &bad]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("--> {bad}:3:18")), "{}", out.stderr);
+    assert!(out.stderr.contains("did you mean `fp8_ds_mla`?"), "{}", out.stderr);
+}
+
+#[test]
 fn plan_json_under_the_default_inputs() {
     let plan = plan_json(&[]);
     assert_eq!(plan["circuit"], CIRCUIT);
