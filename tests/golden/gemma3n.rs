@@ -207,11 +207,11 @@ pub mod gemma3n {
     /// One unit of every state of every block template: its bytes and element
     /// type, from `Dims` and `Formats`.
     pub mod blocks {
-        /// The units of the states of block `swa` (`circuits/gemma3n.toml:79`).
+        /// The units of the states of block `swa` (`circuits/gemma3n.toml:82`).
         pub mod swa {
             use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
-            /// One unit of `swa.k` (`circuits/gemma3n.toml:79`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.k` (`circuits/gemma3n.toml:82`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -233,7 +233,7 @@ pub mod gemma3n {
             ) -> ::core::result::Result<u64, __rt::SizeFault> {
                 value(dims.sliding_window)
             }
-            /// One unit of `swa.v` (`circuits/gemma3n.toml:87`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `swa.v` (`circuits/gemma3n.toml:90`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -256,11 +256,11 @@ pub mod gemma3n {
                 value(dims.sliding_window)
             }
         }
-        /// The units of the states of block `attn` (`circuits/gemma3n.toml:133`).
+        /// The units of the states of block `attn` (`circuits/gemma3n.toml:136`).
         pub mod attn {
             use super::super::{__abi, __rt};
             use super::super::__abi::{mul, value};
-            /// One unit of `attn.k` (`circuits/gemma3n.toml:133`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.k` (`circuits/gemma3n.toml:136`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -273,7 +273,7 @@ pub mod gemma3n {
                     formats.kv_cache_dtype,
                 )
             }
-            /// One unit of `attn.v` (`circuits/gemma3n.toml:140`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
+            /// One unit of `attn.v` (`circuits/gemma3n.toml:143`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -335,18 +335,18 @@ pub mod gemma3n {
                 Layer::Full(layer) => {
                     at = __abi::put(all, at, layer.attn.regions());
                 }
-                Layer::Shared(_) => {}
+                Layer::SharedSliding(_) | Layer::SharedFull(_) => {}
             }
             i += 1;
         }
         at
     }
-    /// The regions of one `swa` block instance (`circuits/gemma3n.toml:79`).
+    /// The regions of one `swa` block instance (`circuits/gemma3n.toml:82`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SwaBlock {
-        /// `swa.k` (`circuits/gemma3n.toml:79`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.k` (`circuits/gemma3n.toml:82`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `swa.v` (`circuits/gemma3n.toml:87`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `swa.v` (`circuits/gemma3n.toml:90`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl SwaBlock {
@@ -381,12 +381,12 @@ pub mod gemma3n {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `attn` block instance (`circuits/gemma3n.toml:133`).
+    /// The regions of one `attn` block instance (`circuits/gemma3n.toml:136`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnBlock {
-        /// `attn.k` (`circuits/gemma3n.toml:133`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.k` (`circuits/gemma3n.toml:136`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub k: __rt::KvRegions,
-        /// `attn.v` (`circuits/gemma3n.toml:140`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
+        /// `attn.v` (`circuits/gemma3n.toml:143`): `paged_kv`, lifetime `model`, format `{kv_cache_dtype}`, shape `kv_heads x head_dim`; one unit per token.
         pub v: __rt::KvRegions,
     }
     impl AttnBlock {
@@ -421,12 +421,12 @@ pub mod gemma3n {
             [self.k.blocks, self.v.blocks]
         }
     }
-    /// The regions of one `swa_reader` block instance (`circuits/gemma3n.toml:187`).
+    /// The regions of one `swa_reader` block instance (`circuits/gemma3n.toml:190`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct SwaReaderBlock {
-        /// `swa_reader.k` (`circuits/gemma3n.toml:187`): `paged_kv`, reads the KV of `swa.k` of the last earlier layer holding `swa` instead of keeping its own: its owner's regions, no term of its own.
+        /// `swa_reader.k` (`circuits/gemma3n.toml:190`): `paged_kv`, reads the KV of `swa.k` of the last earlier layer holding `swa` instead of keeping its own: its owner's regions, no term of its own.
         pub k: __rt::KvRegions,
-        /// `swa_reader.v` (`circuits/gemma3n.toml:192`): `paged_kv`, reads the KV of `swa.v` of the last earlier layer holding `swa` instead of keeping its own: its owner's regions, no term of its own.
+        /// `swa_reader.v` (`circuits/gemma3n.toml:195`): `paged_kv`, reads the KV of `swa.v` of the last earlier layer holding `swa` instead of keeping its own: its owner's regions, no term of its own.
         pub v: __rt::KvRegions,
     }
     impl SwaReaderBlock {
@@ -443,12 +443,12 @@ pub mod gemma3n {
             []
         }
     }
-    /// The regions of one `attn_reader` block instance (`circuits/gemma3n.toml:205`).
+    /// The regions of one `attn_reader` block instance (`circuits/gemma3n.toml:208`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct AttnReaderBlock {
-        /// `attn_reader.k` (`circuits/gemma3n.toml:205`): `paged_kv`, reads the KV of `attn.k` of the last earlier layer holding `attn` instead of keeping its own: its owner's regions, no term of its own.
+        /// `attn_reader.k` (`circuits/gemma3n.toml:208`): `paged_kv`, reads the KV of `attn.k` of the last earlier layer holding `attn` instead of keeping its own: its owner's regions, no term of its own.
         pub k: __rt::KvRegions,
-        /// `attn_reader.v` (`circuits/gemma3n.toml:210`): `paged_kv`, reads the KV of `attn.v` of the last earlier layer holding `attn` instead of keeping its own: its owner's regions, no term of its own.
+        /// `attn_reader.v` (`circuits/gemma3n.toml:213`): `paged_kv`, reads the KV of `attn.v` of the last earlier layer holding `attn` instead of keeping its own: its owner's regions, no term of its own.
         pub v: __rt::KvRegions,
     }
     impl AttnReaderBlock {
@@ -485,18 +485,27 @@ pub mod gemma3n {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
     }
-    /// The regions of one `shared` layer: its blocks `swa_reader`, `attn_reader`, `ffn` (a block without state has no field).
+    /// The regions of one `shared_sliding` layer: its blocks `swa_reader`, `ffn` (a block without state has no field).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct SharedLayer {
+    pub struct SharedSlidingLayer {
         /// Block `swa_reader`.
         pub swa_reader: SwaReaderBlock,
-        /// Block `attn_reader`.
-        pub attn_reader: AttnReaderBlock,
     }
-    impl SharedLayer {
+    impl SharedSlidingLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self {
             swa_reader: SwaReaderBlock::EMPTY,
+        };
+    }
+    /// The regions of one `shared_full` layer: its blocks `attn_reader`, `ffn` (a block without state has no field).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct SharedFullLayer {
+        /// Block `attn_reader`.
+        pub attn_reader: AttnReaderBlock,
+    }
+    impl SharedFullLayer {
+        /// Every block empty, before a plan lays the layer out.
+        const EMPTY: Self = Self {
             attn_reader: AttnReaderBlock::EMPTY,
         };
     }
@@ -507,10 +516,12 @@ pub mod gemma3n {
         Sliding(&'a SlidingLayer),
         /// A layer of kind `full`.
         Full(&'a FullLayer),
-        /// A layer of kind `shared`.
-        Shared(&'a SharedLayer),
+        /// A layer of kind `shared_sliding`.
+        SharedSliding(&'a SharedSlidingLayer),
+        /// A layer of kind `shared_full`.
+        SharedFull(&'a SharedFullLayer),
     }
-    /// Checkpoint `gemma_3n_e4b` of `google/gemma-3n-E4B` (`circuits/gemma3n.toml:294`): 35 layers.
+    /// Checkpoint `gemma_3n_e4b` of `google/gemma-3n-E4B` (`circuits/gemma3n.toml:300`): 35 layers.
     pub mod gemma_3n_e4b {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -622,65 +633,35 @@ pub mod gemma3n {
         /// Every KV side that reads another layer's KV (`shares`), in plan order: its id,
         /// the id of the state it reads, and their layers. A plan gives each one its owner's
         /// regions.
-        pub const SHARES: [(&str, &str, u64, u64); 60] = [
+        pub const SHARES: [(&str, &str, u64, u64); 30] = [
             ("l20.swa_reader.k", "l18.swa.k", 20, 18),
             ("l20.swa_reader.v", "l18.swa.v", 20, 18),
-            ("l20.attn_reader.k", "l19.attn.k", 20, 19),
-            ("l20.attn_reader.v", "l19.attn.v", 20, 19),
             ("l21.swa_reader.k", "l18.swa.k", 21, 18),
             ("l21.swa_reader.v", "l18.swa.v", 21, 18),
-            ("l21.attn_reader.k", "l19.attn.k", 21, 19),
-            ("l21.attn_reader.v", "l19.attn.v", 21, 19),
             ("l22.swa_reader.k", "l18.swa.k", 22, 18),
             ("l22.swa_reader.v", "l18.swa.v", 22, 18),
-            ("l22.attn_reader.k", "l19.attn.k", 22, 19),
-            ("l22.attn_reader.v", "l19.attn.v", 22, 19),
             ("l23.swa_reader.k", "l18.swa.k", 23, 18),
             ("l23.swa_reader.v", "l18.swa.v", 23, 18),
-            ("l23.attn_reader.k", "l19.attn.k", 23, 19),
-            ("l23.attn_reader.v", "l19.attn.v", 23, 19),
-            ("l24.swa_reader.k", "l18.swa.k", 24, 18),
-            ("l24.swa_reader.v", "l18.swa.v", 24, 18),
             ("l24.attn_reader.k", "l19.attn.k", 24, 19),
             ("l24.attn_reader.v", "l19.attn.v", 24, 19),
             ("l25.swa_reader.k", "l18.swa.k", 25, 18),
             ("l25.swa_reader.v", "l18.swa.v", 25, 18),
-            ("l25.attn_reader.k", "l19.attn.k", 25, 19),
-            ("l25.attn_reader.v", "l19.attn.v", 25, 19),
             ("l26.swa_reader.k", "l18.swa.k", 26, 18),
             ("l26.swa_reader.v", "l18.swa.v", 26, 18),
-            ("l26.attn_reader.k", "l19.attn.k", 26, 19),
-            ("l26.attn_reader.v", "l19.attn.v", 26, 19),
             ("l27.swa_reader.k", "l18.swa.k", 27, 18),
             ("l27.swa_reader.v", "l18.swa.v", 27, 18),
-            ("l27.attn_reader.k", "l19.attn.k", 27, 19),
-            ("l27.attn_reader.v", "l19.attn.v", 27, 19),
             ("l28.swa_reader.k", "l18.swa.k", 28, 18),
             ("l28.swa_reader.v", "l18.swa.v", 28, 18),
-            ("l28.attn_reader.k", "l19.attn.k", 28, 19),
-            ("l28.attn_reader.v", "l19.attn.v", 28, 19),
-            ("l29.swa_reader.k", "l18.swa.k", 29, 18),
-            ("l29.swa_reader.v", "l18.swa.v", 29, 18),
             ("l29.attn_reader.k", "l19.attn.k", 29, 19),
             ("l29.attn_reader.v", "l19.attn.v", 29, 19),
             ("l30.swa_reader.k", "l18.swa.k", 30, 18),
             ("l30.swa_reader.v", "l18.swa.v", 30, 18),
-            ("l30.attn_reader.k", "l19.attn.k", 30, 19),
-            ("l30.attn_reader.v", "l19.attn.v", 30, 19),
             ("l31.swa_reader.k", "l18.swa.k", 31, 18),
             ("l31.swa_reader.v", "l18.swa.v", 31, 18),
-            ("l31.attn_reader.k", "l19.attn.k", 31, 19),
-            ("l31.attn_reader.v", "l19.attn.v", 31, 19),
             ("l32.swa_reader.k", "l18.swa.k", 32, 18),
             ("l32.swa_reader.v", "l18.swa.v", 32, 18),
-            ("l32.attn_reader.k", "l19.attn.k", 32, 19),
-            ("l32.attn_reader.v", "l19.attn.v", 32, 19),
             ("l33.swa_reader.k", "l18.swa.k", 33, 18),
             ("l33.swa_reader.v", "l18.swa.v", 33, 18),
-            ("l33.attn_reader.k", "l19.attn.k", 33, 19),
-            ("l33.attn_reader.v", "l19.attn.v", 33, 19),
-            ("l34.swa_reader.k", "l18.swa.k", 34, 18),
-            ("l34.swa_reader.v", "l18.swa.v", 34, 18),
             ("l34.attn_reader.k", "l19.attn.k", 34, 19),
             ("l34.attn_reader.v", "l19.attn.v", 34, 19),
         ];
@@ -751,36 +732,36 @@ pub mod gemma3n {
             pub l18: super::SlidingLayer,
             /// Layer 19, of kind `full`.
             pub l19: super::FullLayer,
-            /// Layer 20, of kind `shared`.
-            pub l20: super::SharedLayer,
-            /// Layer 21, of kind `shared`.
-            pub l21: super::SharedLayer,
-            /// Layer 22, of kind `shared`.
-            pub l22: super::SharedLayer,
-            /// Layer 23, of kind `shared`.
-            pub l23: super::SharedLayer,
-            /// Layer 24, of kind `shared`.
-            pub l24: super::SharedLayer,
-            /// Layer 25, of kind `shared`.
-            pub l25: super::SharedLayer,
-            /// Layer 26, of kind `shared`.
-            pub l26: super::SharedLayer,
-            /// Layer 27, of kind `shared`.
-            pub l27: super::SharedLayer,
-            /// Layer 28, of kind `shared`.
-            pub l28: super::SharedLayer,
-            /// Layer 29, of kind `shared`.
-            pub l29: super::SharedLayer,
-            /// Layer 30, of kind `shared`.
-            pub l30: super::SharedLayer,
-            /// Layer 31, of kind `shared`.
-            pub l31: super::SharedLayer,
-            /// Layer 32, of kind `shared`.
-            pub l32: super::SharedLayer,
-            /// Layer 33, of kind `shared`.
-            pub l33: super::SharedLayer,
-            /// Layer 34, of kind `shared`.
-            pub l34: super::SharedLayer,
+            /// Layer 20, of kind `shared_sliding`.
+            pub l20: super::SharedSlidingLayer,
+            /// Layer 21, of kind `shared_sliding`.
+            pub l21: super::SharedSlidingLayer,
+            /// Layer 22, of kind `shared_sliding`.
+            pub l22: super::SharedSlidingLayer,
+            /// Layer 23, of kind `shared_sliding`.
+            pub l23: super::SharedSlidingLayer,
+            /// Layer 24, of kind `shared_full`.
+            pub l24: super::SharedFullLayer,
+            /// Layer 25, of kind `shared_sliding`.
+            pub l25: super::SharedSlidingLayer,
+            /// Layer 26, of kind `shared_sliding`.
+            pub l26: super::SharedSlidingLayer,
+            /// Layer 27, of kind `shared_sliding`.
+            pub l27: super::SharedSlidingLayer,
+            /// Layer 28, of kind `shared_sliding`.
+            pub l28: super::SharedSlidingLayer,
+            /// Layer 29, of kind `shared_full`.
+            pub l29: super::SharedFullLayer,
+            /// Layer 30, of kind `shared_sliding`.
+            pub l30: super::SharedSlidingLayer,
+            /// Layer 31, of kind `shared_sliding`.
+            pub l31: super::SharedSlidingLayer,
+            /// Layer 32, of kind `shared_sliding`.
+            pub l32: super::SharedSlidingLayer,
+            /// Layer 33, of kind `shared_sliding`.
+            pub l33: super::SharedSlidingLayer,
+            /// Layer 34, of kind `shared_full`.
+            pub l34: super::SharedFullLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
@@ -873,21 +854,21 @@ pub mod gemma3n {
                     l17: super::SlidingLayer::EMPTY,
                     l18: super::SlidingLayer::EMPTY,
                     l19: super::FullLayer::EMPTY,
-                    l20: super::SharedLayer::EMPTY,
-                    l21: super::SharedLayer::EMPTY,
-                    l22: super::SharedLayer::EMPTY,
-                    l23: super::SharedLayer::EMPTY,
-                    l24: super::SharedLayer::EMPTY,
-                    l25: super::SharedLayer::EMPTY,
-                    l26: super::SharedLayer::EMPTY,
-                    l27: super::SharedLayer::EMPTY,
-                    l28: super::SharedLayer::EMPTY,
-                    l29: super::SharedLayer::EMPTY,
-                    l30: super::SharedLayer::EMPTY,
-                    l31: super::SharedLayer::EMPTY,
-                    l32: super::SharedLayer::EMPTY,
-                    l33: super::SharedLayer::EMPTY,
-                    l34: super::SharedLayer::EMPTY,
+                    l20: super::SharedSlidingLayer::EMPTY,
+                    l21: super::SharedSlidingLayer::EMPTY,
+                    l22: super::SharedSlidingLayer::EMPTY,
+                    l23: super::SharedSlidingLayer::EMPTY,
+                    l24: super::SharedFullLayer::EMPTY,
+                    l25: super::SharedSlidingLayer::EMPTY,
+                    l26: super::SharedSlidingLayer::EMPTY,
+                    l27: super::SharedSlidingLayer::EMPTY,
+                    l28: super::SharedSlidingLayer::EMPTY,
+                    l29: super::SharedFullLayer::EMPTY,
+                    l30: super::SharedSlidingLayer::EMPTY,
+                    l31: super::SharedSlidingLayer::EMPTY,
+                    l32: super::SharedSlidingLayer::EMPTY,
+                    l33: super::SharedSlidingLayer::EMPTY,
+                    l34: super::SharedFullLayer::EMPTY,
                     arena,
                     pool,
                 };
@@ -914,90 +895,60 @@ pub mod gemma3n {
                 if stage.holds(__rt::parallel::Position::Layer(20)) {
                     plan.l20.swa_reader.k = plan.l18.swa.k;
                     plan.l20.swa_reader.v = plan.l18.swa.v;
-                    plan.l20.attn_reader.k = plan.l19.attn.k;
-                    plan.l20.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(21)) {
                     plan.l21.swa_reader.k = plan.l18.swa.k;
                     plan.l21.swa_reader.v = plan.l18.swa.v;
-                    plan.l21.attn_reader.k = plan.l19.attn.k;
-                    plan.l21.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(22)) {
                     plan.l22.swa_reader.k = plan.l18.swa.k;
                     plan.l22.swa_reader.v = plan.l18.swa.v;
-                    plan.l22.attn_reader.k = plan.l19.attn.k;
-                    plan.l22.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(23)) {
                     plan.l23.swa_reader.k = plan.l18.swa.k;
                     plan.l23.swa_reader.v = plan.l18.swa.v;
-                    plan.l23.attn_reader.k = plan.l19.attn.k;
-                    plan.l23.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(24)) {
-                    plan.l24.swa_reader.k = plan.l18.swa.k;
-                    plan.l24.swa_reader.v = plan.l18.swa.v;
                     plan.l24.attn_reader.k = plan.l19.attn.k;
                     plan.l24.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(25)) {
                     plan.l25.swa_reader.k = plan.l18.swa.k;
                     plan.l25.swa_reader.v = plan.l18.swa.v;
-                    plan.l25.attn_reader.k = plan.l19.attn.k;
-                    plan.l25.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(26)) {
                     plan.l26.swa_reader.k = plan.l18.swa.k;
                     plan.l26.swa_reader.v = plan.l18.swa.v;
-                    plan.l26.attn_reader.k = plan.l19.attn.k;
-                    plan.l26.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(27)) {
                     plan.l27.swa_reader.k = plan.l18.swa.k;
                     plan.l27.swa_reader.v = plan.l18.swa.v;
-                    plan.l27.attn_reader.k = plan.l19.attn.k;
-                    plan.l27.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(28)) {
                     plan.l28.swa_reader.k = plan.l18.swa.k;
                     plan.l28.swa_reader.v = plan.l18.swa.v;
-                    plan.l28.attn_reader.k = plan.l19.attn.k;
-                    plan.l28.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(29)) {
-                    plan.l29.swa_reader.k = plan.l18.swa.k;
-                    plan.l29.swa_reader.v = plan.l18.swa.v;
                     plan.l29.attn_reader.k = plan.l19.attn.k;
                     plan.l29.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(30)) {
                     plan.l30.swa_reader.k = plan.l18.swa.k;
                     plan.l30.swa_reader.v = plan.l18.swa.v;
-                    plan.l30.attn_reader.k = plan.l19.attn.k;
-                    plan.l30.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(31)) {
                     plan.l31.swa_reader.k = plan.l18.swa.k;
                     plan.l31.swa_reader.v = plan.l18.swa.v;
-                    plan.l31.attn_reader.k = plan.l19.attn.k;
-                    plan.l31.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(32)) {
                     plan.l32.swa_reader.k = plan.l18.swa.k;
                     plan.l32.swa_reader.v = plan.l18.swa.v;
-                    plan.l32.attn_reader.k = plan.l19.attn.k;
-                    plan.l32.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(33)) {
                     plan.l33.swa_reader.k = plan.l18.swa.k;
                     plan.l33.swa_reader.v = plan.l18.swa.v;
-                    plan.l33.attn_reader.k = plan.l19.attn.k;
-                    plan.l33.attn_reader.v = plan.l19.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(34)) {
-                    plan.l34.swa_reader.k = plan.l18.swa.k;
-                    plan.l34.swa_reader.v = plan.l18.swa.v;
                     plan.l34.attn_reader.k = plan.l19.attn.k;
                     plan.l34.attn_reader.v = plan.l19.attn.v;
                 }
@@ -1263,21 +1214,21 @@ pub mod gemma3n {
                     super::Layer::Sliding(&self.l17),
                     super::Layer::Sliding(&self.l18),
                     super::Layer::Full(&self.l19),
-                    super::Layer::Shared(&self.l20),
-                    super::Layer::Shared(&self.l21),
-                    super::Layer::Shared(&self.l22),
-                    super::Layer::Shared(&self.l23),
-                    super::Layer::Shared(&self.l24),
-                    super::Layer::Shared(&self.l25),
-                    super::Layer::Shared(&self.l26),
-                    super::Layer::Shared(&self.l27),
-                    super::Layer::Shared(&self.l28),
-                    super::Layer::Shared(&self.l29),
-                    super::Layer::Shared(&self.l30),
-                    super::Layer::Shared(&self.l31),
-                    super::Layer::Shared(&self.l32),
-                    super::Layer::Shared(&self.l33),
-                    super::Layer::Shared(&self.l34),
+                    super::Layer::SharedSliding(&self.l20),
+                    super::Layer::SharedSliding(&self.l21),
+                    super::Layer::SharedSliding(&self.l22),
+                    super::Layer::SharedSliding(&self.l23),
+                    super::Layer::SharedFull(&self.l24),
+                    super::Layer::SharedSliding(&self.l25),
+                    super::Layer::SharedSliding(&self.l26),
+                    super::Layer::SharedSliding(&self.l27),
+                    super::Layer::SharedSliding(&self.l28),
+                    super::Layer::SharedFull(&self.l29),
+                    super::Layer::SharedSliding(&self.l30),
+                    super::Layer::SharedSliding(&self.l31),
+                    super::Layer::SharedSliding(&self.l32),
+                    super::Layer::SharedSliding(&self.l33),
+                    super::Layer::SharedFull(&self.l34),
                 ]
             }
             /// Layer `index`, or `None` past the last one.
@@ -1294,7 +1245,7 @@ pub mod gemma3n {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/gemma3n.toml:302`): 10 layers.
+    /// Checkpoint `tiny` (`circuits/gemma3n.toml:308`): 10 layers.
     pub mod tiny {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -1373,25 +1324,15 @@ pub mod gemma3n {
         /// Every KV side that reads another layer's KV (`shares`), in plan order: its id,
         /// the id of the state it reads, and their layers. A plan gives each one its owner's
         /// regions.
-        pub const SHARES: [(&str, &str, u64, u64); 20] = [
+        pub const SHARES: [(&str, &str, u64, u64); 10] = [
             ("l5.swa_reader.k", "l3.swa.k", 5, 3),
             ("l5.swa_reader.v", "l3.swa.v", 5, 3),
-            ("l5.attn_reader.k", "l4.attn.k", 5, 4),
-            ("l5.attn_reader.v", "l4.attn.v", 5, 4),
             ("l6.swa_reader.k", "l3.swa.k", 6, 3),
             ("l6.swa_reader.v", "l3.swa.v", 6, 3),
-            ("l6.attn_reader.k", "l4.attn.k", 6, 4),
-            ("l6.attn_reader.v", "l4.attn.v", 6, 4),
             ("l7.swa_reader.k", "l3.swa.k", 7, 3),
             ("l7.swa_reader.v", "l3.swa.v", 7, 3),
-            ("l7.attn_reader.k", "l4.attn.k", 7, 4),
-            ("l7.attn_reader.v", "l4.attn.v", 7, 4),
             ("l8.swa_reader.k", "l3.swa.k", 8, 3),
             ("l8.swa_reader.v", "l3.swa.v", 8, 3),
-            ("l8.attn_reader.k", "l4.attn.k", 8, 4),
-            ("l8.attn_reader.v", "l4.attn.v", 8, 4),
-            ("l9.swa_reader.k", "l3.swa.k", 9, 3),
-            ("l9.swa_reader.v", "l3.swa.v", 9, 3),
             ("l9.attn_reader.k", "l4.attn.k", 9, 4),
             ("l9.attn_reader.v", "l4.attn.v", 9, 4),
         ];
@@ -1432,16 +1373,16 @@ pub mod gemma3n {
             pub l3: super::SlidingLayer,
             /// Layer 4, of kind `full`.
             pub l4: super::FullLayer,
-            /// Layer 5, of kind `shared`.
-            pub l5: super::SharedLayer,
-            /// Layer 6, of kind `shared`.
-            pub l6: super::SharedLayer,
-            /// Layer 7, of kind `shared`.
-            pub l7: super::SharedLayer,
-            /// Layer 8, of kind `shared`.
-            pub l8: super::SharedLayer,
-            /// Layer 9, of kind `shared`.
-            pub l9: super::SharedLayer,
+            /// Layer 5, of kind `shared_sliding`.
+            pub l5: super::SharedSlidingLayer,
+            /// Layer 6, of kind `shared_sliding`.
+            pub l6: super::SharedSlidingLayer,
+            /// Layer 7, of kind `shared_sliding`.
+            pub l7: super::SharedSlidingLayer,
+            /// Layer 8, of kind `shared_sliding`.
+            pub l8: super::SharedSlidingLayer,
+            /// Layer 9, of kind `shared_full`.
+            pub l9: super::SharedFullLayer,
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
@@ -1519,11 +1460,11 @@ pub mod gemma3n {
                     l2: super::SlidingLayer::EMPTY,
                     l3: super::SlidingLayer::EMPTY,
                     l4: super::FullLayer::EMPTY,
-                    l5: super::SharedLayer::EMPTY,
-                    l6: super::SharedLayer::EMPTY,
-                    l7: super::SharedLayer::EMPTY,
-                    l8: super::SharedLayer::EMPTY,
-                    l9: super::SharedLayer::EMPTY,
+                    l5: super::SharedSlidingLayer::EMPTY,
+                    l6: super::SharedSlidingLayer::EMPTY,
+                    l7: super::SharedSlidingLayer::EMPTY,
+                    l8: super::SharedSlidingLayer::EMPTY,
+                    l9: super::SharedFullLayer::EMPTY,
                     arena,
                     pool,
                 };
@@ -1535,30 +1476,20 @@ pub mod gemma3n {
                 if stage.holds(__rt::parallel::Position::Layer(5)) {
                     plan.l5.swa_reader.k = plan.l3.swa.k;
                     plan.l5.swa_reader.v = plan.l3.swa.v;
-                    plan.l5.attn_reader.k = plan.l4.attn.k;
-                    plan.l5.attn_reader.v = plan.l4.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(6)) {
                     plan.l6.swa_reader.k = plan.l3.swa.k;
                     plan.l6.swa_reader.v = plan.l3.swa.v;
-                    plan.l6.attn_reader.k = plan.l4.attn.k;
-                    plan.l6.attn_reader.v = plan.l4.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(7)) {
                     plan.l7.swa_reader.k = plan.l3.swa.k;
                     plan.l7.swa_reader.v = plan.l3.swa.v;
-                    plan.l7.attn_reader.k = plan.l4.attn.k;
-                    plan.l7.attn_reader.v = plan.l4.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(8)) {
                     plan.l8.swa_reader.k = plan.l3.swa.k;
                     plan.l8.swa_reader.v = plan.l3.swa.v;
-                    plan.l8.attn_reader.k = plan.l4.attn.k;
-                    plan.l8.attn_reader.v = plan.l4.attn.v;
                 }
                 if stage.holds(__rt::parallel::Position::Layer(9)) {
-                    plan.l9.swa_reader.k = plan.l3.swa.k;
-                    plan.l9.swa_reader.v = plan.l3.swa.v;
                     plan.l9.attn_reader.k = plan.l4.attn.k;
                     plan.l9.attn_reader.v = plan.l4.attn.v;
                 }
@@ -1809,11 +1740,11 @@ pub mod gemma3n {
                     super::Layer::Sliding(&self.l2),
                     super::Layer::Sliding(&self.l3),
                     super::Layer::Full(&self.l4),
-                    super::Layer::Shared(&self.l5),
-                    super::Layer::Shared(&self.l6),
-                    super::Layer::Shared(&self.l7),
-                    super::Layer::Shared(&self.l8),
-                    super::Layer::Shared(&self.l9),
+                    super::Layer::SharedSliding(&self.l5),
+                    super::Layer::SharedSliding(&self.l6),
+                    super::Layer::SharedSliding(&self.l7),
+                    super::Layer::SharedSliding(&self.l8),
+                    super::Layer::SharedFull(&self.l9),
                 ]
             }
             /// Layer `index`, or `None` past the last one.
@@ -1839,9 +1770,9 @@ pub mod gemma3n {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `gemma_3n_e4b` of `google/gemma-3n-E4B` (`circuits/gemma3n.toml:294`), module `gemma_3n_e4b`.
+        /// Checkpoint `gemma_3n_e4b` of `google/gemma-3n-E4B` (`circuits/gemma3n.toml:300`), module `gemma_3n_e4b`.
         Gemma3nE4b,
-        /// Checkpoint `tiny` (`circuits/gemma3n.toml:302`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/gemma3n.toml:308`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -436,17 +436,22 @@ fn compare_readers(
     Ok(())
 }
 
-/// Every reader's field of a Gemma 3n plan, layer by layer: a shared layer's two pairs.
+/// Every reader's field of a Gemma 3n plan, layer by layer: a shared local layer's local pair,
+/// a shared global layer's global pair.
 fn gemma3n_readers(layers: &[metrale_tests::gemma3n::Layer<'_>]) -> Vec<(String, Region)> {
+    use metrale_tests::gemma3n::Layer;
     let mut fields = Vec::new();
     for (i, layer) in layers.iter().enumerate() {
-        if let metrale_tests::gemma3n::Layer::Shared(shared) = layer {
-            fields.extend([
+        match layer {
+            Layer::SharedSliding(shared) => fields.extend([
                 (format!("l{i}.swa_reader.k"), shared.swa_reader.k.blocks),
                 (format!("l{i}.swa_reader.v"), shared.swa_reader.v.blocks),
+            ]),
+            Layer::SharedFull(shared) => fields.extend([
                 (format!("l{i}.attn_reader.k"), shared.attn_reader.k.blocks),
                 (format!("l{i}.attn_reader.v"), shared.attn_reader.v.blocks),
-            ]);
+            ]),
+            Layer::Sliding(_) | Layer::Full(_) => {}
         }
     }
     fields

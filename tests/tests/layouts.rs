@@ -6,10 +6,10 @@
 //! Reference figures, from vLLM 0.33.0 (commit 4ba787ec9), by hand:
 //! - the latent row is `kv_lora_rank + qk_rope_head_dim` = 576 elements of the cache dtype
 //!   (`model_executor/layers/attention/mla_attention.py:480`): 1,152 B in bf16, 576 B in fp8;
-//! - `fp8_ds_mla` is 656 B a token: 512 fp8 NoPE values, 4 f32 scales, 64 bf16 RoPE values
+//! - `fp8_ds_mla` is 656 B a token: 512 fp8 `NoPE` values, 4 f32 scales, 64 bf16 `RoPE` values
 //!   (`v1/attention/backends/mla/flashmla_sparse.py:79-87`, the constant at
 //!   `mla_attention.py:1386`);
-//! - `nvfp4_ds_mla` is 352 B a token: 512 e2m1 values two a byte, 64 fp8 RoPE values, 32 fp8
+//! - `nvfp4_ds_mla` is 352 B a token: 512 e2m1 values two a byte, 64 fp8 `RoPE` values, 32 fp8
 //!   scales (`flashmla_sparse.py:111-121`, `mla_attention.py:1386`);
 //! - the indexer key is `index_head_dim + index_head_dim // 128 * 4` = 132 uint8 a token
 //!   (`model_executor/models/deepseek_v2.py:731-736`), whatever the cache dtype.
@@ -85,9 +85,8 @@ fn the_whole_model_per_token_is_61_layers_and_the_mtp_layer() {
     // Per token and layer: latent + 132. One 64-token block of each pool: 61 main layers, and
     // the MTP layer in the draft pool.
     for (kv, per_token) in [(BF16, 1284), (FP8, 708), (DS_MLA, 788), (NVFP4, 484)] {
-        let plan =
-            deepseek_v3_2::StatePlan::new(&deepseek_v3_2::DIMS, &inputs(kv), DEFAULT_ALIGN)
-                .unwrap();
+        let plan = deepseek_v3_2::StatePlan::new(&deepseek_v3_2::DIMS, &inputs(kv), DEFAULT_ALIGN)
+            .unwrap();
         let main: u64 = plan
             .layers()
             .iter()
@@ -131,12 +130,12 @@ fn parts_sit_where_vllms_kernels_write_them() {
         ]
     );
     // A dtype: one part, the whole row.
-    assert_eq!(
-        spans(BF16),
-        [("latent", StateDtype::Bf16, 576, 0, 1152)]
-    );
+    assert_eq!(spans(BF16), [("latent", StateDtype::Bf16, 576, 0, 1152)]);
     let index = blocks::mla::index_k_parts(dims, formats(BF16)).unwrap();
-    assert_eq!(index.get("scale").map(|p| (p.offset, p.bytes)), Some((128, 4)));
+    assert_eq!(
+        index.get("scale").map(|p| (p.offset, p.bytes)),
+        Some((128, 4))
+    );
 
     // Token 70 of a plan's latent (block 1, row 6): its RoPE part's bytes, by hand.
     let plan = deepseek_v3_2::StatePlan::new(
@@ -189,10 +188,13 @@ fn the_dynamic_plan_agrees_part_for_part() {
         match &term.layout {
             None => assert_eq!(generated_parts.as_slice().len(), 1, "{kv:?}"),
             Some(layout) => {
-                assert_eq!(Some(layout.name.as_str()), match kv.choice() {
-                    FormatChoice::Layout(name) => Some(name),
-                    FormatChoice::Dtype(_) => None,
-                });
+                assert_eq!(
+                    Some(layout.name.as_str()),
+                    match kv.choice() {
+                        FormatChoice::Layout(name) => Some(name),
+                        FormatChoice::Dtype(_) => None,
+                    }
+                );
                 let dynamic: Vec<(&str, u64, u64)> = layout
                     .parts
                     .iter()
@@ -263,4 +265,60 @@ fn the_draft_kv_dtype_retypes_a_dtype_and_keeps_a_layout() {
     let kept = plan(DS_MLA, Some(StateDtype::Bf16));
     assert_eq!(kept.draft.mla.latent.blocks.bytes, 64 * 148);
     assert_eq!(kept.draft.mla.index_k.blocks.bytes, 64 * 132);
+}
+
+mod nvfp4 {
+    metrale_macros::circuit!(
+        inline = r#"
+schema = 3
+arch = "gqa"
+dims = ["kv_heads", "head_dim"]
+[layout]
+kind = "interval"
+period = 1
+[layout.blocks]
+full_attention = ["attn"]
+[[block.attn.state]]
+id = "k"
+kind = "paged_kv"
+format = "{kv_cache_dtype}"
+shape = "kv_heads x head_dim"
+[block.attn.state.layouts]
+nvfp4 = [
+  { part = "values", format = "fp4", shape = "kv_heads x head_dim" },
+  { part = "scales", format = "fp8", shape = "kv_heads x head_dim/16" },
+]
+[[block.attn.state]]
+id = "v"
+kind = "paged_kv"
+format = "{kv_cache_dtype}"
+shape = "kv_heads x head_dim"
+[block.attn.state.layouts]
+nvfp4 = [
+  { part = "values", format = "fp4", shape = "kv_heads x head_dim" },
+  { part = "scales", format = "fp8", shape = "kv_heads x head_dim/16" },
+]
+[checkpoint.llama_3_1_8b]
+layers = 32
+dims = { kv_heads = 8, head_dim = 128 }
+"#
+    );
+}
+
+#[test]
+fn an_nvfp4_kv_cache_is_vllms() {
+    use nvfp4::gqa::{Formats, KvCacheDtypeFormat, blocks, llama_3_1_8b};
+    // vLLM's FlashInfer NVFP4 cache: each KV head's side is `head_size // 2 + head_size // 16`
+    // bytes (`utils/torch_utils.py:542-544`, `v1/attention/backends/flashinfer.py:557-570`):
+    // 64 + 8 = 72 for a head of 128, 8 heads: 576 B a side and token, where bf16 is 2,048.
+    let formats = |kv| Formats { kv_cache_dtype: kv };
+    let k = |kv| blocks::attn::k_unit(&llama_3_1_8b::DIMS, formats(kv)).map(|u| u.bytes);
+    assert_eq!(k(KvCacheDtypeFormat::Nvfp4), Ok(8 * 72));
+    assert_eq!(k(KvCacheDtypeFormat::Dtype(StateDtype::Bf16)), Ok(2048));
+    let parts =
+        blocks::attn::v_parts(&llama_3_1_8b::DIMS, formats(KvCacheDtypeFormat::Nvfp4)).unwrap();
+    assert_eq!(
+        parts.get("scales").map(|p| (p.elements, p.offset, p.bytes)),
+        Some((64, 512, 64))
+    );
 }

@@ -312,8 +312,9 @@ fn a_reader_takes_no_page_of_the_pool() {
 
 /// Gemma 3n E4B in the zoo, by hand: 35 layers, the last 15 shared (`Gemma3nTextConfig`'s
 /// `num_kv_shared_layers`), so 20 keep KV (16 local, 4 global: layers 4, 9, 14, 19), and every
-/// shared layer reads layer 18's local pair and layer 19's global pair (transformers'
-/// `kv_sharing_roles`, vLLM's `first_kv_shared_layer_idx - 2` and `- 1`). A token of one layer is
+/// shared local layer reads layer 18's local pair and each shared global layer (24, 29, 34)
+/// layer 19's global pair (transformers' `kv_sharing_roles`, vLLM's
+/// `first_kv_shared_layer_idx - 2` and `- 1`). A token of one layer is
 /// 2 sides x 2 KV heads x 256 x 2 B (bf16) = 2,048 B, so with a pool of one block of one token
 /// the main model keeps 20 x 2,048 = 40,960 B a token (35 layers without the sharing would keep
 /// 71,680).
@@ -351,25 +352,31 @@ fn gemma_3n_e4b_keeps_the_kv_of_twenty_layers() {
     assert_eq!(kv, 20 * 2 * 2 * 256 * 2);
     assert_eq!(kv, 40_960);
     assert_eq!(e4b::TERM_COUNT, 40);
-    assert_eq!(e4b::SHARES.len(), 15 * 4);
-    let mut shared = 0;
+    // Each shared layer reads the one pair of its own type: 15 layers, 2 sides each.
+    assert_eq!(e4b::SHARES.len(), 15 * 2);
+    let (mut local, mut global) = (0, 0);
     for (i, layer) in plan.layers().iter().enumerate() {
         match layer {
-            Layer::Shared(l) => {
-                shared += 1;
-                assert!(i >= 20, "layer {i}");
+            Layer::SharedSliding(l) => {
+                local += 1;
+                assert!(i >= 20 && i % 5 != 4, "layer {i}");
                 assert_eq!(
                     (l.swa_reader.k, l.swa_reader.v),
                     (plan.l18.swa.k, plan.l18.swa.v)
                 );
+            }
+            Layer::SharedFull(l) => {
+                global += 1;
+                assert!(i >= 20 && i % 5 == 4, "layer {i}");
                 assert_eq!(
                     (l.attn_reader.k, l.attn_reader.v),
                     (plan.l19.attn.k, plan.l19.attn.v)
                 );
             }
-            Layer::Full(_) => assert_eq!(i % 5, 4, "layer {i}"),
+            Layer::Full(_) => assert!(i < 20 && i % 5 == 4, "layer {i}"),
             Layer::Sliding(_) => assert!(i < 20 && i % 5 != 4, "layer {i}"),
         }
     }
-    assert_eq!(shared, 15);
+    // vLLM's layers 24, 29 and 34 read layer 19's KV, the other twelve layer 18's.
+    assert_eq!((local, global), (12, 3));
 }

@@ -60,12 +60,24 @@ fn plan_json_shows_the_parts_of_a_layout() {
         "ds_mla.toml",
         "slots = 1\n[formats]\nkv_cache_dtype = \"fp8_ds_mla\"\n[kv]\nblocks = 2\nblock_size = 64\n",
     );
-    let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &inputs, "--json"]);
+    let out = run(&[
+        "plan",
+        "circuits/deepseek_v32.toml",
+        "--inputs",
+        &inputs,
+        "--json",
+    ]);
     assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
     let plan: Value = serde_json::from_str(&out.stdout).expect("plan --json prints JSON");
     let latent = term(&plan, "l0.mla.latent", "blocks");
-    assert_eq!((&latent["layout"], &latent["dtype"]), (&"fp8_ds_mla".into(), &"u8".into()));
-    assert_eq!((u(&latent["unit_bytes"]), u(&latent["bytes"])), (656, 128 * 656));
+    assert_eq!(
+        (&latent["layout"], &latent["dtype"]),
+        (&"fp8_ds_mla".into(), &"u8".into())
+    );
+    assert_eq!(
+        (u(&latent["unit_bytes"]), u(&latent["bytes"])),
+        (656, 128 * 656)
+    );
     let parts: Vec<(String, String, u64, u64, u64)> = latent["parts"]
         .as_array()
         .expect("parts")
@@ -88,16 +100,28 @@ fn plan_json_shows_the_parts_of_a_layout() {
     .map(|(n, d, e, o, b)| (n.to_owned(), d.to_owned(), e, o, b));
     assert_eq!(parts, expected);
     let index = term(&plan, "l0.mla.index_k", "blocks");
-    assert_eq!((&index["layout"], u(&index["unit_bytes"])), (&"fp8_scaled".into(), 132));
+    assert_eq!(
+        (&index["layout"], u(&index["unit_bytes"])),
+        (&"fp8_scaled".into(), 132)
+    );
     // A dtype's unit has neither.
-    let plain = scratch(
+    let bf16_inputs = scratch(
         "ds_bf16.toml",
         "slots = 1\n[formats]\nkv_cache_dtype = \"bf16\"\n[kv]\nblocks = 2\nblock_size = 64\n",
     );
-    let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &plain, "--json"]);
+    let out = run(&[
+        "plan",
+        "circuits/deepseek_v32.toml",
+        "--inputs",
+        &bf16_inputs,
+        "--json",
+    ]);
     let plan: Value = serde_json::from_str(&out.stdout).expect("plan --json prints JSON");
     let latent = term(&plan, "l0.mla.latent", "blocks");
-    assert_eq!((u(&latent["unit_bytes"]), latent.get("parts")), (1152, None));
+    assert_eq!(
+        (u(&latent["unit_bytes"]), latent.get("parts")),
+        (1152, None)
+    );
     // A layout the states do not declare is refused at its value in the file.
     let bad = scratch(
         "ds_bad.toml",
@@ -105,8 +129,16 @@ fn plan_json_shows_the_parts_of_a_layout() {
     );
     let out = run(&["plan", "circuits/deepseek_v32.toml", "--inputs", &bad]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains(&format!("--> {bad}:3:18")), "{}", out.stderr);
-    assert!(out.stderr.contains("did you mean `fp8_ds_mla`?"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("--> {bad}:3:18")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `fp8_ds_mla`?"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

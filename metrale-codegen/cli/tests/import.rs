@@ -522,6 +522,28 @@ fn layer_rules_apply_in_order_with_their_defaults() {
 }
 
 #[test]
+fn last_restricts_every_and_indices_to_the_tail() {
+    // Every 2nd layer among the last `shared` (4 of 10: layers 6 to 9): 7 and 9 global; the
+    // globals listed among the last 3 (7, 8, 9): 8 only; the rest by the rules before.
+    let restricted = RULES.replace(
+        "{ last = { key = \"shared\", or = 0 }, kind = \"sliding\" }",
+        "{ every = 2, offset = -1, last = \"shared\", kind = \"global\" },\n  \
+         { indices = [2, 8], last = 3, kind = \"full\" }",
+    );
+    let config = rules_config("", "[0]").replace(
+        "\"hidden_size\": 8,",
+        "\"hidden_size\": 8,\n  \"shared\": 4,",
+    );
+    // By hand, before the new rules: full at 3 and 7 (interval 4), global at 0, sliding else:
+    // G S S F S S S F S S. Then global at 7 and 9, then full at 8.
+    let imported = run(&restricted, &config, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("GSSFSSSGFG".into()));
+    // `shared` of 0 (its key absent here has no `or`: refused, naming the rule).
+    let d = only(&restricted, &rules_config("", "[0]"));
+    assert_eq!(d.message, "missing config key `shared`");
+}
+
+#[test]
 fn a_rule_s_values_from_the_config_are_checked_where_they_are() {
     // A zero period, at its value (line 4, column 32).
     let d = only(RULES, &rules_config(" \"interval\": 0,", "[0]"));

@@ -514,7 +514,11 @@ impl Emitter<'_> {
         if blocks.is_empty() {
             return TokenStream::new();
         }
-        let arms = blocks.iter().map(|(kind, blocks)| {
+        // Kinds without terms share one arm: separate empty arms are the same arm twice
+        // (clippy's `match_same_arms` in the user's crate).
+        let mut empty: Vec<TokenStream> = Vec::new();
+        let mut arms: Vec<TokenStream> = Vec::new();
+        for (kind, blocks) in blocks {
             let variant = layer_variant(kind);
             let puts: Vec<TokenStream> = blocks
                 .iter()
@@ -525,11 +529,14 @@ impl Emitter<'_> {
                 })
                 .collect();
             if puts.is_empty() {
-                quote!(Layer::#variant(_) => {})
+                empty.push(quote!(Layer::#variant(_)));
             } else {
-                quote!(Layer::#variant(layer) => { #(#puts)* })
+                arms.push(quote!(Layer::#variant(layer) => { #(#puts)* }));
             }
-        });
+        }
+        if !empty.is_empty() {
+            arms.push(quote!(#(#empty)|* => {}));
+        }
         quote! {
             #[doc = " Puts the regions of `layers` into `all` from index `at`, layer by layer in"]
             #[doc = " plan order, and returns the index after them: every checkpoint's `regions()`"]

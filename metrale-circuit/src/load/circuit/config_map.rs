@@ -139,6 +139,8 @@ impl LayerRules {
 pub struct KindRule {
     /// The layers it names.
     pub(crate) layers: RuleLayers,
+    /// `last = K` beside `every` or `indices`: only those of its layers among the last `K`.
+    pub(crate) within_last: Option<ConfigInt>,
     /// The layer kind it gives them.
     pub(crate) kind: String,
     /// Where the rule is written.
@@ -150,6 +152,13 @@ impl KindRule {
     #[must_use]
     pub fn layers(&self) -> &RuleLayers {
         &self.layers
+    }
+
+    /// `last = K` beside `every` or `indices`: the rule names only those of its layers among
+    /// the last `K` (Gemma 3n's shared global layers: every 5th layer of the shared tail).
+    #[must_use]
+    pub fn within_last(&self) -> Option<&ConfigInt> {
+        self.within_last.as_ref()
     }
 
     /// The layer kind it gives them.

@@ -3,7 +3,8 @@
 //! last K layers share KV").
 //!
 //! This module owns the table's keys (`default`, `rules`), the keys of one rule (`every` with
-//! `offset`, `indices` with `base`, `last`, and `kind`), the three ways a rule's integer is
+//! `offset`, `indices` with `base`, `last` (alone, or restricting `every` or `indices` to the
+//! last K layers), and `kind`), the three ways a rule's integer is
 //! written (a number, a config key path, `{ key, or }`), and every check of a rule set that
 //! needs no config: the kinds, each rule's numbers, and, over the layers a checkpoint may have
 //! (fewer than [`MAX_LAYERS`]), the rule set as a whole: no layer left without a kind, no
@@ -89,8 +90,7 @@ impl Layers {
 }
 
 /// What the help of a rule's shape says.
-const RULE_FORMS: &str =
-    "name the layers with one of `every = N` (with `offset = O`), `indices = [...]` and `last = K`";
+const RULE_FORMS: &str = "name the layers with one of `every = N` (with `offset = O`), `indices = [...]` and `last = K` (`last` may also restrict `every` or `indices` to the last K layers)";
 
 /// One valid rule with the places the set checks point at.
 struct Walked {
@@ -189,13 +189,19 @@ impl Context<'_> {
             .collect();
         selectors.sort_by_key(|(_, span)| span.start);
         let mut valid = true;
-        if let [(first, _), rest @ ..] = selectors.as_slice() {
+        // `last` may restrict an `every` or `indices` rule to the last K layers; `every` and
+        // `indices` exclude each other.
+        let (restricted, named): (Vec<_>, Vec<_>) = selectors
+            .iter()
+            .cloned()
+            .partition(|(k, _)| *k == "last" && selectors.len() > 1);
+        if let [(first, _), rest @ ..] = named.as_slice() {
             for (key, span) in rest {
                 w.report(
                     span.clone(),
                     Diagnostic::error(format!("`{key}` and `{first}` both name this rule's layers"))
                         .label("a second way to name layers")
-                        .help("a rule names its layers one way: write two rules (a later rule overrides an earlier one on the layers both name)"),
+                        .help("a rule names its layers one way, `every` or `indices`, which `last` may restrict to the last K layers: write two rules (a later rule overrides an earlier one on the layers both name)"),
                 );
                 valid = false;
             }
@@ -208,7 +214,7 @@ impl Context<'_> {
             );
             valid = false;
         }
-        let selector = selectors.first().map(|(k, _)| *k);
+        let selector = named.first().map(|(k, _)| *k);
         for (key, owner) in [("offset", "every"), ("base", "indices")] {
             if let Some((span, _)) = field(table, key)
                 && selector.is_some_and(|s| s != owner)
@@ -245,11 +251,19 @@ impl Context<'_> {
             Some("last") => last(w, table),
             _ => None,
         };
+        let within_last = match restricted.first() {
+            Some(_) => match last(w, table) {
+                Some(RuleLayers::Last { count }) => Some(Some(count)),
+                _ => None,
+            },
+            None => Some(None),
+        };
         let (kind, kind_at) = kind?;
-        let layers = layers?;
+        let (layers, within_last) = (layers?, within_last?);
         valid.then(|| Walked {
             rule: KindRule {
                 layers,
+                within_last,
                 kind,
                 origin: w.sink.origin(&w.loc(at.clone())),
             },
@@ -614,8 +628,11 @@ fn last(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
 }
 
 /// The layers below [`MAX_LAYERS`] a fixed rule names; `None` for a rule whose layers depend
-/// on the config.
+/// on the config (or on the depth: a rule restricted to the last K layers).
 fn fixed_layers(rule: &KindRule) -> Option<Layers> {
+    if rule.within_last.is_some() {
+        return None;
+    }
     let mut names = Layers::NONE;
     match &rule.layers {
         RuleLayers::Every {

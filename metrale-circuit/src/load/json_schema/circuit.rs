@@ -1011,11 +1011,19 @@ const LAYER_RULE: Table = Table {
         )
         .required(),
     ],
-    rules: &[Rule::Count {
-        keys: &RULE_SELECTORS,
-        how: How::ExactlyOne,
-        when: None,
-    }],
+    rules: &[
+        Rule::Count {
+            keys: &RULE_SELECTORS,
+            how: How::AtLeastOne,
+            when: None,
+        },
+        // `last` may restrict the other two; they exclude each other.
+        Rule::Count {
+            keys: &["every", "indices"],
+            how: How::AtMostOne,
+            when: None,
+        },
+    ],
 };
 
 /// A rule's integer written as `{ key, or }`.

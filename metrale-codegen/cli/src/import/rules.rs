@@ -107,7 +107,7 @@ impl Reader<'_> {
         depth: &Depth,
         by: &str,
     ) -> Option<Vec<(usize, Range<usize>)>> {
-        match rule.layers() {
+        let named = match rule.layers() {
             RuleLayers::Every { period, offset } => self.every(period, offset, depth, by),
             RuleLayers::Indices {
                 list: RuleIndices::Listed(list),
@@ -118,7 +118,21 @@ impl Reader<'_> {
                 base,
             } => self.read_indices(key, *base, depth, by),
             RuleLayers::Last { count } => self.last(count, depth, by),
-        }
+        };
+        // `last` beside `every` or `indices`: only their layers among the last K.
+        let Some(count) = rule.within_last() else {
+            return named;
+        };
+        let tail = self.last(count, depth, by);
+        let (named, tail) = (named?, tail?);
+        // The tail is the layers from its first to the last.
+        let first = tail.first().map_or(usize::MAX, |(layer, _)| *layer);
+        Some(
+            named
+                .into_iter()
+                .filter(|(layer, _)| *layer >= first)
+                .collect(),
+        )
     }
 
     /// `every = N, offset = O`: the period read at least 1, the offset fitting it.
