@@ -146,7 +146,9 @@ fn one_source_of_layer_kinds() {
         &d,
         "`layer_types` and `pattern` both say the layer kinds",
         "c.toml:27:1",
-        &["keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules`"],
+        &[
+            "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules` (only `layer_rules` may go beside `layer_types`: the rules when the config has no list)",
+        ],
     );
 }
 
@@ -412,7 +414,10 @@ rules = [
             ),
             (
                 &RuleLayers::Indices {
-                    list: RuleIndices::Key("text_config.full_attn_idxs".to_owned()),
+                    list: RuleIndices::Key {
+                        key: "text_config.full_attn_idxs".to_owned(),
+                        or: None,
+                    },
                     base: 0
                 },
                 "full",
@@ -439,6 +444,63 @@ rules = [
                 },
                 "full",
                 "c.toml:36".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn last_restricts_a_rule_and_indices_take_an_or() {
+    use metrale_circuit::load::{ConfigInt, RuleIndices, RuleLayers};
+    let c = loads(&with_rules(
+        "",
+        r#"default = "sliding"
+rules = [
+  { every = 5, offset = -1, last = { key = "shared", or = 15 }, kind = "full" },
+  { indices = { key = "idxs", or = [0, 2] }, last = 3, kind = "global" },
+  { indices = { key = "none", or = [] }, kind = "global" },
+]"#,
+    ));
+    let Some(LayerKindsSource::Rules(rules)) = c.config().unwrap().layer_kinds() else {
+        panic!("layer rules expected");
+    };
+    let got: Vec<(&RuleLayers, Option<&ConfigInt>)> = rules
+        .rules()
+        .iter()
+        .map(|r| (r.layers(), r.within_last()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                &RuleLayers::Every {
+                    period: ConfigInt::Literal(5),
+                    offset: ConfigInt::Literal(-1)
+                },
+                Some(&ConfigInt::Key {
+                    key: "shared".to_owned(),
+                    or: Some(15)
+                })
+            ),
+            (
+                &RuleLayers::Indices {
+                    list: RuleIndices::Key {
+                        key: "idxs".to_owned(),
+                        or: Some(vec![0, 2])
+                    },
+                    base: 0
+                },
+                Some(&ConfigInt::Literal(3))
+            ),
+            (
+                &RuleLayers::Indices {
+                    list: RuleIndices::Key {
+                        key: "none".to_owned(),
+                        or: Some(Vec::new())
+                    },
+                    base: 0
+                },
+                None
             ),
         ]
     );

@@ -448,7 +448,7 @@ pub mod gemma2 {
         /// A layer of kind `full`.
         Full(&'a FullLayer),
     }
-    /// Checkpoint `gemma_2_2b` of `google/gemma-2-2b-it` (`circuits/gemma2.toml:242`): 26 layers.
+    /// Checkpoint `gemma_2_2b` of `google/gemma-2-2b-it` (`circuits/gemma2.toml:243`): 26 layers.
     pub mod gemma_2_2b {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -1016,7 +1016,7 @@ pub mod gemma2 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/gemma2.toml:250`): 4 layers.
+    /// Checkpoint `tiny` (`circuits/gemma2.toml:251`): 4 layers.
     pub mod tiny {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -1436,9 +1436,9 @@ pub mod gemma2 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `gemma_2_2b` of `google/gemma-2-2b-it` (`circuits/gemma2.toml:242`), module `gemma_2_2b`.
+        /// Checkpoint `gemma_2_2b` of `google/gemma-2-2b-it` (`circuits/gemma2.toml:243`), module `gemma_2_2b`.
         Gemma22b,
-        /// Checkpoint `tiny` (`circuits/gemma2.toml:250`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/gemma2.toml:251`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

@@ -448,7 +448,7 @@ pub mod gemma3 {
         /// A layer of kind `full`.
         Full(&'a FullLayer),
     }
-    /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:242`): 62 layers.
+    /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:244`): 62 layers.
     pub mod gemma_3_27b {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -1270,7 +1270,7 @@ pub mod gemma3 {
             }
         }
     }
-    /// Checkpoint `tiny` (`circuits/gemma3.toml:249`): 6 layers.
+    /// Checkpoint `tiny` (`circuits/gemma3.toml:251`): 6 layers.
     pub mod tiny {
         use super::{Err, Ok, __abi, __rt};
         /// The checkpoint's dims.
@@ -1704,9 +1704,9 @@ pub mod gemma3 {
     /// `AnyPlan::new(checkpoint, checkpoint.dims(), &inputs, 256)`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Checkpoint {
-        /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:242`), module `gemma_3_27b`.
+        /// Checkpoint `gemma_3_27b` of `google/gemma-3-27b-it` (`circuits/gemma3.toml:244`), module `gemma_3_27b`.
         Gemma327b,
-        /// Checkpoint `tiny` (`circuits/gemma3.toml:249`), module `tiny`.
+        /// Checkpoint `tiny` (`circuits/gemma3.toml:251`), module `tiny`.
         Tiny,
     }
     impl Checkpoint {

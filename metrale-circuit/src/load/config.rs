@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use super::raw::{FULL, LINEAR, RawLayout};
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayerRule};
+use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayerRule, LayerRules};
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
@@ -179,28 +179,51 @@ fn mapped_kind(
     Some(kind.to_owned())
 }
 
-/// The one source of layer kinds, if any.
+/// The one source of layer kinds, if any; `layer_types` beside `layer_rules` (schema 3) reads
+/// the config's list when it has one, the rules otherwise.
 fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<LayerKindsSource> {
     let mut given: Vec<(&str, Range<usize>)> = KIND_SOURCES
         .iter()
         .filter_map(|k| field(table, k).map(|(span, _)| (*k, span)))
         .collect();
-    // The first one written is kept; each later one is reported.
+    // The first one written is kept; each later one is reported, but for `layer_rules` as the
+    // fallback of `layer_types`.
     given.sort_by_key(|(_, span)| span.start);
-    if let [(first, _), rest @ ..] = given.as_slice() {
+    let fallback = given.len() == 2
+        && given.iter().any(|(k, _)| *k == "layer_types")
+        && given.iter().any(|(k, _)| *k == "layer_rules");
+    if let [(first, _), rest @ ..] = given.as_slice()
+        && !fallback
+    {
         for (key, span) in rest {
             w.report(
                 span.clone(),
                 Diagnostic::error(format!("`{key}` and `{first}` both say the layer kinds"))
                     .label("a second source")
                     .help(
-                        "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules`",
+                        "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules` \
+                         (only `layer_rules` may go beside `layer_types`: the rules when the \
+                         config has no list)",
                     ),
             );
         }
         if !rest.is_empty() {
             return Err(Refused);
         }
+    }
+    if fallback {
+        let types = field(table, "layer_types").and_then(|(_, v)| layer_types(w, v, cx));
+        let rules = field(table, "layer_rules").and_then(|(key, v)| rules(w, key, v, cx));
+        return match (types, rules) {
+            (Some(LayerKindsSource::Types { key, map, .. }), Some(rules)) => {
+                Ok(Some(LayerKindsSource::Types {
+                    key,
+                    map,
+                    or: Some(rules),
+                }))
+            }
+            _ => Err(Refused),
+        };
     }
     if let Some((_, v)) = field(table, "layer_types") {
         return layer_types(w, v, cx).map(Some).ok_or(Refused);
@@ -226,21 +249,30 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
         return layer_indices(w, v, cx).map(Some).ok_or(Refused);
     }
     if let Some((key, v)) = field(table, "layer_rules") {
-        if cx.schema.is_some_and(|schema| schema < 3) {
-            w.report(
-                key,
-                Diagnostic::error("`layer_rules` needs `schema = 3`")
-                    .label("layer kinds by rule")
-                    .help("write `schema = 3` at the top of the circuit"),
-            );
-            return Err(Refused);
-        }
-        return cx
-            .layer_rules(w, v)
+        return rules(w, key, v, cx)
             .map(|rules| Some(LayerKindsSource::Rules(rules)))
             .ok_or(Refused);
     }
     Ok(None)
+}
+
+/// `[config.layer_rules]`, refused before schema 3.
+fn rules(
+    w: &mut Walk<'_>,
+    key: Range<usize>,
+    value: &Value<'_>,
+    cx: &Context<'_>,
+) -> Option<LayerRules> {
+    if cx.schema.is_some_and(|schema| schema < 3) {
+        w.report(
+            key,
+            Diagnostic::error("`layer_rules` needs `schema = 3`")
+                .label("layer kinds by rule")
+                .help("write `schema = 3` at the top of the circuit"),
+        );
+        return None;
+    }
+    cx.layer_rules(w, value)
 }
 
 /// `layer_types = { key = "...", map = { <entry> = "<layer kind>", ... } }`.
@@ -254,6 +286,7 @@ fn layer_types(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<
     Some(LayerKindsSource::Types {
         key: key?,
         map: map?,
+        or: None,
     })
 }
 

@@ -397,7 +397,13 @@ impl<'a> Reader<'a> {
         let given = match map.layer_kinds() {
             None => None,
             Some(source) => Some(match source {
-                LayerKindsSource::Types { key, map } => self.layer_types(key, map, layers),
+                LayerKindsSource::Types { key, map, or } => match (self.find(key), or) {
+                    // No list in the config: the rules its config class fills it in by.
+                    (Found::Missing(_) | Found::Value(Value::NullKeyword(_)), Some(rules)) => {
+                        self.layer_rules(rules, depth)
+                    }
+                    _ => self.layer_types(key, map, layers),
+                },
                 LayerKindsSource::Pattern { key } => self.pattern(key, rule, layers),
                 LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
                 LayerKindsSource::Rules(rules) => self.layer_rules(rules, depth),

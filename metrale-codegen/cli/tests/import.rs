@@ -544,6 +544,55 @@ fn last_restricts_every_and_indices_to_the_tail() {
 }
 
 #[test]
+fn a_layer_types_list_wins_over_the_rules_beside_it() {
+    let both = RULES.replace(
+        "layers = \"num_hidden_layers\"\n[config.dims]",
+        "layers = \"num_hidden_layers\"\nlayer_types = { key = \"kinds\", map = { s = \"sliding\", f = \"full\" } }\n[config.dims]",
+    );
+    // No `kinds` in the config: the rules (as in `layer_rules_apply_in_order_with_their_defaults`).
+    let imported = run(&both, &rules_config("", "[0, 5]"), ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("GSSFSGSFSS".into()));
+    // A list: read as written, whatever the rules would say.
+    let listed = rules_config("", "[0, 5]").replace(
+        "\"hidden_size\": 8,",
+        "\"hidden_size\": 8,\n  \"kinds\": [\"f\", \"s\", \"s\", \"s\", \"s\", \"f\", \"s\", \"s\", \"s\", \"s\"],",
+    );
+    let imported = run(&both, &listed, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("FSSSSFSSSS".into()));
+    // A list of the wrong length is refused, not silently replaced by the rules.
+    let short = listed.replace("\"f\", \"s\", \"s\", \"s\", \"s\", \"f\",", "\"f\",");
+    let d = only(&both, &short);
+    assert!(d.message.contains("has 5 entries"), "{}", d.message);
+}
+
+#[test]
+fn indices_take_their_or_when_the_config_omits_the_list() {
+    let keyed = RULES.replace(
+        "{ indices = \"text_config.global_idxs\", kind = \"global\" }",
+        "{ indices = { key = \"text_config.globals\", or = [1, 6] }, kind = \"global\" }",
+    );
+    // The key absent: layers 1 and 6 global (and full at 3 and 7 by the interval's `or`).
+    let imported = run(
+        &keyed,
+        &rules_config("", "[0, 5]"),
+        ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("SGSFSSGFSS".into()));
+    // `null` takes the `or` too; a list given is read instead.
+    let null = rules_config("\n    \"globals\": null,", "[0]");
+    let imported = run(&keyed, &null, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("SGSFSSGFSS".into()));
+    let given = rules_config("\n    \"globals\": [2],", "[0]");
+    let imported = run(&keyed, &given, ImportOptions::default()).unwrap();
+    assert_eq!(imported.kinds, ImportedKinds::Pattern("SSGFSSSFSS".into()));
+    // An `or` past the model's layers is refused against the depth, naming the rule.
+    let past = keyed.replace("or = [1, 6]", "or = [1, 16]");
+    let d = only(&past, &rules_config("", "[0]"));
+    assert!(d.message.contains("lists layer 16"), "{}", d.message);
+}
+
+#[test]
 fn a_rule_s_values_from_the_config_are_checked_where_they_are() {
     // A zero period, at its value (line 4, column 32).
     let d = only(RULES, &rules_config(" \"interval\": 0,", "[0]"));

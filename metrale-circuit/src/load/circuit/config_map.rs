@@ -83,6 +83,9 @@ pub enum LayerKindsSource {
         key: String,
         /// Entry spelling -> layer kind, in file order.
         map: Vec<(String, String)>,
+        /// Schema 3, `[config.layer_rules]` beside it: the kinds when the config has no list
+        /// (omits the key or gives `null`), as config classes fill the list in by rule.
+        or: Option<LayerRules>,
     },
     /// A string with one `[layout.symbols]` character per layer (pattern layouts only).
     Pattern {
@@ -205,8 +208,14 @@ pub enum RuleLayers {
 pub enum RuleIndices {
     /// Written in the circuit (not empty, none repeated, each at least the rule's `base`).
     Listed(Vec<u64>),
-    /// The key path of a list of integers in the config.
-    Key(String),
+    /// The key path of a list of integers in the config, and the list (`or`, possibly empty)
+    /// used when the config omits the key or gives `null`.
+    Key {
+        /// The key path.
+        key: String,
+        /// The list when the config has none (none repeated, each at least `base`).
+        or: Option<Vec<u64>>,
+    },
 }
 
 /// An integer of a rule: written in the circuit, or read from the config.

@@ -39,6 +39,10 @@ pub(crate) const RULE_KEYS: &[&str] = &["every", "offset", "indices", "base", "l
 /// The keys of a rule's integer written as a table, `{ key, or }`.
 pub(crate) const RULE_INT_KEYS: &[&str] = &["key", "or"];
 
+/// The keys of a rule's `indices` written as a table, `{ key, or }` (the config's list, or the
+/// list written when the config omits the key).
+pub(crate) const RULE_INDICES_KEYS: &[&str] = &["key", "or"];
+
 /// The keys that name a rule's layers, of which a rule has exactly one.
 pub(crate) const SELECTORS: [&str; 3] = ["every", "indices", "last"];
 
@@ -513,10 +517,19 @@ fn indices(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
     };
     let (_, value) = field(table, "indices")?;
     let list = match value.get_ref() {
-        toml::de::DeValue::String(_) => key_path(w, "indices", value).map(RuleIndices::Key),
-        toml::de::DeValue::Array(items) => base.and_then(|base| listed(w, items, value, base)),
+        toml::de::DeValue::String(_) => {
+            key_path(w, "indices", value).map(|key| RuleIndices::Key { key, or: None })
+        }
+        toml::de::DeValue::Array(items) => base
+            .and_then(|base| listed(w, items, value, base, "indices"))
+            .map(RuleIndices::Listed),
+        toml::de::DeValue::Table(t) => keyed_indices(w, t, value, base),
         _ => {
-            w.wrong_type("indices", "a list of layer indices or a config key", value);
+            w.wrong_type(
+                "indices",
+                "a list of layer indices, a config key or `{ key, or }`",
+                value,
+            );
             None
         }
     };
@@ -524,14 +537,42 @@ fn indices(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
     Some(RuleLayers::Indices { list, base })
 }
 
-/// A written list of layer indices: not empty, none repeated, each a layer a checkpoint may
-/// have.
+/// `indices = { key = "<key>", or = [...] }`: the config's list, or `or` (which may be empty:
+/// no layer) when the config omits the key or gives `null`.
+fn keyed_indices(
+    w: &mut Walk<'_>,
+    table: &Table<'_>,
+    value: &Value<'_>,
+    base: Option<u64>,
+) -> Option<RuleIndices> {
+    w.check_keys(table, RULE_INDICES_KEYS, "`indices`");
+    let key =
+        required(w, table, value.span(), "key", "indices").and_then(|v| key_path(w, "key", v));
+    let or = match field(table, "or") {
+        None => Some(None),
+        Some((_, v)) => match v.get_ref() {
+            toml::de::DeValue::Array(items) if items.is_empty() => Some(Some(Vec::new())),
+            toml::de::DeValue::Array(items) => {
+                base.and_then(|base| listed(w, items, v, base, "or").map(Some))
+            }
+            _ => {
+                w.wrong_type("or", "a list of layer indices", v);
+                None
+            }
+        },
+    };
+    Some(RuleIndices::Key { key: key?, or: or? })
+}
+
+/// A written list of layer indices (`indices`, or an `or`, named `what`): not empty, none
+/// repeated, each a layer a checkpoint may have.
 fn listed(
     w: &mut Walk<'_>,
     items: &[Value<'_>],
     value: &Value<'_>,
     base: u64,
-) -> Option<RuleIndices> {
+    what: &str,
+) -> Option<Vec<u64>> {
     if items.is_empty() {
         w.report(
             value.span(),
@@ -546,7 +587,7 @@ fn listed(
     let mut out: Vec<u64> = Vec::with_capacity(items.len().min(LAYERS));
     let mut valid = true;
     for item in items {
-        let Some(index) = w.u64("indices", item) else {
+        let Some(index) = w.u64(what, item) else {
             valid = false;
             continue;
         };
@@ -594,7 +635,7 @@ fn listed(
             out.push(index);
         }
     }
-    valid.then_some(RuleIndices::Listed(out))
+    valid.then_some(out)
 }
 
 /// `last = K`: as written 1 to [`MAX_LAYERS`], an `or` 0 to [`MAX_LAYERS`].

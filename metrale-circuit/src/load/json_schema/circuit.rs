@@ -16,7 +16,8 @@ use super::spec::{
 use crate::load::blocks::{BLOCK_KEYS, PART_KEYS, SHARES_KEYS, STATE_KEYS};
 use crate::load::checkpoints::CHECKPOINT_KEYS;
 use crate::load::config::rules::{
-    RULE_INT_KEYS, RULE_KEYS, SELECTORS as RULE_SELECTORS, TABLE_KEYS as RULES_TABLE_KEYS,
+    RULE_INDICES_KEYS, RULE_INT_KEYS, RULE_KEYS, SELECTORS as RULE_SELECTORS,
+    TABLE_KEYS as RULES_TABLE_KEYS,
 };
 use crate::load::config::{
     CONFIG_KEYS, DIM_SOURCE_KEYS, KIND_SOURCES, LAYER_INDICES_KEYS, LAYER_TYPES_KEYS,
@@ -907,8 +908,15 @@ const CONFIG: Table = Table {
         .required(),
     ],
     rules: &[
+        // One source of layer kinds, but `layer_rules` may go beside `layer_types` (the rules
+        // when the config has no list).
         Rule::Count {
-            keys: &KIND_SOURCES,
+            keys: &["layer_types", "pattern", "layer_indices"],
+            how: How::AtMostOne,
+            when: None,
+        },
+        Rule::Count {
+            keys: &["pattern", "layer_indices", "layer_rules"],
             how: How::AtMostOne,
             when: None,
         },
@@ -984,8 +992,10 @@ const LAYER_RULE: Table = Table {
                     unique: true,
                 },
                 Value::KeyPath,
+                Value::Table(&RULE_INDICES_TABLE),
             ]),
-            "Names the listed layers: a list written here, or the config key of one.",
+            "Names the listed layers: a list written here, the config key of one, or `{ key, \
+             or }`: the config's list, or `or` when the config omits the key or gives `null`.",
         ),
         Key::new(
             "base",
@@ -1024,6 +1034,32 @@ const LAYER_RULE: Table = Table {
             when: None,
         },
     ],
+};
+
+/// A rule's `indices` written as `{ key, or }`.
+const RULE_INDICES_TABLE: Table = Table {
+    name: "a rule's `indices = { key, or }`",
+    keys: &[RULE_INDICES_KEYS],
+    docs: &[
+        Key::new(
+            "key",
+            Value::KeyPath,
+            "The config key of the list of layer indices.",
+        )
+        .required(),
+        Key::new(
+            "or",
+            Value::List {
+                item: &COUNT,
+                min: 0,
+                max: u64::MAX,
+                unique: true,
+            },
+            "The layer indices when the config omits the key or gives `null` (the config \
+             class's default); may be empty: no layer.",
+        ),
+    ],
+    rules: &[],
 };
 
 /// A rule's integer written as `{ key, or }`.

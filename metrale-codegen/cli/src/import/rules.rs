@@ -114,9 +114,15 @@ impl Reader<'_> {
                 base,
             } => self.listed(list, *base, depth, by),
             RuleLayers::Indices {
-                list: RuleIndices::Key(key),
+                list: RuleIndices::Key { key, or },
                 base,
-            } => self.read_indices(key, *base, depth, by),
+            } => match (self.find(key), or) {
+                // The config omits the list (or gives `null`): the circuit's `or`.
+                (Found::Missing(_) | Found::Value(Value::NullKeyword(_)), Some(or)) => {
+                    self.listed(or, *base, depth, by)
+                }
+                _ => self.read_indices(key, *base, depth, by),
+            },
             RuleLayers::Last { count } => self.last(count, depth, by),
         };
         // `last` beside `every` or `indices`: only their layers among the last K.
