@@ -408,3 +408,62 @@ fn an_unwritable_svg_file_is_bad_input() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(!Path::new(&target).exists());
 }
+
+#[test]
+fn a_layer_that_reads_another_s_kv_is_marked_over_its_owner_s_regions() {
+    // Gemma 3n's miniature: layers 5 to 8 read layer 3's local pair, layer 9 layer 4's global
+    // pair; none of them keeps a byte.
+    let inputs = scratch(
+        "gemma3n.toml",
+        "slots = 1\n[formats]\nkv_cache_dtype = \"bf16\"\n[kv]\nblocks = 4\nblock_size = 16\n\
+         sequences = 2\nchunk_tokens = 16\nmax_tokens = 64\n",
+    );
+    let target = scratch_path("gemma3n.svg");
+    let out = run(&[
+        "plan",
+        "circuits/gemma3n.toml",
+        "--checkpoint",
+        "tiny",
+        "--inputs",
+        &inputs,
+        "--svg",
+        &target,
+    ]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let svg = std::fs::read_to_string(&target).expect("the map");
+    let doc = Document::parse(&svg).expect("an XML document");
+    let terms = rects(&doc, "term");
+    let readers = rects(&doc, "lane-reader");
+    let mut seen: Vec<String> = Vec::new();
+    for mark in &readers {
+        let (reader, owner) = (
+            mark.attribute("data-state").expect("reader"),
+            mark.attribute("data-owner").expect("owner"),
+        );
+        seen.push(format!("{reader} {owner}"));
+        let term = terms
+            .iter()
+            .find(|t| t.attribute("data-state") == Some(owner))
+            .unwrap_or_else(|| panic!("no term of {owner}"));
+        close(number(*mark, "x"), number(*term, "x"), reader);
+        close(number(*mark, "width"), number(*term, "width"), reader);
+        assert!(
+            title(*mark).contains("no bytes of its own"),
+            "{}",
+            title(*mark)
+        );
+        // No term of the reader's own.
+        assert!(
+            terms
+                .iter()
+                .all(|t| t.attribute("data-state") != Some(reader))
+        );
+    }
+    seen.sort();
+    let mut expected: Vec<String> = (5..=8)
+        .flat_map(|l| ["k", "v"].map(|s| format!("l{l}.swa_reader.{s} l3.swa.{s}")))
+        .chain(["k", "v"].map(|s| format!("l9.attn_reader.{s} l4.attn.{s}")))
+        .collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+}

@@ -18,6 +18,9 @@
 //!   scale. Marks, unlike terms, are at least [`MIN_MARK`] px wide, so a layer whose terms
 //!   are smaller than a pixel still shows where they lie. Since an arena is laid out by
 //!   lifetime, then in plan order, each lifetime group shows as a staircase of layers.
+//! - A layer whose KV sides read another layer's KV (`shares`, schema 3) keeps no bytes: its
+//!   lane has a hollow mark of class `lane-reader` over each region of the state it reads (the
+//!   same address, not a copy), titled with the reader and its owner.
 //!
 //! Invariants:
 //! - The output depends only on the report: no time, no absolute path (files are named by their
@@ -372,7 +375,23 @@ fn lanes(
             }),
         }
     }
-    let mut places: Vec<Position> = runs.iter().map(|r| r.place).collect();
+    // Every KV side that reads another's KV, at its place, over its owner's regions here.
+    let readers: Vec<(Position, &str, &str, &StateTerm)> = report
+        .plan
+        .shared()
+        .flat_map(|(reader, owner)| {
+            let place = Position::of_prefix(reader.rsplit_once('.').map_or("", |(p, _)| p));
+            terms
+                .iter()
+                .filter(move |(t, _)| t.state == owner)
+                .map(move |&(t, _)| (place, reader, owner, t))
+        })
+        .collect();
+    let mut places: Vec<Position> = runs
+        .iter()
+        .map(|r| r.place)
+        .chain(readers.iter().map(|(place, ..)| *place))
+        .collect();
     places.sort_unstable();
     places.dedup();
     let right = LEFT + BAND_WIDTH;
@@ -410,6 +429,26 @@ fn lanes(
                 run.bytes,
                 run.start,
                 run.end
+            );
+        }
+        for &(_, reader, owner, term) in readers.iter().filter(|(p, ..)| *p == place) {
+            let width = scale.width(term.bytes).max(MIN_MARK);
+            let x = scale.x(term.offset).min(right - width);
+            let _ = writeln!(
+                out,
+                "<rect class=\"lane-reader\" data-state=\"{reader}\" data-owner=\"{owner}\" \
+                 x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" \
+                 stroke=\"#333333\" stroke-width=\"0.75\"><title>{label}: {reader} reads \
+                 {owner} {}, offset {} ({} B), no bytes of its own</title></rect>",
+                px(x),
+                px(y + 1.5),
+                px(width),
+                px(LANE - 3.0),
+                term.holding.name(),
+                term.offset,
+                term.bytes,
+                reader = escape(reader),
+                owner = escape(owner),
             );
         }
     }
