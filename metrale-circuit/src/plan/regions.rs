@@ -65,7 +65,7 @@ impl TermInfo {
 /// One unit of a state: its bytes and its element type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unit {
-    /// Its bytes ([`unit_bytes`] of its elements, or the end of its layout's last part).
+    /// Its bytes (`ceil(elements x bits / 8)` of its dtype, or the end of its layout's last part).
     pub bytes: u64,
     /// The element type; `u8` for a unit made of a layout's parts (addressed by byte; each
     /// part has its own dtype).
