@@ -114,15 +114,17 @@ pub mod inputs {
 
 pub mod serving {
     //! Serving: the profile an operator decides ([`ServingProfile`]) and the one rule deriving
-    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), and the counts
-    //! that must agree with each other and with it ([`Disagreement`]); and the layout policy of
+    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), the budget a
+    //! GPU leaves the state once its weights and a reserve are counted ([`GpuMemory`]), and the
+    //! counts that must agree with each other and with it ([`Disagreement`]); and the layout policy of
     //! what a request holds ([`PoolPolicy`]): today's arenas, or vLLM's unified page pool
     //! ([`VllmPool`], shaped by [`PoolShape`] from its [`PoolLayer`]s, a plan's [`PagePool`]).
     pub use crate::law::{Family, PoolFault, PoolLayer, PoolShape};
     pub use crate::model::{PoolPages, PoolPolicy, VllmPool};
     pub use crate::plan::{PagePool, PoolMember, PoolPlan};
     pub use crate::serve::{
-        Disagreement, Fit, FitError, KvTokens, ProfileFree, ProfileKv, ServingProfile,
+        Disagreement, Fit, FitError, GpuMemory, GpuShortfall, KvTokens, ProfileFree, ProfileKv,
+        ServingProfile, Utilization,
     };
 }
 

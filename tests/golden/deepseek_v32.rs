@@ -1248,7 +1248,7 @@ pub mod deepseek_v32 {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1361,7 +1361,8 @@ pub mod deepseek_v32 {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1769,7 +1770,7 @@ pub mod deepseek_v32 {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1882,7 +1883,8 @@ pub mod deepseek_v32 {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2222,7 +2224,8 @@ pub mod deepseek_v32 {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
         /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
-        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`
+        /// when 0 blocks fit and 1 does not.
         pub const fn fit_kv_blocks(
             checkpoint: Checkpoint,
             dims: &Dims,
@@ -2286,7 +2289,7 @@ pub mod deepseek_v32 {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
         /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
-        /// exceed `budget`.
+        /// exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not.
         pub const fn fit_sequences(
             checkpoint: Checkpoint,
             dims: &Dims,

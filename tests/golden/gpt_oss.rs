@@ -869,7 +869,7 @@ pub mod gpt_oss {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -982,7 +982,8 @@ pub mod gpt_oss {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1435,7 +1436,7 @@ pub mod gpt_oss {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1548,7 +1549,8 @@ pub mod gpt_oss {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1866,7 +1868,7 @@ pub mod gpt_oss {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1979,7 +1981,8 @@ pub mod gpt_oss {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2350,7 +2353,8 @@ pub mod gpt_oss {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
         /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
-        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`
+        /// when 0 blocks fit and 1 does not.
         pub const fn fit_kv_blocks(
             checkpoint: Checkpoint,
             dims: &Dims,
@@ -2427,7 +2431,7 @@ pub mod gpt_oss {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
         /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
-        /// exceed `budget`.
+        /// exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not.
         pub const fn fit_sequences(
             checkpoint: Checkpoint,
             dims: &Dims,

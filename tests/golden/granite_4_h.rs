@@ -1535,7 +1535,7 @@ pub mod granite_4_h {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1648,7 +1648,8 @@ pub mod granite_4_h {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2604,7 +2605,7 @@ pub mod granite_4_h {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -2717,7 +2718,8 @@ pub mod granite_4_h {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -3203,7 +3205,7 @@ pub mod granite_4_h {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -3316,7 +3318,8 @@ pub mod granite_4_h {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -3700,7 +3703,8 @@ pub mod granite_4_h {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
         /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
-        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`
+        /// when 0 blocks fit and 1 does not.
         pub const fn fit_kv_blocks(
             checkpoint: Checkpoint,
             dims: &Dims,
@@ -3787,7 +3791,7 @@ pub mod granite_4_h {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
         /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
-        /// exceed `budget`.
+        /// exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not.
         pub const fn fit_sequences(
             checkpoint: Checkpoint,
             dims: &Dims,

@@ -715,7 +715,7 @@ pub mod llama {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -828,7 +828,8 @@ pub mod llama {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1595,7 +1596,7 @@ pub mod llama {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1708,7 +1709,8 @@ pub mod llama {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2061,7 +2063,7 @@ pub mod llama {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -2174,7 +2176,8 @@ pub mod llama {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -2549,7 +2552,8 @@ pub mod llama {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
         /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
-        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`
+        /// when 0 blocks fit and 1 does not.
         pub const fn fit_kv_blocks(
             checkpoint: Checkpoint,
             dims: &Dims,
@@ -2626,7 +2630,7 @@ pub mod llama {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
         /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
-        /// exceed `budget`.
+        /// exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not.
         pub const fn fit_sequences(
             checkpoint: Checkpoint,
             dims: &Dims,

@@ -943,7 +943,7 @@ pub mod llama4 {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1056,7 +1056,8 @@ pub mod llama4 {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1398,7 +1399,7 @@ pub mod llama4 {
             /// # Errors
             /// `FitError::NoKvPool` when `free` is the pool and the profile has none;
             /// `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0
-            /// exceeds `budget`.
+            /// exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not.
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
@@ -1511,7 +1512,8 @@ pub mod llama4 {
             ///
             /// # Errors
             /// `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan
-            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`.
+            /// fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;
+            /// `FitError::NoneFits` when 0 blocks fit and 1 does not.
             pub const fn fit_kv_blocks(
                 dims: &super::Dims,
                 inputs: &super::Inputs<'_>,
@@ -1856,7 +1858,8 @@ pub mod llama4 {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`
         /// without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,
-        /// `FitError::TooSmall` when even 0 blocks exceed `budget`.
+        /// `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`
+        /// when 0 blocks fit and 1 does not.
         pub const fn fit_kv_blocks(
             checkpoint: Checkpoint,
             dims: &Dims,
@@ -1925,7 +1928,7 @@ pub mod llama4 {
         /// # Errors
         /// Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when
         /// the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences
-        /// exceed `budget`.
+        /// exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not.
         pub const fn fit_sequences(
             checkpoint: Checkpoint,
             dims: &Dims,

@@ -127,6 +127,14 @@ fn check_optimal(
             prop_assert_eq!(device_bytes(decls, inputs, 0), Some(*needs));
             prop_assert!(*needs > budget);
         }
+        // 0 fits, 1 does not: the plans at 0 and 1 say so.
+        Err(FitError::NoneFits { empty, needs }) => {
+            prop_assert_eq!(device_bytes(decls, inputs, 0), Some(*empty));
+            prop_assert!(*empty <= budget);
+            let one = device_bytes(decls, inputs, 1).unwrap_or(u64::MAX);
+            prop_assert_eq!(one, *needs);
+            prop_assert!(*needs > budget);
+        }
         Err(other) => prop_assert!(false, "unexpected {other:?}"),
     }
     Ok(())
@@ -333,6 +341,14 @@ macro_rules! fit_sequences_agrees {
                     }
                     Err(FitError::TooSmall { needs }) => {
                         prop_assert_eq!(profile_bytes(decls, &pairs, &profile, 0, context), Some(needs));
+                        prop_assert!(needs > budget);
+                    }
+                    // 0 sequences fit, 1 does not: the plans at 0 and 1 say so.
+                    Err(FitError::NoneFits { empty, needs }) => {
+                        prop_assert_eq!(profile_bytes(decls, &pairs, &profile, 0, context), Some(empty));
+                        prop_assert!(empty <= budget);
+                        let one = profile_bytes(decls, &pairs, &profile, 1, context).unwrap_or(u64::MAX);
+                        prop_assert_eq!(one, needs);
                         prop_assert!(needs > budget);
                     }
                     // A draft pool in another dtype than the main one under vLLM's pool: attention

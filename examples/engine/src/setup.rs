@@ -72,15 +72,14 @@ impl Setup {
         )
         .map_err(|error| match error {
             FitError::Plan(error) => EngineError::Plan(error),
+            // The runtime refuses a budget that holds no sequence: nothing to serve.
+            FitError::NoneFits { empty, needs } => EngineError::NoSequence {
+                context,
+                fixed: empty,
+                one: (needs != u64::MAX).then_some(needs),
+            },
             other => EngineError::Fit(other),
         })?;
-        if fit.value == 0 {
-            return Err(EngineError::NoSequence {
-                context,
-                fixed: fit.device_bytes,
-                one: fit.next_device_bytes,
-            });
-        }
         let profile = profile.at(fit.value, context);
         let counts = profile.inputs().map_err(|fault| {
             EngineError::Plan(metrale_circuit::PlanError::of_fault(

@@ -276,7 +276,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     ///
     /// # Errors
     /// [`FitError::NoKvPool`] without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0
-    /// blocks; [`FitError::TooSmall`] when even 0 blocks exceed `budget`.
+    /// blocks; [`FitError::TooSmall`] when even 0 blocks exceed `budget`;
+    /// [`FitError::NoneFits`] when 0 blocks fit and 1 does not.
     pub const fn fit_kv_blocks<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
@@ -303,7 +304,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     /// # Errors
     /// [`FitError::NoKvPool`] when `free` is the pool and the profile has none;
     /// [`FitError::Plan`] when the plan fails at 0; [`FitError::TooSmall`] when even 0 exceeds
-    /// `budget`.
+    /// `budget`; [`FitError::NoneFits`] when 0 fits and 1 does not.
     #[allow(
         clippy::too_many_arguments,
         reason = "a profile fit's four inputs, the alignment, the budget and the stage"

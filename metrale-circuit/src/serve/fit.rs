@@ -50,12 +50,33 @@ pub struct Fit {
     pub next_device_bytes: Option<u64>,
 }
 
+impl Fit {
+    /// What one more of the free input costs: `next_device_bytes - device_bytes`, every term
+    /// that grows with it (a sequence's KV at its context, verify rows, checkpoints, rings,
+    /// snapshots) and the alignment padding included, not a live slot's bytes alone.
+    #[must_use]
+    pub const fn marginal_bytes(&self) -> Option<u64> {
+        match self.next_device_bytes {
+            Some(next) => next.checked_sub(self.device_bytes),
+            None => None,
+        }
+    }
+}
+
 /// Why no value fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FitError<E> {
     /// Even 0 needs more device bytes than the budget.
     TooSmall {
         /// The device bytes at 0.
+        needs: u64,
+    },
+    /// 0 fits but 1 does not: the budget holds none of the free input (no sequence, no KV
+    /// block), which serves nothing.
+    NoneFits {
+        /// The device bytes at 0, which fit.
+        empty: u64,
+        /// The device bytes at 1 (`u64::MAX` when that plan cannot be made).
         needs: u64,
     },
     /// The inputs have no main KV pool to size (`kv` is `None`).
@@ -70,6 +91,7 @@ impl<E> FitError<E> {
     pub fn map_plan<F>(self, convert: impl FnOnce(E) -> F) -> FitError<F> {
         match self {
             FitError::TooSmall { needs } => FitError::TooSmall { needs },
+            FitError::NoneFits { empty, needs } => FitError::NoneFits { empty, needs },
             FitError::NoKvPool => FitError::NoKvPool,
             FitError::Plan(error) => FitError::Plan(convert(error)),
         }
@@ -85,6 +107,10 @@ impl<E: std::fmt::Display> std::fmt::Display for FitError<E> {
                     "the budget is too small: even 0 needs {needs} device bytes"
                 )
             }
+            FitError::NoneFits { empty, needs } => write!(
+                f,
+                "the budget holds none: 0 takes {empty} device bytes, but 1 needs {needs}"
+            ),
             FitError::NoKvPool => f.write_str("the inputs have no `[kv]` pool to fit"),
             FitError::Plan(error) => write!(f, "{error}"),
         }
@@ -182,13 +208,21 @@ impl Search {
     }
 
     /// The answer: the largest value that fits and the device bytes at it and one past it, or
-    /// the bytes 0 needs.
+    /// the bytes 0 (or 1) needs.
     ///
     /// # Errors
-    /// [`FitError::TooSmall`] when 0 does not fit.
+    /// [`FitError::TooSmall`] when 0 does not fit; [`FitError::NoneFits`] when 0 fits and 1
+    /// does not (a plan of none of the free input serves nothing).
     pub const fn finish<E>(&self) -> Result<Fit, FitError<E>> {
         if let Some(needs) = self.zero_fails {
             return Err(FitError::TooSmall { needs });
+        }
+        if let Some((0, empty)) = self.best {
+            let needs = match self.next {
+                Some(bytes) => bytes,
+                None => u64::MAX,
+            };
+            return Err(FitError::NoneFits { empty, needs });
         }
         match self.best {
             Some((value, device_bytes)) => Ok(Fit {
@@ -209,7 +243,7 @@ impl Search {
 /// [`FitError::Plan`] with [`PlanError::MissingOwner`] first, for states no plan of any inputs
 /// holds (a reader without its owner); [`FitError::NoKvPool`] without `inputs.kv`;
 /// [`FitError::Plan`] when the plan fails at 0 blocks; [`FitError::TooSmall`] when even 0
-/// blocks exceed the budget.
+/// blocks exceed the budget; [`FitError::NoneFits`] when 0 blocks fit and 1 does not.
 pub fn fit_kv_blocks(
     decls: &[StateDecl],
     inputs: &StateInputs<'_>,
@@ -262,7 +296,8 @@ fn drive(
 /// [`FitError::Plan`] with [`PlanError::MissingOwner`] first, for states no plan of any inputs
 /// holds (a reader without its owner); [`FitError::NoKvPool`] when `free` is the pool and the
 /// profile has none; [`FitError::Plan`] when the plan fails at 0 (a missing format, a windowed
-/// side without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 exceeds the budget.
+/// side without `chunk_tokens`, ...); [`FitError::TooSmall`] when even 0 exceeds the budget;
+/// [`FitError::NoneFits`] when 0 fits and 1 does not.
 pub fn fit_profile(
     decls: &[StateDecl],
     formats: &[(&str, FormatChoice<&str>)],
@@ -357,6 +392,34 @@ mod tests {
         let fit = fit.unwrap();
         assert_eq!(fit.value, u64::MAX / 10);
         assert_eq!(fit.next_device_bytes, None, "n + 1 overflows");
+    }
+
+    #[test]
+    fn none_that_fits_is_an_error_naming_what_one_needs() {
+        // 0 takes 4 bytes, 1 takes 14: a budget of 10 holds none.
+        let mut search = Search::new(10);
+        while let Some(value) = search.probe() {
+            search.record(value.checked_mul(10).and_then(|b| b.checked_add(4)));
+        }
+        assert_eq!(
+            search.finish::<()>(),
+            Err(FitError::NoneFits {
+                empty: 4,
+                needs: 14
+            })
+        );
+        // A plan at 1 that cannot be made needs more than any budget.
+        let mut search = Search::new(10);
+        while let Some(value) = search.probe() {
+            search.record(if value == 0 { Some(4) } else { None });
+        }
+        assert_eq!(
+            search.finish::<()>(),
+            Err(FitError::NoneFits {
+                empty: 4,
+                needs: u64::MAX
+            })
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! ranks (`parallel`: a dim sharded over tensor-parallel ranks, the layers each pipeline rank
 //! holds), the serving profile and the one rule deriving every plan count from it (`profile`),
 //! the counts that must agree with each other and with a profile (`agree`), and capacity: the
-//! largest free input whose plan fits a byte budget (`fit`).
+//! largest free input whose plan fits a byte budget (`fit`), the budget a GPU leaves the state
+//! once its weights and a reserve are counted (`gpu`).
 //!
 //! Owner: metrale-circuit (runtime).
 //! Invariants:
@@ -14,12 +15,14 @@
 
 mod agree;
 pub(crate) mod fit;
+mod gpu;
 mod parallel;
 mod profile;
 
 pub use agree::Disagreement;
 pub(crate) use fit::Search;
 pub use fit::{Fit, FitError, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
+pub use gpu::{GpuMemory, GpuShortfall, Utilization};
 pub use parallel::{
     Parallel, ParallelError, Rank, RankError, ShardFault, Stage, StageFault, shard,
 };

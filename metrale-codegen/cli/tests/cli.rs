@@ -52,6 +52,168 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
 }
 
+/// `plan --json`'s `device_bytes` of Qwen3.5-27B under the built-in serving profile with
+/// `sequences` sequences of `context` tokens each.
+fn device_bytes_at(sequences: u64, context: u64) -> u64 {
+    let serving = std::fs::read_to_string(root().join("metrale-codegen/cli/inputs/serving.toml"))
+        .expect("the serving profile");
+    let text = serving
+        .replace("sequences = 8", &format!("sequences = {sequences}"))
+        .replace(
+            "tokens_per_sequence = 4096",
+            &format!("tokens_per_sequence = {context}"),
+        );
+    let inputs = scratch(&format!("serving_{sequences}.toml"), &text);
+    let out = run(&["plan", CIRCUIT, "--inputs", &inputs, "--json"]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).expect("plan --json prints JSON");
+    u(&plan["device_bytes"])
+}
+
+#[test]
+fn fit_on_a_whole_gpu_counts_the_weights_and_the_reserve() {
+    // An 80 GiB GPU at 0.9, the fixture's weights (55,608,426,496 B from its index's
+    // `metadata.total_size`) and a 2 GiB reserve: 85,899,345,920 x 0.9 = 77,309,411,328 usable,
+    // less 55,608,426,496 and 2,147,483,648: 19,553,501,184 B for the state, by hand.
+    let index = "metrale-codegen/cli/tests/fixtures/weights/model.safetensors.index.json";
+    let args = [
+        "fit",
+        CIRCUIT,
+        "--gpu",
+        "80GiB",
+        "--weights",
+        index,
+        "--reserve",
+        "2GiB",
+        "--utilization",
+        "0.9",
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--json",
+    ];
+    let out = run(&args);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let fit: Value = serde_json::from_str(&out.stdout).expect("fit --json prints JSON");
+    assert_eq!(u(&fit["gpu"]), 85_899_345_920);
+    assert_eq!(fit["utilization"], "0.9");
+    assert_eq!(u(&fit["usable_bytes"]), 77_309_411_328);
+    assert_eq!(u(&fit["weights"]), 55_608_426_496);
+    assert_eq!(u(&fit["reserve"]), 2_147_483_648);
+    assert_eq!(u(&fit["budget"]), 19_553_501_184);
+    // The same answer as `--budget` of the state's budget.
+    let plain = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "19553501184",
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--json",
+    ]);
+    let plain: Value = serde_json::from_str(&plain.stdout).expect("fit --json prints JSON");
+    assert_eq!(fit["value"], plain["value"]);
+    // One more sequence costs what the plans at n and n + 1 say, not a live slot's bytes.
+    let n = u(&fit["value"]);
+    assert!(n >= 1, "{fit}");
+    let marginal = device_bytes_at(n + 1, 32_768) - device_bytes_at(n, 32_768);
+    assert_eq!(u(&fit["device_bytes"]), device_bytes_at(n, 32_768));
+    assert_eq!(u(&fit["marginal_bytes"]), marginal);
+    assert!(
+        marginal > 10 * 153_944_064,
+        "{marginal}: far more than one slot's live state"
+    );
+    // Over two tensor-parallel ranks each GPU holds half the weights.
+    let mut tp = args.to_vec();
+    tp.extend(["--tp", "2"]);
+    let out = run(&tp);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let split: Value = serde_json::from_str(&out.stdout).expect("fit --json prints JSON");
+    assert_eq!(u(&split["weights_per_gpu"]), 55_608_426_496 / 2);
+    assert_eq!(
+        u(&split["budget"]),
+        77_309_411_328 - 27_804_213_248 - 2_147_483_648
+    );
+}
+
+#[test]
+fn a_gpu_that_holds_no_sequence_says_what_one_needs() {
+    // Weights that take the whole usable share: refused, naming both.
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--gpu",
+        "24GiB",
+        "--weights",
+        "30GiB",
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the GPU leaves the state nothing"),
+        "{}",
+        out.stderr
+    );
+    // Room for 0 sequences but not 1: an error with what 1 needs, not `Ok(0)`. 24 GiB x 0.92 =
+    // 23,708,219,473 B usable, less 21,208,219,473 B of weights: 2,500,000,000 B, more than 0
+    // sequences take (1,732,444,672 B) and less than one of 32,768 tokens adds.
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--gpu",
+        "24GiB",
+        "--weights",
+        "21208219473",
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("holds no sequence"), "{}", out.stderr);
+    assert!(out.stderr.contains("1 needs"), "{}", out.stderr);
+    // `--budget` and `--gpu` exclude each other; `--weights` needs `--gpu`.
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "1GiB",
+        "--gpu",
+        "24GiB",
+        "--for",
+        "kv-blocks",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--budget",
+        "1GiB",
+        "--weights",
+        "1GiB",
+        "--for",
+        "kv-blocks",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = run(&[
+        "fit",
+        CIRCUIT,
+        "--gpu",
+        "24GiB",
+        "--utilization",
+        "1.5",
+        "--for",
+        "kv-blocks",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
 #[test]
 fn plan_json_shows_the_parts_of_a_layout() {
     // DeepSeek-V3.2's latent in vLLM's fp8_ds_mla (656 B a token: 512 fp8, 4 f32, 64 bf16) and

@@ -692,7 +692,7 @@ fn fit_fns(shared: bool) -> TokenStream {
         #[doc = " # Errors"]
         #[doc = " `FitError::NoKvPool` when `free` is the pool and the profile has none;"]
         #[doc = " `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
-        #[doc = " exceeds `budget`."]
+        #[doc = " exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not."]
         pub const fn fit_profile(
             dims: &super::Dims,
             formats: super::Formats,
@@ -785,7 +785,8 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
         #[doc = ""]
         #[doc = " # Errors"]
         #[doc = " `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
-        #[doc = " fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+        #[doc = " fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;"]
+        #[doc = " `FitError::NoneFits` when 0 blocks fit and 1 does not."]
         pub const fn fit_kv_blocks(
             dims: &super::Dims,
             inputs: &super::Inputs<'_>,

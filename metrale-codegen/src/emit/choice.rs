@@ -467,7 +467,8 @@ impl Emitter<'_> {
             #[doc = " # Errors"]
             #[doc = " Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`"]
             #[doc = " without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,"]
-            #[doc = " `FitError::TooSmall` when even 0 blocks exceed `budget`."]
+            #[doc = " `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`"]
+            #[doc = " when 0 blocks fit and 1 does not."]
             pub const fn fit_kv_blocks(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -502,7 +503,7 @@ impl Emitter<'_> {
             #[doc = " # Errors"]
             #[doc = " Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when"]
             #[doc = " the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences"]
-            #[doc = " exceed `budget`."]
+            #[doc = " exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not."]
             pub const fn fit_sequences(
                 checkpoint: Checkpoint,
                 dims: &Dims,

@@ -1,8 +1,11 @@
-//! `metrale-codegen fit <circuit.toml> --budget SIZE (--for kv-blocks | --for sequences
-//! --context TOKENS) [--checkpoint NAME] [--inputs FILE] [--align N] [--json] [--tp T]
-//! [--pp P] [--tp-rank R --pp-rank S]`: the largest value of one free input whose plan's
-//! device arena fits a byte budget, exact to the byte, before any weight is loaded; over
-//! several ranks, that of the rank that binds first.
+//! `metrale-codegen fit <circuit.toml> (--budget SIZE | --gpu SIZE [--weights SIZE|PATH]
+//! [--reserve SIZE] [--utilization F]) (--for kv-blocks | --for sequences --context TOKENS)
+//! [--checkpoint NAME] [--inputs FILE] [--align N] [--json] [--tp T] [--pp P] [--tp-rank R
+//! --pp-rank S]`: the largest value of one free input whose plan's device arena fits a byte
+//! budget, exact to the byte, before any weight is loaded; over several ranks, that of the
+//! rank that binds first. With `--gpu`, the budget is what the GPU leaves the state
+//! ([`GpuMemory::state_budget`]): its usable share less the weights (read from a checkpoint's
+//! safetensors metadata by [`super::weights`], split evenly over the ranks) and a reserve.
 //!
 //! The path of `plan` ([`super::plan`]) up to its plans: the arguments make a [`Request`], and
 //! [`prepare`] loads and checks what it names; then each rank asked for is prepared and fitted
@@ -18,7 +21,11 @@
 //! - `--budget` takes bytes or a number with a unit (`B`, `KB` `MB` `GB` `TB` in powers of
 //!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024); a malformed or overflowing size is a
 //!   usage error (exit 2).
-//! - A budget too small for even 0 is bad input (exit 1) naming the bytes 0 needs.
+//! - A budget too small for even 0, or one that holds 0 (no sequence, no KV block: it serves
+//!   nothing), is bad input (exit 1) naming the bytes 0 and 1 need; so are weights and a
+//!   reserve that take the whole GPU.
+//! - The answer says what one more of the free input costs: the plan's device bytes at one
+//!   more less those at the answer (`Fit::marginal_bytes`), every term that grows with it.
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
@@ -26,7 +33,7 @@ use metrale_circuit::dynamic::{
     DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
 };
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::serving::{Family, PagePool, ProfileFree};
+use metrale_circuit::serving::{Family, GpuMemory, PagePool, ProfileFree, Utilization};
 use metrale_circuit::{
     DEFAULT_ALIGN, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
 };
@@ -34,8 +41,9 @@ use metrale_circuit::{
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
-use super::report::{FitAnswer, FitReport, PoolAnswer};
+use super::report::{FitAnswer, FitReport, GpuReport, PoolAnswer};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
+use super::weights::Weights;
 use super::{json, table};
 
 /// Find the most of one input a device budget holds.
@@ -54,9 +62,32 @@ pub struct FitArgs {
     /// The circuit file.
     #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
     pub circuit: String,
-    /// The device byte budget: bytes, or a number with a unit (80GiB, 80GB, 512MiB).
+    /// The device byte budget of the state alone: bytes, or a number with a unit (80GiB, 80GB,
+    /// 512MiB). Or give `--gpu`.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = size,
+        required_unless_present = "gpu",
+        conflicts_with = "gpu"
+    )]
+    pub budget: Option<u64>,
+    /// The GPU's memory (24GiB, 80GiB): the state's budget is then `--utilization` of it less
+    /// the weights and the reserve.
     #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub budget: u64,
+    pub gpu: Option<u64>,
+    /// The weights, with `--gpu`: bytes, or read from safetensors metadata (a
+    /// model.safetensors.index.json, a .safetensors file, or a checkpoint's folder); over
+    /// several ranks, split evenly [default: 0].
+    #[arg(long, value_name = "SIZE|PATH")]
+    pub weights: Option<String>,
+    /// With `--gpu`: bytes kept for activations, CUDA graphs and workspace [default: 0].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub reserve: Option<u64>,
+    /// With `--gpu`: the share of its memory the server may use, vLLM's
+    /// `gpu_memory_utilization` [default: 0.92, vLLM's].
+    #[arg(long, value_name = "FRACTION", value_parser = Utilization::parse)]
+    pub utilization: Option<Utilization>,
     /// The free input.
     #[arg(long = "for", value_name = "INPUT")]
     pub free: Free,
@@ -140,6 +171,24 @@ pub fn run(args: &FitArgs) -> Outcome {
                 .to_owned(),
         };
     }
+    // clap drops a `requires` of an argument that `--budget` conflicts with: checked here.
+    let gpu_only = [
+        ("--weights", args.weights.is_some()),
+        ("--reserve", args.reserve.is_some()),
+        ("--utilization", args.utilization.is_some()),
+    ];
+    if args.gpu.is_none()
+        && let Some((flag, _)) = gpu_only.iter().find(|(_, given)| *given)
+    {
+        return Outcome {
+            status: super::Status::Usage,
+            stdout: String::new(),
+            stderr: format!(
+                "error: `{flag}` is for `--gpu`: it says what else the GPU holds, and `--budget` \
+                 is the state's budget already\n"
+            ),
+        };
+    }
     match fit_report(args) {
         Ok(report) if args.json => Outcome::ok(json::fit(&report)),
         Ok(report) => Outcome::ok(table::fit(&report)),
@@ -155,29 +204,94 @@ pub fn run(args: &FitArgs) -> Outcome {
 fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
     let request = args.request();
     let prepared = prepare(&request)?;
-    let answer = fit(args, &request, &prepared)?;
+    let gpu = gpu(args, &prepared)?;
+    let budget = match &gpu {
+        Some(gpu) => gpu.budget,
+        None => args.budget.unwrap_or(0),
+    };
+    let answer = fit(args, budget, &request, &prepared)?;
     Ok(FitReport {
         circuit: request.circuit,
         checkpoint: prepared.checkpoint().to_owned(),
         inputs: prepared.inputs_name().to_owned(),
         align: request.align,
-        budget: args.budget,
+        budget,
+        gpu,
         free: args.free.name(),
         context: args.context,
         answer,
     })
 }
 
+/// With `--gpu`: the GPU, the weights read and split over the ranks, and the state's budget.
+///
+/// # Errors
+/// Weights that cannot be read, or weights and a reserve that take the whole usable share.
+fn gpu(args: &FitArgs, prepared: &Prepared) -> Result<Option<GpuReport>, Diagnostics> {
+    let Some(total) = args.gpu else {
+        return Ok(None);
+    };
+    let weights = match &args.weights {
+        Some(arg) => super::weights::weights(arg)?,
+        None => Weights {
+            bytes: 0,
+            source: "none given".to_owned(),
+        },
+    };
+    // Every GPU of `tp x pp` holds its share of the weights, evenly split.
+    let ranks = prepared
+        .ranks()
+        .counts
+        .tp
+        .saturating_mul(prepared.ranks().counts.pp)
+        .max(1);
+    let memory = GpuMemory {
+        total,
+        utilization: args.utilization.unwrap_or(Utilization::VLLM_DEFAULT),
+        weights: weights.bytes.div_ceil(ranks),
+        reserve: args.reserve.unwrap_or(0),
+    };
+    let budget = memory.state_budget().map_err(|shortfall| {
+        Diagnostic::error(format!(
+            "the GPU leaves the state nothing: {shortfall}"
+        ))
+        .note(format!(
+            "usable: {} B of {total} B ({} of it); weights {} B a GPU ({}); reserve {} B",
+            shortfall.usable, memory.utilization, memory.weights, weights.source, memory.reserve
+        ))
+        .help("a larger `--gpu`, a higher `--utilization`, a smaller `--reserve`, or more ranks (`--tp`, `--pp`)")
+    })?;
+    Ok(Some(GpuReport {
+        memory,
+        ranks,
+        weights_total: weights.bytes,
+        weights_source: weights.source,
+        budget,
+    }))
+}
+
 /// Fits what `prepared` asks for: on one GPU, or on each rank asked for (every rank when none
 /// is), one rank after the other, keeping the smallest answer (the first of equal ones).
-fn fit(args: &FitArgs, request: &Request, prepared: &Prepared) -> Result<FitAnswer, Diagnostics> {
+fn fit(
+    args: &FitArgs,
+    budget: u64,
+    request: &Request,
+    prepared: &Prepared,
+) -> Result<FitAnswer, Diagnostics> {
     let Some(ranks) = prepared.ranks().listed() else {
-        return fit_rank(args, request, prepared, prepared.decls(), None);
+        return fit_rank(args, budget, request, prepared, prepared.decls(), None);
     };
     let mut binding: Option<FitAnswer> = None;
     for rank in ranks {
         let held = prepared.rank(rank)?;
-        let answer = fit_rank(args, request, prepared, &held.decls, Some(held.placement))?;
+        let answer = fit_rank(
+            args,
+            budget,
+            request,
+            prepared,
+            &held.decls,
+            Some(held.placement),
+        )?;
         if binding
             .as_ref()
             .is_none_or(|b| answer.fit.value < b.fit.value)
@@ -191,6 +305,7 @@ fn fit(args: &FitArgs, request: &Request, prepared: &Prepared) -> Result<FitAnsw
 /// Fits `decls`, the prepared checkpoint's states on one GPU or those of the rank `placement`.
 fn fit_rank(
     args: &FitArgs,
+    budget: u64,
     request: &Request,
     prepared: &Prepared,
     decls: &[StateDecl],
@@ -208,15 +323,8 @@ fn fit_rank(
         Free::Sequences => ProfileFree::Sequences { context },
     };
     let fit = match (args.free, &profile) {
-        (_, Some(profile)) => fit_profile(
-            decls,
-            inputs.formats,
-            profile,
-            free,
-            args.align,
-            args.budget,
-        ),
-        (Free::KvBlocks, None) => fit_kv_blocks(decls, &inputs, args.align, args.budget),
+        (_, Some(profile)) => fit_profile(decls, inputs.formats, profile, free, args.align, budget),
+        (Free::KvBlocks, None) => fit_kv_blocks(decls, &inputs, args.align, budget),
         (Free::Sequences, None) => {
             let d = Diagnostic::error(format!(
                 "`--for sequences` varies the inputs' `[serving]` profile, and `{}` has none",
@@ -238,12 +346,22 @@ fn fit_rank(
             }
         }
         FitError::TooSmall { needs } => Diagnostic::error(format!(
-            "a budget of {} bytes is too small: even 0 {} need {needs} device bytes",
-            args.budget,
+            "a budget of {budget} bytes is too small: even 0 {} need {needs} device bytes",
             args.free.name()
         ))
         .help(format!(
             "the smallest budget that fits anything is {needs} bytes"
+        )),
+        FitError::NoneFits { empty, needs } => Diagnostic::error(format!(
+            "a budget of {budget} bytes holds no {}: 0 take {empty} device bytes, 1 needs {needs}",
+            match args.free {
+                Free::KvBlocks => "KV block",
+                Free::Sequences => "sequence",
+            }
+        ))
+        .help(format!(
+            "the smallest budget that serves one is {needs} bytes ({} more)",
+            needs.saturating_sub(budget)
         )),
     })?;
     // The per-unit figures, from the plan at the answer.
@@ -276,7 +394,7 @@ fn fit_rank(
         // Every byte the other states leave goes to the pool, as vLLM gives it the rest.
         let shape = pool.plan.shape;
         let pages = match shape.row_bytes() {
-            Ok(row) if row > 0 => args.budget.saturating_sub(pool.plan.offset) / row,
+            Ok(row) if row > 0 => budget.saturating_sub(pool.plan.offset) / row,
             _ => pool.plan.pages,
         };
         PoolAnswer {

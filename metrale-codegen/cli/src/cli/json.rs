@@ -211,8 +211,22 @@ pub fn fit(report: &FitReport) -> String {
         "budget": report.budget,
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
+        "marginal_bytes": fit.marginal_bytes(),
         "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
+    if let (Some(gpu), Some(fields)) = (&report.gpu, value.as_object_mut()) {
+        for (key, n) in [
+            ("gpu", json!(gpu.memory.total)),
+            ("utilization", json!(gpu.memory.utilization.to_string())),
+            ("usable_bytes", json!(gpu.memory.usable())),
+            ("weights", json!(gpu.weights_total)),
+            ("weights_per_gpu", json!(gpu.memory.weights)),
+            ("weights_source", json!(gpu.weights_source)),
+            ("reserve", json!(gpu.memory.reserve)),
+        ] {
+            fields.insert(key.to_owned(), n);
+        }
+    }
     if let (Some(pool), Some(fields)) = (&answer.pool, value.as_object_mut()) {
         for (key, n) in [
             ("block_tokens", json!(pool.block_tokens)),

@@ -31,6 +31,7 @@ mod request;
 mod schema;
 mod svg;
 mod table;
+mod weights;
 
 use std::ffi::OsString;
 

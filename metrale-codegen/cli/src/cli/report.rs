@@ -124,14 +124,30 @@ pub struct FitReport {
     pub inputs: String,
     /// The alignment of every region.
     pub align: u64,
-    /// The device byte budget.
+    /// The device byte budget of the state: `--budget`, or what `--gpu` leaves.
     pub budget: u64,
+    /// With `--gpu`: the GPU and what else it holds.
+    pub gpu: Option<GpuReport>,
     /// The free input, as spelled on the command line (`kv-blocks`, `sequences`).
     pub free: &'static str,
     /// KV tokens per sequence, for `--for sequences`.
     pub context: Option<u64>,
     /// The answer: of the one GPU, or of the rank that binds first.
     pub answer: FitAnswer,
+}
+
+/// `fit --gpu`: the GPU, what else it holds, and the state's budget it leaves.
+pub struct GpuReport {
+    /// The GPU, its usable share, the weights a GPU holds and the reserve.
+    pub memory: metrale_circuit::serving::GpuMemory,
+    /// The GPUs the weights are split over (`tp x pp`).
+    pub ranks: u64,
+    /// The whole checkpoint's weights.
+    pub weights_total: u64,
+    /// Where they were read (`given`, a file, a folder).
+    pub weights_source: String,
+    /// The state's budget: `memory.state_budget()`.
+    pub budget: u64,
 }
 
 /// One fit's answer and the per-unit figures printed beside it.

@@ -23,7 +23,7 @@ use metrale_circuit::dynamic::{Position, StateTerm};
 use metrale_circuit::serving::{Family, PagePool};
 use metrale_circuit::{Lifetime, Space};
 
-use super::report::{EveryRankReport, FitReport, Report, Total, human_bytes};
+use super::report::{EveryRankReport, FitReport, GpuReport, Report, Total, human_bytes};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -344,6 +344,49 @@ impl Key {
     }
 }
 
+/// `fit --gpu`'s rows, before the budget's (which they explain): the GPU, the weights, the
+/// reserve.
+fn gpu_rows(rows: &mut Vec<(&str, String)>, gpu: &GpuReport, budget: u64) {
+    let memory = &gpu.memory;
+    let at = rows
+        .iter()
+        .position(|(k, _)| *k == "budget")
+        .unwrap_or(rows.len());
+    if let Some(row) = rows.get_mut(at) {
+        row.1 = format!(
+            "{budget} B for the state: {} B usable, less the weights and the reserve",
+            memory.usable()
+        );
+    }
+    let split = if gpu.ranks > 1 {
+        format!(
+            ", {} B a GPU over {} GPUs (an even split)",
+            memory.weights, gpu.ranks
+        )
+    } else {
+        String::new()
+    };
+    let new = [
+        (
+            "gpu",
+            format!(
+                "{} B, utilization {} (usable {} B)",
+                memory.total,
+                memory.utilization,
+                memory.usable()
+            ),
+        ),
+        (
+            "weights",
+            format!("{} B ({}){split}", gpu.weights_total, gpu.weights_source),
+        ),
+        ("reserve", format!("{} B", memory.reserve)),
+    ];
+    for (i, row) in new.into_iter().enumerate() {
+        rows.insert(at + i, row);
+    }
+}
+
 /// The cells of one term's row.
 fn row(term: &StateTerm) -> [String; 8] {
     [
@@ -502,6 +545,13 @@ pub fn fit(report: &FitReport) -> String {
         (report.free, fit.value.to_string()),
         ("device bytes at it", format!("{} B", fit.device_bytes)),
         ("device bytes at one more", next),
+        (
+            "one more costs",
+            fit.marginal_bytes().map_or_else(
+                || "cannot be planned".to_owned(),
+                |b| format!("{b} B (every term that grows with it, padding included)"),
+            ),
+        ),
         ("bytes per sequence slot", format!("{} B", answer.per_slot)),
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
@@ -531,6 +581,10 @@ pub fn fit(report: &FitReport) -> String {
             ),
         ));
         rows.push(("requests at once", pool.admitted.to_string()));
+    }
+    // With `--gpu`: where the budget comes from, before it.
+    if let Some(gpu) = &report.gpu {
+        gpu_rows(&mut rows, gpu, report.budget);
     }
     // Over several ranks: the one whose answer this is.
     if let Some(placement) = answer.placement {
