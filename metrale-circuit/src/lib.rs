@@ -10,8 +10,7 @@
 //! # What an engine on a generated plan reads (the root)
 //! - The plan's regions and field groups: [`Region`] (with each unit's address),
 //!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`],
-//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time), and
-//!   [`Part`] and [`Parts`] (where each part of a unit made of a layout sits).
+//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time).
 //! - The arenas: [`Arena`], [`Space`], [`Lifetime`], [`DEFAULT_ALIGN`].
 //! - What a term is: [`StateKind`], [`Holding`], [`StateDtype`].
 //! - The inputs a generated `Inputs` holds: [`StateInputs`], [`KvInputs`], [`VerifyInputs`],
@@ -21,6 +20,8 @@
 //! - Capacity and ranks: [`ServingProfile`], [`Fit`], [`FitError`], [`RankError`].
 //!
 //! # The rest, in modules
+//! - [`units`]: what one unit is, as a kernel views it: its tensor shape ([`units::Axes`]) and
+//!   the parts of a unit made of a layout ([`units::Part`], [`units::Parts`]).
 //! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
 //! - [`serving`]: the serving profile, its free inputs, the counts that must agree.
 //! - [`parallel`]: tensor- and pipeline-parallel ranks, a block's model position.
@@ -98,9 +99,17 @@ pub use model::{
     CacheInputs, KvInputs, Lifetime, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
 pub use plan::{
-    CacheRegions, KvRegions, MissingFormat, Part, Parts, PlanError, RecurrentRegions, RegionList,
-    TermInfo, Unit,
+    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo, Unit,
 };
+
+pub mod units {
+    //! What one unit of a state is, as a kernel views it: its tensor shape ([`Axes`]: each
+    //! axis of the circuit's `shape`, its extent and row-major strides, so a region is the
+    //! tensor `[units, axes...]`) and, for a unit made of a layout, where each part sits
+    //! ([`Part`], [`Parts`]). A generated module gives them by `blocks::<block>::<state>_axes`
+    //! and `<state>_parts`; the dynamic plan by each term's `axes` and `layout`.
+    pub use crate::plan::{Axes, Part, Parts, Unit};
+}
 pub use serve::{Fit, FitError, RankError, ServingProfile};
 
 pub mod inputs {
@@ -145,7 +154,7 @@ pub mod dynamic {
     //! against; an engine without generated code plans with it.
     pub use crate::model::{
         FormatError, LayoutDecl, PartDecl, Position, Reach, Section, StateAccess, StateDecl,
-        StateFormat, VerifySteps,
+        StateFormat, UnitAxis, VerifySteps,
     };
     pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
     pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};

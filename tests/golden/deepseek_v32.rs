@@ -321,7 +321,7 @@ pub mod deepseek_v32 {
             pub const fn latent_parts(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Parts<3>, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Parts<3>, __rt::SizeFault> {
                 match formats.kv_cache_dtype {
                     super::super::KvCacheDtypeFormat::Dtype(dtype) => {
                         __abi::plain_parts(
@@ -362,6 +362,18 @@ pub mod deepseek_v32 {
                     }
                 }
             }
+            /// The tensor shape of one unit of `mla.latent`: `kv_lora_rank + qk_rope_head_dim`, outermost first, so a region of it is `[units, kv_lora_rank + qk_rope_head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn latent_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_lora_rank + qk_rope_head_dim"],
+                    [add(value(dims.kv_lora_rank), value(dims.qk_rope_head_dim))],
+                )
+            }
             /// One unit of `mla.index_k` (`circuits/deepseek_v32.toml:151`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. No shape, stored in its layout `fp8_scaled`.
             ///
             /// # Errors
@@ -386,7 +398,7 @@ pub mod deepseek_v32 {
             pub const fn index_k_parts(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Parts<2>, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Parts<2>, __rt::SizeFault> {
                 __abi::parts([
                     ("k", value(dims.index_head_dim), __rt::StateDtype::Fp8),
                     (
@@ -411,6 +423,15 @@ pub mod deepseek_v32 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
+            }
             /// One unit of `head.accepted_hidden` (`circuits/deepseek_v32.toml:275`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
@@ -420,6 +441,15 @@ pub mod deepseek_v32 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.accepted_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn accepted_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
             /// One unit of `head.hidden_capture` (`circuits/deepseek_v32.toml:283`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
             ///
@@ -431,6 +461,15 @@ pub mod deepseek_v32 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
+            /// The tensor shape of one unit of `head.hidden_capture`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn hidden_capture_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
+            }
             /// One unit of `head.draft_tokens` (`circuits/deepseek_v32.toml:292`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
             ///
             /// # Errors
@@ -440,6 +479,15 @@ pub mod deepseek_v32 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::F32)
+            }
+            /// The tensor shape of one unit of `head.draft_tokens`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn draft_tokens_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["2"], [value(2)])
             }
         }
     }

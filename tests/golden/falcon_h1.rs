@@ -301,6 +301,18 @@ pub mod falcon_h1 {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `attn.v` (`circuits/falcon_h1.toml:109`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -312,6 +324,18 @@ pub mod falcon_h1 {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }
@@ -333,6 +357,22 @@ pub mod falcon_h1 {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv` (`circuits/falcon_h1.toml:170`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
@@ -358,6 +398,28 @@ pub mod falcon_h1 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv`: `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_d_ssm + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_d_ssm + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            value(dims.mamba_d_ssm),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_prefix` (`circuits/falcon_h1.toml:181`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -372,6 +434,22 @@ pub mod falcon_h1 {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_prefix`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_prefix` (`circuits/falcon_h1.toml:188`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -397,6 +475,28 @@ pub mod falcon_h1 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_prefix`: `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_d_ssm + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_d_ssm + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            value(dims.mamba_d_ssm),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_ring` (`circuits/falcon_h1.toml:196`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -411,6 +511,22 @@ pub mod falcon_h1 {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_ring`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_ring` (`circuits/falcon_h1.toml:203`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -436,6 +552,28 @@ pub mod falcon_h1 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_ring`: `conv_window x mamba_d_ssm + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_d_ssm + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_d_ssm + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            value(dims.mamba_d_ssm),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
         }
         /// The units of the states of block `head` (`circuits/falcon_h1.toml:273`).
         pub mod head {
@@ -450,6 +588,15 @@ pub mod falcon_h1 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

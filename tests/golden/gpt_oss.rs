@@ -224,6 +224,18 @@ pub mod gpt_oss {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `swa.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// The sliding window of `swa.k`, in tokens: `sliding_window`.
             ///
             /// # Errors
@@ -244,6 +256,18 @@ pub mod gpt_oss {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `swa.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
             /// The sliding window of `swa.v`, in tokens: `sliding_window`.
@@ -273,6 +297,18 @@ pub mod gpt_oss {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `attn.v` (`circuits/gpt_oss.toml:134`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -284,6 +320,18 @@ pub mod gpt_oss {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }

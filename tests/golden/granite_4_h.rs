@@ -299,6 +299,22 @@ pub mod granite_4_h {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.h`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
+                )
+            }
             /// One unit of `mamba2.conv` (`circuits/granite_4_h.toml:121`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_inner + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
@@ -322,6 +338,28 @@ pub mod granite_4_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv`: `conv_window x mamba_inner + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_inner + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_inner + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            dims.mamba_inner(),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_prefix` (`circuits/granite_4_h.toml:131`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -336,6 +374,22 @@ pub mod granite_4_h {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_prefix`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_prefix` (`circuits/granite_4_h.toml:138`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -361,6 +415,28 @@ pub mod granite_4_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_prefix`: `conv_window x mamba_inner + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_inner + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_inner + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            dims.mamba_inner(),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_ring` (`circuits/granite_4_h.toml:146`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -375,6 +451,22 @@ pub mod granite_4_h {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_ring`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_ring` (`circuits/granite_4_h.toml:153`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -400,6 +492,28 @@ pub mod granite_4_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_ring`: `conv_window x mamba_inner + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_inner + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "mamba_inner + 2 * n_groups * ssm_state"],
+                    [
+                        dims.conv_window(),
+                        add(
+                            dims.mamba_inner(),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
         }
         /// The units of the states of block `attn` (`circuits/granite_4_h.toml:200`).
         pub mod attn {
@@ -419,6 +533,19 @@ pub mod granite_4_h {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::DivisionByZero` when a divisor dim is zero.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), dims.head_dim()],
+                )
+            }
             /// One unit of `attn.v` (`circuits/granite_4_h.toml:207`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -431,6 +558,19 @@ pub mod granite_4_h {
                 __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::DivisionByZero` when a divisor dim is zero.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), dims.head_dim()],
                 )
             }
         }
@@ -447,6 +587,15 @@ pub mod granite_4_h {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

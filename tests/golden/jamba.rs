@@ -270,6 +270,18 @@ pub mod jamba {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba1.h`: `inner x ssm_state`, outermost first, so a region of it is `[units, inner, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["inner", "ssm_state"],
+                    [dims.inner(), value(dims.ssm_state)],
+                )
+            }
             /// One unit of `mamba1.conv` (`circuits/jamba.toml:112`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x inner`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
@@ -284,6 +296,19 @@ pub mod jamba {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba1.conv`: `conv_window x inner`, outermost first, so a region of it is `[units, conv_window, inner]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "inner"],
+                    [dims.conv_window(), dims.inner()],
+                )
+            }
             /// One unit of `mamba1.h_prefix` (`circuits/jamba.toml:122`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -295,6 +320,18 @@ pub mod jamba {
                 __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba1.h_prefix`: `inner x ssm_state`, outermost first, so a region of it is `[units, inner, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["inner", "ssm_state"],
+                    [dims.inner(), value(dims.ssm_state)],
                 )
             }
             /// One unit of `mamba1.conv_prefix` (`circuits/jamba.toml:129`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -311,6 +348,19 @@ pub mod jamba {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba1.conv_prefix`: `conv_window x inner`, outermost first, so a region of it is `[units, conv_window, inner]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "inner"],
+                    [dims.conv_window(), dims.inner()],
+                )
+            }
             /// One unit of `mamba1.h_ring` (`circuits/jamba.toml:137`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -322,6 +372,18 @@ pub mod jamba {
                 __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba1.h_ring`: `inner x ssm_state`, outermost first, so a region of it is `[units, inner, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["inner", "ssm_state"],
+                    [dims.inner(), value(dims.ssm_state)],
                 )
             }
             /// One unit of `mamba1.conv_ring` (`circuits/jamba.toml:144`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba1.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -336,6 +398,19 @@ pub mod jamba {
                 __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba1.conv_ring`: `conv_window x inner`, outermost first, so a region of it is `[units, conv_window, inner]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "inner"],
+                    [dims.conv_window(), dims.inner()],
                 )
             }
         }
@@ -357,6 +432,19 @@ pub mod jamba {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::DivisionByZero` when a divisor dim is zero.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), dims.head_dim()],
+                )
+            }
             /// One unit of `attn.v` (`circuits/jamba.toml:205`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -369,6 +457,19 @@ pub mod jamba {
                 __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::DivisionByZero` when a divisor dim is zero.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), dims.head_dim()],
                 )
             }
         }
@@ -385,6 +486,15 @@ pub mod jamba {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

@@ -268,6 +268,22 @@ pub mod kimi_linear {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `kda.h`: `kda_heads x kda_head_dim x kda_head_dim`, outermost first, so a region of it is `[units, kda_heads, kda_head_dim, kda_head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kda_heads", "kda_head_dim", "kda_head_dim"],
+                    [
+                        value(dims.kda_heads),
+                        value(dims.kda_head_dim),
+                        value(dims.kda_head_dim),
+                    ],
+                )
+            }
             /// One unit of `kda.conv` (`circuits/kimi_linear.toml:117`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x kda_heads * kda_head_dim * 3`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
@@ -288,6 +304,25 @@ pub mod kimi_linear {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `kda.conv`: `conv_window x kda_heads * kda_head_dim * 3`, outermost first, so a region of it is `[units, conv_window, kda_heads * kda_head_dim * 3]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "kda_heads * kda_head_dim * 3"],
+                    [
+                        dims.conv_window(),
+                        mul(
+                            mul(value(dims.kda_heads), value(dims.kda_head_dim)),
+                            value(3),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `kda.h_prefix` (`circuits/kimi_linear.toml:127`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -302,6 +337,22 @@ pub mod kimi_linear {
                         value(dims.kda_head_dim),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `kda.h_prefix`: `kda_heads x kda_head_dim x kda_head_dim`, outermost first, so a region of it is `[units, kda_heads, kda_head_dim, kda_head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kda_heads", "kda_head_dim", "kda_head_dim"],
+                    [
+                        value(dims.kda_heads),
+                        value(dims.kda_head_dim),
+                        value(dims.kda_head_dim),
+                    ],
                 )
             }
             /// One unit of `kda.conv_prefix` (`circuits/kimi_linear.toml:134`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -324,6 +375,25 @@ pub mod kimi_linear {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `kda.conv_prefix`: `conv_window x kda_heads * kda_head_dim * 3`, outermost first, so a region of it is `[units, conv_window, kda_heads * kda_head_dim * 3]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "kda_heads * kda_head_dim * 3"],
+                    [
+                        dims.conv_window(),
+                        mul(
+                            mul(value(dims.kda_heads), value(dims.kda_head_dim)),
+                            value(3),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `kda.h_ring` (`circuits/kimi_linear.toml:142`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -338,6 +408,22 @@ pub mod kimi_linear {
                         value(dims.kda_head_dim),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `kda.h_ring`: `kda_heads x kda_head_dim x kda_head_dim`, outermost first, so a region of it is `[units, kda_heads, kda_head_dim, kda_head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kda_heads", "kda_head_dim", "kda_head_dim"],
+                    [
+                        value(dims.kda_heads),
+                        value(dims.kda_head_dim),
+                        value(dims.kda_head_dim),
+                    ],
                 )
             }
             /// One unit of `kda.conv_ring` (`circuits/kimi_linear.toml:149`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `kda.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -360,6 +446,25 @@ pub mod kimi_linear {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `kda.conv_ring`: `conv_window x kda_heads * kda_head_dim * 3`, outermost first, so a region of it is `[units, conv_window, kda_heads * kda_head_dim * 3]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["conv_window", "kda_heads * kda_head_dim * 3"],
+                    [
+                        dims.conv_window(),
+                        mul(
+                            mul(value(dims.kda_heads), value(dims.kda_head_dim)),
+                            value(3),
+                        ),
+                    ],
+                )
+            }
         }
         /// The units of the states of block `mla` (`circuits/kimi_linear.toml:201`).
         pub mod mla {
@@ -378,6 +483,18 @@ pub mod kimi_linear {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `mla.latent`: `kv_lora_rank + qk_rope_head_dim`, outermost first, so a region of it is `[units, kv_lora_rank + qk_rope_head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn latent_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_lora_rank + qk_rope_head_dim"],
+                    [add(value(dims.kv_lora_rank), value(dims.qk_rope_head_dim))],
+                )
+            }
         }
         /// The units of the states of block `head` (`circuits/kimi_linear.toml:279`).
         pub mod head {
@@ -392,6 +509,15 @@ pub mod kimi_linear {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

@@ -224,6 +224,18 @@ pub mod llama4 {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `chunked.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// The attention chunk of `chunked.k`, in tokens: `attention_chunk_size`.
             ///
             /// # Errors
@@ -244,6 +256,18 @@ pub mod llama4 {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `chunked.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
             /// The attention chunk of `chunked.v`, in tokens: `attention_chunk_size`.
@@ -273,6 +297,18 @@ pub mod llama4 {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `global.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `global.v` (`circuits/llama4.toml:129`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -284,6 +320,18 @@ pub mod llama4 {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `global.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }

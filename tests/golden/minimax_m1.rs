@@ -240,6 +240,18 @@ pub mod minimax_m1 {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `lightning.h`: `heads x head_dim x head_dim`, outermost first, so a region of it is `[units, heads, head_dim, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["heads", "head_dim", "head_dim"],
+                    [value(dims.heads), value(dims.head_dim), value(dims.head_dim)],
+                )
+            }
             /// One unit of `lightning.h_prefix` (`circuits/minimax_m1.toml:98`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -256,6 +268,18 @@ pub mod minimax_m1 {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `lightning.h_prefix`: `heads x head_dim x head_dim`, outermost first, so a region of it is `[units, heads, head_dim, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["heads", "head_dim", "head_dim"],
+                    [value(dims.heads), value(dims.head_dim), value(dims.head_dim)],
+                )
+            }
             /// One unit of `lightning.h_ring` (`circuits/minimax_m1.toml:106`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `lightning.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -270,6 +294,18 @@ pub mod minimax_m1 {
                         value(dims.head_dim),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `lightning.h_ring`: `heads x head_dim x head_dim`, outermost first, so a region of it is `[units, heads, head_dim, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["heads", "head_dim", "head_dim"],
+                    [value(dims.heads), value(dims.head_dim), value(dims.head_dim)],
                 )
             }
         }
@@ -290,6 +326,18 @@ pub mod minimax_m1 {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `attn.v` (`circuits/minimax_m1.toml:154`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -301,6 +349,18 @@ pub mod minimax_m1 {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }
@@ -317,6 +377,15 @@ pub mod minimax_m1 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

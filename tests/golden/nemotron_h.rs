@@ -292,6 +292,22 @@ pub mod nemotron_h {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.h`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
+                )
+            }
             /// One unit of `mamba2.conv` (`circuits/nemotron_h.toml:105`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
@@ -315,6 +331,31 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv`: `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_prefix` (`circuits/nemotron_h.toml:115`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -329,6 +370,22 @@ pub mod nemotron_h {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_prefix`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_prefix` (`circuits/nemotron_h.toml:122`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -354,6 +411,31 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_prefix`: `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `mamba2.h_ring` (`circuits/nemotron_h.toml:130`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -368,6 +450,22 @@ pub mod nemotron_h {
                         value(dims.ssm_state),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `mamba2.h_ring`: `mamba_heads x mamba_head_dim x ssm_state`, outermost first, so a region of it is `[units, mamba_heads, mamba_head_dim, ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["mamba_heads", "mamba_head_dim", "ssm_state"],
+                    [
+                        value(dims.mamba_heads),
+                        value(dims.mamba_head_dim),
+                        value(dims.ssm_state),
+                    ],
                 )
             }
             /// One unit of `mamba2.conv_ring` (`circuits/nemotron_h.toml:137`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `mamba2.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -393,6 +491,31 @@ pub mod nemotron_h {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `mamba2.conv_ring`: `conv_window x mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state`, outermost first, so a region of it is `[units, conv_window, mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "mamba_heads * mamba_head_dim + 2 * n_groups * ssm_state",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
+                            mul(
+                                mul(value(2), value(dims.n_groups)),
+                                value(dims.ssm_state),
+                            ),
+                        ),
+                    ],
+                )
+            }
         }
         /// The units of the states of block `attn` (`circuits/nemotron_h.toml:183`).
         pub mod attn {
@@ -411,6 +534,18 @@ pub mod nemotron_h {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `attn.v` (`circuits/nemotron_h.toml:190`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -422,6 +557,18 @@ pub mod nemotron_h {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }
@@ -438,6 +585,15 @@ pub mod nemotron_h {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
         }
     }

@@ -292,6 +292,22 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `gdn.h`: `lin_v_heads x lin_k_dim x lin_v_dim`, outermost first, so a region of it is `[units, lin_v_heads, lin_k_dim, lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["lin_v_heads", "lin_k_dim", "lin_v_dim"],
+                    [
+                        value(dims.lin_v_heads),
+                        value(dims.lin_k_dim),
+                        value(dims.lin_v_dim),
+                    ],
+                )
+            }
             /// One unit of `gdn.conv` (`circuits/qwen3_5.toml:94`), its bytes and element type: a `recurrent` state living `sequence`, one unit per sequence slot. Shape `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, element type `{ssm_conv_storage}`.
             ///
             /// # Errors
@@ -315,6 +331,31 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `gdn.conv`: `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, outermost first, so a region of it is `[units, conv_window, lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(
+                                mul(value(dims.lin_k_heads), value(dims.lin_k_dim)),
+                                value(2),
+                            ),
+                            mul(value(dims.lin_v_heads), value(dims.lin_v_dim)),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `gdn.h_prefix` (`circuits/qwen3_5.toml:104`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -329,6 +370,22 @@ pub mod qwen3_5 {
                         value(dims.lin_v_dim),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `gdn.h_prefix`: `lin_v_heads x lin_k_dim x lin_v_dim`, outermost first, so a region of it is `[units, lin_v_heads, lin_k_dim, lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["lin_v_heads", "lin_k_dim", "lin_v_dim"],
+                    [
+                        value(dims.lin_v_heads),
+                        value(dims.lin_k_dim),
+                        value(dims.lin_v_dim),
+                    ],
                 )
             }
             /// One unit of `gdn.conv_prefix` (`circuits/qwen3_5.toml:111`), its bytes and element type: a `prefix_snapshot` state living `snapshot`, one unit per snapshot slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -354,6 +411,31 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `gdn.conv_prefix`: `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, outermost first, so a region of it is `[units, conv_window, lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_prefix_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(
+                                mul(value(dims.lin_k_heads), value(dims.lin_k_dim)),
+                                value(2),
+                            ),
+                            mul(value(dims.lin_v_heads), value(dims.lin_v_dim)),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `gdn.h_ring` (`circuits/qwen3_5.toml:119`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.h`, of its shape, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -368,6 +450,22 @@ pub mod qwen3_5 {
                         value(dims.lin_v_dim),
                     ),
                     formats.ssm_h_storage,
+                )
+            }
+            /// The tensor shape of one unit of `gdn.h_ring`: `lin_v_heads x lin_k_dim x lin_v_dim`, outermost first, so a region of it is `[units, lin_v_heads, lin_k_dim, lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn h_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["lin_v_heads", "lin_k_dim", "lin_v_dim"],
+                    [
+                        value(dims.lin_v_heads),
+                        value(dims.lin_k_dim),
+                        value(dims.lin_v_dim),
+                    ],
                 )
             }
             /// One unit of `gdn.conv_ring` (`circuits/qwen3_5.toml:126`), its bytes and element type: a `ring_snapshot` state living `snapshot`, one unit per ring slot per sequence slot. A copy of `gdn.conv`, of its shape, element type `{ssm_conv_storage}`.
@@ -393,6 +491,31 @@ pub mod qwen3_5 {
                     formats.ssm_conv_storage,
                 )
             }
+            /// The tensor shape of one unit of `gdn.conv_ring`: `conv_window x lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim`, outermost first, so a region of it is `[units, conv_window, lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`;
+            /// `SizeFault::Negative` when a subtraction goes below zero.
+            pub const fn conv_ring_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    [
+                        "conv_window",
+                        "lin_k_heads * lin_k_dim * 2 + lin_v_heads * lin_v_dim",
+                    ],
+                    [
+                        dims.conv_window(),
+                        add(
+                            mul(
+                                mul(value(dims.lin_k_heads), value(dims.lin_k_dim)),
+                                value(2),
+                            ),
+                            mul(value(dims.lin_v_heads), value(dims.lin_v_dim)),
+                        ),
+                    ],
+                )
+            }
             /// One unit of `gdn.carry` (`circuits/qwen3_5.toml:137`), its bytes and element type: a `carry_stash` state living `verify`, one unit per verify slot (the dummy included). Shape `lin_v_heads x lin_k_dim x lin_v_dim`, element type `{ssm_h_storage}`.
             ///
             /// # Errors
@@ -409,6 +532,22 @@ pub mod qwen3_5 {
                     formats.ssm_h_storage,
                 )
             }
+            /// The tensor shape of one unit of `gdn.carry`: `lin_v_heads x lin_k_dim x lin_v_dim`, outermost first, so a region of it is `[units, lin_v_heads, lin_k_dim, lin_v_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn carry_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<3>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["lin_v_heads", "lin_k_dim", "lin_v_dim"],
+                    [
+                        value(dims.lin_v_heads),
+                        value(dims.lin_k_dim),
+                        value(dims.lin_v_dim),
+                    ],
+                )
+            }
             /// One unit of `gdn.carry_table` (`circuits/qwen3_5.toml:146`), its bytes and element type: a `carry_table` state living `model`, one unit per carry-table row. Shape `4`, element type `u64`.
             ///
             /// # Errors
@@ -419,6 +558,15 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(4), __rt::StateDtype::U64)
             }
+            /// The tensor shape of one unit of `gdn.carry_table`: `4`, outermost first, so a region of it is `[units, 4]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn carry_table_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["4"], [value(4)])
+            }
             /// One unit of `gdn.wy_table` (`circuits/qwen3_5.toml:155`), its bytes and element type: a `verify_table` state living `model`, one unit per verify-table row. Shape `2`, element type `u64`.
             ///
             /// # Errors
@@ -428,6 +576,15 @@ pub mod qwen3_5 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::U64)
+            }
+            /// The tensor shape of one unit of `gdn.wy_table`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn wy_table_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["2"], [value(2)])
             }
         }
         /// The units of the states of block `head` (`circuits/qwen3_5.toml:202`).
@@ -444,6 +601,15 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
+            /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn prefix_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
+            }
             /// One unit of `head.accepted_hidden` (`circuits/qwen3_5.toml:210`), its bytes and element type: a `accept_stash` state living `verify`, one unit per verify-table row. Shape `hidden`, element type `bf16`.
             ///
             /// # Errors
@@ -453,6 +619,15 @@ pub mod qwen3_5 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
+            }
+            /// The tensor shape of one unit of `head.accepted_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn accepted_hidden_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
             }
             /// One unit of `head.hidden_capture` (`circuits/qwen3_5.toml:218`), its bytes and element type: a `hidden_capture` state living `sequence`, one unit per captured row. Shape `hidden`, element type `bf16`.
             ///
@@ -464,6 +639,15 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
+            /// The tensor shape of one unit of `head.hidden_capture`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn hidden_capture_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["hidden"], [value(dims.hidden)])
+            }
             /// One unit of `head.lookup_index` (`circuits/qwen3_5.toml:227`), its bytes and element type: a `prompt_lookup_index` state living `sequence`, one entry per history token, in host memory sized by the hash-table law. Shape `2`, element type `u32`.
             ///
             /// # Errors
@@ -473,6 +657,15 @@ pub mod qwen3_5 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::U32)
+            }
+            /// The tensor shape of one unit of `head.lookup_index`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn lookup_index_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["2"], [value(2)])
             }
             /// One unit of `head.tree_mask` (`circuits/qwen3_5.toml:235`), its bytes and element type: a `token_tree_mask` state living `verify`, one unit per (tree node, tree node) pair of a verify slot. Shape `1`, element type `u8`.
             ///
@@ -484,6 +677,15 @@ pub mod qwen3_5 {
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(1), __rt::StateDtype::U8)
             }
+            /// The tensor shape of one unit of `head.tree_mask`: `1`, outermost first, so a region of it is `[units, 1]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn tree_mask_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["1"], [value(1)])
+            }
             /// One unit of `head.draft_tokens` (`circuits/qwen3_5.toml:244`), its bytes and element type: a `draft_tokens` state living `verify`, one unit per draft position of a verify slot. Shape `2`, element type `f32`.
             ///
             /// # Errors
@@ -493,6 +695,15 @@ pub mod qwen3_5 {
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::F32)
+            }
+            /// The tensor shape of one unit of `head.draft_tokens`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn draft_tokens_axes(
+                _dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<1>, __rt::SizeFault> {
+                __rt::units::Axes::of(["2"], [value(2)])
             }
         }
         /// The units of the states of block `attn` (`circuits/blocks/qwen3_attention.toml:13`).
@@ -512,6 +723,18 @@ pub mod qwen3_5 {
                     formats.kv_cache_dtype,
                 )
             }
+            /// The tensor shape of one unit of `attn.k`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn k_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
+                )
+            }
             /// One unit of `attn.v` (`circuits/blocks/qwen3_attention.toml:20`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_heads x head_dim`, element type `{kv_cache_dtype}`.
             ///
             /// # Errors
@@ -523,6 +746,18 @@ pub mod qwen3_5 {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
+                )
+            }
+            /// The tensor shape of one unit of `attn.v`: `kv_heads x head_dim`, outermost first, so a region of it is `[units, kv_heads, head_dim]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
+            ///
+            /// # Errors
+            /// `SizeFault::Overflow` when a size overflows `u64`.
+            pub const fn v_axes(
+                dims: &super::super::Dims,
+            ) -> ::core::result::Result<__rt::units::Axes<2>, __rt::SizeFault> {
+                __rt::units::Axes::of(
+                    ["kv_heads", "head_dim"],
+                    [value(dims.kv_heads), value(dims.head_dim)],
                 )
             }
         }

@@ -122,3 +122,43 @@ fn overflow_is_an_error_not_a_wrap() {
         Err(metrale_circuit::PlanError::Overflow { state: "l0.gdn.h" })
     );
 }
+
+/// A unit's tensor shape, by hand: Qwen3.5-27B's `h` is 48 value heads x 128 x 128, its conv
+/// window 3 x (2 x 16 x 128 + 48 x 128) = 3 x 10,240; on one of two tensor-parallel ranks the
+/// heads halve. The dynamic plan's terms carry the same axes.
+#[test]
+fn a_unit_s_axes_are_its_shape_s() {
+    let h = blocks::gdn::h_axes(&qwen3_5_27b::DIMS).unwrap();
+    assert_eq!(h.names, ["lin_v_heads", "lin_k_dim", "lin_v_dim"]);
+    assert_eq!(h.extents, [48, 128, 128]);
+    assert_eq!(h.strides(), Some([16_384, 128, 1]));
+    assert_eq!(h.elements(), Some(786_432));
+    let conv = blocks::gdn::conv_axes(&qwen3_5_27b::DIMS).unwrap();
+    assert_eq!(conv.extents, [3, 10_240]);
+    let rank = qwen3_5_27b::DIMS.on_tp(2).unwrap();
+    assert_eq!(blocks::gdn::h_axes(&rank).unwrap().extents, [24, 128, 128]);
+    // A copy's axes are its state's.
+    assert_eq!(blocks::gdn::h_prefix_axes(&qwen3_5_27b::DIMS), Ok(h));
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let circuit = metrale_circuit::load::Circuit::load(root.join("circuits/qwen3_5.toml")).unwrap();
+    let decls = circuit.instantiate("qwen3_5_27b").unwrap();
+    let decl = decls.iter().find(|d| d.id == "l0.gdn.h").unwrap();
+    let dynamic: Vec<(&str, u64)> = decl
+        .axes
+        .iter()
+        .map(|a| (a.name.as_str(), a.extent))
+        .collect();
+    assert_eq!(
+        dynamic,
+        [("lin_v_heads", 48), ("lin_k_dim", 128), ("lin_v_dim", 128)]
+    );
+    // Every state's extents multiply to its elements.
+    for decl in decls.iter().filter(|d| !d.axes.is_empty()) {
+        let product = decl
+            .axes
+            .iter()
+            .try_fold(1u64, |p, a| p.checked_mul(a.extent));
+        assert_eq!(product, Some(decl.elements), "{}", decl.id);
+    }
+}

@@ -139,6 +139,42 @@ pub struct StateDecl {
     pub shares: Option<String>,
     /// Its layouts (schema 3): the units its format may name instead of `elements` of a dtype.
     pub layouts: Vec<LayoutDecl>,
+    /// Its unit's tensor shape: one axis per ` x `-joined axis of its `shape` (a copy's, the
+    /// copied state's), whose extents multiply to `elements`; empty for a state built by hand
+    /// without one, or stored in one layout with no `shape`.
+    pub axes: Vec<UnitAxis>,
+}
+
+/// One axis of a unit's tensor shape: its expression in the circuit (`lin_v_heads`) and its
+/// extent under the checkpoint's (or a rank's) dims.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnitAxis {
+    /// The axis as the circuit writes it.
+    pub name: String,
+    /// Its extent.
+    pub extent: u64,
+}
+
+/// Writes the row-major element strides of a tensor of `extents` into `out` (as long as
+/// `extents`): the last axis 1, each other the product of the extents after it. Returns the
+/// product of them all (the elements: a unit's stride when a region is viewed as
+/// `[units, axes...]`), `None` on overflow. The one stride rule, of the dynamic plan's terms
+/// and of a generated `Axes`.
+#[must_use]
+pub const fn strides_into(extents: &[u64], out: &mut [u64]) -> Option<u64> {
+    let mut stride: u64 = 1;
+    let mut i = extents.len();
+    while i > 0 {
+        i -= 1;
+        if i < out.len() {
+            out[i] = stride;
+        }
+        stride = match stride.checked_mul(extents[i]) {
+            Some(next) => next,
+            None => return None,
+        };
+    }
+    Some(stride)
 }
 
 /// What a KV side keeps of a sequence's tokens, when not every one: `T` is the tokens (or, in
@@ -209,6 +245,7 @@ impl StateDecl {
             reach: None,
             shares: None,
             layouts: Vec::new(),
+            axes: Vec::new(),
         }
     }
 

@@ -17,7 +17,9 @@ mod kinds;
 mod layout;
 mod pool;
 
-pub use decl::{Position, Reach, Section, StateAccess, StateDecl, VerifySteps};
+pub use decl::{
+    Position, Reach, Section, StateAccess, StateDecl, UnitAxis, VerifySteps, strides_into,
+};
 pub use dtype::{FormatChoice, FormatError, StateDtype, StateFormat};
 // The loader's identifier rule, beside the format keys it governs; re-exported by `load`.
 #[cfg(feature = "load")]

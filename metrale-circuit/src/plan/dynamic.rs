@@ -23,7 +23,7 @@ use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
     FormatChoice, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs,
-    StateKind,
+    StateKind, UnitAxis, strides_into,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -59,6 +59,9 @@ pub struct StateTerm {
     /// The layout its unit is made of, with each part placed (schema 3); `None` for a unit of
     /// one dtype.
     pub layout: Option<UnitLayout>,
+    /// Its unit's tensor shape (the state's `StateDecl::axes`): the term is the tensor
+    /// `[units, axes...]` of its dtype.
+    pub axes: Vec<UnitAxis>,
 }
 
 /// The layout a term's unit is made of: its name and its parts, placed.
@@ -109,6 +112,15 @@ fn unit_of(
 }
 
 impl StateTerm {
+    /// Row-major element strides of its unit's axes (`model::strides_into`, as a generated
+    /// `Axes::strides`); `None` on overflow.
+    #[must_use]
+    pub fn strides(&self) -> Option<Vec<u64>> {
+        let extents: Vec<u64> = self.axes.iter().map(|a| a.extent).collect();
+        let mut out = vec![0; extents.len()];
+        strides_into(&extents, &mut out).map(|_| out)
+    }
+
     /// Its region: where it sits and the byte range of each unit ([`Region::unit`]).
     #[must_use]
     pub fn region(&self) -> Region {
@@ -216,6 +228,7 @@ impl DynamicPlan {
                         offset: 0,
                         space: Space::of_kind(decl.kind),
                         layout: layout.clone(),
+                        axes: decl.axes.clone(),
                     });
                 }
             }

@@ -11,12 +11,14 @@
 //! - Every const [`PlanError`] of a generated plan converts into the `PlanError<String>` the
 //!   dynamic plan gives for the same circuit and inputs.
 
+mod axes;
 mod dynamic;
 mod error;
 pub(crate) mod parts;
 mod pool;
 pub(crate) mod regions;
 
+pub use axes::Axes;
 pub(crate) use dynamic::owners_held;
 pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
 pub use error::{MissingFormat, PlanError};

@@ -323,6 +323,13 @@ fn plan_json_under_the_default_inputs() {
     );
     assert_eq!((u(&h["units"]), u(&h["bytes"])), (9, 9 * 786_432 * 4));
     assert_eq!(u(&h["bytes"]), 28_311_552);
+    // Its unit as a kernel views it: [48 heads, 128, 128], strides [128 x 128, 128, 1].
+    assert_eq!(h["shape"], serde_json::json!([48, 128, 128]));
+    assert_eq!(
+        h["axes"],
+        serde_json::json!(["lin_v_heads", "lin_k_dim", "lin_v_dim"])
+    );
+    assert_eq!(h["strides"], serde_json::json!([16_384, 128, 1]));
     // Its verify intermediates: nine slots of 4 rows = 36 units, in the verify lifetime.
     let steps = term(&plan, "l0.gdn.h", "steps");
     assert_eq!(

@@ -246,6 +246,7 @@ impl Emitter<'_> {
             errors,
         };
         let parts = self.parts_fn(block, state, helpers, &signature);
+        let axes = self.axes_fn(block, state, helpers);
         let Signature {
             dims_param,
             formats_param,
@@ -289,8 +290,57 @@ impl Emitter<'_> {
                 #unit
             }
             #parts
+            #axes
             #window
         }
+    }
+
+    /// `pub const fn <state>_axes(&Dims)` for a state with a shape (its own, or a copy's):
+    /// its unit's tensor shape, one extent per ` x `-joined axis, outermost first. On a
+    /// tensor-parallel rank, call it with that rank's dims (`Dims::on_tp`).
+    fn axes_fn(
+        &self,
+        block: &BlockTemplate,
+        state: &StateTemplate,
+        helpers: &mut Helpers,
+    ) -> Option<TokenStream> {
+        let shape = block.shape_of(state)?;
+        let local = state.local();
+        let axes_fn = format_ident!("{}_axes", ident(local));
+        let names: Vec<String> = shape.axes.iter().map(ToString::to_string).collect();
+        let extents: Vec<TokenStream> = shape
+            .axes
+            .iter()
+            .map(|axis| {
+                helpers.shape(&Shape {
+                    text: axis.to_string(),
+                    axes: vec![axis.clone()],
+                })
+            })
+            .collect();
+        let count = super::names::index(names.len());
+        let param = if shape.dims().is_empty() {
+            quote!(_dims)
+        } else {
+            quote!(dims)
+        };
+        let doc = doc_line(&format!(
+            "The tensor shape of one unit of `{}.{local}`: `{shape}`, outermost first, so a \
+             region of it is `[units, {}]` (`Axes::strides` gives the element strides). On a \
+             tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).",
+            block.name(),
+            names.join(", ")
+        ));
+        let errors = errors_doc("SizeFault", "", self.faults(Some(shape)));
+        Some(quote! {
+            #[doc = #doc]
+            #[doc = ""]
+            #[doc = " # Errors"]
+            #(#[doc = #errors])*
+            pub const fn #axes_fn(#param: &super::super::Dims) -> ::core::result::Result<__rt::units::Axes<#count>, __rt::SizeFault> {
+                __rt::units::Axes::of([#(#names),*], [#(#extents),*])
+            }
+        })
     }
 
     /// `pub const fn <state>_parts(..)` for a state that declares layouts: where each part of
@@ -339,7 +389,7 @@ impl Emitter<'_> {
             #[doc = ""]
             #[doc = " # Errors"]
             #(#[doc = #errors])*
-            pub const fn #parts_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Parts<#capacity>, __rt::SizeFault> {
+            pub const fn #parts_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::units::Parts<#capacity>, __rt::SizeFault> {
                 #body
             }
         })

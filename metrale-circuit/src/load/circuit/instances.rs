@@ -13,12 +13,14 @@
 //!   ([`Circuit::owner_layer`] places the owner); a rank that holds a reader need not hold its
 //!   owner (a plan of such a rank is the error, `PlanError::MissingOwner`).
 
-use super::shape::Shape;
+use super::shape::{EvalError, Shape};
 use super::sharing::{Shares, owner_layer};
 use super::validated::{BlockTemplate, CheckpointSpec, Circuit, StateTemplate};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
-use crate::model::{LayoutDecl, PartDecl, Position, Reach, Section, StateDecl, StateFormat};
+use crate::model::{
+    LayoutDecl, PartDecl, Position, Reach, Section, StateDecl, StateFormat, UnitAxis,
+};
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
 /// The states one tensor- and pipeline-parallel rank holds, and the pipeline stage that chose
@@ -249,15 +251,14 @@ impl Circuit {
         state: &StateTemplate,
         dim: &impl Fn(&str) -> Option<u64>,
     ) -> Result<StateDecl, Diagnostic> {
-        let evaluated = |what: &str, shape: &Shape| {
-            shape.eval(dim).map_err(|e| {
-                Diagnostic::error(format!(
-                    "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
-                    instance.prefix, state.local, checkpoint.name
-                ))
-                .in_file(state.origin.to_string())
-            })
+        let fault = |what: &str, e: EvalError| {
+            Diagnostic::error(format!(
+                "{what} of `{}.{}` cannot be evaluated under checkpoint `{}`: {e}",
+                instance.prefix, state.local, checkpoint.name
+            ))
+            .in_file(state.origin.to_string())
         };
+        let evaluated = |what: &str, shape: &Shape| shape.eval(dim).map_err(|e| fault(what, e));
         // A reader declares its owner's unit: the owner's block, state and layer.
         let (owner, unit_block, unit_state) = match &state.shares {
             Some(shares) => {
@@ -289,32 +290,17 @@ impl Circuit {
             None => (None, block, state),
         };
         // A state stored in one layout has no shape: its unit is the layout's parts.
-        let elements = match unit_block.shape_of(unit_state) {
-            Some(shape) => evaluated("shape", shape)?,
-            None if matches!(unit_state.format, StateFormat::Layout(_)) => 0,
+        let (elements, axes) = match unit_block.shape_of(unit_state) {
+            Some(shape) => {
+                let extents = shape
+                    .eval_axes(dim)
+                    .map_err(|e| fault("an axis of the shape", e))?;
+                (evaluated("shape", shape)?, axes_of(shape, extents))
+            }
+            None if matches!(unit_state.format, StateFormat::Layout(_)) => (0, Vec::new()),
             None => return Err(shape_missing(&state.origin, &state.local)),
         };
-        let layouts = unit_state
-            .layouts
-            .iter()
-            .map(|layout| {
-                Ok(LayoutDecl {
-                    name: layout.name.clone(),
-                    parts: layout
-                        .parts
-                        .iter()
-                        .map(|part| {
-                            let what = format!("part `{}.{}`", layout.name, part.name);
-                            Ok(PartDecl {
-                                name: part.name.clone(),
-                                dtype: part.dtype,
-                                elements: evaluated(&what, &part.shape)?,
-                            })
-                        })
-                        .collect::<Result<Vec<_>, Diagnostic>>()?,
-                })
-            })
-            .collect::<Result<Vec<_>, Diagnostic>>()?;
+        let layouts = layouts_of(unit_state, &evaluated)?;
         let reach = match &unit_state.reach {
             Some(Reach::Window(window)) => Some(Reach::Window(evaluated("window", window)?)),
             Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
@@ -337,8 +323,54 @@ impl Circuit {
             reach,
             shares: owner,
             layouts,
+            axes,
         })
     }
+}
+
+/// A unit's tensor shape: each axis of `shape` as written, with its extent.
+fn axes_of(shape: &Shape, extents: Vec<u64>) -> Vec<UnitAxis> {
+    shape
+        .axes
+        .iter()
+        .zip(extents)
+        .map(|(axis, extent)| UnitAxis {
+            name: axis.to_string(),
+            extent,
+        })
+        .collect()
+}
+
+/// The layouts of `state`, each part's elements `evaluated`.
+#[allow(
+    clippy::result_large_err,
+    reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
+)]
+fn layouts_of(
+    state: &StateTemplate,
+    evaluated: &impl Fn(&str, &Shape) -> Result<u64, Diagnostic>,
+) -> Result<Vec<LayoutDecl>, Diagnostic> {
+    state
+        .layouts
+        .iter()
+        .map(|layout| {
+            Ok(LayoutDecl {
+                name: layout.name.clone(),
+                parts: layout
+                    .parts
+                    .iter()
+                    .map(|part| {
+                        let what = format!("part `{}.{}`", layout.name, part.name);
+                        Ok(PartDecl {
+                            name: part.name.clone(),
+                            dtype: part.dtype,
+                            elements: evaluated(&what, &part.shape)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Diagnostic>>()?,
+            })
+        })
+        .collect()
 }
 
 /// A state that has neither a shape nor a copied one (the loader refuses such a circuit).

@@ -25,7 +25,9 @@ fn total(total: Total) -> Value {
 /// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
 /// `holding`, `lifetime`, `dtype`, `units`, `unit_bytes` (one unit; for the prompt-lookup
 /// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, for
-/// a paged KV side `blocks` and `block_size`, and for a unit made of a layout (schema 3) its
+/// a paged KV side `blocks` and `block_size`, for a unit with a shape its tensor shape
+/// (`shape`: the extents, `axes`: each as the circuit writes it, `strides`: row-major element
+/// strides; the term is `[units, shape...]`), and for a unit made of a layout (schema 3) its
 /// `layout` and `parts` (each `part`, `dtype`, `elements`, and its `offset` and `bytes` in
 /// the unit; `dtype` is then `u8`, the unit addressed by byte)), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
@@ -59,6 +61,16 @@ pub fn plan(report: &Report) -> String {
                     "blocks".to_owned(),
                     json!(t.units.checked_div(t.inner).unwrap_or(0)),
                 );
+            }
+            // A unit's tensor shape: the term is `[units, shape...]` of its dtype.
+            if !t.axes.is_empty()
+                && let Some(fields) = term.as_object_mut()
+            {
+                let names: Vec<&str> = t.axes.iter().map(|a| a.name.as_str()).collect();
+                let extents: Vec<u64> = t.axes.iter().map(|a| a.extent).collect();
+                fields.insert("shape".to_owned(), json!(extents));
+                fields.insert("axes".to_owned(), json!(names));
+                fields.insert("strides".to_owned(), json!(t.strides()));
             }
             if let (Some(layout), Some(fields)) = (&t.layout, term.as_object_mut()) {
                 let parts: Vec<Value> = layout

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::tree::{DimRef, Divisor, Factor, Shape, is_literal};
+use super::tree::{Axis, DimRef, Divisor, Factor, Shape, is_literal};
 
 /// Why a shape could not be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,24 +65,43 @@ impl Shape {
         // functions fold the same way, so both report the same fault for the same dims.
         let mut shape: u64 = 1;
         for axis in &self.axes {
-            let mut sum: u64 = 0;
-            for term in &axis.terms {
-                let mut product: u64 = 1;
-                for factor in &term.factors {
-                    product = product
-                        .checked_mul(factor_value(factor, &dim)?)
-                        .ok_or(EvalError::Overflow)?;
-                }
-                sum = if term.subtract {
-                    sum.checked_sub(product).ok_or(EvalError::Negative)?
-                } else {
-                    sum.checked_add(product).ok_or(EvalError::Overflow)?
-                };
-            }
-            shape = shape.checked_mul(sum).ok_or(EvalError::Overflow)?;
+            shape = shape
+                .checked_mul(axis_value(axis, &dim)?)
+                .ok_or(EvalError::Overflow)?;
         }
         Ok(shape)
     }
+
+    /// Each axis's extent, in order: the unit's tensor shape (`heads x head_dim x state` gives
+    /// `[heads, head_dim, state]`). Each is what [`Shape::eval`] multiplies.
+    ///
+    /// # Errors
+    /// As [`Shape::eval`], for the first axis that faults.
+    pub fn eval_axes(&self, dim: impl Fn(&str) -> Option<u64>) -> Result<Vec<u64>, EvalError> {
+        self.axes
+            .iter()
+            .map(|axis| axis_value(axis, &dim))
+            .collect()
+    }
+}
+
+/// One axis: the sum of its products, each checked, left to right.
+fn axis_value(axis: &Axis, dim: &impl Fn(&str) -> Option<u64>) -> Result<u64, EvalError> {
+    let mut sum: u64 = 0;
+    for term in &axis.terms {
+        let mut product: u64 = 1;
+        for factor in &term.factors {
+            product = product
+                .checked_mul(factor_value(factor, dim)?)
+                .ok_or(EvalError::Overflow)?;
+        }
+        sum = if term.subtract {
+            sum.checked_sub(product).ok_or(EvalError::Negative)?
+        } else {
+            sum.checked_add(product).ok_or(EvalError::Overflow)?
+        };
+    }
+    Ok(sum)
 }
 
 /// The value of one factor under `dim`.
