@@ -1480,6 +1480,16 @@ pub mod gemma2 {
     /// The most terms the plan of any checkpoint has: what an `AnyPlan`'s
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 52;
+    /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
+    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// resolves a model by name or id across them and reports an ambiguity.
+    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+        arch: "gemma2",
+        checkpoints: &[
+            ("gemma_2_2b", ::core::option::Option::Some("google/gemma-2-2b-it")),
+            ("tiny", ::core::option::Option::None),
+        ],
+    };
     /// A checkpoint of `gemma2`, chosen at run time: one variant per `[checkpoint.*]` table of
     /// `circuits/gemma2.toml`, in file order. Find one by name (`from_name`) or Hugging Face id
     /// (`from_hf`), then build its plan as an `AnyPlan` with its own dims:
@@ -1523,16 +1533,16 @@ pub mod gemma2 {
             }
             ::core::option::Option::None
         }
-        /// The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`
-        /// spells it (the first in file order when several share it); `None` when no
-        /// checkpoint has that id.
+        /// The checkpoint whose Hugging Face id is `hf`, ASCII case ignored as the Hub
+        /// ignores it (`qwen/qwen3.5-27b` finds `Qwen/Qwen3.5-27B`; the first in file
+        /// order when several share it); `None` when no checkpoint has that id.
         #[must_use]
         pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
             while i < Self::ALL.len() {
                 if ::core::matches!(
                     Self::ALL[i].hf(), ::core::option::Option::Some(id) if
-                    __abi::same_str(id, hf)
+                    __abi::same_id(id, hf)
                 ) {
                     return ::core::option::Option::Some(Self::ALL[i]);
                 }
@@ -1837,6 +1847,95 @@ pub mod gemma2 {
                         context,
                         align,
                         budget,
+                    )
+                }
+            }
+        }
+        /// The largest value of `profile`'s free input `free` (its sequences at a
+        /// context, or its pool's blocks) whose plan of `checkpoint` fits `budget`
+        /// device bytes: the checkpoint's `StatePlan::fit_profile`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_profile`.
+        pub const fn fit_profile(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            formats: Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::serving::ProfileFree,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            match checkpoint {
+                Checkpoint::Gemma22b => {
+                    gemma_2_2b::StatePlan::fit_profile(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                    )
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_profile(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                    )
+                }
+            }
+        }
+        /// `fit_profile` on one rank of `parallel` (the budget is that GPU's): the
+        /// checkpoint's `StatePlan::fit_profile_for_rank`; its sequences on a rank are
+        /// `free = ProfileFree::Sequences { context }`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_profile_for_rank`.
+        #[allow(
+            clippy::too_many_arguments,
+            reason = "`fit_profile`'s arguments and the rank's two"
+        )]
+        pub const fn fit_profile_for_rank(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            formats: Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::serving::ProfileFree,
+            align: u64,
+            budget: u64,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
+        ) -> ::core::result::Result<
+            __rt::Fit,
+            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+        > {
+            match checkpoint {
+                Checkpoint::Gemma22b => {
+                    gemma_2_2b::StatePlan::fit_profile_for_rank(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                        parallel,
+                        rank,
+                    )
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_profile_for_rank(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                        parallel,
+                        rank,
                     )
                 }
             }

@@ -2293,6 +2293,16 @@ pub mod jamba {
     /// The most terms the plan of any checkpoint has: what an `AnyPlan`'s
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 289;
+    /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
+    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// resolves a model by name or id across them and reports an ambiguity.
+    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+        arch: "jamba",
+        checkpoints: &[
+            ("jamba_v0_1", ::core::option::Option::Some("ai21labs/Jamba-v0.1")),
+            ("tiny", ::core::option::Option::None),
+        ],
+    };
     /// A checkpoint of `jamba`, chosen at run time: one variant per `[checkpoint.*]` table of
     /// `circuits/jamba.toml`, in file order. Find one by name (`from_name`) or Hugging Face id
     /// (`from_hf`), then build its plan as an `AnyPlan` with its own dims:
@@ -2336,16 +2346,16 @@ pub mod jamba {
             }
             ::core::option::Option::None
         }
-        /// The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`
-        /// spells it (the first in file order when several share it); `None` when no
-        /// checkpoint has that id.
+        /// The checkpoint whose Hugging Face id is `hf`, ASCII case ignored as the Hub
+        /// ignores it (`qwen/qwen3.5-27b` finds `Qwen/Qwen3.5-27B`; the first in file
+        /// order when several share it); `None` when no checkpoint has that id.
         #[must_use]
         pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
             while i < Self::ALL.len() {
                 if ::core::matches!(
                     Self::ALL[i].hf(), ::core::option::Option::Some(id) if
-                    __abi::same_str(id, hf)
+                    __abi::same_id(id, hf)
                 ) {
                     return ::core::option::Option::Some(Self::ALL[i]);
                 }
@@ -2650,6 +2660,95 @@ pub mod jamba {
                         context,
                         align,
                         budget,
+                    )
+                }
+            }
+        }
+        /// The largest value of `profile`'s free input `free` (its sequences at a
+        /// context, or its pool's blocks) whose plan of `checkpoint` fits `budget`
+        /// device bytes: the checkpoint's `StatePlan::fit_profile`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_profile`.
+        pub const fn fit_profile(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            formats: Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::serving::ProfileFree,
+            align: u64,
+            budget: u64,
+        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            match checkpoint {
+                Checkpoint::JambaV01 => {
+                    jamba_v0_1::StatePlan::fit_profile(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                    )
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_profile(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                    )
+                }
+            }
+        }
+        /// `fit_profile` on one rank of `parallel` (the budget is that GPU's): the
+        /// checkpoint's `StatePlan::fit_profile_for_rank`; its sequences on a rank are
+        /// `free = ProfileFree::Sequences { context }`.
+        ///
+        /// # Errors
+        /// Those of the checkpoint's `StatePlan::fit_profile_for_rank`.
+        #[allow(
+            clippy::too_many_arguments,
+            reason = "`fit_profile`'s arguments and the rank's two"
+        )]
+        pub const fn fit_profile_for_rank(
+            checkpoint: Checkpoint,
+            dims: &Dims,
+            formats: Formats,
+            profile: &__rt::ServingProfile,
+            free: __rt::serving::ProfileFree,
+            align: u64,
+            budget: u64,
+            parallel: &__rt::parallel::Parallel<'_>,
+            rank: __rt::parallel::Rank,
+        ) -> ::core::result::Result<
+            __rt::Fit,
+            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+        > {
+            match checkpoint {
+                Checkpoint::JambaV01 => {
+                    jamba_v0_1::StatePlan::fit_profile_for_rank(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                        parallel,
+                        rank,
+                    )
+                }
+                Checkpoint::Tiny => {
+                    tiny::StatePlan::fit_profile_for_rank(
+                        dims,
+                        formats,
+                        profile,
+                        free,
+                        align,
+                        budget,
+                        parallel,
+                        rank,
                     )
                 }
             }

@@ -176,8 +176,13 @@ fn qwen3_5_chooses_every_checkpoint() {
         Some(Checkpoint::Qwen35397bA17b)
     );
     assert_eq!(Checkpoint::Tiny.hf(), None);
-    // An id is matched as the circuit spells it.
-    assert_eq!(Checkpoint::from_hf("qwen/qwen3.5-27b"), None);
+    // An id is matched with ASCII case ignored, as the Hub resolves ids; any other spelling is
+    // another id.
+    assert_eq!(
+        Checkpoint::from_hf("qwen/qwen3.5-27b"),
+        Some(Checkpoint::Qwen3527b)
+    );
+    assert_eq!(Checkpoint::from_hf("qwen/qwen3_5-27b"), None);
     // 27B: 48 Gated DeltaNet layers of 13 terms, 16 attention layers of 2, the head's 6 and
     // the draft's attention 2.
     assert_eq!(qwen3_5::MAX_TERM_COUNT, 48 * 13 + 16 * 2 + 6 + 2);
@@ -467,5 +472,94 @@ fn the_readme_engine_runs_every_checkpoint() {
     assert!(
         missing.to_string().contains("`kv_cache_dtype`"),
         "{missing}"
+    );
+}
+
+/// An engine serving several circuits resolves a model once, across all of them: by name, by
+/// Hugging Face id with the Hub's case-insensitivity, `<arch>:<name>` for one circuit, and an
+/// ambiguity (`tiny` is in both) reported instead of the first match.
+#[test]
+fn a_registry_resolves_across_circuits_and_reports_ambiguity() {
+    use metrale_circuit::serving::{Registry, RegistryError};
+    use metrale_tests::{deepseek_v3, qwen3_5};
+    let registry = Registry {
+        circuits: &[qwen3_5::ENTRY, deepseek_v3::ENTRY],
+    };
+    let resolved = registry.resolve("qwen/QWEN3.5-27b").unwrap();
+    assert_eq!((resolved.arch, resolved.name), ("qwen3_5", "qwen3_5_27b"));
+    assert_eq!(
+        qwen3_5::Checkpoint::ALL[resolved.checkpoint],
+        qwen3_5::Checkpoint::Qwen3527b
+    );
+    assert_eq!(
+        qwen3_5::Checkpoint::from_hf("QWEN/qwen3.5-27B"),
+        Some(qwen3_5::Checkpoint::Qwen3527b)
+    );
+    let Err(RegistryError::Ambiguous { matches, .. }) = registry.resolve("tiny") else {
+        panic!("tiny is in both circuits");
+    };
+    assert_eq!(matches, ["qwen3_5:tiny", "deepseek_v3:tiny"]);
+    let tiny = registry.resolve("deepseek_v3:tiny").unwrap();
+    assert_eq!(
+        deepseek_v3::Checkpoint::ALL[tiny.checkpoint],
+        deepseek_v3::Checkpoint::Tiny
+    );
+}
+
+/// `AnyPlan::fit_profile_for_rank` is the chosen checkpoint's own: sequences per rank at run time.
+#[test]
+fn any_plan_fits_a_profile_on_a_rank() {
+    use metrale_circuit::parallel::{Parallel, Rank};
+    use metrale_circuit::serving::ProfileFree;
+    use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Formats, tiny};
+    let file = InputsFile::parse(
+        "serving.toml",
+        include_str!("../../metrale-codegen/cli/inputs/serving.toml"),
+    )
+    .unwrap();
+    let profile = file.serving().unwrap();
+    let formats = Formats::from_pairs(file.view().inputs().formats).unwrap();
+    let parallel = Parallel {
+        tp: 2,
+        pp: 1,
+        pp_layers: None,
+    };
+    let free = ProfileFree::Sequences { context: 64 };
+    let rank = Rank { tp: 1, pp: 0 };
+    let budget = 8 << 20;
+    let any = AnyPlan::fit_profile_for_rank(
+        Checkpoint::Tiny,
+        &tiny::DIMS,
+        formats,
+        &profile,
+        free,
+        256,
+        budget,
+        &parallel,
+        rank,
+    );
+    let own = tiny::StatePlan::fit_profile_for_rank(
+        &tiny::DIMS,
+        formats,
+        &profile,
+        free,
+        256,
+        budget,
+        &parallel,
+        rank,
+    );
+    assert_eq!(any, own);
+    assert!(any.unwrap().value > 0);
+    assert_eq!(
+        AnyPlan::fit_profile(
+            Checkpoint::Tiny,
+            &tiny::DIMS,
+            formats,
+            &profile,
+            free,
+            256,
+            budget
+        ),
+        tiny::StatePlan::fit_profile(&tiny::DIMS, formats, &profile, free, 256, budget)
     );
 }

@@ -12,6 +12,24 @@ pub const fn same_str(a: &str, b: &str) -> bool {
     crate::model::inputs::same_str(a, b)
 }
 
+/// `a == b` with ASCII case ignored, in a `const fn`: a generated `Checkpoint::from_hf` compares
+/// Hugging Face ids by it (the Hub resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`).
+#[must_use]
+pub const fn same_id(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if !a[i].eq_ignore_ascii_case(&b[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// What the first pair of `pairs` keyed `key` holds, by the rule the dynamic plan reads its
 /// formats by (`StateInputs::format`): what a generated `Formats::from_pairs` reads each key
 /// with.
@@ -81,6 +99,8 @@ mod tests {
             Some(FormatChoice::Dtype(StateDtype::Fp8))
         );
         assert!(same_str("tiny", "tiny") && same_str("", ""));
+        assert!(same_id("Qwen/Qwen3.5-27B", "qwen/qwen3.5-27b"));
+        assert!(!same_id("Qwen/Qwen3.5-27B", "qwen/qwen3.5-27") && !same_id("a-b", "a_b"));
         assert!(!same_str("tiny", "tin") && !same_str("tiny", "tinY") && !same_str("a", ""));
     }
 }

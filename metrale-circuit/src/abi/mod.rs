@@ -31,7 +31,7 @@ mod table;
 pub use crate::plan::regions::field_group;
 pub use crate::serve::shard;
 pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
-pub use choice::{dtype_of, format_of, same_str};
+pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{Sized, Units, in_rank, replay};
 pub use stage::{Held, StageClasses, held, place_of, window};
@@ -55,7 +55,8 @@ use crate::model::{Lifetime, StateKind};
 /// page pool the table's fits add (`Table::pool`); `ServingProfile` borrows its `h_steps`
 /// tiers; 10: a size class's `reach` (a sliding window or an attention chunk, `Reach<usize>`)
 /// replaces its `window`, and `Units::reaches` its `windows`; 11: formats are
-/// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`), a `Unit` carries
+/// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`),
+/// `Checkpoint::from_hf` ignores ASCII case (`same_id`), a `Unit` carries
 /// its `elements`, and a state stored in a layout calls `layout_unit`, `parts` and
 /// `plain_parts`).
 const REVISION: u64 = 11;

@@ -3,7 +3,8 @@
 //! holds), the serving profile and the one rule deriving every plan count from it (`profile`),
 //! the counts that must agree with each other and with a profile (`agree`), and capacity: the
 //! largest free input whose plan fits a byte budget (`fit`), the budget a GPU leaves the state
-//! once its weights and a reserve are counted (`gpu`).
+//! once its weights and a reserve are counted (`gpu`), and which circuit and checkpoint a
+//! model asked for at run time is (`registry`).
 //!
 //! Owner: metrale-circuit (runtime).
 //! Invariants:
@@ -18,6 +19,7 @@ pub(crate) mod fit;
 mod gpu;
 mod parallel;
 mod profile;
+mod registry;
 
 pub use agree::Disagreement;
 pub(crate) use fit::Search;
@@ -27,3 +29,4 @@ pub use parallel::{
     Parallel, ParallelError, Rank, RankError, ShardFault, Stage, StageFault, shard,
 };
 pub use profile::{KvTokens, ProfileFree, ProfileKv, ServingProfile};
+pub use registry::{CircuitEntry, Registry, RegistryError, Resolved};

@@ -116,10 +116,27 @@ impl Emitter<'_> {
         let max_terms = index(max_terms);
         let checkpoint = self.checkpoint_enum();
         let any_plan = self.any_plan();
+        let arch = self.circuit.arch();
+        let entries = checkpoints.iter().map(|c| {
+            let name = c.name();
+            let hf = c.hf().map_or_else(
+                || quote!(::core::option::Option::None),
+                |hf| quote!(::core::option::Option::Some(#hf)),
+            );
+            quote!((#name, #hf))
+        });
         quote! {
             #[doc = " The most terms the plan of any checkpoint has: what an `AnyPlan`'s"]
             #[doc = " `regions()` can hold."]
             pub const MAX_TERM_COUNT: usize = #max_terms;
+
+            #[doc = " This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`"]
+            #[doc = " order), for a `serving::Registry` over every circuit an engine serves: it"]
+            #[doc = " resolves a model by name or id across them and reports an ambiguity."]
+            pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+                arch: #arch,
+                checkpoints: &[#(#entries),*],
+            };
 
             #checkpoint
             #any_plan
@@ -331,6 +348,7 @@ impl Emitter<'_> {
         let sizes = any_plan_sizes();
         let layer = self.any_plan_layer();
         let fits = self.any_plan_fits();
+        let profile_fits = self.any_plan_profile_fits();
         quote! {
             #[doc = " The plan of any checkpoint, behind one type: one variant per checkpoint, holding"]
             #[doc = " its module's `StatePlan`. An engine that reads the model's name at start builds"]
@@ -395,6 +413,7 @@ impl Emitter<'_> {
                 #sizes
                 #layer
                 #fits
+                #profile_fits
             }
         }
     }
@@ -447,6 +466,57 @@ impl Emitter<'_> {
         }
     }
 
+    /// `AnyPlan::fit_profile` and its rank's form: the chosen checkpoint's profile searches
+    /// (sequences per rank among them).
+    fn any_plan_profile_fits(&self) -> TokenStream {
+        let fit_profile = self.checkpoint_arms(&|_, module| {
+            quote!(#module::StatePlan::fit_profile(dims, formats, profile, free, align, budget))
+        });
+        let fit_profile_rank = self.checkpoint_arms(&|_, module| {
+            quote!(#module::StatePlan::fit_profile_for_rank(dims, formats, profile, free, align, budget, parallel, rank))
+        });
+        quote! {
+            #[doc = " The largest value of `profile`'s free input `free` (its sequences at a"]
+            #[doc = " context, or its pool's blocks) whose plan of `checkpoint` fits `budget`"]
+            #[doc = " device bytes: the checkpoint's `StatePlan::fit_profile`."]
+            #[doc = ""]
+            #[doc = " # Errors"]
+            #[doc = " Those of the checkpoint's `StatePlan::fit_profile`."]
+            pub const fn fit_profile(
+                checkpoint: Checkpoint,
+                dims: &Dims,
+                formats: Formats,
+                profile: &__rt::ServingProfile,
+                free: __rt::serving::ProfileFree,
+                align: u64,
+                budget: u64,
+            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+                match checkpoint { #fit_profile }
+            }
+
+            #[doc = " `fit_profile` on one rank of `parallel` (the budget is that GPU's): the"]
+            #[doc = " checkpoint's `StatePlan::fit_profile_for_rank`; its sequences on a rank are"]
+            #[doc = " `free = ProfileFree::Sequences { context }`."]
+            #[doc = ""]
+            #[doc = " # Errors"]
+            #[doc = " Those of the checkpoint's `StatePlan::fit_profile_for_rank`."]
+            #[allow(clippy::too_many_arguments, reason = "`fit_profile`'s arguments and the rank's two")]
+            pub const fn fit_profile_for_rank(
+                checkpoint: Checkpoint,
+                dims: &Dims,
+                formats: Formats,
+                profile: &__rt::ServingProfile,
+                free: __rt::serving::ProfileFree,
+                align: u64,
+                budget: u64,
+                parallel: &__rt::parallel::Parallel<'_>,
+                rank: __rt::parallel::Rank,
+            ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+                match checkpoint { #fit_profile_rank }
+            }
+        }
+    }
+
     /// `AnyPlan::fit_kv_blocks`, its rank's form, and `AnyPlan::fit_sequences`: the chosen
     /// checkpoint's searches.
     fn any_plan_fits(&self) -> TokenStream {
@@ -459,6 +529,7 @@ impl Emitter<'_> {
         let fit_sequences = self.checkpoint_arms(&|_, module| {
             quote!(#module::StatePlan::fit_sequences(dims, formats, profile, context, align, budget))
         });
+
         quote! {
             #[doc = " The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`"]
             #[doc = " device bytes, every other input as given: the checkpoint's"]
@@ -515,6 +586,7 @@ impl Emitter<'_> {
             ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
                 match checkpoint { #fit_sequences }
             }
+
         }
     }
 }
@@ -580,14 +652,14 @@ fn lookups() -> TokenStream {
             ::core::option::Option::None
         }
 
-        #[doc = " The checkpoint whose Hugging Face id is `hf`, spelled exactly as `hf()`"]
-        #[doc = " spells it (the first in file order when several share it); `None` when no"]
-        #[doc = " checkpoint has that id."]
+        #[doc = " The checkpoint whose Hugging Face id is `hf`, ASCII case ignored as the Hub"]
+        #[doc = " ignores it (`qwen/qwen3.5-27b` finds `Qwen/Qwen3.5-27B`; the first in file"]
+        #[doc = " order when several share it); `None` when no checkpoint has that id."]
         #[must_use]
         pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
             while i < Self::ALL.len() {
-                if ::core::matches!(Self::ALL[i].hf(), ::core::option::Option::Some(id) if __abi::same_str(id, hf)) {
+                if ::core::matches!(Self::ALL[i].hf(), ::core::option::Option::Some(id) if __abi::same_id(id, hf)) {
                     return ::core::option::Option::Some(Self::ALL[i]);
                 }
                 i += 1;
