@@ -107,8 +107,13 @@ pub mod units {
     //! axis of the circuit's `shape`, its extent and row-major strides, so a region is the
     //! tensor `[units, axes...]`) and, for a unit made of a layout, where each part sits
     //! ([`Part`], [`Parts`]). A generated module gives them by `blocks::<block>::<state>_axes`
-    //! and `<state>_parts`; the dynamic plan by each term's `axes` and `layout`.
-    pub use crate::plan::{Axes, Part, Parts, Unit};
+    //! and `<state>_parts`; the dynamic plan by each term's `axes` and `layout`. A region is
+    //! viewed in its arena's buffer as bytes (`Region::bytes_in`), and with feature `bytemuck`
+    //! as a slice of its element type ([`Element`]: `Region::elements_in`), every check a
+    //! [`ViewError`].
+    #[cfg(feature = "bytemuck")]
+    pub use crate::plan::Element;
+    pub use crate::plan::{Axes, Part, Parts, Unit, ViewError};
 }
 pub use serve::{Fit, FitError, RankError, ServingProfile};
 

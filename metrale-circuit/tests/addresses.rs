@@ -11,8 +11,8 @@ use metrale_circuit::inputs::{
 };
 use metrale_circuit::load::Circuit;
 use metrale_circuit::{
-    CacheInputs, DEFAULT_ALIGN, Holding, KvInputs, KvRegions, RecurrentRegions, Region, StateDtype,
-    StateInputs, VerifyInputs,
+    CacheInputs, DEFAULT_ALIGN, Holding, KvInputs, KvRegions, RecurrentRegions, Region, Space,
+    StateDtype, StateInputs, VerifyInputs,
 };
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
@@ -220,6 +220,32 @@ fn the_lookup_index_is_addressed_by_sequence_table() {
         (index.cache.offset + 160, 160, 14)
     );
     assert_eq!(index.lookup_table(2), None);
+    // A region says which arena it addresses, and so does every address taken from it: the
+    // index lives in host memory, a KV side in device memory.
+    assert_eq!((index.cache.space, t1.space), (Space::Host, Space::Host));
+    // The padding dummy is the last sequence slot, an API item on the inputs and the regions.
+    let h = RecurrentRegions {
+        live: region(&plan, "l0.gdn.h", Holding::Live),
+        ..RecurrentRegions::EMPTY
+    };
+    let slots = h.live.units;
+    assert_eq!(
+        StateInputs {
+            slots,
+            ..StateInputs::EMPTY
+        }
+        .dummy_slot(),
+        Some(slots - 1)
+    );
+    assert_eq!(h.dummy(), h.slot(slots - 1));
+    assert_eq!(RecurrentRegions::EMPTY.dummy(), None);
+    assert_eq!(StateInputs::EMPTY.dummy_slot(), None);
+    assert_eq!(
+        region(&plan, "l3.attn.k", Holding::Blocks)
+            .unit(0)
+            .map(|u| u.space),
+        Some(Space::Device)
+    );
 }
 
 #[test]
@@ -230,6 +256,7 @@ fn addresses_are_checked_on_hand_made_regions() {
         units: u64::MAX,
         dtype: StateDtype::U8,
         unit_bytes: 1,
+        space: Space::Device,
         inner: 2,
     };
     // Past u64 when added to the offset: no panic, no address.

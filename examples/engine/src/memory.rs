@@ -202,7 +202,7 @@ fn sizes_differ(from: &Region, to: &Region) -> EngineError {
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::StateDtype;
+    use metrale_circuit::{Space, StateDtype};
 
     use super::*;
 
@@ -213,6 +213,7 @@ mod tests {
             units: bytes,
             dtype: StateDtype::U8,
             unit_bytes: 1,
+            space: Space::Device,
             inner: 1,
         }
     }

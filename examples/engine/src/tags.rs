@@ -305,7 +305,7 @@ fn identify(bytes: &[u8], ledger: &Ledger) -> Found {
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::{Region, StateDtype};
+    use metrale_circuit::{Region, Space, StateDtype};
 
     use super::*;
 
@@ -352,6 +352,7 @@ mod tests {
             units: 1,
             dtype: StateDtype::U8,
             unit_bytes: 1,
+            space: Space::Device,
             inner: 1,
         };
         let unit = |term, index| UnitRef {

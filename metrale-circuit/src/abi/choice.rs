@@ -13,21 +13,11 @@ pub const fn same_str(a: &str, b: &str) -> bool {
 }
 
 /// `a == b` with ASCII case ignored, in a `const fn`: a generated `Checkpoint::from_hf` compares
-/// Hugging Face ids by it (the Hub resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`).
+/// Hugging Face ids by it (the Hub resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`), by the
+/// rule `serving::Registry` resolves ids by.
 #[must_use]
 pub const fn same_id(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if !a[i].eq_ignore_ascii_case(&b[i]) {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    crate::model::inputs::same_id(a, b)
 }
 
 /// What the first pair of `pairs` keyed `key` holds, by the rule the dynamic plan reads its

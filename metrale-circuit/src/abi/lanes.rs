@@ -81,6 +81,7 @@ impl ClassSize {
         *cursor = cursor.wrapping_add(self.stride);
         Region {
             offset,
+            space: self.space,
             ..self.region
         }
     }
@@ -346,6 +347,7 @@ mod tests {
                 units: bytes / 4,
                 dtype: StateDtype::F32,
                 unit_bytes: 4,
+                space: Space::Device,
                 inner: 1,
             },
             present: true,

@@ -57,8 +57,8 @@ use crate::model::{Lifetime, StateKind};
 /// replaces its `window`, and `Units::reaches` its `windows`; 11: formats are
 /// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`),
 /// `Checkpoint::from_hf` ignores ASCII case (`same_id`), a `Unit` carries
-/// its `elements`, and a state stored in a layout calls `layout_unit`, `parts` and
-/// `plain_parts`).
+/// its `elements`, a `Region` its `space`, and a state stored in a layout calls `layout_unit`,
+/// `parts` and `plain_parts`).
 const REVISION: u64 = 11;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]

@@ -35,6 +35,9 @@ pub struct Region {
     pub dtype: StateDtype,
     /// Bytes of one unit (for the prompt-lookup index, of one entry).
     pub unit_bytes: u64,
+    /// The arena it sits in: device or host memory, so a region alone says which buffer it
+    /// addresses.
+    pub space: Space,
     /// Units per outer index of the grid: tokens per KV block, ring slots per sequence slot,
     /// conv steps per verify slot, tree nodes (a mask is `[slot][node][node]`), draft
     /// positions per verify slot, history entries per sequence; 1 for a flat `[unit]` term; 0
@@ -51,6 +54,7 @@ impl Region {
         units: 0,
         dtype: StateDtype::U8,
         unit_bytes: 0,
+        space: Space::Device,
         inner: 0,
     };
 
@@ -102,6 +106,7 @@ impl Region {
             units: count,
             dtype: self.dtype,
             unit_bytes: self.unit_bytes,
+            space: self.space,
             inner: 1,
         })
     }
@@ -160,6 +165,7 @@ impl Region {
             units: self.inner,
             dtype: self.dtype,
             unit_bytes: self.unit_bytes,
+            space: self.space,
             inner: self.inner,
         })
     }
@@ -448,6 +454,7 @@ mod tests {
             units: bytes,
             dtype: StateDtype::U8,
             unit_bytes: 1,
+            space: Space::Device,
             inner: 1,
         };
         let mut regions = [region(100), region(300), region(50)];

@@ -48,6 +48,13 @@ impl StateInputs<'_> {
         pool: PoolPolicy::Arenas,
     };
 
+    /// The padding dummy's sequence slot: the last of `slots` (`slots - 1`), the one batched
+    /// kernels may write into and an allocator never gives a sequence; `None` without slots.
+    #[must_use]
+    pub const fn dummy_slot(&self) -> Option<u64> {
+        self.slots.checked_sub(1)
+    }
+
     /// What a format key holds: the first pair of that key.
     #[must_use]
     pub const fn format(&self, key: &str) -> Option<FormatChoice<&str>> {
@@ -70,6 +77,24 @@ pub(crate) const fn format_in<'a>(
         i += 1;
     }
     None
+}
+
+/// `a == b` with ASCII case ignored, in a `const fn`: how Hugging Face ids compare (the Hub
+/// resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`), for a generated `Checkpoint::from_hf`
+/// and `serving::Registry` alike.
+pub(crate) const fn same_id(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if !a[i].eq_ignore_ascii_case(&b[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// `a == b`, in a `const fn` (`str`'s `PartialEq` is not const).

@@ -130,6 +130,7 @@ impl StateTerm {
             units: self.units,
             dtype: self.dtype,
             unit_bytes: self.unit_bytes,
+            space: self.space,
             inner: self.inner,
         }
     }

@@ -17,6 +17,7 @@ mod error;
 pub(crate) mod parts;
 mod pool;
 pub(crate) mod regions;
+mod views;
 
 pub use axes::Axes;
 pub(crate) use dynamic::owners_held;
@@ -25,3 +26,6 @@ pub use error::{MissingFormat, PlanError};
 pub use parts::{Part, Parts};
 pub use pool::{PagePool, PoolMember, PoolPlan};
 pub use regions::{CacheRegions, KvRegions, RecurrentRegions, RegionList, TermInfo, Unit};
+#[cfg(feature = "bytemuck")]
+pub use views::Element;
+pub use views::ViewError;

@@ -64,6 +64,7 @@ impl<S> Part<S> {
                 units: 1,
                 dtype: self.dtype,
                 unit_bytes: self.bytes,
+                space: unit.space,
                 inner: 1,
             }),
             None => None,
@@ -169,6 +170,7 @@ pub(crate) fn placed(layout: &LayoutDecl) -> Result<Vec<Part<String>>, SizeFault
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::law::Space;
     use crate::model::PartDecl;
 
     #[test]
@@ -222,6 +224,7 @@ mod tests {
             units: 8,
             dtype: StateDtype::U8,
             unit_bytes: 656,
+            space: Space::Device,
             inner: 8,
         };
         let unit = region.unit(2).unwrap();

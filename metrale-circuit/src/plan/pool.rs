@@ -13,7 +13,7 @@
 
 use super::error::PlanError;
 use crate::law::pages::{groups, join, shape};
-use crate::law::{PoolFault, PoolLayer, PoolShape, Region};
+use crate::law::{PoolFault, PoolLayer, PoolShape, Region, Space};
 use crate::model::{Position, Reach, StateDtype, VllmPool};
 
 /// One layer of the pool: its spec, the group and slot it views, and the states it holds.
@@ -196,6 +196,7 @@ impl PoolPlan {
             units: self.pages,
             dtype: StateDtype::U8,
             unit_bytes: self.shape.page_bytes,
+            space: Space::Device,
             inner: 1,
         })
     }

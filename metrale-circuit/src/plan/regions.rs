@@ -159,6 +159,16 @@ impl RecurrentRegions {
         self.live.unit(slot)
     }
 
+    /// The padding dummy's live state: the last sequence slot (`StateInputs::dummy_slot`),
+    /// which batched kernels may write into and no sequence is given; `None` without slots.
+    #[must_use]
+    pub const fn dummy(&self) -> Option<Region> {
+        match self.live.units.checked_sub(1) {
+            Some(last) => self.live.unit(last),
+            None => None,
+        }
+    }
+
     /// The state of verify slot `slot` before its verify.
     #[must_use]
     pub const fn checkpoint_of(&self, slot: u64) -> Option<Region> {
@@ -469,6 +479,7 @@ mod tests {
             units: 5,
             dtype: StateDtype::Bf16,
             unit_bytes: 2,
+            space: Space::Device,
             inner: 1,
         };
         let list = RegionList::<4>::from_array([a, Region::EMPTY]);

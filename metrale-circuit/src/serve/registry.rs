@@ -12,7 +12,7 @@
 //!   or what matched.
 //! - No allocation but the error's list: an engine resolves once, at start.
 
-use crate::model::inputs::same_str;
+use crate::model::inputs::{same_id, same_str};
 
 /// The checkpoints one generated circuit has: its arch and each checkpoint's name and Hugging
 /// Face id, in `Checkpoint::ALL` order (a generated module's `ENTRY`).
@@ -132,7 +132,7 @@ impl Registry<'_> {
                     .filter(move |(_, (name, hf))| {
                         wanted.is_empty()
                             || same_str(name, wanted)
-                            || hf.is_some_and(|id| crate::__private_v0_1::same_id(id, wanted))
+                            || hf.is_some_and(|id| same_id(id, wanted))
                     })
                     .map(move |(checkpoint, (name, _))| Resolved {
                         circuit,
