@@ -453,8 +453,49 @@ fn a_small_inputs_file_changes_the_figures() {
 }
 
 #[test]
+fn the_default_table_is_a_summary_that_fits_a_screen() {
+    // Qwen3.5-27B, the README's first command: the summary and a note, not 664 term rows.
+    let out = run(&["plan", CIRCUIT]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines = out.stdout.lines().count();
+    assert!(lines <= 45, "{lines} lines:\n{}", out.stdout);
+    assert!(
+        out.stdout.contains("term bytes per layer kind\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout.contains("term bytes per layer\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("\ndevice arena: "), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with(
+            "664 terms over 64 layers: `--terms` prints the bytes of every layer and every \
+             term's row, `--json` every figure exact\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    // `--terms` adds them, and `--group` alone asks for them too.
+    let all = run(&["plan", CIRCUIT, "--terms"]);
+    assert!(all.stdout.lines().count() > 664, "{}", all.stdout);
+    assert!(
+        all.stdout
+            .starts_with(out.stdout.lines().next().unwrap_or(""))
+    );
+    let grouped = run(&["plan", CIRCUIT, "--group", "kind"]);
+    assert!(
+        grouped.stdout.contains("\ndevice arena: "),
+        "{}",
+        grouped.stdout
+    );
+}
+
+#[test]
 fn the_table_names_everything() {
-    let out = run(&["plan", CIRCUIT, "--checkpoint", "tiny"]);
+    let out = run(&["plan", CIRCUIT, "--checkpoint", "tiny", "--terms"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for needle in [
         "checkpoint  tiny",
@@ -1086,7 +1127,7 @@ fn term_rows(table: &str, space: &str) -> Vec<(String, String, u64)> {
 
 #[test]
 fn the_summary_comes_first_with_figures_checked_by_hand() {
-    let table = small_table(&[]);
+    let table = small_table(&["--terms"]);
     // The summary, then the terms.
     let summary = table.find("\nterm bytes per layer\n").expect("per layer");
     assert!(
@@ -1181,7 +1222,7 @@ fn the_summary_comes_first_with_figures_checked_by_hand() {
     // 173187072 B), their prefix snapshots (16 units: 51314688 B) and rings (36 units:
     // 115458048 B), the carry (9 h: 28311552 B), the carry table (288 B) and the wy table
     // (576 B): 368272224 B = 351.21 MiB. A full-attention layer: k and v of 32 MiB each.
-    let out = run(&["plan", CIRCUIT]);
+    let out = run(&["plan", CIRCUIT, "--terms"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         summary_row(&out.stdout, layer, "l0"),
@@ -1229,7 +1270,7 @@ fn sort_lists_terms_by_offset_or_in_plan_order() {
     // The default is by offset, plan order among equal offsets.
     let mut by_offset = device.clone();
     by_offset.sort_by_key(|(_, _, offset)| *offset);
-    for args in [&["--sort", "offset"][..], &[]] {
+    for args in [&["--sort", "offset"][..], &["--terms"]] {
         let mut all = vec!["plan", CIRCUIT, "--checkpoint", "tiny"];
         all.extend_from_slice(args);
         let out = run(&all);

@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(defaults.checkpoint, None);
         assert_eq!(defaults.inputs, None);
         assert_eq!(defaults.align, DEFAULT_ALIGN);
-        assert_eq!(defaults.sort, table::Sort::Offset);
+        assert_eq!((defaults.sort, defaults.terms), (None, false));
         assert_eq!(defaults.group, None);
         assert!(!defaults.json);
         assert_eq!(defaults.svg, None);
@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(given.checkpoint.as_deref(), Some("tiny"));
         assert_eq!(given.inputs.as_deref(), Some("-"));
         assert!(given.json);
-        assert_eq!(given.sort, table::Sort::Plan);
+        assert_eq!(given.sort, Some(table::Sort::Plan));
         assert_eq!(given.group, Some(table::Group::Lifetime));
         assert_eq!(given.svg.as_deref(), Some("map.svg"));
 

@@ -41,11 +41,12 @@ use super::{json, svg, table};
 /// Instantiates the checkpoint's states, sizes each under the plan inputs (slots, KV blocks,
 /// formats, ...) and lays the terms out in their arenas, every region aligned.
 ///
-/// Prints a summary first: the arena bytes per space, then the term bytes per lifetime, per
-/// kind, per layer kind (the layout's kinds, with the prologue, epilogue and draft as rows of
-/// their own) and per layer; then the terms of each space, by offset or in plan order
-/// (--sort) and, with --group, in sections with a subtotal each. With --json, the plan as
-/// JSON instead; with --svg, also its memory map as a picture.
+/// Prints a summary that fits a screen: the arena bytes per space, then the term bytes per
+/// lifetime, per kind and per layer kind (the layout's kinds, with the prologue, epilogue and
+/// draft as rows of their own). With --terms (or --sort, --group), also the bytes per layer
+/// and the terms of each space, by offset or in plan order (--sort) and, with --group, in
+/// sections with a subtotal each. With --json, the plan as JSON instead; with --svg, also its
+/// memory map as a picture.
 ///
 /// Exits 1 on a bad circuit, inputs file or checkpoint, when the inputs lack a format key the
 /// states need, or when the --svg file cannot be written.
@@ -66,10 +67,13 @@ pub struct PlanArgs {
     /// reported with the circuit's and the inputs' errors (exit 1).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN, value_parser = align)]
     pub align: u64,
-    /// The order of the terms in the table.
-    #[arg(long, value_name = "ORDER", value_enum, default_value_t = Sort::Offset)]
-    pub sort: Sort,
-    /// Split the term table into sections, each with a subtotal.
+    /// After the summary, the bytes of every layer and every term's row.
+    #[arg(long)]
+    pub terms: bool,
+    /// The order of the terms in the table (implies --terms) [default: offset].
+    #[arg(long, value_name = "ORDER", value_enum)]
+    pub sort: Option<Sort>,
+    /// Split the term table into sections, each with a subtotal (implies --terms).
     #[arg(long, value_name = "BY", value_enum)]
     pub group: Option<Group>,
     /// Print the plan as JSON (exact byte counts) instead of a table.
@@ -168,7 +172,10 @@ fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
             Ok(if args.json {
                 json::plan(&report)
             } else {
-                table::plan(&report, args.sort, args.group)
+                // --sort and --group shape the term table: asking for them asks for it.
+                let terms = (args.terms || args.sort.is_some() || args.group.is_some())
+                    .then(|| (args.sort.unwrap_or(Sort::Offset), args.group));
+                table::plan(&report, terms)
             })
         }
     }

@@ -63,7 +63,7 @@ fn header(circuit: &str, checkpoint: &str, inputs: &str, align: u64) -> String {
 }
 
 /// The plan as a table: the header, the summary, then the terms of each space.
-pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
+pub fn plan(report: &Report, terms: Option<(Sort, Option<Group>)>) -> String {
     let mut out = header(
         &report.circuit,
         &report.checkpoint,
@@ -83,7 +83,19 @@ pub fn plan(report: &Report, sort: Sort, group: Option<Group>) -> String {
         );
     }
     out.push_str(&summary(report));
-    out.push_str(&terms(report, sort, group));
+    if let Some((sort, group)) = terms {
+        out.push_str(&per_layer(report));
+        out.push_str(&self::terms(report, sort, group));
+    } else {
+        let count = report.plan.terms().len();
+        let _ = writeln!(
+            out,
+            "\n{count} {} over {} layers: `--terms` prints the bytes of every layer and every \
+             term's row, `--json` every figure exact",
+            if count == 1 { "term" } else { "terms" },
+            report.layers.len()
+        );
+    }
     out.push_str(&shared(report));
     if let Some(pool) = report.plan.pool() {
         out.push_str(&page_pool(pool));
@@ -264,8 +276,12 @@ fn summary(report: &Report) -> String {
         ]);
     }
     push_cells(&mut out, &rows, 1);
+    out
+}
 
-    out.push_str("\nterm bytes per layer\n");
+/// The bytes of every layer, one row each.
+fn per_layer(report: &Report) -> String {
+    let mut out = String::from("\nterm bytes per layer\n");
     let mut rows = vec![cells(["layer", "layer kind", "terms", "bytes"])];
     for (i, total) in (0u64..).zip(report.by_layer()) {
         rows.push(vec![
