@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Lists the public names at the root of metrale-circuit and fails when there are more than
-the engine-facing budget (31): what `pub use` re-exports and every `pub mod` or other `pub`
+the engine-facing budget (32): what `pub use` re-exports and every `pub mod` or other `pub`
 item of src/lib.rs, leaving out those marked `#[doc(hidden)]` (the private ABI and its
 fingerprint), which are not API.
 
 Prints the names, one line, and their count; exits 1 over the budget.
 
-    python3 scripts/root_api.py [--max 31]
+    python3 scripts/root_api.py [--max 32]
 """
 
 import argparse
@@ -61,7 +61,7 @@ def declared(statement: str) -> list:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max", type=int, default=31)
+    parser.add_argument("--max", type=int, default=32)
     args = parser.parse_args()
     names = root_names(LIB.read_text())
     print(f"metrale-circuit's root: {len(names)} names: {', '.join(names)}")

@@ -20,6 +20,7 @@
 //! - Capacity and ranks: [`ServingProfile`], [`Fit`], [`FitError`], [`RankError`].
 //!
 //! # The rest, in modules
+//! - [`alloc`]: handing out the units a plan sized at run time (slots, KV blocks, rings).
 //! - [`units`]: what one unit is, as a kernel views it: its tensor shape ([`units::Axes`]) and
 //!   the parts of a unit made of a layout ([`units::Part`], [`units::Parts`]).
 //! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
@@ -101,6 +102,31 @@ pub use model::{
 pub use plan::{
     CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo, Unit,
 };
+
+pub mod alloc {
+    //! Handing out the units a plan sized, at run time, from a generated or dynamic plan's
+    //! counts: sequence and verify slots that never give out the padding dummy ([`SlotPool`]),
+    //! ring and prefix-snapshot slots ([`IndexPool`]), KV blocks with reference counts for
+    //! shared prefixes ([`BlockPool`]), and each sequence's block table on a side, a windowed
+    //! side's a ring ([`BlockTable`]). Every failure is an [`AllocError`], never a panic.
+    //!
+    //! ```
+    //! use metrale_circuit::alloc::{BlockPool, BlockTable, SlotPool};
+    //!
+    //! // 3 slots (the dummy last) and a KV side of 4 blocks, as a plan sized them.
+    //! let (mut slots, mut blocks, mut table) = (SlotPool::new(3), BlockPool::new(4), BlockTable::new());
+    //! let seq = slots.claim()?;                       // slot 0; the dummy, 2, is never given
+    //! let first = table.append(seq, &mut blocks)?;    // block 0 for its first tokens
+    //! let other = slots.claim()?;
+    //! table.adopt(other, &[first.block], &mut blocks)?; // a prefix-cache hit shares block 0
+    //! assert_eq!(blocks.refs(first.block), Some(2));
+    //! table.release(seq, &mut blocks)?;               // block 0 stays: `other` holds it
+    //! slots.release(seq)?;
+    //! assert_eq!(blocks.free_count(), 3);
+    //! # Ok::<(), metrale_circuit::alloc::AllocError>(())
+    //! ```
+    pub use crate::serve::{AllocError, Appended, BlockPool, BlockTable, IndexPool, SlotPool};
+}
 
 pub mod units {
     //! What one unit of a state is, as a kernel views it: its tensor shape ([`Axes`]: each

@@ -4,7 +4,8 @@
 //! the counts that must agree with each other and with a profile (`agree`), and capacity: the
 //! largest free input whose plan fits a byte budget (`fit`), the budget a GPU leaves the state
 //! once its weights and a reserve are counted (`gpu`), and which circuit and checkpoint a
-//! model asked for at run time is (`registry`).
+//! model asked for at run time is (`registry`); and handing out the units a plan sized at run
+//! time: slots, KV blocks with reference counts, block tables and rings (`alloc`).
 //!
 //! Owner: metrale-circuit (runtime).
 //! Invariants:
@@ -15,6 +16,7 @@
 //! - It sizes through the dynamic plan (`plan`) and the laws, never on its own.
 
 mod agree;
+mod alloc;
 pub(crate) mod fit;
 mod gpu;
 mod parallel;
@@ -22,6 +24,7 @@ mod profile;
 mod registry;
 
 pub use agree::Disagreement;
+pub use alloc::{AllocError, Appended, BlockPool, BlockTable, IndexPool, SlotPool};
 pub(crate) use fit::Search;
 pub use fit::{Fit, FitError, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
 pub use gpu::{GpuMemory, GpuShortfall, Utilization};
