@@ -22,9 +22,9 @@ use metrale_circuit::{Space, StateKind};
 use crate::kv::{KvSide, Ring, window_per_sequence};
 use crate::layout::{Group, Layout, UnitRef};
 use crate::memory::Memory;
-use crate::slots::{FreeList, SlotPool};
 use crate::tags::{Ledger, Tag, TagCheck, check};
 use crate::{EngineError, Setup};
+use metrale_circuit::alloc::{IndexPool, SlotPool};
 
 /// How many of each operation a run made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub struct Engine {
     ledger: Ledger,
     roles: Rc<Roles>,
     slots: SlotPool,
-    prefix_slots: FreeList,
+    prefix_slots: IndexPool,
     kv: Vec<KvSide>,
     sequences: BTreeMap<u64, Sequence>,
     chunk: u64,
@@ -236,7 +236,7 @@ impl Engine {
             memory,
             ledger: Ledger::default(),
             slots: SlotPool::new(setup.counts.slots),
-            prefix_slots: FreeList::new(
+            prefix_slots: IndexPool::new(
                 "prefix-snapshot slot",
                 setup.counts.caches.prefix_snapshot_slots,
             ),
@@ -328,7 +328,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Memory`] for a unit outside its arena.
     pub fn claim(&mut self) -> Result<Option<u64>, EngineError> {
-        let Some(slot) = self.slots.claim() else {
+        let Ok(slot) = self.slots.claim() else {
             self.ops.refused += 1;
             return Ok(None);
         };
@@ -440,7 +440,7 @@ impl Engine {
         if self.roles.prefix.is_empty() {
             return Ok(None);
         }
-        let Some(prefix) = self.prefix_slots.claim() else {
+        let Ok(prefix) = self.prefix_slots.claim() else {
             return Ok(None);
         };
         let roles = Rc::clone(&self.roles);
@@ -487,7 +487,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::Pool`] for a slot not held.
     pub fn release_prefix(&mut self, snapshot: &Snapshot) -> Result<(), EngineError> {
-        self.prefix_slots.release(snapshot.slot)
+        Ok(self.prefix_slots.release(snapshot.slot)?)
     }
 
     /// One verify of the sequence in `slot` (verify slot `slot`) that accepts its first

@@ -115,3 +115,9 @@ impl From<PlanError<String>> for EngineError {
         EngineError::Plan(error)
     }
 }
+
+impl From<metrale_circuit::alloc::AllocError> for EngineError {
+    fn from(error: metrale_circuit::alloc::AllocError) -> Self {
+        EngineError::Pool(error.to_string())
+    }
+}

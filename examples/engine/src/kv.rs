@@ -23,7 +23,7 @@ use metrale_circuit::inputs::{FormatChoice, WindowInputs};
 use metrale_circuit::{KvInputs, KvRegions, StateInputs};
 
 use crate::EngineError;
-use crate::slots::FreeList;
+use metrale_circuit::alloc::IndexPool;
 
 /// A windowed side's ring: the window and the blocks one sequence holds at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct KvSide {
     /// The side's state in the layout.
     pub state: usize,
     block_size: u64,
-    free: FreeList,
+    free: IndexPool,
     ring: Option<Ring>,
     tables: BTreeMap<u64, VecDeque<Held>>,
     /// Blocks taken from the free list.
@@ -68,7 +68,7 @@ impl KvSide {
         Self {
             state,
             block_size,
-            free: FreeList::new("KV block", block_count),
+            free: IndexPool::new("KV block", block_count),
             ring,
             tables: BTreeMap::new(),
             allocated: 0,
@@ -150,7 +150,7 @@ impl KvSide {
                 oldest.block
             }
             _ => {
-                let block = self.free.claim().ok_or_else(|| {
+                let block = self.free.claim().map_err(|_| {
                     EngineError::Pool(format!(
                         "no free KV block for token {position} of sequence slot {slot}: all {} \
                          are held",

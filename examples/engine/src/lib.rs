@@ -12,9 +12,9 @@
 //! - [`memory`]: one aligned host buffer per memory space, exactly the arena's bytes, as a
 //!   stand-in for device memory;
 //! - [`tags`]: the tag each written unit holds, the ledger, the final read-back;
-//! - [`slots`], [`kv`]: the sequence slots (the padding dummy never handed out), the
-//!   prefix-snapshot slots, and a KV block free list per paged side (windowed sides as
-//!   per-sequence rings);
+//! - [`kv`]: a KV block free list per paged side (windowed sides as per-sequence rings), on
+//!   the runtime's allocator (`metrale_circuit::alloc`), which also gives the engine its
+//!   sequence slots (the padding dummy never handed out) and prefix-snapshot slots;
 //! - [`engine`]: the operations: claim, prefill, decode, prefix snapshot and restore,
 //!   verify with rollback, release;
 //! - [`mod@run`]: the script of operations ([`serve`]) and the whole program ([`run()`]);
@@ -48,7 +48,6 @@ pub mod memory;
 pub mod report;
 pub mod run;
 pub mod setup;
-pub mod slots;
 pub mod tags;
 
 pub use args::{Args, ProfileFlags};
