@@ -126,6 +126,9 @@ fn fit_on_a_whole_gpu_counts_the_weights_and_the_reserve() {
         marginal > 10 * 153_944_064,
         "{marginal}: far more than one slot's live state"
     );
+    // One more KV block of 16 tokens: 16 full-attention layers x 2 sides x 4 KV heads x 256
+    // fp8 = 32,768 B a token, x 16 = 524,288 B.
+    assert_eq!(u(&fit["marginal_block_bytes"]), 524_288);
     // Over two tensor-parallel ranks each GPU holds half the weights.
     let mut tp = args.to_vec();
     tp.extend(["--tp", "2"]);

@@ -32,6 +32,7 @@ use clap::{Args, ValueEnum};
 use metrale_circuit::dynamic::{
     DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
 };
+use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::serving::{Family, GpuMemory, PagePool, ProfileFree, Utilization};
 use metrale_circuit::{
@@ -390,31 +391,58 @@ fn fit_rank(
         Some(pool) => pool_per_unit(pool, decls),
         None => per_unit(&plan, decls),
     };
-    let pool = plan.pool().map(|pool| {
-        // Every byte the other states leave goes to the pool, as vLLM gives it the rest.
-        let shape = pool.plan.shape;
-        let pages = match shape.row_bytes() {
-            Ok(row) if row > 0 => budget.saturating_sub(pool.plan.offset) / row,
-            _ => pool.plan.pages,
-        };
-        PoolAnswer {
-            block_tokens: shape.block_tokens,
-            page_bytes: shape.page_bytes,
-            slots: shape.slots,
-            groups: shape.groups,
-            request_pages: shape.request_pages,
-            pages,
-            tokens: shape.tokens(pages, pool.plan.context),
-            admitted: shape.admitted(pages),
-        }
-    });
+    let block_bytes = block_bytes(decls, &counts, inputs.formats, &plan, args.align);
+    let pool = plan.pool().map(|pool| pool_answer(pool, budget));
     Ok(FitAnswer {
         placement,
         fit,
         per_slot,
         per_token,
+        block_bytes,
         pool,
     })
+}
+
+/// A vLLM page pool given every byte of `budget` the other states leave, as vLLM gives it the
+/// rest.
+fn pool_answer(pool: &PagePool, budget: u64) -> PoolAnswer {
+    let shape = pool.plan.shape;
+    let pages = match shape.row_bytes() {
+        Ok(row) if row > 0 => budget.saturating_sub(pool.plan.offset) / row,
+        _ => pool.plan.pages,
+    };
+    PoolAnswer {
+        block_tokens: shape.block_tokens,
+        page_bytes: shape.page_bytes,
+        slots: shape.slots,
+        groups: shape.groups,
+        request_pages: shape.request_pages,
+        pages,
+        tokens: shape.tokens(pages, pool.plan.context),
+        admitted: shape.admitted(pages),
+    }
+}
+
+/// One more block of the main pool at the answer, everything else as it is: what a block costs
+/// in arena bytes, padding included (`None` without a pool, or when that plan fails).
+fn block_bytes(
+    decls: &[StateDecl],
+    counts: &StateInputs<'_>,
+    formats: &[(&str, FormatChoice<&str>)],
+    plan: &DynamicPlan,
+    align: u64,
+) -> Option<u64> {
+    let kv = counts.kv?;
+    let more = StateInputs {
+        formats,
+        kv: Some(KvInputs {
+            blocks: kv.blocks.checked_add(1)?,
+            ..kv
+        }),
+        ..*counts
+    };
+    let next = DynamicPlan::new(decls, &more, align).ok()?;
+    next.device_bytes().checked_sub(plan.device_bytes())
 }
 
 /// [`per_unit`] under a page pool, whose layers hold those states: a request's live recurrent

@@ -224,6 +224,7 @@ pub fn fit(report: &FitReport) -> String {
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
         "marginal_bytes": fit.marginal_bytes(),
+        "marginal_block_bytes": answer.block_bytes,
         "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
     if let (Some(gpu), Some(fields)) = (&report.gpu, value.as_object_mut()) {

@@ -160,6 +160,9 @@ pub struct FitAnswer {
     pub per_slot: u64,
     /// Bytes one token of the main KV pool takes over every layer.
     pub per_token: u64,
+    /// What one more block of the main KV pool costs at the answer: the device arena with it
+    /// less without it (`None` without a pool).
+    pub block_bytes: Option<u64>,
     /// Under vLLM's page pool: the pool the budget's rest makes.
     pub pool: Option<PoolAnswer>,
 }

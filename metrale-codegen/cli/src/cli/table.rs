@@ -568,6 +568,12 @@ pub fn fit(report: &FitReport) -> String {
                 |b| format!("{b} B (every term that grows with it, padding included)"),
             ),
         ),
+        (
+            "one more KV block costs",
+            answer
+                .block_bytes
+                .map_or_else(|| "no KV pool".to_owned(), |b| format!("{b} B")),
+        ),
         ("bytes per sequence slot", format!("{} B", answer.per_slot)),
         ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
