@@ -336,16 +336,8 @@ fn parts(w: &mut Walk<'_>, layout: &str, value: &Value<'_>) -> Vec<RawPart> {
                 .filter_map(|p| p.name.as_ref())
                 .find(|f| f.text == name.text)
         {
-            let place = w.sink.place(&first.loc);
-            w.report(
-                name.loc.span.clone(),
-                Diagnostic::error(format!(
-                    "duplicate part `{}` in layout `{layout}`",
-                    name.text
-                ))
-                .label("declared again")
-                .note(format!("first declared at {place}")),
-            );
+            let message = format!("duplicate part `{}` in layout `{layout}`", name.text);
+            w.duplicate(name.loc.span.clone(), &first.loc, message);
         }
         let dtype = required(w, t, "format", &header, &what).and_then(|v| part_dtype(w, v));
         if field(t, "shape").is_none() {
@@ -762,16 +754,8 @@ fn unique_ids(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
             .filter_map(|s| s.id.as_ref())
             .find(|f| f.text == id.text)
         {
-            let place = w.place(first.loc.span.clone());
-            w.report(
-                id.loc.span.clone(),
-                Diagnostic::error(format!(
-                    "duplicate state id `{}` in block `{block}`",
-                    id.text
-                ))
-                .label("declared again")
-                .note(format!("first declared at {place}")),
-            );
+            let message = format!("duplicate state id `{}` in block `{block}`", id.text);
+            w.duplicate(id.loc.span.clone(), &first.loc, message);
         }
     }
 }

@@ -202,13 +202,7 @@ fn dims(w: &mut Walk<'_>, root: &Table<'_>) -> Option<(Vec<Text>, Vec<String>)> 
         } else if !w.identifier(&dim.text, span.clone(), "dim") {
             refused.push(dim.text);
         } else if let Some(first) = valid.iter().find(|d| d.text == dim.text) {
-            let place = w.place(first.loc.span.clone());
-            w.report(
-                span,
-                Diagnostic::error(format!("duplicate dim `{}`", dim.text))
-                    .label("declared again")
-                    .note(format!("first declared at {place}")),
-            );
+            w.duplicate(span, &first.loc, format!("duplicate dim `{}`", dim.text));
         } else {
             valid.push(dim);
         }

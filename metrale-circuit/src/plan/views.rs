@@ -65,11 +65,8 @@ impl Region {
     /// # Errors
     /// [`ViewError::OutOfBounds`] when the region reaches past the buffer.
     pub fn bytes_in<'a>(&self, arena: &'a [u8]) -> Result<&'a [u8], ViewError> {
-        let range = self.range(arena.len())?;
-        arena.get(range).ok_or(ViewError::OutOfBounds {
-            end: self.end(),
-            len: arena.len() as u64,
-        })
+        let out = self.out_of(arena.len());
+        self.range().and_then(|range| arena.get(range)).ok_or(out)
     }
 
     /// [`Region::bytes_in`], writable.
@@ -77,30 +74,25 @@ impl Region {
     /// # Errors
     /// [`ViewError::OutOfBounds`] when the region reaches past the buffer.
     pub fn bytes_in_mut<'a>(&self, arena: &'a mut [u8]) -> Result<&'a mut [u8], ViewError> {
-        let len = arena.len();
-        let range = self.range(len)?;
-        arena.get_mut(range).ok_or(ViewError::OutOfBounds {
-            end: self.end(),
-            len: len as u64,
-        })
+        let out = self.out_of(arena.len());
+        self.range()
+            .and_then(|range| arena.get_mut(range))
+            .ok_or(out)
     }
 
-    /// Its bytes as `usize` indices of a buffer of `len` bytes.
-    fn range(&self, len: usize) -> Result<std::ops::Range<usize>, ViewError> {
-        let out = ViewError::OutOfBounds {
+    /// Its bytes as `usize` indices; `None` when they do not fit one.
+    fn range(&self) -> Option<std::ops::Range<usize>> {
+        let start = usize::try_from(self.offset).ok()?;
+        let end = usize::try_from(self.offset.checked_add(self.bytes)?).ok()?;
+        Some(start..end)
+    }
+
+    /// It does not fit a buffer of `len` bytes.
+    fn out_of(&self, len: usize) -> ViewError {
+        ViewError::OutOfBounds {
             end: self.offset.saturating_add(self.bytes),
             len: len as u64,
-        };
-        let start = usize::try_from(self.offset).map_err(|_| out)?;
-        let end = self
-            .offset
-            .checked_add(self.bytes)
-            .and_then(|end| usize::try_from(end).ok())
-            .ok_or(out)?;
-        if end > len {
-            return Err(out);
         }
-        Ok(start..end)
     }
 }
 

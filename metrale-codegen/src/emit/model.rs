@@ -291,14 +291,7 @@ impl Emitter<'_> {
                 }
             }
         });
-        let expected = format!(
-            "a dtype or one of {}",
-            layouts
-                .iter()
-                .map(|l| format!("`{}`", l.name()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let expected = format!("a dtype or one of {}", super::sizes::layout_names(layouts));
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -464,7 +464,7 @@ fn unit_doc(block: &BlockTemplate, state: &StateTemplate) -> Literal {
         format if state.layouts().is_empty() => format!("element type `{format}`"),
         format => format!(
             "element type `{format}`, or the layout the key holds of {}",
-            layout_names(state)
+            layout_names(state.layouts())
         ),
     };
     doc_line(&format!(
@@ -497,10 +497,9 @@ fn part_list(layout: &LayoutTemplate, helpers: &mut Helpers) -> TokenStream {
     quote!([#(#parts),*])
 }
 
-/// `` `a`, `b` ``: the names of a state's layouts.
-fn layout_names(state: &StateTemplate) -> String {
-    state
-        .layouts()
+/// `` `a`, `b` ``: the names of `layouts`, as the docs and `MissingFormat::expected` list them.
+pub(super) fn layout_names(layouts: &[LayoutTemplate]) -> String {
+    layouts
         .iter()
         .map(|l| format!("`{}`", l.name()))
         .collect::<Vec<_>>()

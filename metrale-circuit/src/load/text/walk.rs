@@ -339,6 +339,18 @@ impl Walk<'_> {
         self.sink.report(&loc, diagnostic);
     }
 
+    /// Reports `message` at `again`, a name declared a second time in this file, noting where
+    /// its first declaration (`first`) is: the one form of every "duplicate ..." error.
+    pub fn duplicate(&mut self, again: Range<usize>, first: &Loc, message: String) {
+        let place = self.sink.place(first);
+        self.report(
+            again,
+            Diagnostic::error(message)
+                .label("declared again")
+                .note(format!("first declared at {place}")),
+        );
+    }
+
     /// `path:line:col` of `span`'s start in this file.
     pub fn place(&self, span: Range<usize>) -> String {
         self.sink.place(&self.loc(span))
