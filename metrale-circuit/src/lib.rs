@@ -156,7 +156,8 @@ pub mod serving {
     //! Serving: the profile an operator decides ([`ServingProfile`]) and the one rule deriving
     //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), the budget a
     //! GPU leaves the state once its weights and a reserve are counted ([`GpuMemory`]), which
-    //! circuit and checkpoint a model asked for at run time is ([`Registry`]), and the
+    //! circuit and checkpoint a model asked for at run time is ([`Registry`]), why dims given by
+    //! name are not a generated `Dims` ([`DimsError`]), and the
     //! counts that must agree with each other and with it ([`Disagreement`]); and the layout policy of
     //! what a request holds ([`PoolPolicy`]): today's arenas, or vLLM's unified page pool
     //! ([`VllmPool`], shaped by [`PoolShape`] from its [`PoolLayer`]s, a plan's [`PagePool`]).
@@ -164,8 +165,8 @@ pub mod serving {
     pub use crate::model::{PoolPages, PoolPolicy, VllmPool};
     pub use crate::plan::{PagePool, PoolMember, PoolPlan};
     pub use crate::serve::{
-        CircuitEntry, Disagreement, Fit, FitError, GpuMemory, GpuShortfall, KvTokens, ProfileFree,
-        ProfileKv, Registry, RegistryError, Resolved, ServingProfile, Utilization,
+        CircuitEntry, DimsError, Disagreement, Fit, FitError, GpuMemory, GpuShortfall, KvTokens,
+        ProfileFree, ProfileKv, Registry, RegistryError, Resolved, ServingProfile, Utilization,
     };
 }
 

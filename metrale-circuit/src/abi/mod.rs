@@ -29,7 +29,7 @@ mod stage;
 mod table;
 
 pub use crate::plan::regions::field_group;
-pub use crate::serve::shard;
+pub use crate::serve::{dims_by_name, shard};
 pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
@@ -58,8 +58,9 @@ use crate::model::{Lifetime, StateKind};
 /// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`),
 /// `Checkpoint::from_hf` ignores ASCII case (`same_id`), a `Unit` carries
 /// its `elements`, a `Region` its `space`, and a state stored in a layout calls `layout_unit`,
-/// `parts` and `plain_parts`).
-const REVISION: u64 = 11;
+/// `parts` and `plain_parts`; 12: a `Dims` is made from named values (`dims_by_name`, its
+/// error `serving::DimsError`)).
+const REVISION: u64 = 12;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -21,7 +21,9 @@
 //! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
 //! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too.
 //! Above them, [`json_schema`] generates the JSON Schemas of both files from the stages' own key
-//! tables, for editors.
+//! tables, for editors, and `config_json` (feature `config`) reads a Hugging Face
+//! `config.json` through a circuit's `[config]`: the CLI's `import`, and a checkpoint or dims
+//! added at run time.
 //!
 //! Invariants:
 //! - Nothing here panics, whatever the files hold.
@@ -51,7 +53,10 @@ mod top;
 // Beside the stages: the inputs file.
 pub(crate) mod inputs_file;
 
-// Above the stages: the JSON Schemas of both files, generated from the stages' key tables.
+// Above the stages: the JSON Schemas of both files, generated from the stages' key tables;
+// and (feature `config`) a Hugging Face `config.json` read through a circuit's `[config]`.
+#[cfg(feature = "config")]
+pub mod config_json;
 pub mod json_schema;
 
 use std::path::{Path, PathBuf};

@@ -84,6 +84,8 @@ pub(crate) struct Loaded {
     pub files: Vec<FileSyntax>,
     /// The real path of every file read from disk, in the order read.
     pub read: Vec<PathBuf>,
+    /// The folder holding the circuit's `blocks/` (as given, not resolved).
+    pub dir: PathBuf,
     /// Every file was read and parsed without TOML syntax errors.
     pub complete: bool,
 }

@@ -109,10 +109,11 @@ pub(super) fn read_all(sink: &mut Sink, input: CircuitSource<'_>) -> Loaded {
     let mut reader = Reader {
         sink,
         real_dir,
-        dir,
+        dir: dir.clone(),
         root_name: name.to_owned(),
         loaded: Loaded {
             complete: true,
+            dir,
             ..Loaded::default()
         },
         seen: Vec::new(),

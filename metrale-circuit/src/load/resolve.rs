@@ -25,6 +25,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     let Loaded {
         files,
         read,
+        dir,
         complete,
     } = loaded;
     let blocks = unique_blocks(sink, files.iter().flat_map(|f| &f.blocks));
@@ -88,7 +89,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         return None;
     }
     let order = order?;
-    assemble(sink, top, &blocks, read, dims?, &order, values)
+    assemble(sink, top, &blocks, (read, dir), dims?, &order, values)
 }
 
 /// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`, no
@@ -282,7 +283,7 @@ fn assemble(
     sink: &Sink,
     top: &Top,
     blocks: &[&RawBlock],
-    read: Vec<std::path::PathBuf>,
+    (read, dir): (Vec<std::path::PathBuf>, std::path::PathBuf),
     dims: Vec<String>,
     order: &[usize],
     values: Vec<Option<derive::Values>>,
@@ -318,6 +319,7 @@ fn assemble(
     Some(Circuit {
         files: sink.files.clone(),
         read,
+        dir,
         arch: top.arch.clone()?,
         description: top.description.clone(),
         dims,

@@ -4,7 +4,8 @@
 //! the counts that must agree with each other and with a profile (`agree`), and capacity: the
 //! largest free input whose plan fits a byte budget (`fit`), the budget a GPU leaves the state
 //! once its weights and a reserve are counted (`gpu`), and which circuit and checkpoint a
-//! model asked for at run time is (`registry`); and handing out the units a plan sized at run
+//! model asked for at run time is (`registry`), a checkpoint's dims given by name at run time
+//! (`named_dims`); and handing out the units a plan sized at run
 //! time: slots, KV blocks with reference counts, block tables and rings (`alloc`).
 //!
 //! Owner: metrale-circuit (runtime).
@@ -19,6 +20,7 @@ mod agree;
 mod alloc;
 pub(crate) mod fit;
 mod gpu;
+mod named_dims;
 mod parallel;
 mod profile;
 mod registry;
@@ -28,6 +30,7 @@ pub use alloc::{AllocError, Appended, BlockPool, BlockTable, IndexPool, SlotPool
 pub(crate) use fit::Search;
 pub use fit::{Fit, FitError, fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
 pub use gpu::{GpuMemory, GpuShortfall, Utilization};
+pub use named_dims::{DimsError, dims_by_name};
 pub use parallel::{
     Parallel, ParallelError, Rank, RankError, ShardFault, Stage, StageFault, shard,
 };

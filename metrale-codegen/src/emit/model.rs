@@ -81,6 +81,35 @@ impl Emitter<'_> {
         }
     }
 
+    /// `Dims::try_from(&[(name, value)])`: dims given by name at run time (a fine-tune's
+    /// `config.json`, `Circuit::dims_from_config`). A trait impl, so it adds no name a derived
+    /// dim could take.
+    fn dims_by_name(&self) -> TokenStream {
+        let names = self.circuit.dims();
+        let fields = names.iter().enumerate().map(|(i, dim)| {
+            let field = ident(dim);
+            quote! { #field: values[#i] }
+        });
+        // Without dims nothing is read from the values, but they are still checked.
+        let read = if names.is_empty() {
+            quote! { __abi::dims_by_name(values, &[])?; }
+        } else {
+            quote! { let values = __abi::dims_by_name(values, &[#(#names),*])?; }
+        };
+        quote! {
+            #[doc = " The dims named in `values` (each declared dim exactly once, nothing"]
+            #[doc = " else), such as `Circuit::dims_from_config` reads from a `config.json` at"]
+            #[doc = " run time."]
+            impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
+                type Error = __rt::serving::DimsError;
+                fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
+                    #read
+                    Ok(Self { #(#fields),* })
+                }
+            }
+        }
+    }
+
     /// `Dims`, `Formats`, `Inputs`.
     pub(super) fn inputs_types(&self) -> TokenStream {
         let circuit = self.circuit;
@@ -97,6 +126,7 @@ impl Emitter<'_> {
 
         let derived = self.derived_fns();
         let on_tp = self.on_tp_fn();
+        let by_name = self.dims_by_name();
         let formats = self.formats_type();
         let from_state_inputs = Self::state_inputs_constructor();
 
@@ -110,6 +140,8 @@ impl Emitter<'_> {
             #derived
 
             #on_tp
+
+            #by_name
 
             #formats
 

@@ -35,6 +35,9 @@ pub struct Circuit {
     /// then its includes), in the order read: for build scripts' `rerun-if-changed` and the
     /// macro's `include_str!`.
     pub(crate) read: Vec<PathBuf>,
+    /// The folder its includes' `blocks/` is in, as given: a checkpoint added at run time
+    /// (`Circuit::with_config`) reloads the circuit from there.
+    pub(crate) dir: PathBuf,
     /// The architecture (the generated module's name).
     pub(crate) arch: String,
     /// Free text.

@@ -137,7 +137,17 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
-/// `s` as a JSON string: quotes, backslashes and control characters escaped, the rest as is.
+/// `s` as a JSON string, which is also a TOML basic string (the checkpoint table `import`
+/// writes): quotes, backslashes, control characters and DEL (which TOML refuses raw) escaped,
+/// the rest as is.
+#[cfg(feature = "config")]
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_str(&mut out, s);
+    out
+}
+
+/// [`quote`] onto `out`.
 fn write_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
@@ -147,7 +157,7 @@ fn write_str(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
+            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
                 let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => out.push(c),

@@ -30,7 +30,7 @@
 mod build;
 mod circuit;
 mod inputs;
-mod json;
+pub(crate) mod json;
 mod spec;
 
 use crate::model::spelled::spelled_enum;

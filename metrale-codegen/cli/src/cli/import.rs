@@ -1,7 +1,7 @@
 //! `metrale-codegen import <circuit.toml> <config.json> [--name NAME] [--hf ID]`: one
 //! `[checkpoint.NAME]` table read from a Hugging Face config through the circuit's `[config]`.
 //!
-//! Invariants: stdout gets exactly the table (`metrale_cli::import::Imported::to_toml`),
+//! Invariants: stdout gets exactly the table (`metrale_circuit::load::config_json::Imported::to_toml`),
 //! which appended to the circuit loads and plans; every error (the circuit, the config, each
 //! key) goes to stderr with exit 1.
 
@@ -9,8 +9,8 @@ use std::path::Path;
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
+use metrale_circuit::load::config_json::{ImportOptions, import};
 use metrale_circuit::load::{Circuit, read_source};
-use metrale_cli::import::{ImportOptions, import};
 
 use super::Outcome;
 

@@ -1,5 +1,9 @@
-//! `import`: a Hugging Face `config.json` in, one `[checkpoint.NAME]` table out, read through
-//! the circuit's `[config]` map (schema 2), so no checkpoint figure is copied by hand.
+//! A Hugging Face `config.json` read through a circuit's `[config]` map (schema 2): one
+//! checkpoint out, as the `[checkpoint.NAME]` table `metrale-codegen import` prints
+//! ([`import`], [`Imported::to_toml`]), or added to the circuit at run time
+//! ([`Circuit::with_config`]), or as the declared dims of a generated checkpoint's plan
+//! ([`Circuit::dims_from_config`]), so no checkpoint figure is copied by hand and an engine
+//! plans a fine-tune the build never saw. Feature `config`.
 //!
 //! This module owns the reading of a config (a spanned JSON tree from `jsonc-parser`, strict
 //! JSON), the lookup of dotted key paths in it, the evaluation of each `[config]` source (the
@@ -20,16 +24,21 @@
 //!   refused with both figures and the depths that would fit.
 //! - The table lists the dims in the circuit's declaration order; its pattern (pattern
 //!   layouts) uses the first `[layout.symbols]` character of each layer kind.
+//! - A checkpoint added at run time passes every check of the loader: the circuit is loaded
+//!   again with the table appended, so it is accepted exactly when `import`'s table would be.
 
 mod rules;
 
 use std::ops::Range;
 
+use crate::load::json_schema::json::quote;
+use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
+use crate::load::text::limits::MAX_LAYERS;
+use crate::load::{
+    Circuit, CircuitSource, ConfigMap, LayerKindsSource, LayerRule, is_snake_identifier, load,
+};
 use jsonc_parser::ast::{ObjectPropName, Value};
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
-use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
-use metrale_circuit::load::limits::MAX_LAYERS;
-use metrale_circuit::load::{Circuit, ConfigMap, LayerKindsSource, LayerRule, is_snake_identifier};
 
 /// What the caller may set instead of reading it from the config.
 #[derive(Debug, Clone, Copy, Default)]
@@ -72,8 +81,6 @@ impl Imported {
     /// The `[checkpoint.NAME]` table, ending in a newline.
     #[must_use]
     pub fn to_toml(&self) -> String {
-        // A JSON string is a TOML basic string: the same quotes and escapes.
-        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
         let mut lines = vec![format!("[checkpoint.{}]", self.name)];
         if let Some(hf) = &self.hf {
             lines.push(format!("hf = {}", quote(hf)));
@@ -164,6 +171,132 @@ pub fn import(
     match imported {
         Some(imported) if reader.errors.is_empty() => Ok(imported),
         _ => Err(reader.errors.into_iter().map(|(_, d)| d).collect()),
+    }
+}
+
+impl Circuit {
+    /// This circuit with one more checkpoint: the one `config` (a `config.json`'s text, named
+    /// as the user gave it) describes, read through `[config]` as [`import`] reads it and named
+    /// as `options` say (`stem`, the config file's stem, is the name of last resort). Returns
+    /// the circuit and the new checkpoint's name, which [`Circuit::instantiate`] and the
+    /// dynamic plan take.
+    ///
+    /// The circuit is loaded again with the table [`Imported::to_toml`] prints appended to its
+    /// text (its includes read from the same folder), so the checkpoint passes every check of
+    /// the loader: names, limits, derived dims, windows, every shape evaluated without
+    /// overflow.
+    ///
+    /// # Errors
+    /// Those of [`import`]; a checkpoint of that name already in the circuit; and every error
+    /// the loader finds in the circuit with the table, after one that names the config and
+    /// shows the table.
+    pub fn with_config(
+        &self,
+        config: &Source,
+        stem: &str,
+        options: ImportOptions<'_>,
+    ) -> Result<(Circuit, String), Diagnostics> {
+        let imported = import(self, config, stem, options)?;
+        if self.checkpoint(&imported.name).is_some() {
+            return Err(Diagnostic::error(format!(
+                "circuit `{}` already has a checkpoint `{}`",
+                self.path(),
+                imported.name
+            ))
+            .in_file(config.name())
+            .help("name the config's checkpoint otherwise (`ImportOptions::name`)")
+            .into());
+        }
+        let Some(circuit) = self.files().first() else {
+            return Err(
+                Diagnostic::error("the circuit has no file to add a checkpoint to")
+                    .in_file(self.path())
+                    .into(),
+            );
+        };
+        let table = imported.to_toml();
+        let text = format!("{}\n{table}", circuit.text());
+        let report = load(CircuitSource::Text {
+            name: circuit.name(),
+            text: &text,
+            dir: Some(&self.dir),
+        });
+        match report.circuit {
+            Ok(with) => Ok((with, imported.name)),
+            Err(found) => {
+                let mut all: Diagnostics = Diagnostic::error(format!(
+                    "the checkpoint `{}` read from `{}` does not load in circuit `{}`",
+                    imported.name,
+                    config.name(),
+                    self.path()
+                ))
+                .in_file(config.name())
+                .note(format!("the table read, appended to the circuit:\n{table}"))
+                .into();
+                all.extend(found);
+                Err(all)
+            }
+        }
+    }
+
+    /// The declared dims `config` gives, for the generated plan of checkpoint `like`: what a
+    /// generated `Dims::try_from(&dims[..])` takes, so `AnyPlan::new(checkpoint, dims, ..)`
+    /// plans a fine-tune of `like` with other dims. The config is read and checked as
+    /// [`Circuit::with_config`] does, and must give `like`'s layers, kind for kind: a generated
+    /// plan's layers are fixed when it is generated.
+    ///
+    /// # Errors
+    /// Those of [`Circuit::with_config`]; no checkpoint `like`; a layer count or a layer kind
+    /// other than `like`'s.
+    pub fn dims_from_config(
+        &self,
+        like: &str,
+        config: &Source,
+    ) -> Result<Vec<(String, u64)>, Diagnostics> {
+        let spec = self.checkpoint_or_error(like)?;
+        // A name the circuit does not have: the checkpoint is only read, never kept.
+        let mut name = format!("{like}_from_config");
+        while self.checkpoint(&name).is_some() {
+            name.push('_');
+        }
+        let options = ImportOptions {
+            name: Some(&name),
+            hf: None,
+        };
+        let (with, name) = self.with_config(config, "", options)?;
+        let read = with.checkpoint_or_error(&name)?;
+        let (theirs, ours) = (read.layer_kinds(), spec.layer_kinds());
+        let differ = |what: String| -> Diagnostics {
+            Diagnostic::error(format!(
+                "`{}` describes {what}: the generated plan of checkpoint `{like}` cannot hold it",
+                config.name()
+            ))
+            .in_file(config.name())
+            .help(format!(
+                "a generated plan's layers are fixed: add the model as a checkpoint of its own \
+                 (`metrale-codegen import {} {}`) and generate it, or plan it dynamically \
+                 (`Circuit::with_config`)",
+                self.path(),
+                config.name()
+            ))
+            .into()
+        };
+        if theirs.len() != ours.len() {
+            return Err(differ(format!(
+                "{} layers, `{like}` has {}",
+                theirs.len(),
+                ours.len()
+            )));
+        }
+        if let Some((i, (a, b))) = theirs
+            .iter()
+            .zip(ours)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+        {
+            return Err(differ(format!("layer {i} as `{a}`, `{like}` has `{b}`")));
+        }
+        Ok(read.dims().to_vec())
     }
 }
 

@@ -15,9 +15,9 @@
 
 use std::ops::Range;
 
+use crate::load::text::diag::Diagnostic;
+use crate::load::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 use jsonc_parser::ast::Value;
-use metrale_circuit::load::diag::Diagnostic;
-use metrale_circuit::load::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 
 use super::{Depth, Found, Layer, Reader, describe, span};
 
