@@ -1,13 +1,16 @@
-//! The engine ([`Engine`]): the plan's [`Layout`], one buffer per memory space ([`Memory`]),
-//! the [`Ledger`] of what every unit holds, and the pools (sequence slots, prefix-snapshot
-//! slots, KV blocks per side), with the operations a serving loop runs on them: claim and
-//! release a sequence, prefill and decode (KV blocks, the rollback ring, the padding dummy),
-//! take and restore a prefix snapshot, and verify with rollback.
+//! The engine ([`Engine`]): the plan's [`Layout`] and each term's [`View`] (its units checked
+//! against their shape once, at setup), one buffer per memory space ([`Memory`]), the
+//! [`Ledger`] of what every unit holds, and the pools (the runtime allocator's sequence slots
+//! and prefix-snapshot slots, a [`KvSide`] per paged side), with the operations a serving loop
+//! runs on them: claim and release a sequence, prefill and decode (KV blocks, the rollback
+//! ring, the padding dummy), take and restore a prefix snapshot, and verify with rollback.
 //!
 //! Invariants:
 //! - Every byte the engine writes is a [`Tag`] stamped into a unit or a unit copied over
 //!   another of its size, by two private functions, each unit given by an accessor of
 //!   [`Layout`]; the ledger records both, so it always knows what each unit holds.
+//! - Every unit stamped (the format's too) of a term addressed by element has its last element
+//!   where its shape's strides put it ([`Layout::check_last_element`]), or the run stops.
 //! - Verify slot `v` is sequence slot `v`: both count the sequences with the padding dummy
 //!   last (`[verify] h_steps` has one entry per slot).
 //! - A sequence holds at most [`Engine::capacity`] tokens: the context, or less when the KV
@@ -20,7 +23,7 @@ use metrale_circuit::dynamic::{Reach, Section};
 use metrale_circuit::{Space, StateKind};
 
 use crate::kv::{KvSide, Ring, window_per_sequence};
-use crate::layout::{Group, Layout, UnitRef};
+use crate::layout::{Group, Layout, UnitRef, View};
 use crate::memory::Memory;
 use crate::tags::{Ledger, Tag, TagCheck, check};
 use crate::{EngineError, Setup};
@@ -49,7 +52,7 @@ pub struct Operations {
     pub decode_steps: u64,
     /// Tokens written to the KV sides (each position once, whatever the number of sides).
     pub tokens: u64,
-    /// KV blocks taken from the free lists.
+    /// KV blocks taken from the sides' pools.
     pub blocks_allocated: u64,
     /// KV blocks a windowed side's ring reused.
     pub blocks_reused: u64,
@@ -149,6 +152,8 @@ impl Roles {
 #[derive(Debug)]
 pub struct Engine {
     layout: Layout,
+    /// Per term, how its units are checked against their shape.
+    views: Vec<View>,
     memory: Memory,
     ledger: Ledger,
     roles: Rc<Roles>,
@@ -167,7 +172,8 @@ impl Engine {
     /// buffers allocated, every pool full, nothing written yet.
     ///
     /// # Errors
-    /// [`EngineError::Memory`] when a buffer cannot be made; [`EngineError::Plan`] or
+    /// [`EngineError::Memory`] when a buffer cannot be made; [`EngineError::Invariant`] when a
+    /// term's shape disagrees with its unit ([`Layout::view`]); [`EngineError::Plan`] or
     /// [`EngineError::Invariant`] when a windowed side's per-sequence blocks cannot be asked
     /// of the plan.
     pub fn new(setup: &Setup, layout: Layout) -> Result<Self, EngineError> {
@@ -176,6 +182,9 @@ impl Engine {
             layout.arena_bytes(Space::Host),
             layout.align(),
         )?;
+        let views = (0..layout.term_count())
+            .map(|term| layout.view(term))
+            .collect::<Result<_, _>>()?;
         let formats = setup.formats();
         let mut kv = Vec::new();
         for (state, entry) in layout.states().iter().enumerate() {
@@ -241,6 +250,7 @@ impl Engine {
                 setup.counts.caches.prefix_snapshot_slots,
             ),
             kv,
+            views,
             sequences: BTreeMap::new(),
             chunk,
             capacity,
@@ -268,17 +278,30 @@ impl Engine {
         &self.kv
     }
 
-    /// The operations so far.
+    /// How each term's units are checked against their shape.
+    #[must_use]
+    pub fn views(&self) -> &[View] {
+        &self.views
+    }
+
+    /// The operations so far, the KV sides' block counts summed in.
     #[must_use]
     pub fn operations(&self) -> Operations {
-        self.ops
+        let mut ops = self.ops;
+        for side in &self.kv {
+            ops.blocks_allocated += side.allocated;
+            ops.blocks_reused += side.reused;
+            ops.blocks_freed += side.freed;
+        }
+        ops
     }
 
     /// Stamps every unit of every term with its first tag, the way an engine clears its pools
     /// before serving; from here on the ledger knows every unit.
     ///
     /// # Errors
-    /// [`EngineError::Memory`] for a unit outside its arena.
+    /// [`EngineError::Memory`] for a unit outside its arena, [`EngineError::Invariant`] for one
+    /// not where its shape's strides put it.
     pub fn format(&mut self) -> Result<(), EngineError> {
         for term in 0..self.layout.term_count() {
             let space = self.layout.space(term);
@@ -291,6 +314,7 @@ impl Engine {
                     unit: unit.index,
                     write: 0,
                 };
+                self.check_shape(&unit)?;
                 tag.fill(self.memory.buffer_mut(space).get_mut(&unit.region)?);
                 units += 1;
             }
@@ -300,13 +324,22 @@ impl Engine {
         Ok(())
     }
 
-    /// Writes `unit` with its next tag.
+    /// Writes `unit` with its next tag, once its shape's strides agree on where it is.
     fn stamp(&mut self, unit: UnitRef) -> Result<(), EngineError> {
+        self.check_shape(&unit)?;
         let tag = self.ledger.stamp(&unit)?;
         let space = self.layout.space(unit.term);
         tag.fill(self.memory.buffer_mut(space).get_mut(&unit.region)?);
         self.ops.writes += 1;
         Ok(())
+    }
+
+    /// Checks that a unit about to be written is where its shape's strides put it.
+    fn check_shape(&self, unit: &UnitRef) -> Result<(), EngineError> {
+        match self.views.get(unit.term) {
+            Some(View::Elements(element)) => self.layout.check_last_element(unit, *element),
+            _ => Ok(()),
+        }
     }
 
     /// Copies unit `from` over unit `to` (the same size).
@@ -352,9 +385,7 @@ impl Engine {
             .remove(&slot)
             .ok_or_else(|| not_served(slot))?;
         for side in &mut self.kv {
-            let before = side.freed;
             side.release(slot)?;
-            self.ops.blocks_freed += side.freed - before;
         }
         self.slots.release(slot)?;
         self.ops.released += 1;
@@ -617,7 +648,7 @@ impl Engine {
         }
         let tags = check(&self.layout, &self.memory, &self.ledger)?;
         Ok(Finish {
-            operations: self.ops,
+            operations: self.operations(),
             tags,
         })
     }
@@ -640,11 +671,8 @@ impl Engine {
             let chunk_end = end.min(chunk_start.saturating_add(chunk.max(1)));
             for position in chunk_start..chunk_end {
                 for side in 0..self.kv.len() {
-                    let (state, before) = (self.kv[side].state, self.kv[side].allocated);
-                    let reused = self.kv[side].reused;
+                    let state = self.kv[side].state;
                     let (block, token) = self.kv[side].block_for(slot, position, chunk_start)?;
-                    self.ops.blocks_allocated += self.kv[side].allocated - before;
-                    self.ops.blocks_reused += self.kv[side].reused - reused;
                     self.stamp(self.layout.token(state, block, token)?)?;
                 }
                 if capture {

@@ -1,29 +1,30 @@
-//! KV blocks ([`KvSide`]): a free list over each paged region's blocks
-//! (`KvRegions::block_count`), each sequence's block table on that side, and a windowed side
-//! kept as a ring per sequence: once a sequence's sliding side holds the window law's
-//! per-sequence blocks, its next block is its own oldest one, whose tokens have all left the
-//! window.
+//! KV blocks ([`KvSide`]): each paged side on the runtime's allocator (a [`BlockPool`] of
+//! `KvRegions::block_count` blocks, every sequence's [`BlockTable`], a windowed side's a ring
+//! of the window law's blocks), and what it leaves to the engine: which block and token a
+//! position is, the window check before a full ring reuses its oldest block, the counters.
 //!
 //! Invariants:
-//! - A block of a side is held by at most one sequence at a time (the free list), and a
-//!   windowed side's sequence never holds more than its ring's `per_sequence` blocks.
+//! - A block of a side is held by at most one sequence at a time (the pool), and a windowed
+//!   side's sequence never holds more than its ring's `per_sequence` blocks (the table).
 //! - `per_sequence` is the plan's own figure: the blocks the side gets in a plan of it alone at
 //!   one sequence ([`window_per_sequence`]), not the window law restated here.
-//! - A ring reuses its oldest block only when that block's newest token is out of the window
-//!   of the first token of the chunk being written (a chunked prefill attends to the window
-//!   before the chunk while writing it); if the law's blocks did not suffice for that, the
-//!   engine stops with [`EngineError::Invariant`] instead of dropping a token still attended to.
-//! - Token positions are counted per sequence; which block holds a position is this module's
-//!   bookkeeping, where its bytes are is the layout's ([`crate::Layout::token`]).
+//! - Tokens are written in order: each in the sequence's newest block, or first in the next.
+//! - A full ring reuses its oldest block only when that block's newest token is out of the
+//!   window of the first token of the chunk being written (a chunked prefill attends to the
+//!   window before the chunk while writing it). `BlockTable::append` reuses without asking, so
+//!   this is checked before it; if the law's blocks did not suffice, the engine stops with
+//!   [`EngineError::Invariant`] instead of dropping a token still attended to.
+//! - Which block holds a position is this module's bookkeeping; where its bytes are is the
+//!   layout's ([`crate::Layout::token`]).
 
 use std::collections::{BTreeMap, VecDeque};
 
+use metrale_circuit::alloc::{BlockPool, BlockTable};
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
 use metrale_circuit::inputs::{FormatChoice, WindowInputs};
 use metrale_circuit::{KvInputs, KvRegions, StateInputs};
 
 use crate::EngineError;
-use metrale_circuit::alloc::IndexPool;
 
 /// A windowed side's ring: the window and the blocks one sequence holds at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,27 +35,24 @@ pub struct Ring {
     pub per_sequence: u64,
 }
 
-/// One block a sequence holds, and the first of its token positions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Held {
-    block: u64,
-    first: u64,
-}
-
-/// One paged KV side: its free blocks and every sequence's blocks.
+/// One paged KV side: its blocks and every sequence's table of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KvSide {
     /// The side's state in the layout.
     pub state: usize,
     block_size: u64,
-    free: IndexPool,
+    block_count: u64,
+    pool: BlockPool,
+    tables: BlockTable,
     ring: Option<Ring>,
-    tables: BTreeMap<u64, VecDeque<Held>>,
-    /// Blocks taken from the free list.
+    /// Per sequence, the blocks it started (a ring's reused ones too): where its newest block
+    /// starts, and so its oldest, which the table does not say.
+    started: BTreeMap<u64, u64>,
+    /// Blocks taken from the pool.
     pub allocated: u64,
     /// Blocks a ring reused for a sequence's newer tokens.
     pub reused: u64,
-    /// Blocks given back to the free list.
+    /// Blocks given back to the pool.
     pub freed: u64,
     /// The most blocks one sequence held at once.
     pub most_held: u64,
@@ -68,9 +66,11 @@ impl KvSide {
         Self {
             state,
             block_size,
-            free: IndexPool::new("KV block", block_count),
+            block_count,
+            pool: BlockPool::new(block_count),
+            tables: ring.map_or_else(BlockTable::new, |ring| BlockTable::ring(ring.per_sequence)),
             ring,
-            tables: BTreeMap::new(),
+            started: BTreeMap::new(),
             allocated: 0,
             reused: 0,
             freed: 0,
@@ -88,7 +88,7 @@ impl KvSide {
     /// blocks; `None` when no share binds (a ring that fits every sequence's window).
     #[must_use]
     pub fn tokens_per_sequence(&self, sequences: u64) -> Option<u64> {
-        let share = self.free.count().checked_div(sequences)?;
+        let share = self.block_count.checked_div(sequences)?;
         match self.ring {
             Some(ring) if share >= ring.per_sequence => None,
             _ => Some(share.saturating_mul(self.block_size)),
@@ -97,10 +97,10 @@ impl KvSide {
 
     /// The block and the token in it that hold token `position` of the sequence in `slot`,
     /// written in a chunk whose first token is `chunk_start`: the sequence's newest block, or
-    /// at a block's first token a new one (from the free list, or a full ring's oldest).
+    /// at a block's first token a new one (from the pool, or a full ring's oldest).
     ///
     /// # Errors
-    /// [`EngineError::Pool`] when the free list is empty; [`EngineError::Invariant`] when
+    /// [`EngineError::Pool`] when the pool has no free block; [`EngineError::Invariant`] when
     /// tokens are not written in order or a ring would reuse a block still in the window.
     pub fn block_for(
         &mut self,
@@ -116,79 +116,70 @@ impl KvSide {
         let token = position
             .checked_rem(self.block_size)
             .ok_or_else(|| EngineError::Invariant("a KV side of 0-token blocks".to_owned()))?;
-        let table = self.tables.entry(slot).or_default();
-        if token > 0 {
-            return match table.back() {
-                Some(held) if held.first.checked_add(token) == Some(position) => {
-                    Ok((held.block, token))
-                }
-                _ => Err(out_of_order()),
-            };
-        }
-        if table
-            .back()
-            .is_some_and(|held| held.first.checked_add(self.block_size) != Some(position))
-        {
+        let started = self.started.get(&slot).copied().unwrap_or(0);
+        // The sequence's block `position` falls in: its newest, or at token 0 the next.
+        if position / self.block_size + u64::from(token > 0) != started {
             return Err(out_of_order());
         }
-        let block = match self.ring {
-            Some(ring) if table.len() as u64 >= ring.per_sequence => {
-                let oldest = table.pop_front().ok_or_else(out_of_order)?;
-                let newest = oldest.first + (self.block_size - 1);
-                if newest
-                    .checked_add(ring.window)
-                    .is_none_or(|reach| reach > chunk_start)
-                {
-                    return Err(EngineError::Invariant(format!(
-                        "sequence slot {slot} holds {} blocks of a {}-token window and needs \
-                         another at token {position}: its oldest block ends at token {newest}, \
-                         still in the window of the chunk from token {chunk_start}",
-                        ring.per_sequence, ring.window
-                    )));
-                }
-                self.reused += 1;
-                oldest.block
+        if token > 0 {
+            let newest = self.tables.blocks(slot).and_then(VecDeque::back);
+            return newest.map(|&block| (block, token)).ok_or_else(out_of_order);
+        }
+        let held = self.held_by(slot) as u64;
+        if let Some(ring) = self.ring
+            && held >= ring.per_sequence
+        {
+            // Full: `append` will reuse the oldest block, the `held`-th newest started.
+            let newest = (started - held) * self.block_size + (self.block_size - 1);
+            if newest
+                .checked_add(ring.window)
+                .is_none_or(|reach| reach > chunk_start)
+            {
+                return Err(EngineError::Invariant(format!(
+                    "sequence slot {slot} holds {} blocks of a {}-token window and needs \
+                     another at token {position}: its oldest block ends at token {newest}, \
+                     still in the window of the chunk from token {chunk_start}",
+                    ring.per_sequence, ring.window
+                )));
             }
-            _ => {
-                let block = self.free.claim().map_err(|_| {
-                    EngineError::Pool(format!(
-                        "no free KV block for token {position} of sequence slot {slot}: all {} \
-                         are held",
-                        self.free.count()
-                    ))
-                })?;
-                self.allocated += 1;
-                block
-            }
-        };
-        table.push_back(Held {
-            block,
-            first: position,
-        });
-        self.most_held = self.most_held.max(table.len() as u64);
-        Ok((block, 0))
+        }
+        let appended = self.tables.append(slot, &mut self.pool).map_err(|_| {
+            EngineError::Pool(format!(
+                "no free KV block for token {position} of sequence slot {slot}: all {} are held",
+                self.block_count
+            ))
+        })?;
+        if appended.reused {
+            self.reused += 1;
+        } else {
+            self.allocated += 1;
+        }
+        self.started.insert(slot, started + 1);
+        self.most_held = self.most_held.max(self.held_by(slot) as u64);
+        Ok((appended.block, 0))
     }
 
     /// The blocks the sequence in `slot` holds.
     #[must_use]
     pub fn held_by(&self, slot: u64) -> usize {
-        self.tables.get(&slot).map_or(0, VecDeque::len)
+        self.tables.blocks(slot).map_or(0, VecDeque::len)
     }
 
     /// Blocks held by any sequence.
     #[must_use]
     pub fn held(&self) -> u64 {
-        self.free.held()
+        self.block_count - self.pool.free_count()
     }
 
-    /// Gives every block of the sequence in `slot` back.
+    /// Gives every block of the sequence in `slot` back (none for a sequence that wrote no
+    /// token here).
     ///
     /// # Errors
     /// [`EngineError::Pool`] when a block was not held (not for blocks this side gave).
     pub fn release(&mut self, slot: u64) -> Result<(), EngineError> {
-        for held in self.tables.remove(&slot).unwrap_or_default() {
-            self.free.release(held.block)?;
-            self.freed += 1;
+        // `BlockTable::release` refuses a sequence that never started a block.
+        if self.started.remove(&slot).is_some() {
+            self.freed += self.tables.release(slot, &mut self.pool)?;
         }
         Ok(())
     }

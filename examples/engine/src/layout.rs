@@ -4,7 +4,9 @@
 //! fields are, so that every address the engine touches comes from a plan [`Region`] and the
 //! address API: `slot`, `checkpoint_of`, `step` (`[verify slot][step]`), `token`
 //! (`[block][token]`), `ring` (`[sequence slot][ring slot]`), `tree_cell`, `draft`, `unit` and
-//! `lookup_table`. Nothing here computes an offset.
+//! `lookup_table`. It also keeps each state's unit as a kernel views it ([`Shape`]: the
+//! term's `axes` and `strides()`), to check the plan's units against it ([`Layout::view`],
+//! [`Layout::check_last_element`]).
 //!
 //! Invariants:
 //! - A term's index is its index in `DynamicPlan::terms()` (plan order); a tag names it.
@@ -15,6 +17,8 @@
 //!   documented order of its kind (docs/circuit-schema.md, "The twelve kinds"), which is what
 //!   the unit's tag names. The final check reads unit `i` back through `Region::unit(i)`, so an
 //!   accessor that disagreed with the documented order would fail it.
+//! - Nothing here computes an address the engine writes through: the strides address a unit's
+//!   last element only to check that it lies in the bytes the address API gave.
 
 use std::collections::HashMap;
 
@@ -70,11 +74,55 @@ pub enum Group {
     },
 }
 
+/// A state's unit as a kernel views it, from the dynamic plan (`StateTerm::axes`,
+/// `StateTerm::strides`): each of its terms is the tensor `[units, extents...]` of its dtype.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Each axis's extent, outermost first (empty: no shape declared).
+    pub extents: Vec<u64>,
+    /// Each axis's row-major element stride.
+    pub strides: Vec<u64>,
+}
+
+impl Shape {
+    /// The unit's elements: the extents' product; `None` on overflow.
+    #[must_use]
+    pub fn elements(&self) -> Option<u64> {
+        self.extents
+            .iter()
+            .try_fold(1_u64, |n, &e| n.checked_mul(e))
+    }
+
+    /// The element index in its term of unit `unit`'s last element, `[unit, e1 - 1, ...,
+    /// en - 1]` through the strides; `None` on overflow or for an axis of extent 0.
+    #[must_use]
+    pub fn last_element(&self, unit: u64) -> Option<u64> {
+        let first = unit.checked_mul(self.elements()?)?;
+        self.extents
+            .iter()
+            .zip(&self.strides)
+            .try_fold(first, |at, (&extent, &stride)| {
+                at.checked_add(extent.checked_sub(1)?.checked_mul(stride)?)
+            })
+    }
+}
+
+/// How a term's units are checked against their shape ([`Layout::view`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Elements of this many bytes: each unit written has its last element addressed.
+    Elements(u64),
+    /// Not addressed by element, and why.
+    Skipped(&'static str),
+}
+
 /// One state that has at least one term.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateEntry {
     /// Its id (`l0.gdn.h`).
     pub id: String,
+    /// Its id inside its block (`h`).
+    pub local: String,
     /// Its kind.
     pub kind: StateKind,
     /// Main model or draft head.
@@ -85,6 +133,8 @@ pub struct StateEntry {
     pub reach: Option<Reach>,
     /// Its regions.
     pub group: Group,
+    /// Its unit's shape.
+    pub shape: Shape,
 }
 
 /// One term: which state it belongs to, what it holds, where it lives.
@@ -93,6 +143,8 @@ struct TermEntry {
     state: usize,
     holding: Holding,
     space: Space,
+    /// Its unit is made of a layout's parts, each of its own dtype.
+    composite: bool,
 }
 
 /// Every term of a plan, by state, in field groups.
@@ -157,22 +209,33 @@ impl Layout {
                 },
             };
             let state = states.len();
+            let mut shape = None;
             for (term, holding) in group_terms(&group) {
-                if let Some(slot) = terms.get_mut(term) {
-                    *slot = Some(TermEntry {
-                        state,
-                        holding,
-                        space: plan.terms()[term].space,
-                    });
-                }
+                let Some(planned) = plan.terms().get(term) else {
+                    continue;
+                };
+                // Every term of a state has its declaration's axes. Strides that overflow are
+                // left empty, which `view` refuses.
+                shape.get_or_insert_with(|| Shape {
+                    extents: planned.axes.iter().map(|axis| axis.extent).collect(),
+                    strides: planned.strides().unwrap_or_default(),
+                });
+                terms[term] = Some(TermEntry {
+                    state,
+                    holding,
+                    space: planned.space,
+                    composite: planned.layout.is_some(),
+                });
             }
             states.push(StateEntry {
                 id: decl.id.clone(),
+                local: decl.local.clone(),
                 kind: decl.kind,
                 section: decl.section(),
                 of: decl.of.clone(),
                 reach: decl.reach,
                 group,
+                shape: shape.unwrap_or_default(),
             });
         }
         let terms = terms
@@ -282,6 +345,81 @@ impl Layout {
             (Group::Recurrent { .. }, _) => return,
         };
         region.offset = offset;
+    }
+
+    /// Checks, once, that term `term`'s unit is its state's shape: the extents' product times
+    /// the element's bytes is the unit's bytes, and says whether its units are addressed by
+    /// element ([`View::Elements`]) or not and why.
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] when the shape and the unit disagree.
+    ///
+    /// # Panics
+    /// When `term` is not below [`Layout::term_count`].
+    pub fn view(&self, term: usize) -> Result<View, EngineError> {
+        let entry = self.terms[term];
+        let shape = &self.states[entry.state].shape;
+        let region = self.region(term);
+        if shape.extents.is_empty() {
+            return Ok(View::Skipped("no shape declared"));
+        }
+        if entry.composite {
+            // A layout's parts each have a dtype of their own; the region's is `u8`.
+            return Ok(View::Skipped("a unit made of a layout's parts"));
+        }
+        let bits = region.dtype.bits();
+        if !bits.is_multiple_of(8) {
+            // Packed elements have no byte offset of their own.
+            return Ok(View::Skipped("sub-byte elements"));
+        }
+        let element = bits / 8;
+        if shape.elements().and_then(|n| n.checked_mul(element)) != Some(region.unit_bytes)
+            || shape.strides.len() != shape.extents.len()
+        {
+            return Err(EngineError::Invariant(format!(
+                "`{}`'s unit is {:?} of {} (strides {:?}), but its region's units are {} bytes",
+                self.term_name(term),
+                shape.extents,
+                region.dtype.name(),
+                shape.strides,
+                region.unit_bytes
+            )));
+        }
+        if !region.is_dense() {
+            return Ok(View::Skipped("hashed entries, written a table at a time"));
+        }
+        Ok(View::Elements(element))
+    }
+
+    /// Checks that `unit`'s last element, addressed through its shape's strides from its
+    /// term's first byte (`[index, e1 - 1, ..., en - 1]`, elements of `element` bytes), lies in
+    /// the bytes the address API gave it: the kernel's view and the plan's agree on the unit.
+    ///
+    /// # Errors
+    /// [`EngineError::Invariant`] when it does not.
+    pub fn check_last_element(&self, unit: &UnitRef, element: u64) -> Result<(), EngineError> {
+        let shape = &self.states[self.terms[unit.term].state].shape;
+        let at = shape
+            .last_element(unit.index)
+            .and_then(|last| last.checked_mul(element))
+            .and_then(|bytes| bytes.checked_add(self.region(unit.term).offset));
+        match at {
+            Some(at)
+                if at >= unit.region.offset
+                    && at.checked_add(element) <= Some(unit.region.end()) =>
+            {
+                Ok(())
+            }
+            _ => Err(EngineError::Invariant(format!(
+                "`{}` unit {}: its last element by the strides {:?} is at byte {at:?}, outside \
+                 the unit's bytes {}..{}",
+                self.term_name(unit.term),
+                unit.index,
+                shape.strides,
+                unit.region.offset,
+                unit.region.end()
+            ))),
+        }
     }
 
     /// Every unit of term `term` in its order, through `Region::unit(i)` (for the
@@ -593,7 +731,7 @@ fn group_terms(group: &Group) -> Vec<(usize, Holding)> {
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::dynamic::{StateFormat, VerifySteps};
+    use metrale_circuit::dynamic::{StateFormat, UnitAxis, VerifySteps};
     use metrale_circuit::inputs::HSteps;
     use metrale_circuit::{KvInputs, StateDtype, StateInputs, VerifyInputs};
 
@@ -608,6 +746,11 @@ mod tests {
                 .with_verify(VerifySteps::ConvSteps),
             StateDecl::new("l1.attn.k", StateKind::PagedKv, f32, 2),
         ];
+        planned(decls)
+    }
+
+    /// `decls` planned at 3 slots (`h_steps` 3, 1, 2; 2 conv steps) and 4 KV blocks of 8.
+    fn planned(decls: Vec<StateDecl>) -> (DynamicPlan, Vec<StateDecl>, HSteps<'static>) {
         let h_steps = HSteps::PerSlot(&[3, 1, 2]);
         let inputs = StateInputs {
             slots: 3,
@@ -665,5 +808,49 @@ mod tests {
         layout.relocate(k, first + 8);
         assert_eq!(layout.token(2, 0, 0).unwrap().region.offset, first + 8);
         assert_eq!(layout.units(k).next().unwrap().region.offset, first + 8);
+    }
+
+    fn axes(extents: &[u64]) -> Vec<UnitAxis> {
+        extents
+            .iter()
+            .map(|&extent| UnitAxis {
+                name: format!("{extent}"),
+                extent,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn units_are_checked_against_their_shape() {
+        let (_, mut decls, h_steps) = plan();
+        // h: 4 f32 as [2, 2]; the KV side's 2 f32 a token as [1, 2]; conv left without one.
+        decls[0].axes = axes(&[2, 2]);
+        decls[2].axes = axes(&[1, 2]);
+        let (plan, mut decls, _) = planned(decls);
+        let layout = Layout::new(&plan, &decls, Some(h_steps)).unwrap();
+        assert_eq!(layout.states()[0].shape.strides, [2, 1]);
+        let live = layout.live(0, 2).unwrap();
+        assert_eq!(layout.view(live.term).unwrap(), View::Elements(4));
+        let conv = layout.live(1, 0).unwrap().term;
+        assert!(matches!(layout.view(conv).unwrap(), View::Skipped(_)));
+        // Slot 2's last element, [2, 1, 1], is element 8 + 2 + 1 = 11: its unit's last 4 bytes.
+        assert_eq!(layout.states()[0].shape.last_element(2), Some(11));
+        layout.check_last_element(&live, 4).unwrap();
+        let token = layout.token(2, 3, 7).unwrap();
+        layout.check_last_element(&token, 4).unwrap();
+        // A unit named by another index than its bytes' is refused.
+        let misnamed = UnitRef { index: 1, ..live };
+        assert!(matches!(
+            layout.check_last_element(&misnamed, 4),
+            Err(EngineError::Invariant(_))
+        ));
+        // A shape whose extents do not multiply to the unit's elements is refused.
+        decls[0].axes = axes(&[2, 3]);
+        let (plan, decls, _) = planned(decls);
+        let layout = Layout::new(&plan, &decls, Some(h_steps)).unwrap();
+        assert!(matches!(
+            layout.view(live.term),
+            Err(EngineError::Invariant(message)) if message.contains("[2, 3]")
+        ));
     }
 }

@@ -1,13 +1,13 @@
-//! What a run prints ([`Report`]): the fit, the arena sizes, the operations run, and the
-//! outcome of the tag check, which ends the report: `every tag intact: N units checked`, or
-//! the units that broke.
+//! What a run prints ([`Report`]): the fit, the arena sizes, the unit shapes kernels see, the
+//! operations run, and the outcome of the tag check, which ends the report: `every tag
+//! intact: N units checked`, or the units that broke.
 //!
 //! Invariants: the report is data (every figure a field) and its text a function of it, the
 //! same on a terminal and in tests.
 
 use std::fmt;
 
-use metrale_circuit::Fit;
+use metrale_circuit::{Fit, StateDtype};
 
 use crate::engine::Operations;
 use crate::tags::TagCheck;
@@ -39,6 +39,10 @@ pub struct Report {
     pub windows: Vec<WindowSide>,
     /// The most tokens the run gave a sequence.
     pub capacity: u64,
+    /// The unit shape of the recurrent and KV states, each distinct one once.
+    pub shapes: Vec<UnitShape>,
+    /// Terms whose units were each checked, when written, against their shape's strides.
+    pub shaped_terms: usize,
     /// The alignment of every region and buffer.
     pub align: u64,
     /// The device arena's bytes (its buffer's).
@@ -62,6 +66,23 @@ pub struct WindowSide {
     pub per_sequence: u64,
     /// The most blocks one sequence held at once.
     pub most_held: u64,
+}
+
+/// A state's unit as a kernel views it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitShape {
+    /// The state's id in its block (`h`).
+    pub state: String,
+    /// Its axes' extents.
+    pub extents: Vec<u64>,
+    /// Its element type.
+    pub dtype: StateDtype,
+}
+
+impl fmt::Display for UnitShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?} {}", self.state, self.extents, self.dtype.name())
+    }
 }
 
 impl Report {
@@ -112,6 +133,14 @@ impl Report {
             self.windows.len(),
             self.verify_rows,
             self.capacity
+        )?;
+        let shapes: Vec<String> = self.shapes.iter().map(ToString::to_string).collect();
+        writeln!(
+            f,
+            "shapes:     {}; {} of {} terms' units checked against their strides",
+            shapes.join(", "),
+            self.shaped_terms,
+            self.terms
         )
     }
 

@@ -1,5 +1,5 @@
 //! The run: what the engine does, in order ([`serve`]), and [`run`], the whole program from a
-//! command line to a [`Report`].
+//! command line to a [`Report`] (with the unit shapes of the recurrent and KV states).
 //!
 //! The script, for `S` fitted sequences and `K` verified rows:
 //! 1. format every unit of every term;
@@ -19,7 +19,8 @@
 use metrale_circuit::Space;
 
 use crate::engine::Engine;
-use crate::report::{Report, WindowSide};
+use crate::layout::{Group, View};
+use crate::report::{Report, UnitShape, WindowSide};
 use crate::{Args, EngineError, Layout, Setup};
 
 /// Prepares what `args` name and serves it ([`Setup::prepare`], [`serve`]).
@@ -99,6 +100,12 @@ pub fn serve(setup: &Setup, layout: Layout) -> Result<Report, EngineError> {
         layout.arena_bytes(Space::Host),
     );
     let capacity = engine.capacity();
+    let shapes = unit_shapes(layout);
+    let shaped_terms = engine
+        .views()
+        .iter()
+        .filter(|view| matches!(view, View::Elements(_)))
+        .count();
     let sides = engine.kv_sides().len();
     let windows = engine
         .kv_sides()
@@ -126,10 +133,31 @@ pub fn serve(setup: &Setup, layout: Layout) -> Result<Report, EngineError> {
         kv_sides: sides,
         windows,
         capacity,
+        shapes,
+        shaped_terms,
         align,
         device_bytes,
         host_bytes,
         operations: finish.operations,
         tags: finish.tags,
     })
+}
+
+/// The unit shape of each recurrent and KV state of `layout`, each distinct one once.
+fn unit_shapes(layout: &Layout) -> Vec<UnitShape> {
+    let mut shapes: Vec<UnitShape> = Vec::new();
+    for state in layout.states() {
+        let (Group::Recurrent { live: term, .. } | Group::Kv { term, .. }) = state.group else {
+            continue;
+        };
+        let shape = UnitShape {
+            state: state.local.clone(),
+            extents: state.shape.extents.clone(),
+            dtype: layout.region(term).dtype,
+        };
+        if !shape.extents.is_empty() && !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    shapes
 }

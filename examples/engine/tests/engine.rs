@@ -1,8 +1,9 @@
 //! The worked engine end to end: on the `tiny` checkpoints of three circuits of different
 //! shapes (Qwen3.5: Gated `DeltaNet` with verify and every cache; Nemotron-H: a Mamba2 pattern;
 //! gpt-oss: sliding-window attention) every tag reads back intact, with the figures worked by
-//! hand below; two units made to alias on purpose are caught by the tag check; and the binary
-//! prints its report and exits 0, 1 or 2.
+//! hand below, every KV side on the runtime's allocator and every unit written where its
+//! shape's strides put it; two units made to alias on purpose are caught by the tag check; and
+//! the binary prints its report and exits 0, 1 or 2.
 //!
 //! Each run stays small: a 16 MiB device budget (8 MiB for the faults), so every unit of
 //! every arena is written and read back in a second or two.
@@ -63,6 +64,11 @@ fn served(circuit: &str) -> Report {
     report
 }
 
+/// The report's unit shapes, as printed.
+fn shapes(report: &Report) -> Vec<String> {
+    report.shapes.iter().map(ToString::to_string).collect()
+}
+
 #[test]
 fn qwen3_5_gated_deltanet_with_verify_and_caches() {
     let report = served("qwen3_5.toml");
@@ -84,6 +90,18 @@ fn qwen3_5_gated_deltanet_with_verify_and_caches() {
     // 6 x 131,072 tokens + 32 lookup tables.
     assert_eq!(report.tags.checked, 805_252);
     assert_eq!(report.terms, 90);
+    // h is [lin_v_heads, lin_k_dim, lin_v_dim], conv [conv_window, channels]; every term is
+    // addressed by element but the prompt-lookup index, whose entries are hashed.
+    assert_eq!(
+        shapes(&report),
+        [
+            "h [4, 8, 8] f32",
+            "conv [3, 64] bf16",
+            "k [1, 16] fp8",
+            "v [1, 16] fp8"
+        ]
+    );
+    assert_eq!(report.shaped_terms, 89);
     // Every sequence's 4096 tokens on 6 sides in blocks of 16, and the restored sequence's
     // prefix again (4081-token prompt + 5 decode steps: 256 blocks).
     assert_eq!(ops.blocks_allocated, 6 * (32 * 256 + 256));
@@ -109,6 +127,16 @@ fn nemotron_h_mamba2_pattern() {
     assert_eq!(report.fit.value, 51);
     assert_eq!(report.terms, 23);
     assert_eq!(report.kv_sides, 2);
+    assert_eq!(
+        shapes(&report),
+        [
+            "h [4, 8, 16] f32",
+            "conv [3, 96] bf16",
+            "k [2, 16] fp8",
+            "v [2, 16] fp8"
+        ]
+    );
+    assert_eq!(report.shaped_terms, 23);
     // 2 sides x 13,056 blocks x 16 tokens x 32 B + 2 Mamba2 layers x 1,632,128 + 102 prefix
     // hidden rows x 128 B = 16,646,656 term bytes, and 2 x 128 B of padding after the conv
     // prefix snapshots (102 x 576 B).
@@ -134,6 +162,9 @@ fn gpt_oss_sliding_window_sides_are_rings() {
     assert_eq!(report.fit.next_device_bytes, Some(17_391_616));
     assert_eq!(report.kv_sides, 8);
     assert_eq!(report.windows.len(), 4);
+    // Sliding and full sides alike: [kv_heads, head_dim].
+    assert_eq!(shapes(&report), ["k [2, 16] fp8", "v [2, 16] fp8"]);
+    assert_eq!(report.shaped_terms, 8);
     for side in &report.windows {
         assert_eq!((side.window, side.per_sequence), (16, 130), "{side:?}");
         // The ring filled up, and never held more than the law's blocks.
@@ -271,6 +302,13 @@ fn the_binary_reports_and_exits() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(stdout.starts_with("engine: circuits/nemotron_h.toml, checkpoint `tiny`"));
     assert!(stdout.contains("sequences of 1024 tokens"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\nshapes:     h [4, 8, 16] f32, conv [3, 96] bf16, k [2, 16] fp8, v [2, 16] fp8; \
+             23 of 23 terms' units checked against their strides\n"
+        ),
+        "{stdout}"
+    );
     let last = stdout.lines().last().unwrap();
     assert!(last.starts_with("every tag intact: "), "{stdout}");
     assert!(last.ends_with(" units checked"), "{stdout}");
