@@ -758,7 +758,7 @@ pub mod gemma3n {
         /// Every state term of checkpoint `gemma_3n_e4b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `sliding`.
             pub l0: super::SlidingLayer,
             /// Layer 1, of kind `sliding`.
@@ -833,8 +833,11 @@ pub mod gemma3n {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -845,7 +848,7 @@ pub mod gemma3n {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -866,7 +869,7 @@ pub mod gemma3n {
             /// other plan error.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -881,7 +884,7 @@ pub mod gemma3n {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -899,6 +902,10 @@ pub mod gemma3n {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::SlidingLayer::EMPTY,
@@ -938,6 +945,7 @@ pub mod gemma3n {
                     l34: super::SharedFullLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -1029,6 +1037,25 @@ pub mod gemma3n {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1430,7 +1457,7 @@ pub mod gemma3n {
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `sliding`.
             pub l0: super::SlidingLayer,
             /// Layer 1, of kind `sliding`.
@@ -1455,8 +1482,11 @@ pub mod gemma3n {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1467,7 +1497,7 @@ pub mod gemma3n {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -1488,7 +1518,7 @@ pub mod gemma3n {
             /// other plan error.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -1503,7 +1533,7 @@ pub mod gemma3n {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -1522,6 +1552,10 @@ pub mod gemma3n {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                };
                 let mut plan = Self {
                     l0: super::SlidingLayer::EMPTY,
                     l1: super::SlidingLayer::EMPTY,
@@ -1535,6 +1569,7 @@ pub mod gemma3n {
                     l9: super::SharedFullLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -1571,6 +1606,25 @@ pub mod gemma3n {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1953,13 +2007,13 @@ pub mod gemma3n {
         clippy::large_enum_variant,
         reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
     )]
-    pub enum AnyPlan {
+    pub enum AnyPlan<'a> {
         /// The plan of checkpoint `gemma_3n_e4b`.
-        Gemma3nE4b(gemma_3n_e4b::StatePlan),
+        Gemma3nE4b(gemma_3n_e4b::StatePlan<'a>),
         /// The plan of checkpoint `tiny`.
-        Tiny(tiny::StatePlan),
+        Tiny(tiny::StatePlan<'a>),
     }
-    impl AnyPlan {
+    impl<'a> AnyPlan<'a> {
         /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
         /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
         ///
@@ -1969,7 +2023,7 @@ pub mod gemma3n {
         pub const fn new(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
         ) -> ::core::result::Result<Self, __rt::PlanError> {
             match checkpoint {
@@ -1997,7 +2051,7 @@ pub mod gemma3n {
         pub const fn for_rank(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
@@ -2057,6 +2111,15 @@ pub mod gemma3n {
             match self {
                 Self::Gemma3nE4b(plan) => plan.arena(),
                 Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Gemma3nE4b(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The device arena's size: the end of its last region, rounded up to

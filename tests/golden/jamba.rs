@@ -1228,7 +1228,7 @@ pub mod jamba {
         /// Every state term of checkpoint `jamba_v0_1`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `mamba`.
             pub l0: super::MambaLayer,
             /// Layer 1, of kind `mamba`.
@@ -1299,8 +1299,11 @@ pub mod jamba {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1313,7 +1316,7 @@ pub mod jamba {
             /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -1331,7 +1334,7 @@ pub mod jamba {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -1346,7 +1349,7 @@ pub mod jamba {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -1361,6 +1364,10 @@ pub mod jamba {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::MambaLayer::EMPTY,
@@ -1398,6 +1405,7 @@ pub mod jamba {
                     head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.mamba1.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.mamba1.lay(classes.layer(0, 1), &mut cursors);
@@ -1443,6 +1451,25 @@ pub mod jamba {
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1955,7 +1982,7 @@ pub mod jamba {
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `mamba`.
             pub l0: super::MambaLayer,
             /// Layer 1, of kind `mamba`.
@@ -1978,8 +2005,11 @@ pub mod jamba {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1992,7 +2022,7 @@ pub mod jamba {
             /// `PlanError::Negative`, naming the first such state, when a subtraction goes below zero.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -2010,7 +2040,7 @@ pub mod jamba {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -2025,7 +2055,7 @@ pub mod jamba {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -2041,6 +2071,10 @@ pub mod jamba {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                };
                 let mut plan = Self {
                     l0: super::MambaLayer::EMPTY,
                     l1: super::MambaLayer::EMPTY,
@@ -2053,6 +2087,7 @@ pub mod jamba {
                     head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.mamba1.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.mamba1.lay(classes.layer(0, 1), &mut cursors);
@@ -2074,6 +2109,25 @@ pub mod jamba {
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -2440,13 +2494,13 @@ pub mod jamba {
         clippy::large_enum_variant,
         reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
     )]
-    pub enum AnyPlan {
+    pub enum AnyPlan<'a> {
         /// The plan of checkpoint `jamba_v0_1`.
-        JambaV01(jamba_v0_1::StatePlan),
+        JambaV01(jamba_v0_1::StatePlan<'a>),
         /// The plan of checkpoint `tiny`.
-        Tiny(tiny::StatePlan),
+        Tiny(tiny::StatePlan<'a>),
     }
-    impl AnyPlan {
+    impl<'a> AnyPlan<'a> {
         /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
         /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
         ///
@@ -2456,7 +2510,7 @@ pub mod jamba {
         pub const fn new(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
         ) -> ::core::result::Result<Self, __rt::PlanError> {
             match checkpoint {
@@ -2484,7 +2538,7 @@ pub mod jamba {
         pub const fn for_rank(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
@@ -2544,6 +2598,15 @@ pub mod jamba {
             match self {
                 Self::JambaV01(plan) => plan.arena(),
                 Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::JambaV01(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The device arena's size: the end of its last region, rounded up to

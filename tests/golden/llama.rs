@@ -497,7 +497,7 @@ pub mod llama {
         /// Every state term of checkpoint `llama_3_1_8b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `full_attention`.
             pub l0: super::FullAttentionLayer,
             /// Layer 1, of kind `full_attention`.
@@ -566,8 +566,11 @@ pub mod llama {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -578,7 +581,7 @@ pub mod llama {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -596,7 +599,7 @@ pub mod llama {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -611,7 +614,7 @@ pub mod llama {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -626,6 +629,10 @@ pub mod llama {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::FullAttentionLayer::EMPTY,
@@ -662,6 +669,7 @@ pub mod llama {
                     l31: super::FullAttentionLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -705,6 +713,25 @@ pub mod llama {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1186,7 +1213,7 @@ pub mod llama {
         /// Every state term of checkpoint `llama_3_1_70b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `full_attention`.
             pub l0: super::FullAttentionLayer,
             /// Layer 1, of kind `full_attention`.
@@ -1351,8 +1378,11 @@ pub mod llama {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1363,7 +1393,7 @@ pub mod llama {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -1381,7 +1411,7 @@ pub mod llama {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -1396,7 +1426,7 @@ pub mod llama {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -1411,6 +1441,10 @@ pub mod llama {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::FullAttentionLayer::EMPTY,
@@ -1495,6 +1529,7 @@ pub mod llama {
                     l79: super::FullAttentionLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -1586,6 +1621,25 @@ pub mod llama {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1957,7 +2011,7 @@ pub mod llama {
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `full_attention`.
             pub l0: super::FullAttentionLayer,
             /// Layer 1, of kind `full_attention`.
@@ -1970,8 +2024,11 @@ pub mod llama {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1982,7 +2039,7 @@ pub mod llama {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -2000,7 +2057,7 @@ pub mod llama {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -2015,7 +2072,7 @@ pub mod llama {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -2031,6 +2088,10 @@ pub mod llama {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                };
                 let mut plan = Self {
                     l0: super::FullAttentionLayer::EMPTY,
                     l1: super::FullAttentionLayer::EMPTY,
@@ -2038,6 +2099,7 @@ pub mod llama {
                     l3: super::FullAttentionLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.attn.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.attn.lay(classes.layer(0, 1), &mut cursors);
@@ -2053,6 +2115,25 @@ pub mod llama {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -2428,15 +2509,15 @@ pub mod llama {
         clippy::large_enum_variant,
         reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
     )]
-    pub enum AnyPlan {
+    pub enum AnyPlan<'a> {
         /// The plan of checkpoint `llama_3_1_8b`.
-        Llama318b(llama_3_1_8b::StatePlan),
+        Llama318b(llama_3_1_8b::StatePlan<'a>),
         /// The plan of checkpoint `llama_3_1_70b`.
-        Llama3170b(llama_3_1_70b::StatePlan),
+        Llama3170b(llama_3_1_70b::StatePlan<'a>),
         /// The plan of checkpoint `tiny`.
-        Tiny(tiny::StatePlan),
+        Tiny(tiny::StatePlan<'a>),
     }
-    impl AnyPlan {
+    impl<'a> AnyPlan<'a> {
         /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
         /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
         ///
@@ -2446,7 +2527,7 @@ pub mod llama {
         pub const fn new(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
         ) -> ::core::result::Result<Self, __rt::PlanError> {
             match checkpoint {
@@ -2480,7 +2561,7 @@ pub mod llama {
         pub const fn for_rank(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
@@ -2555,6 +2636,16 @@ pub mod llama {
                 Self::Llama318b(plan) => plan.arena(),
                 Self::Llama3170b(plan) => plan.arena(),
                 Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Llama318b(plan) => plan.h_steps(),
+                Self::Llama3170b(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The device arena's size: the end of its last region, rounded up to

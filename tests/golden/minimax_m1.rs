@@ -1111,7 +1111,7 @@ pub mod minimax_m1 {
         /// Every state term of checkpoint `minimax_m1_80k`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `lightning`.
             pub l0: super::LightningLayer,
             /// Layer 1, of kind `lightning`.
@@ -1278,8 +1278,11 @@ pub mod minimax_m1 {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1290,7 +1293,7 @@ pub mod minimax_m1 {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -1308,7 +1311,7 @@ pub mod minimax_m1 {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -1323,7 +1326,7 @@ pub mod minimax_m1 {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -1338,6 +1341,10 @@ pub mod minimax_m1 {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::LightningLayer::EMPTY,
@@ -1423,6 +1430,7 @@ pub mod minimax_m1 {
                     head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.lightning.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.lightning.lay(classes.layer(0, 1), &mut cursors);
@@ -1516,6 +1524,25 @@ pub mod minimax_m1 {
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1983,7 +2010,7 @@ pub mod minimax_m1 {
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `lightning`.
             pub l0: super::LightningLayer,
             /// Layer 1, of kind `lightning`.
@@ -2006,8 +2033,11 @@ pub mod minimax_m1 {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -2018,7 +2048,7 @@ pub mod minimax_m1 {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -2036,7 +2066,7 @@ pub mod minimax_m1 {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -2051,7 +2081,7 @@ pub mod minimax_m1 {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -2067,6 +2097,10 @@ pub mod minimax_m1 {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                };
                 let mut plan = Self {
                     l0: super::LightningLayer::EMPTY,
                     l1: super::LightningLayer::EMPTY,
@@ -2079,6 +2113,7 @@ pub mod minimax_m1 {
                     head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.lightning.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.lightning.lay(classes.layer(0, 1), &mut cursors);
@@ -2100,6 +2135,25 @@ pub mod minimax_m1 {
                 at = __abi::put(&mut all, at, self.head.regions());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -2468,13 +2522,13 @@ pub mod minimax_m1 {
         clippy::large_enum_variant,
         reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
     )]
-    pub enum AnyPlan {
+    pub enum AnyPlan<'a> {
         /// The plan of checkpoint `minimax_m1_80k`.
-        MinimaxM180k(minimax_m1_80k::StatePlan),
+        MinimaxM180k(minimax_m1_80k::StatePlan<'a>),
         /// The plan of checkpoint `tiny`.
-        Tiny(tiny::StatePlan),
+        Tiny(tiny::StatePlan<'a>),
     }
-    impl AnyPlan {
+    impl<'a> AnyPlan<'a> {
         /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
         /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
         ///
@@ -2484,7 +2538,7 @@ pub mod minimax_m1 {
         pub const fn new(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
         ) -> ::core::result::Result<Self, __rt::PlanError> {
             match checkpoint {
@@ -2512,7 +2566,7 @@ pub mod minimax_m1 {
         pub const fn for_rank(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
@@ -2572,6 +2626,15 @@ pub mod minimax_m1 {
             match self {
                 Self::MinimaxM180k(plan) => plan.arena(),
                 Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::MinimaxM180k(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The device arena's size: the end of its last region, rounded up to

@@ -519,7 +519,7 @@ pub mod mistral {
         /// Every state term of checkpoint `mistral_7b_v0_1`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `full_attention`.
             pub l0: super::FullAttentionLayer,
             /// Layer 1, of kind `full_attention`.
@@ -588,8 +588,11 @@ pub mod mistral {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -600,7 +603,7 @@ pub mod mistral {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -618,7 +621,7 @@ pub mod mistral {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -633,7 +636,7 @@ pub mod mistral {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -648,6 +651,10 @@ pub mod mistral {
                 let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
+                };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                 };
                 let mut plan = Self {
                     l0: super::FullAttentionLayer::EMPTY,
@@ -684,6 +691,7 @@ pub mod mistral {
                     l31: super::FullAttentionLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -727,6 +735,25 @@ pub mod mistral {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1051,7 +1078,7 @@ pub mod mistral {
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct StatePlan {
+        pub struct StatePlan<'a> {
             /// Layer 0, of kind `full_attention`.
             pub l0: super::FullAttentionLayer,
             /// Layer 1, of kind `full_attention`.
@@ -1064,8 +1091,11 @@ pub mod mistral {
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
             pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            /// The verify rows it was made with (`inputs.verify`), which say where
+            /// each verify slot's `h_steps` rows start.
+            h_steps: __rt::inputs::HSteps<'a>,
         }
-        impl StatePlan {
+        impl<'a> StatePlan<'a> {
             /// Sizes every term under `inputs` and lays the terms out, every offset a
             /// multiple of `align`, by the same law as the dynamic
             /// `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent
@@ -1076,7 +1106,7 @@ pub mod mistral {
             /// `PlanError::Overflow`, naming the first such state, when a size overflows `u64`.
             pub const fn new(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
                 Self::on_stage(dims, inputs, align, &TABLE.whole())
@@ -1094,7 +1124,7 @@ pub mod mistral {
             /// `RankError::Plan` with the rank's `PlanError`, as `new`.
             pub const fn for_rank(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
@@ -1109,7 +1139,7 @@ pub mod mistral {
             /// `new` for what `stage` holds, under `dims` (a rank's).
             const fn on_stage(
                 dims: &super::Dims,
-                inputs: &super::Inputs<'_>,
+                inputs: &super::Inputs<'a>,
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -1125,6 +1155,10 @@ pub mod mistral {
                     Ok(pool) => pool,
                     Err(error) => return Err(error),
                 };
+                let h_steps = match inputs.verify {
+                    ::core::option::Option::Some(verify) => verify.h_steps,
+                    ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                };
                 let mut plan = Self {
                     l0: super::FullAttentionLayer::EMPTY,
                     l1: super::FullAttentionLayer::EMPTY,
@@ -1132,6 +1166,7 @@ pub mod mistral {
                     l3: super::FullAttentionLayer::EMPTY,
                     arena,
                     pool,
+                    h_steps,
                 };
                 plan.l0.swa.lay(classes.layer(0, 0), &mut cursors);
                 plan.l1.swa.lay(classes.layer(0, 1), &mut cursors);
@@ -1147,6 +1182,25 @@ pub mod mistral {
                 at = super::put_layers(&mut all, at, &self.layers());
                 let _ = at;
                 all
+            }
+            /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`;
+            /// no slot without verify inputs).
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.h_steps
+            }
+            /// Verified row `row` of verify slot `slot` of the recurrent state `state`
+            /// (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its
+            /// `RecurrentRegions::step` under the verify rows the plan was made with.
+            /// `None` out of range.
+            #[must_use]
+            pub const fn step(
+                &self,
+                state: &__rt::RecurrentRegions,
+                slot: u64,
+                row: u64,
+            ) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.h_steps)
             }
             /// The arena sizes and per-lifetime totals.
             #[must_use]
@@ -1514,13 +1568,13 @@ pub mod mistral {
         clippy::large_enum_variant,
         reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const"
     )]
-    pub enum AnyPlan {
+    pub enum AnyPlan<'a> {
         /// The plan of checkpoint `mistral_7b_v0_1`.
-        Mistral7bV01(mistral_7b_v0_1::StatePlan),
+        Mistral7bV01(mistral_7b_v0_1::StatePlan<'a>),
         /// The plan of checkpoint `tiny`.
-        Tiny(tiny::StatePlan),
+        Tiny(tiny::StatePlan<'a>),
     }
-    impl AnyPlan {
+    impl<'a> AnyPlan<'a> {
         /// The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),
         /// `inputs` and `align`: the checkpoint's `StatePlan::new`.
         ///
@@ -1530,7 +1584,7 @@ pub mod mistral {
         pub const fn new(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
         ) -> ::core::result::Result<Self, __rt::PlanError> {
             match checkpoint {
@@ -1558,7 +1612,7 @@ pub mod mistral {
         pub const fn for_rank(
             checkpoint: Checkpoint,
             dims: &Dims,
-            inputs: &Inputs<'_>,
+            inputs: &Inputs<'a>,
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
@@ -1618,6 +1672,15 @@ pub mod mistral {
             match self {
                 Self::Mistral7bV01(plan) => plan.arena(),
                 Self::Tiny(plan) => plan.arena(),
+            }
+        }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Mistral7bV01(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The device arena's size: the end of its last region, rounded up to

@@ -109,6 +109,7 @@ macro_rules! choice_agrees {
                     assert_eq!(any.regions().as_slice(), &own.regions()[..]);
                     assert_eq!(any.regions().len(), any.terms().len());
                     assert_eq!(any.arena(), own.arena());
+                    assert_eq!(any.h_steps(), own.h_steps());
                     assert_eq!(any.device_bytes(), own.device_bytes());
                     assert_eq!(any.host_bytes(), own.host_bytes());
                     for space in Space::ALL {
@@ -562,4 +563,80 @@ fn any_plan_fits_a_profile_on_a_rank() {
         ),
         tiny::StatePlan::fit_profile(&tiny::DIMS, formats, &profile, free, 256, budget)
     );
+}
+
+/// A plan keeps the verify rows it was made with, so a step's address needs only (slot, row):
+/// the generated plan (`StatePlan::step`, `h_steps`) and the dynamic one (`StateRegions::step`)
+/// alike, the rows of `h_steps` slot-major, by hand.
+#[test]
+fn a_plan_keeps_its_verify_rows() {
+    use metrale_circuit::dynamic::DynamicPlan;
+    use metrale_circuit::load::Circuit;
+    use metrale_tests::qwen3_5::{Formats, Inputs, tiny};
+
+    let rows = [4, 2, 2, 1];
+    let formats = Formats {
+        ssm_h_storage: StateDtype::F32,
+        ssm_conv_storage: StateDtype::Bf16,
+        kv_cache_dtype: StateDtype::Fp8,
+    };
+    let inputs = Inputs {
+        formats,
+        slots: 4,
+        verify: Some(VerifyInputs {
+            h_steps: HSteps::PerSlot(&rows),
+            conv_steps: 4,
+        }),
+        kv: Some(KvInputs::pool(10, 16)),
+        draft_kv: None,
+        draft_kv_dtype: None,
+        caches: CacheInputs::EMPTY,
+        pool: metrale_circuit::serving::PoolPolicy::Arenas,
+    };
+    let plan = tiny::StatePlan::new(&tiny::DIMS, &inputs, 256).expect("the tiny plan");
+    assert_eq!(plan.h_steps(), HSteps::PerSlot(&rows));
+    let h = plan.l0.gdn.h;
+    // Slot 2's rows come after slot 0's 4 and slot 1's 2: its row 1 is the steps' unit 7.
+    let row = plan.step(&h, 2, 1).expect("slot 2, row 1");
+    assert_eq!(row.offset, h.steps.offset + 7 * h.steps.unit_bytes);
+    assert_eq!(row.bytes, h.steps.unit_bytes);
+    assert_eq!(plan.step(&h, 2, 2), None, "slot 2 has 2 rows");
+    assert_eq!(plan.step(&h, 4, 0), None, "4 verify slots");
+    // A conv state's steps are a [slot][step] grid of `conv_steps`.
+    let conv = plan.l0.gdn.conv;
+    let last = plan.step(&conv, 3, 3).expect("slot 3, step 3");
+    assert_eq!(
+        last.offset,
+        conv.steps.offset + (3 * 4 + 3) * conv.steps.unit_bytes
+    );
+    assert_eq!(plan.step(&conv, 3, 4), None);
+    // Without verify inputs, no slot has a row.
+    let bare = Inputs {
+        verify: None,
+        ..inputs
+    };
+    let bare = tiny::StatePlan::new(&tiny::DIMS, &bare, 256).expect("the bare plan");
+    assert_eq!(bare.h_steps(), HSteps::NONE);
+    assert_eq!(bare.step(&bare.l0.gdn.h, 0, 0), None);
+
+    // The dynamic plan of the same inputs answers the same.
+    let circuit = Circuit::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits/qwen3_5.toml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let decls = circuit.instantiate("tiny").expect("tiny's states");
+    let pairs = formats.pairs();
+    let counts = metrale_circuit::StateInputs {
+        formats: &pairs,
+        ..inputs.state_inputs()
+    };
+    let dynamic = DynamicPlan::new(&decls, &counts, 256).expect("the dynamic plan");
+    assert_eq!(dynamic.h_steps(), HSteps::PerSlot(&rows));
+    let state = dynamic.state("l0.gdn.h").expect("l0.gdn.h");
+    assert_eq!(state.step(2, 1), Some(row));
+    assert_eq!(
+        dynamic.state("l0.gdn.conv").and_then(|s| s.step(3, 3)),
+        Some(last)
+    );
+    assert_eq!(dynamic.state("l3.attn.k").and_then(|s| s.step(0, 0)), None);
 }

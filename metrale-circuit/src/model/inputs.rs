@@ -147,6 +147,11 @@ pub enum HSteps<'a> {
     },
 }
 
+impl HSteps<'static> {
+    /// No verify slot: a plan made without verify inputs.
+    pub const NONE: Self = HSteps::Uniform { slots: 0, rows: 0 };
+}
+
 impl HSteps<'_> {
     /// The number of verify slots.
     #[must_use]

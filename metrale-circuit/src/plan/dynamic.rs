@@ -22,8 +22,8 @@ use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all}
 use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
-    FormatChoice, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat, StateInputs,
-    StateKind, UnitAxis, strides_into,
+    FormatChoice, HSteps, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat,
+    StateInputs, StateKind, UnitAxis, strides_into,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -158,6 +158,35 @@ pub struct DynamicPlan {
     arena: Arena,
     /// Boxed: a plan is moved about whole, and most have no pool.
     pool: Option<Box<PagePool>>,
+    /// The verify rows it was made with, which say where each verify slot's `h_steps` rows
+    /// start ([`StateRegions::step`]).
+    h_steps: VerifyRows,
+}
+
+/// [`HSteps`], owned: a plan keeps the verify rows it was made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum VerifyRows {
+    PerSlot(Vec<u64>),
+    Uniform { slots: u64, rows: u64 },
+}
+
+impl VerifyRows {
+    fn of(inputs: &StateInputs<'_>) -> Self {
+        match inputs.verify.map_or(HSteps::NONE, |v| v.h_steps) {
+            HSteps::PerSlot(rows) => Self::PerSlot(rows.to_vec()),
+            HSteps::Uniform { slots, rows } => Self::Uniform { slots, rows },
+        }
+    }
+
+    fn as_h_steps(&self) -> HSteps<'_> {
+        match self {
+            Self::PerSlot(rows) => HSteps::PerSlot(rows),
+            Self::Uniform { slots, rows } => HSteps::Uniform {
+                slots: *slots,
+                rows: *rows,
+            },
+        }
+    }
 }
 
 impl DynamicPlan {
@@ -255,7 +284,15 @@ impl DynamicPlan {
             readers,
             arena,
             pool,
+            h_steps: VerifyRows::of(inputs),
         })
+    }
+
+    /// The verify rows the plan was made with (`inputs.verify`'s `h_steps`; no slot without
+    /// verify inputs).
+    #[must_use]
+    pub fn h_steps(&self) -> HSteps<'_> {
+        self.h_steps.as_h_steps()
     }
 
     /// Every term, in plan order.
@@ -371,6 +408,7 @@ impl DynamicPlan {
                         first_term: reader.terms.start,
                         terms,
                         reader: Some(reader.state.as_str()),
+                        h_steps: self.h_steps(),
                     });
                 }
             }
@@ -383,6 +421,7 @@ impl DynamicPlan {
                 first_term: first,
                 terms: &self.terms[first..first + count],
                 reader: None,
+                h_steps: self.h_steps(),
             };
             first += count;
             Some(regions)
@@ -430,6 +469,8 @@ pub struct StateRegions<'p> {
     /// For a KV side that reads another's KV (`shares`), its own id: `terms` and
     /// `first_term` are then its owner's.
     pub reader: Option<&'p str>,
+    /// The verify rows of its plan ([`DynamicPlan::h_steps`]), for [`StateRegions::step`].
+    pub h_steps: HSteps<'p>,
 }
 
 impl<'p> StateRegions<'p> {
@@ -463,6 +504,17 @@ impl<'p> StateRegions<'p> {
             .iter()
             .position(|t| t.holding == holding)
             .map(|i| self.first_term + i)
+    }
+
+    /// Verified row `row` of verify slot `slot` of a recurrent state, under the verify rows its
+    /// plan was made with ([`RecurrentRegions::step`]); `None` out of range or for a state of
+    /// another group.
+    #[must_use]
+    pub fn step(&self, slot: u64, row: u64) -> Option<Region> {
+        match self.group() {
+            FieldGroup::Recurrent(regions) => regions.step(slot, row, &self.h_steps),
+            FieldGroup::Kv(_) | FieldGroup::Cache(_) => None,
+        }
     }
 
     /// Its regions in its kind's field group; a term the plan lacks is [`Region::EMPTY`].

@@ -113,12 +113,15 @@ impl Emitter<'_> {
                 #[doc = #plan_doc]
                 #[doc = " reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-                pub struct StatePlan {
+                pub struct StatePlan<'a> {
                     #fields
                     #[doc = " The arena sizes and per-lifetime totals."]
                     arena: __rt::Arena,
                     #[doc = " Under vLLM's policy, the page pool after the arena."]
                     pool: ::core::option::Option<__rt::serving::PoolPlan>,
+                    #[doc = " The verify rows it was made with (`inputs.verify`), which say where"]
+                    #[doc = " each verify slot's `h_steps` rows start."]
+                    h_steps: __rt::inputs::HSteps<'a>,
                 }
 
                 #plan_impl
@@ -174,22 +177,8 @@ impl Emitter<'_> {
         }
     }
 
-    /// `impl StatePlan { new, for_rank, regions, totals, fits, layers }`.
-    fn plan_impl(
-        &self,
-        checkpoint: &CheckpointSpec,
-        table: &Table<'_>,
-        parts: &PlanParts,
-    ) -> TokenStream {
-        let init = &parts.init;
-        let lays = &parts.lays;
-        let regions = self.regions_body();
-        let errors = self.plan_errors_doc(table);
-        let layers_fn = self.layers_fn(checkpoint);
-        let shared = !parts.readers.is_empty();
-        let fits = fit_fns(shared);
-        let totals = Self::totals_fns();
-        let assign_owners = &parts.shares;
+    /// `StatePlan::for_rank`: `new` on one rank's dims and stage.
+    fn for_rank_fn(shared: bool) -> TokenStream {
         let missing_owner: &[&str] = if shared {
             &[
                 " A rank that holds a KV side that reads another layer's KV (`SHARES`) but not",
@@ -199,33 +188,7 @@ impl Emitter<'_> {
         } else {
             &[]
         };
-        // A rank that holds a reader but not its owner has no plan, whatever the inputs.
-        let owners_held = if shared {
-            quote! {
-                if let Err(error) = owners_held(stage) {
-                    return Err(error);
-                }
-            }
-        } else {
-            TokenStream::new()
-        };
         quote! {
-            impl StatePlan {
-                #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
-                #[doc = " multiple of `align`, by the same law as the dynamic"]
-                #[doc = " `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
-                #[doc = " (no verify, no KV, no cache group) is an empty region at offset 0."]
-                #[doc = ""]
-                #[doc = " # Errors"]
-                #(#[doc = #errors])*
-                pub const fn new(
-                    dims: &super::Dims,
-                    inputs: &super::Inputs<'_>,
-                    align: u64,
-                ) -> ::core::result::Result<Self, __rt::PlanError> {
-                    Self::on_stage(dims, inputs, align, &TABLE.whole())
-                }
-
                 #[doc = " The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
                 #[doc = " `DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
                 #[doc = " pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
@@ -240,7 +203,7 @@ impl Emitter<'_> {
                 #(#[doc = #missing_owner])*
                 pub const fn for_rank(
                     dims: &super::Dims,
-                    inputs: &super::Inputs<'_>,
+                    inputs: &super::Inputs<'a>,
                     align: u64,
                     parallel: &__rt::parallel::Parallel<'_>,
                     rank: __rt::parallel::Rank,
@@ -251,10 +214,81 @@ impl Emitter<'_> {
                     }
                 }
 
+        }
+    }
+
+    /// The verify rows a plan keeps, and a step's address under them.
+    fn verify_fns() -> TokenStream {
+        quote! {
+                #[doc = " The verify rows the plan was made with (`inputs.verify`'s `h_steps`;"]
+                #[doc = " no slot without verify inputs)."]
+                #[must_use]
+                pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                    self.h_steps
+                }
+
+                #[doc = " Verified row `row` of verify slot `slot` of the recurrent state `state`"]
+                #[doc = " (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its"]
+                #[doc = " `RecurrentRegions::step` under the verify rows the plan was made with."]
+                #[doc = " `None` out of range."]
+                #[must_use]
+                pub const fn step(&self, state: &__rt::RecurrentRegions, slot: u64, row: u64) -> ::core::option::Option<__rt::Region> {
+                    state.step(slot, row, &self.h_steps)
+                }
+        }
+    }
+
+    /// `impl StatePlan { new, for_rank, regions, totals, verify, fits, layers }`.
+    fn plan_impl(
+        &self,
+        checkpoint: &CheckpointSpec,
+        table: &Table<'_>,
+        parts: &PlanParts,
+    ) -> TokenStream {
+        let init = &parts.init;
+        let lays = &parts.lays;
+        let regions = self.regions_body();
+        let errors = self.plan_errors_doc(table);
+        let layers_fn = self.layers_fn(checkpoint);
+        let shared = !parts.readers.is_empty();
+        let fits = fit_fns(shared);
+        let totals = Self::totals_fns();
+        let verify = Self::verify_fns();
+        let for_rank = Self::for_rank_fn(shared);
+        let assign_owners = &parts.shares;
+        // A rank that holds a reader but not its owner has no plan, whatever the inputs.
+        let owners_held = if shared {
+            quote! {
+                if let Err(error) = owners_held(stage) {
+                    return Err(error);
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
+        quote! {
+            impl<'a> StatePlan<'a> {
+                #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
+                #[doc = " multiple of `align`, by the same law as the dynamic"]
+                #[doc = " `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
+                #[doc = " (no verify, no KV, no cache group) is an empty region at offset 0."]
+                #[doc = ""]
+                #[doc = " # Errors"]
+                #(#[doc = #errors])*
+                pub const fn new(
+                    dims: &super::Dims,
+                    inputs: &super::Inputs<'a>,
+                    align: u64,
+                ) -> ::core::result::Result<Self, __rt::PlanError> {
+                    Self::on_stage(dims, inputs, align, &TABLE.whole())
+                }
+
+                #for_rank
+
                 #[doc = " `new` for what `stage` holds, under `dims` (a rank's)."]
                 const fn on_stage(
                     dims: &super::Dims,
-                    inputs: &super::Inputs<'_>,
+                    inputs: &super::Inputs<'a>,
                     align: u64,
                     stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
@@ -271,7 +305,11 @@ impl Emitter<'_> {
                     };
                     // Each block instance is laid out in place, in plan order, so each group's
                     // cursor meets its terms in the order the layout places them.
-                    let mut plan = Self { #init arena, pool };
+                    let h_steps = match inputs.verify {
+                        ::core::option::Option::Some(verify) => verify.h_steps,
+                        ::core::option::Option::None => __rt::inputs::HSteps::NONE,
+                    };
+                    let mut plan = Self { #init arena, pool, h_steps };
                     #lays
                     #assign_owners
                     Ok(plan)
@@ -282,6 +320,8 @@ impl Emitter<'_> {
                 pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
                     #regions
                 }
+
+                #verify
 
                 #totals
 

@@ -323,7 +323,7 @@ impl Emitter<'_> {
             let variant = variant(c);
             let module = ident(c.name());
             let doc = doc_line(&format!("The plan of checkpoint `{}`.", c.name()));
-            quote! { #[doc = #doc] #variant(#module::StatePlan), }
+            quote! { #[doc = #doc] #variant(#module::StatePlan<'a>), }
         });
         let new = self.checkpoint_arms(&|variant, module| {
             quote! {
@@ -345,6 +345,7 @@ impl Emitter<'_> {
             .collect();
         let regions = self.plan_arms(&|_| quote!(__rt::RegionList::from_array(plan.regions())));
         let arena = self.plan_arms(&|_| quote!(plan.arena()));
+        let h_steps = self.plan_arms(&|_| quote!(plan.h_steps()));
         let sizes = any_plan_sizes();
         let layer = self.any_plan_layer();
         let fits = self.any_plan_fits();
@@ -363,11 +364,11 @@ impl Emitter<'_> {
             #[doc = " largest plan."]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
             #[allow(clippy::large_enum_variant, reason = "a plan is built once per engine, by value in a `const fn`: boxing the larger plans would allocate and could not be const")]
-            pub enum AnyPlan {
+            pub enum AnyPlan<'a> {
                 #(#variants)*
             }
 
-            impl AnyPlan {
+            impl<'a> AnyPlan<'a> {
                 #[doc = " The plan of `checkpoint` under `dims` (its own: `checkpoint.dims()`),"]
                 #[doc = " `inputs` and `align`: the checkpoint's `StatePlan::new`."]
                 #[doc = ""]
@@ -377,7 +378,7 @@ impl Emitter<'_> {
                 pub const fn new(
                     checkpoint: Checkpoint,
                     dims: &Dims,
-                    inputs: &Inputs<'_>,
+                    inputs: &Inputs<'a>,
                     align: u64,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     match checkpoint { #new }
@@ -410,6 +411,13 @@ impl Emitter<'_> {
                     match self { #arena }
                 }
 
+                #[doc = " The verify rows the plan was made with: its checkpoint's"]
+                #[doc = " `StatePlan::h_steps`."]
+                #[must_use]
+                pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                    match self { #h_steps }
+                }
+
                 #sizes
                 #layer
                 #fits
@@ -439,7 +447,7 @@ impl Emitter<'_> {
                 pub const fn for_rank(
                     checkpoint: Checkpoint,
                     dims: &Dims,
-                    inputs: &Inputs<'_>,
+                    inputs: &Inputs<'a>,
                     align: u64,
                     parallel: &__rt::parallel::Parallel<'_>,
                     rank: __rt::parallel::Rank,
