@@ -41,7 +41,6 @@ pub struct KvSide {
     /// The side's state in the layout.
     pub state: usize,
     block_size: u64,
-    block_count: u64,
     pool: BlockPool,
     tables: BlockTable,
     ring: Option<Ring>,
@@ -66,7 +65,6 @@ impl KvSide {
         Self {
             state,
             block_size,
-            block_count,
             pool: BlockPool::new(block_count),
             tables: ring.map_or_else(BlockTable::new, |ring| BlockTable::ring(ring.per_sequence)),
             ring,
@@ -88,7 +86,7 @@ impl KvSide {
     /// blocks; `None` when no share binds (a ring that fits every sequence's window).
     #[must_use]
     pub fn tokens_per_sequence(&self, sequences: u64) -> Option<u64> {
-        let share = self.block_count.checked_div(sequences)?;
+        let share = self.pool.count().checked_div(sequences)?;
         match self.ring {
             Some(ring) if share >= ring.per_sequence => None,
             _ => Some(share.saturating_mul(self.block_size)),
@@ -146,7 +144,7 @@ impl KvSide {
         let appended = self.tables.append(slot, &mut self.pool).map_err(|_| {
             EngineError::Pool(format!(
                 "no free KV block for token {position} of sequence slot {slot}: all {} are held",
-                self.block_count
+                self.pool.count()
             ))
         })?;
         if appended.reused {
@@ -168,7 +166,7 @@ impl KvSide {
     /// Blocks held by any sequence.
     #[must_use]
     pub fn held(&self) -> u64 {
-        self.block_count - self.pool.free_count()
+        self.pool.held()
     }
 
     /// Gives every block of the sequence in `slot` back (none for a sequence that wrote no

@@ -284,6 +284,18 @@ impl BlockPool {
         self.free.len() as u64
     }
 
+    /// How many blocks the pool has.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.refs.len() as u64
+    }
+
+    /// How many blocks are held (by one sequence or more).
+    #[must_use]
+    pub fn held(&self) -> u64 {
+        self.count() - self.free_count()
+    }
+
     /// The reference count of a held block.
     fn held_refs(&mut self, block: u64) -> Result<&mut u32, AllocError> {
         let count = self.refs.len() as u64;
@@ -461,6 +473,7 @@ mod tests {
         let a = table.append(7, &mut pool).unwrap();
         let b = table.append(7, &mut pool).unwrap();
         assert_eq!((a.block, b.block, pool.free_count()), (0, 1, 2));
+        assert_eq!((pool.count(), pool.held()), (4, 2));
         // Sequence 8 starts with 7's prefix.
         table.adopt(8, &[0, 1], &mut pool).unwrap();
         assert_eq!(pool.refs(0), Some(2));
