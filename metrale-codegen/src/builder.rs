@@ -7,6 +7,9 @@
 //! - `cargo::rerun-if-changed` is printed for every file read (each circuit and its includes)
 //!   and never for a file written, so an unchanged tree does not rebuild.
 //! - Every circuit is tried; the error holds the located diagnostics of all that failed.
+//! - An output is replaced whole (a temporary file renamed into place), and only a regular
+//!   file of the output's length is read to compare ([`write_if_changed`]).
+//! - No path with a line break is printed to cargo: it is an error instead.
 
 use std::fmt;
 use std::io::Write;
@@ -176,8 +179,21 @@ impl Builder {
         }
         if !self.no_rerun_lines {
             for path in &compiled.read {
+                let shown = path.display().to_string();
+                // Cargo reads one instruction a line, with no escapes: a line break in a path
+                // would split it into a second instruction.
+                if shown.contains(['\n', '\r']) {
+                    problems.push(
+                        Diagnostic::error(format!(
+                            "cargo cannot watch `{}`: its path holds a line break",
+                            shown.escape_debug()
+                        ))
+                        .help("rename the file or its folder without line breaks"),
+                    );
+                    continue;
+                }
                 // A failed write to cargo's pipe cannot be reported better than by the build.
-                let _ = writeln!(out, "cargo::rerun-if-changed={}", path.display());
+                let _ = writeln!(out, "cargo::rerun-if-changed={shown}");
             }
         }
         problems.into_result(compiled).map_err(BuildError)
@@ -187,15 +203,69 @@ impl Builder {
 /// Writes `text` to `path` unless the file already holds exactly it (so tools watching its
 /// modification time see no change); `true` when written.
 ///
+/// Only a regular file of `text`'s length is read to compare, so the work is bounded by the
+/// output, never by the target: a device or a pipe (`/dev/stdout`, `/dev/zero`) is written
+/// straight, never read. A file is written to a temporary file in the same folder, then
+/// renamed into place, so a reader sees the old bytes or the new, never a torn file, and two
+/// writers racing on one folder leave one whole file.
+///
 /// # Errors
-/// The I/O error of creating the folder or writing the file.
+/// The I/O error of reading the old file, creating the folder, or writing, syncing or renaming
+/// the new one (its temporary file is removed then).
 pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
-    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
-        return Ok(false);
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            if meta.len() == text.len() as u64 && holds(path, text)? {
+                return Ok(false);
+            }
+        }
+        Ok(_) => {
+            // Not a regular file: a device or a pipe the user named (`-o /dev/stdout`).
+            let mut target = std::fs::OpenOptions::new().write(true).open(path)?;
+            target.write_all(text.as_bytes())?;
+            target.flush()?;
+            return Ok(true);
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)?;
+    let temporary = parent.join(temporary_name(path));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
-    std::fs::write(path, text)?;
-    Ok(true)
+    written.map(|()| true)
+}
+
+/// Whether the regular file at `path` holds exactly `text`, reading at most one byte more.
+fn holds(path: &Path, text: &str) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut old = Vec::with_capacity(text.len());
+    std::fs::File::open(path)?
+        .take(text.len() as u64 + 1)
+        .read_to_end(&mut old)?;
+    Ok(old == text.as_bytes())
+}
+
+/// A name in the target's folder no other writer uses: the target's, the process and a count.
+fn temporary_name(path: &Path) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy());
+    format!(".{name}.{}.{count}.tmp", std::process::id())
 }

@@ -162,3 +162,97 @@ fn without_out_dir_it_needs_the_build_script_environment() {
             .contains("OUT_DIR is not set")
     );
 }
+
+/// Issue 22: the writer compares only with a regular file of the output's length, so a target
+/// that is a device is written, never read (`gen -o /dev/zero` once read until memory ran out),
+/// and leaves no temporary file behind.
+#[test]
+fn the_writer_reads_no_more_than_the_output() {
+    use metrale_codegen::write_if_changed;
+    let dir = scratch("writer_bounded");
+    let target = dir.join("out.rs");
+    assert_eq!(write_if_changed(&target, "first").ok(), Some(true));
+    assert_eq!(write_if_changed(&target, "first").ok(), Some(false));
+    // A longer file whose first bytes are the text is not the text.
+    std::fs::write(&target, "first and more").unwrap();
+    assert_eq!(write_if_changed(&target, "first").ok(), Some(true));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "first");
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["out.rs"], "no temporary file is left");
+    #[cfg(unix)]
+    {
+        // An endless device: written, not read.
+        assert_eq!(
+            write_if_changed(Path::new("/dev/zero"), "x").ok(),
+            Some(true)
+        );
+        // A full one: the error, not a silent success.
+        if Path::new("/dev/full").exists() {
+            assert!(write_if_changed(Path::new("/dev/full"), "x").is_err());
+        }
+    }
+}
+
+/// Issue 22: two writers on one folder and a reader: every read sees one whole module, never
+/// a truncated one (a write that truncated then wrote showed a torn file thousands of times).
+#[test]
+fn a_reader_never_sees_a_torn_output() {
+    use metrale_codegen::write_if_changed;
+    let dir = scratch("writer_torn");
+    let target = dir.join("module.rs");
+    let (a, b) = ("a".repeat(1 << 16), "b".repeat(1 << 16));
+    let (a, b) = (a.as_str(), b.as_str());
+    write_if_changed(&target, a).unwrap();
+    std::thread::scope(|scope| {
+        for (first, second) in [(a, b), (b, a)] {
+            let target = &target;
+            scope.spawn(move || {
+                for _ in 0..200 {
+                    write_if_changed(target, first).expect("written");
+                    write_if_changed(target, second).expect("written");
+                }
+            });
+        }
+        for _ in 0..2000 {
+            let read = std::fs::read_to_string(&target).expect("always there");
+            assert!(
+                read == a || read == b,
+                "a torn read of {} bytes",
+                read.len()
+            );
+        }
+    });
+}
+
+/// Issue 22: a circuit path with a line break would split a `cargo::rerun-if-changed=` line
+/// into a second instruction; it is an error instead, and no line holds it.
+#[cfg(unix)]
+#[test]
+fn no_rerun_line_is_split_by_a_line_break() {
+    let dir = scratch("builder_line_break").join("a\ncargo::rustc-cfg=evil");
+    std::fs::create_dir_all(&dir).unwrap();
+    let circuit = dir.join("llama.toml");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits/llama.toml"),
+    )
+    .unwrap();
+    std::fs::write(&circuit, text).unwrap();
+    let mut out = Vec::new();
+    let error = Builder::new()
+        .circuit(&circuit)
+        .out_dir(dir.join("out"))
+        .compile_to(&mut out)
+        .expect_err("refused");
+    assert!(error.to_string().contains("line break"), "{error}");
+    assert!(
+        lines(&out)
+            .iter()
+            .all(|l| l.starts_with("cargo::rerun-if-changed=")),
+        "{:?}",
+        lines(&out)
+    );
+    assert!(!String::from_utf8_lossy(&out).contains("rustc-cfg"));
+}

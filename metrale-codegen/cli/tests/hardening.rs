@@ -1,7 +1,9 @@
 //! The CLI's regression tests of the hardening issue: a plan that overflows names the inputs
 //! key or the `--align` that caused it, located (class 10), and an empty circuit or inputs
 //! path is a usage error rather than an empty location (class 12). The generator's classes are
-//! in `metrale-codegen/tests/hardening.rs`.
+//! in `metrale-codegen/tests/hardening.rs`. Issue 22 (the second round): output that cannot be
+//! written is exit 1 with its I/O error, and `gen -o` to a pipe or device writes without
+//! reading it.
 
 mod common;
 
@@ -90,4 +92,65 @@ fn an_empty_path_is_a_usage_error() {
         errors.0[0].message,
         "cannot read circuit: its path is empty"
     );
+}
+
+/// Issue 22: output that cannot be written is exit 1 with the I/O error (`gen > /dev/full`
+/// once exited 0 with nothing on stderr), for every command that prints.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_exit_1_with_the_error() {
+    let full = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_metrale-codegen"))
+            .args(args)
+            .current_dir(common::root())
+            .stdout(std::fs::File::create("/dev/full").expect("/dev/full"))
+            .output()
+            .expect("the binary runs");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let config = "circuits/configs/llama_3_1_8b.json";
+    for args in [
+        &["gen", "circuits/llama.toml"][..],
+        &["plan", "circuits/llama.toml"],
+        &[
+            "fit",
+            "circuits/llama.toml",
+            "--for",
+            "kv-blocks",
+            "--budget",
+            "1GiB",
+            "--json",
+        ],
+        &["import", "circuits/llama.toml", config],
+        &["schema", "circuit"],
+    ] {
+        let (code, stderr) = full(args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write the output to stdout: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // `-o` to a device: the same error, from the writer.
+    let run = common::run(&["gen", "circuits/llama.toml", "-o", "/dev/full"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Issue 22: `gen -o` to a pipe writes the module and ends (it once read its target first,
+/// and `gen -o /dev/stdout | wc -c` never ended).
+#[cfg(target_os = "linux")]
+#[test]
+fn gen_to_a_pipe_writes_and_ends() {
+    let run = common::run(&["gen", "circuits/llama.toml", "-o", "/dev/stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let module = common::run(&["gen", "circuits/llama.toml"]);
+    assert_eq!(run.stdout, module.stdout);
 }
