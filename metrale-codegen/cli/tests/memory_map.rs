@@ -467,3 +467,24 @@ fn a_layer_that_reads_another_s_kv_is_marked_over_its_owner_s_regions() {
     expected.sort();
     assert_eq!(seen, expected);
 }
+
+/// Issue 22: a circuit whose file name holds control characters still maps to well-formed
+/// XML (the name is shown with the characters written as `\u{..}`).
+#[cfg(unix)]
+#[test]
+fn a_file_name_with_control_characters_is_well_formed_xml() {
+    let circuit = scratch_path("llama\u{1}\u{1b}[31m.toml");
+    let text = std::fs::read_to_string(common::root().join("circuits/llama.toml")).unwrap();
+    std::fs::write(&circuit, text).unwrap();
+    let target = scratch_path("control.svg");
+    let out = run(&["plan", &circuit, "--svg", &target]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let svg = std::fs::read_to_string(&target).expect("the map is written");
+    let doc = Document::parse(&svg).expect("the map is XML");
+    assert!(
+        doc.descendants().any(|n| n
+            .text()
+            .is_some_and(|t| t.contains("llama\\u{1}\\u{1b}[31m.toml"))),
+        "the name is shown escaped"
+    );
+}

@@ -64,7 +64,9 @@ fn tones(lifetime: Lifetime) -> [&'static str; 2] {
     }
 }
 
-/// `text` escaped for XML text and attribute values.
+/// `text` escaped for XML text and attribute values. XML 1.0 has no form at all for the
+/// control characters other than tab, line feed and carriage return (not even a character
+/// reference), so a file name holding one shows it as `\u{..}`, as Rust writes it.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -74,6 +76,9 @@ fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            c if c < ' ' && !matches!(c, '\t' | '\n' | '\r') => {
+                out.push_str(&c.escape_unicode().to_string());
+            }
             c => out.push(c),
         }
     }
@@ -469,6 +474,8 @@ mod tests {
         assert_eq!(px(0.0006), "0.001");
         assert_eq!(px(12.345_67), "12.346");
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        // Issue 22: a control character in a file name made the SVG ill-formed.
+        assert_eq!(escape("a\u{1}b\u{1b}[0m\tc"), "a\\u{1}b\\u{1b}[0m\tc");
         assert_eq!(file_name("/abs/dir/qwen3_5.toml"), "qwen3_5.toml");
         assert_eq!(file_name("circuits/qwen3_5.toml"), "qwen3_5.toml");
         assert_eq!(file_name("small.toml"), "small.toml");
