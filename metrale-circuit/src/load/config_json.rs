@@ -165,6 +165,7 @@ pub fn import(
         root: &root,
         errors: Vec::new(),
     };
+    reader.unique_keys(&root);
     let imported = reader.checkpoint(circuit, map, stem, options);
     // In the config's order, whatever order the circuit reads its keys in.
     reader.errors.sort_by_key(|(at, _)| *at);
@@ -197,16 +198,72 @@ impl Circuit {
         options: ImportOptions<'_>,
     ) -> Result<(Circuit, String), Diagnostics> {
         let imported = import(self, config, stem, options)?;
-        if self.checkpoint(&imported.name).is_some() {
-            return Err(Diagnostic::error(format!(
-                "circuit `{}` already has a checkpoint `{}`",
-                self.path(),
-                imported.name
-            ))
-            .in_file(config.name())
-            .help("name the config's checkpoint otherwise (`ImportOptions::name`)")
-            .into());
+        let with = self.with_imported(&imported, config)?;
+        Ok((with, imported.name))
+    }
+
+    /// This circuit with the checkpoint `imported` (read from `config`) added, through every
+    /// check of the loader: [`Circuit::with_config`] once the config is read. `metrale-codegen
+    /// import` prints a table only when this accepts it. A checkpoint of the same name that
+    /// the circuit already has is accepted when its figures (layer kinds and dims) are the
+    /// config's: the config re-reads it (the zoo's configs pin its checkpoints that way).
+    ///
+    /// # Errors
+    /// A checkpoint of that name already in the circuit with other figures; every error the
+    /// loader finds in the circuit with the table, after one that names the config and shows
+    /// the table.
+    pub fn with_imported(
+        &self,
+        imported: &Imported,
+        config: &Source,
+    ) -> Result<Circuit, Diagnostics> {
+        let Some(existing) = self.checkpoint(&imported.name) else {
+            return self.with_table(imported, config);
+        };
+        // Checked under a name of its own, then compared with the one written.
+        let mut renamed = imported.clone();
+        renamed.name = "imported".to_owned();
+        while self.checkpoint(&renamed.name).is_some() {
+            renamed.name.push('_');
         }
+        let with = self.with_table(&renamed, config)?;
+        let read = with.checkpoint_or_error(&renamed.name)?;
+        if read.layer_kinds() == existing.layer_kinds() && read.dims() == existing.dims() {
+            return Ok(self.clone());
+        }
+        let differs = if read.layer_kinds() == existing.layer_kinds() {
+            let dims: Vec<String> = read
+                .dims()
+                .iter()
+                .zip(existing.dims())
+                .filter(|(a, b)| a != b)
+                .map(|((dim, theirs), (_, ours))| format!("`{dim}` {theirs}, not {ours}"))
+                .collect();
+            format!("its dims: {}", dims.join(", "))
+        } else {
+            format!(
+                "its layers: {} in the config, {} in the circuit",
+                read.layer_kinds().len(),
+                existing.layer_kinds().len()
+            )
+        };
+        Err(Diagnostic::error(format!(
+            "circuit `{}` already has a checkpoint `{}`, and the config differs in {differs}",
+            self.path(),
+            imported.name
+        ))
+        .in_file(config.name())
+        .note(format!(
+            "`{}` is defined at {}",
+            imported.name,
+            existing.origin()
+        ))
+        .help("name the config's checkpoint otherwise (`--name`, `ImportOptions::name`)")
+        .into())
+    }
+
+    /// The circuit loaded again with `imported`'s table appended to its text.
+    fn with_table(&self, imported: &Imported, config: &Source) -> Result<Circuit, Diagnostics> {
         let Some(circuit) = self.files().first() else {
             return Err(
                 Diagnostic::error("the circuit has no file to add a checkpoint to")
@@ -221,22 +278,19 @@ impl Circuit {
             text: &text,
             dir: Some(&self.dir),
         });
-        match report.circuit {
-            Ok(with) => Ok((with, imported.name)),
-            Err(found) => {
-                let mut all: Diagnostics = Diagnostic::error(format!(
-                    "the checkpoint `{}` read from `{}` does not load in circuit `{}`",
-                    imported.name,
-                    config.name(),
-                    self.path()
-                ))
-                .in_file(config.name())
-                .note(format!("the table read, appended to the circuit:\n{table}"))
-                .into();
-                all.extend(found);
-                Err(all)
-            }
-        }
+        report.circuit.map_err(|found| {
+            let mut all: Diagnostics = Diagnostic::error(format!(
+                "the checkpoint `{}` read from `{}` does not load in circuit `{}`",
+                imported.name,
+                config.name(),
+                self.path()
+            ))
+            .in_file(config.name())
+            .note(format!("the table read, appended to the circuit:\n{table}"))
+            .into();
+            all.extend(found);
+            all
+        })
     }
 
     /// The declared dims `config` gives, for the generated plan of checkpoint `like`: what a
@@ -349,6 +403,48 @@ enum Found<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Refuses a key written twice in one object, at the second: JSON leaves it undefined and
+    /// Python's `json` (what wrote most configs) keeps the last silently, so a figure read from
+    /// either would be a guess. One pass over the tree, whose depth the parser bounds.
+    fn unique_keys(&mut self, value: &Value<'_>) {
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::Object(object) => {
+                    let mut seen: std::collections::HashMap<&str, Range<usize>> =
+                        std::collections::HashMap::new();
+                    for property in &object.properties {
+                        let name = prop_name(&property.name);
+                        let at = match &property.name {
+                            ObjectPropName::String(s) => s.range.start..s.range.end,
+                            ObjectPropName::Word(w) => w.range.start..w.range.end,
+                        };
+                        if let Some(first) = seen.get(name) {
+                            let (line, column) = self.config.line_col(first.start);
+                            self.report(
+                                at,
+                                Diagnostic::error(format!(
+                                    "config key `{name}` is written twice in one object"
+                                ))
+                                .label("written again")
+                                .note(format!(
+                                    "first written at {}:{line}:{column}",
+                                    self.config.name()
+                                ))
+                                .help("keep one: which one a JSON reader takes is not defined"),
+                            );
+                        } else {
+                            seen.insert(name, at);
+                        }
+                        stack.push(&property.value);
+                    }
+                }
+                Value::Array(array) => stack.extend(array.elements.iter()),
+                _ => {}
+            }
+        }
+    }
+
     /// Records an error at `span` of the config.
     fn report(&mut self, span: Range<usize>, diagnostic: Diagnostic) {
         self.errors

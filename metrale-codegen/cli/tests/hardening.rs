@@ -154,3 +154,201 @@ fn gen_to_a_pipe_writes_and_ends() {
     let module = common::run(&["gen", "circuits/llama.toml"]);
     assert_eq!(run.stdout, module.stdout);
 }
+
+/// Issue 22: a rank count is held to `MAX_RANKS` before any rank is collected (`fit --pp
+/// 18446744073709551615` once grew memory until it aborted), from an option or the inputs
+/// file (located there), and every rank is planned once per pipeline stage, its tensor-
+/// parallel ranks summarized in the table (4,096 ranks once took 5.5 s, one row each).
+#[test]
+fn rank_counts_are_bounded_before_anything_is_collected() {
+    for args in [
+        &[
+            "fit",
+            "circuits/llama.toml",
+            "--for",
+            "kv-blocks",
+            "--budget",
+            "1GiB",
+            "--pp",
+            "18446744073709551615",
+        ][..],
+        &["plan", "circuits/llama.toml", "--tp", "1099511627776"],
+        &["plan", "circuits/llama.toml", "--tp", "65536", "--pp", "2"],
+    ] {
+        let run = common::run(args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("more ranks than the limit of 65536"),
+            "{}",
+            run.stderr
+        );
+    }
+    let inputs = format!("{LLAMA_INPUTS}[parallel]\ntp = 1099511627776\npp = 1\n");
+    let run = plan_with("too-many-ranks", "circuits/llama.toml", &inputs, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "`parallel` is tp 1099511627776 x pp 1, 1099511627776 ranks, past the limit of 65536"
+        ) && run.stderr.contains("too-many-ranks.toml:9:6"),
+        "{}",
+        run.stderr
+    );
+
+    // 4,096 tensor-parallel ranks: one row (every rank holds the same plan), their sum, and
+    // one JSON entry per rank. Llama 3.1 8B's kv_heads (8) divides 4,096: each rank holds all
+    // 8 heads' share, 1 head, replicated.
+    let run = plan_with(
+        "many-ranks",
+        "circuits/llama.toml",
+        LLAMA_INPUTS,
+        &["--tp", "4096"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("0..4095"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{}", run.stdout);
+    let run = plan_with(
+        "many-ranks",
+        "circuits/llama.toml",
+        LLAMA_INPUTS,
+        &["--tp", "4096", "--json"],
+    );
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let ranks = json["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), 4096);
+    assert_eq!(ranks[4095]["tp_rank"], 4095);
+    let one = ranks[0]["device_bytes"].as_u64().unwrap();
+    assert!(
+        ranks
+            .iter()
+            .all(|r| r["device_bytes"].as_u64() == Some(one))
+    );
+    assert_eq!(json["device_bytes"].as_u64(), Some(4096 * one));
+}
+
+/// `import CIRCUIT CONFIG [extra]` of the published config `config` with `from` replaced by
+/// `to` (written to a scratch file).
+fn import_with(
+    name: &str,
+    circuit: &str,
+    config: &str,
+    from: &str,
+    to: &str,
+    extra: &[&str],
+) -> common::Run {
+    let text = std::fs::read_to_string(common::root().join(config)).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "`{from}` once in {config}");
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.json"));
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    let path = path.to_str().unwrap().to_owned();
+    let mut args = vec!["import", circuit, &path];
+    args.extend_from_slice(extra);
+    common::run(&args)
+}
+
+/// Issue 22: `import` prints only a table the loader accepts (it once printed, with exit 0,
+/// tables with a keyword, reserved, duplicate or 200-byte name, a conv kernel or window of 0,
+/// a dim at u64::MAX), and refuses a key written twice in one object at the second.
+#[test]
+fn import_prints_only_what_loads() {
+    let nemotron = (
+        "circuits/nemotron_h.toml",
+        "circuits/configs/nemotron_h_8b.json",
+    );
+    let gpt = ("circuits/gpt_oss.toml", "circuits/configs/gpt_oss_20b.json");
+    let long = "a".repeat(200);
+    let cases: [(&str, (&str, &str), &str, &str, &[&str], &str); 7] = [
+        (
+            "import-keyword",
+            nemotron,
+            "",
+            "",
+            &["--name", "fn"],
+            "keyword",
+        ),
+        (
+            "import-reserved",
+            nemotron,
+            "",
+            "",
+            &["--name", "blocks"],
+            "blocks",
+        ),
+        (
+            "import-duplicate",
+            nemotron,
+            "",
+            "",
+            &["--name", "tiny"],
+            "already has a checkpoint `tiny`",
+        ),
+        (
+            "import-long",
+            nemotron,
+            "",
+            "",
+            &["--name", &long],
+            "200 bytes long, the limit is 64",
+        ),
+        (
+            "import-conv",
+            nemotron,
+            "\"conv_kernel\": 4",
+            "\"conv_kernel\": 0",
+            &[],
+            "conv_window",
+        ),
+        (
+            "import-window",
+            gpt,
+            "\"sliding_window\": 128",
+            "\"sliding_window\": 0",
+            &[],
+            "window",
+        ),
+        (
+            "import-huge",
+            nemotron,
+            "\"conv_kernel\": 4",
+            "\"conv_kernel\": 18446744073709551615",
+            &[],
+            "overflow",
+        ),
+    ];
+    for (name, (circuit, config), from, to, extra, says) in cases {
+        let (from, to) = if from.is_empty() {
+            ("\"conv_kernel\": 4", "\"conv_kernel\": 4")
+        } else {
+            (from, to)
+        };
+        let run = import_with(name, circuit, config, from, to, extra);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (1, ""),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
+    }
+    // A key written twice: refused at the second, naming the first.
+    let run = import_with(
+        "import-twice",
+        "circuits/nemotron_h.toml",
+        "circuits/configs/nemotron_h_8b.json",
+        "\"conv_kernel\": 4,",
+        "\"conv_kernel\": 4, \"conv_kernel\": 8,",
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("config key `conv_kernel` is written twice in one object")
+            && run.stderr.contains("import-twice.json:6:21")
+            && run.stderr.contains("first written at"),
+        "{}",
+        run.stderr
+    );
+}

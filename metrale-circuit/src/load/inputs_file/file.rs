@@ -58,6 +58,7 @@ use toml::de::DeTable;
 
 use super::agree::{self, ServingCounts};
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::load::text::limits::MAX_RANKS;
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
@@ -654,6 +655,24 @@ fn parallel(walk: &mut Walk<'_>, value: &Value<'_>) -> ParallelCounts {
     };
     let tp = size("tp").unwrap_or(1);
     let pp = size("pp").unwrap_or(1);
+    let ranks = tp.checked_mul(pp);
+    if ranks.is_none_or(|n| n > MAX_RANKS) {
+        let at = field(table, "pp")
+            .or_else(|| field(table, "tp"))
+            .map_or_else(|| value.span(), |(_, v)| v.span());
+        walk.report(
+            at,
+            Diagnostic::error(format!(
+                "`parallel` is tp {tp} x pp {pp}, {} ranks, past the limit of {MAX_RANKS}",
+                ranks.map_or_else(|| "over 2^64".to_owned(), |n| n.to_string())
+            ))
+            .label("too many ranks")
+            .help(format!(
+                "a layout has 1 to {MAX_RANKS} ranks (GPUs): see \"Limits\" in docs/circuit-schema.md"
+            )),
+        );
+        return ParallelCounts::SINGLE;
+    }
     let pp_layers = field(table, "pp_layers").and_then(|(_, value)| {
         let items = walk.array("parallel.pp_layers", value)?;
         let counts: Vec<Option<u64>> = items

@@ -40,6 +40,11 @@ pub const MAX_SHAPE_TERMS: usize = 32;
 /// from about 6,000 fields its derives overflow rustc's stack.
 pub const MAX_LAYERS: u64 = 1024;
 
+/// The most ranks (GPUs) of one tensor- and pipeline-parallel layout, `tp x pp`: the CLI lists
+/// every rank in `plan --json`, so this bounds its output; a hundred times the largest
+/// deployments (a few thousand GPUs serve one model).
+pub const MAX_RANKS: u64 = 1 << 16;
+
 /// The most checkpoints of one circuit.
 pub const MAX_CHECKPOINTS: usize = 64;
 

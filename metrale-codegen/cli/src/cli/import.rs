@@ -2,8 +2,9 @@
 //! `[checkpoint.NAME]` table read from a Hugging Face config through the circuit's `[config]`.
 //!
 //! Invariants: stdout gets exactly the table (`metrale_circuit::load::config_json::Imported::to_toml`),
-//! which appended to the circuit loads and plans; every error (the circuit, the config, each
-//! key) goes to stderr with exit 1.
+//! and only once the loader has accepted the circuit with it appended
+//! (`Circuit::with_imported`): it loads and plans; every error (the circuit, the config, each
+//! key, the loader's on the table) goes to stderr with exit 1.
 
 use std::path::Path;
 
@@ -55,7 +56,10 @@ pub fn run(args: &ImportArgs) -> Outcome {
         name: args.name.as_deref(),
         hf: args.hf.as_deref(),
     };
-    match import(&circuit, &config, &stem, options) {
+    // Printed only when the loader accepts it: appended to the circuit, it loads.
+    let checked = import(&circuit, &config, &stem, options)
+        .and_then(|imported| circuit.with_imported(&imported, &config).map(|_| imported));
+    match checked {
         Ok(imported) => Outcome::ok(imported.to_toml()),
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }

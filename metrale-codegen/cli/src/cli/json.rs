@@ -184,17 +184,20 @@ fn page_pool(pool: &PagePool) -> Value {
 /// `tp_rank`, `pp_rank`, `layers` (the layer indices it holds), `device_bytes`, `host_bytes`)
 /// and the sums over ranks `device_bytes`, `host_bytes`. Pretty-printed, with a final newline.
 pub fn every_rank(report: &EveryRankReport) -> String {
+    // Each stage's plan stands for its `tp` ranks (at most `MAX_RANKS` in all).
     let ranks: Vec<Value> = report
         .ranks
         .iter()
-        .map(|r| {
+        .flat_map(|r| {
             let (rank, stage) = (r.placement.rank, r.placement.stage);
-            json!({
-                "tp_rank": rank.tp,
-                "pp_rank": rank.pp,
-                "layers": (stage.start..stage.end).collect::<Vec<u64>>(),
-                "device_bytes": r.plan.device_bytes(),
-                "host_bytes": r.plan.host_bytes(),
+            (0..report.tp).map(move |tp| {
+                json!({
+                    "tp_rank": tp,
+                    "pp_rank": rank.pp,
+                    "layers": (stage.start..stage.end).collect::<Vec<u64>>(),
+                    "device_bytes": r.plan.device_bytes(),
+                    "host_bytes": r.plan.host_bytes(),
+                })
             })
         })
         .collect();

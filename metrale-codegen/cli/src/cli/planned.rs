@@ -4,7 +4,9 @@
 //!
 //! Invariants:
 //! - Ranks are prepared and planned one after the other, in (pp rank, tp rank) order, so the
-//!   error reported is that of the first rank that cannot be placed or planned.
+//!   error reported is that of the first rank that cannot be placed or planned. Every rank is
+//!   planned once per pipeline stage (`Ranks::stages`): its tensor-parallel ranks hold the
+//!   same plan.
 //! - A plan error is located at the input that caused it ([`located_plan_error`]), blamed on
 //!   the states of the plan that failed: the whole checkpoint's, or the rank's, whether that
 //!   rank was named or is one of every rank's table.
@@ -27,13 +29,14 @@ pub enum Planned {
         /// The plan.
         plan: DynamicPlan,
     },
-    /// Every rank, in (pp rank, tp rank) order.
+    /// Every rank: one plan per pipeline stage, in pipeline order.
     Every(Vec<RankPlan>),
 }
 
-/// One rank's plan, of every rank's.
+/// The plan of tensor-parallel rank 0 of one pipeline stage, which each of the stage's
+/// `tp` ranks holds.
 pub struct RankPlan {
-    /// Where the rank sits.
+    /// Where tensor-parallel rank 0 of the stage sits.
     pub placement: Placement,
     /// Its plan.
     pub plan: DynamicPlan,
@@ -70,7 +73,7 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
         }
         Asked::Every => prepared
             .ranks()
-            .every()
+            .stages()
             .map(|rank| {
                 let held = prepared.rank(rank)?;
                 Ok(RankPlan {
@@ -116,23 +119,30 @@ mod tests {
 
     #[test]
     fn every_rank_plans_as_each_rank_asked_alone() {
-        let Planned::Every(ranks) = planned(None) else {
+        let Planned::Every(stages) = planned(None) else {
             panic!("2 x 2 ranks without one named plan every rank");
         };
-        let order: Vec<(u64, u64)> = ranks
+        let order: Vec<(u64, u64)> = stages
             .iter()
             .map(|r| (r.placement.rank.tp, r.placement.rank.pp))
             .collect();
-        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1)]);
-        for every in &ranks {
-            let rank = every.placement.rank;
-            let Planned::One { placement, plan } = planned(Some((rank.tp, rank.pp))) else {
-                panic!("a rank named plans that rank");
-            };
-            assert_eq!(placement, Some(every.placement));
-            assert_eq!(plan, every.plan, "{rank:?}");
+        assert_eq!(order, [(0, 0), (0, 1)]);
+        // Each stage's plan is that of each of its tensor-parallel ranks, asked alone.
+        for every in &stages {
+            for tp in 0..2 {
+                let pp = every.placement.rank.pp;
+                let Planned::One { placement, plan } = planned(Some((tp, pp))) else {
+                    panic!("a rank named plans that rank");
+                };
+                let placement = placement.expect("a placement");
+                assert_eq!(
+                    (placement.rank.tp, placement.stage),
+                    (tp, every.placement.stage)
+                );
+                assert_eq!(plan, every.plan, "tp {tp}, pp {pp}");
+            }
         }
         // The two pipeline stages hold different layers, so their plans differ.
-        assert_ne!(ranks[0].plan, ranks[2].plan);
+        assert_ne!(stages[0].plan, stages[1].plan);
     }
 }

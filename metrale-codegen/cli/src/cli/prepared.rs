@@ -16,6 +16,7 @@
 use metrale_circuit::PlanError;
 use metrale_circuit::dynamic::{StateDecl, StateFormat};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
+use metrale_circuit::load::limits::MAX_RANKS;
 use metrale_circuit::load::{Circuit, InputsFile, RankStates};
 use metrale_circuit::parallel::{Rank, Stage};
 
@@ -173,6 +174,18 @@ pub fn prepare(request: &Request) -> Result<Prepared, Diagnostics> {
     formats.extend(missing_formats(&decls, &inputs, request));
     formats.into_result(())?;
     let ranks = Ranks::resolve(&request.parallel, &inputs.parallel);
+    let (tp, pp) = (ranks.counts.tp, ranks.counts.pp);
+    // The file's `[parallel]` was held to the limit when read; the options are held here,
+    // before any rank is placed.
+    if tp.checked_mul(pp).is_none_or(|n| n > MAX_RANKS) {
+        return Err(Diagnostic::error(format!(
+            "tp {tp} x pp {pp} is more ranks than the limit of {MAX_RANKS}"
+        ))
+        .help(format!(
+            "give `--tp` and `--pp` whose product is 1 to {MAX_RANKS} (ranks, i.e. GPUs)"
+        ))
+        .into());
+    }
     Ok(Prepared {
         circuit,
         checkpoint,
@@ -251,7 +264,7 @@ mod tests {
             circuit.instantiate(prepared.checkpoint()).unwrap()
         );
         let parallel = prepared.ranks().counts.parallel();
-        for rank in prepared.ranks().every() {
+        for rank in (0..2).flat_map(|pp| (0..2).map(move |tp| Rank { tp, pp })) {
             let held = prepared.rank(rank).unwrap();
             assert_eq!(
                 held.decls,

@@ -7,6 +7,9 @@
 //! - `--tp-rank` and `--pp-rank` come together (clap refuses one alone) and ask for that one
 //!   rank, even on one GPU; without them one GPU is the whole checkpoint, and more than one
 //!   rank is every rank, in (pp rank, tp rank) order.
+//! - The tensor-parallel ranks of one pipeline stage hold the same states (each holds its
+//!   share of every sharded dim, the same share), so every rank is planned and fitted once per
+//!   stage ([`Ranks::stages`]): the work grows with `pp` (at most the layers), never with `tp`.
 
 use metrale_circuit::load::ParallelCounts;
 use metrale_circuit::parallel::Rank;
@@ -52,20 +55,23 @@ impl Ranks {
         }
     }
 
-    /// The ranks asked for, in (pp rank, tp rank) order; `None` for the whole checkpoint.
+    /// The ranks that stand for those asked for, one per distinct plan, in pipeline order:
+    /// the one asked for, or tensor-parallel rank 0 of every pipeline stage (its tp ranks hold
+    /// the same states); `None` for the whole checkpoint.
     #[must_use]
     pub fn listed(&self) -> Option<Vec<Rank>> {
         match self.asked {
             Asked::Whole => None,
             Asked::One(rank) => Some(vec![rank]),
-            Asked::Every => Some(self.every().collect()),
+            Asked::Every => Some(self.stages().collect()),
         }
     }
 
-    /// Every rank of the sizes, in (pp rank, tp rank) order.
-    pub fn every(&self) -> impl Iterator<Item = Rank> + use<> {
-        let (tp, pp) = (self.counts.tp, self.counts.pp);
-        (0..pp).flat_map(move |pp| (0..tp).map(move |tp| Rank { tp, pp }))
+    /// Tensor-parallel rank 0 of each pipeline stage, in pipeline order: one rank per distinct
+    /// plan of every rank. Lazy, so a caller that stops at the first stage that fails does no
+    /// more (a `pp` past the layers fails at the first).
+    pub fn stages(&self) -> impl Iterator<Item = Rank> + use<> {
+        (0..self.counts.pp).map(|pp| Rank { tp: 0, pp })
     }
 }
 
@@ -94,9 +100,10 @@ mod tests {
         assert_eq!(ranks.counts, file);
         assert_eq!(ranks.asked, Asked::Every);
         let pairs =
-            |ranks: &Ranks| -> Vec<(u64, u64)> { ranks.every().map(|r| (r.tp, r.pp)).collect() };
-        assert_eq!(pairs(&ranks), [(0, 0), (1, 0), (0, 1), (1, 1)]);
-        assert_eq!(ranks.listed().map(|l| l.len()), Some(4));
+            |ranks: &Ranks| -> Vec<(u64, u64)> { ranks.stages().map(|r| (r.tp, r.pp)).collect() };
+        // One rank per pipeline stage stands for its tensor-parallel ranks.
+        assert_eq!(pairs(&ranks), [(0, 0), (0, 1)]);
+        assert_eq!(ranks.listed().map(|l| l.len()), Some(2));
         // `--tp` keeps the file's split; `--pp` to another size drops it.
         let ranks = Ranks::resolve(&args(Some(4), None, None), &file);
         assert_eq!((ranks.counts.tp, ranks.counts.pp), (4, 2));

@@ -80,7 +80,7 @@ pub struct EveryRankReport {
     pub tp: u64,
     /// Pipeline-parallel ranks.
     pub pp: u64,
-    /// Each rank's plan, in (pp rank, tp rank) order.
+    /// Each pipeline stage's plan, in pipeline order: each of its `tp` ranks holds it.
     pub ranks: Vec<RankPlan>,
 }
 
@@ -101,16 +101,16 @@ impl EveryRankReport {
 
     /// The device bytes of every rank together (saturating: each is at most `u64::MAX`).
     pub fn device_bytes(&self) -> u64 {
-        self.ranks
-            .iter()
-            .fold(0u64, |s, r| s.saturating_add(r.plan.device_bytes()))
+        self.ranks.iter().fold(0u64, |s, r| {
+            s.saturating_add(r.plan.device_bytes().saturating_mul(self.tp))
+        })
     }
 
     /// The host bytes of every rank together (saturating).
     pub fn host_bytes(&self) -> u64 {
-        self.ranks
-            .iter()
-            .fold(0u64, |s, r| s.saturating_add(r.plan.host_bytes()))
+        self.ranks.iter().fold(0u64, |s, r| {
+            s.saturating_add(r.plan.host_bytes().saturating_mul(self.tp))
+        })
     }
 }
 

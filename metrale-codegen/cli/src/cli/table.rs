@@ -193,10 +193,15 @@ pub fn every_rank(report: &EveryRankReport) -> String {
     let _ = writeln!(out, "parallel    tp {} x pp {}\n", report.tp, report.pp);
     let bytes = |n: u64| format!("{} ({n} B)", human_bytes(n));
     let mut rows = vec![cells(["tp_rank", "pp_rank", "layers", "device", "host"])];
+    // One row per pipeline stage: its tensor-parallel ranks hold the same plan.
+    let tp_ranks = match report.tp {
+        1 => "0".to_owned(),
+        tp => format!("0..{} (each)", tp - 1),
+    };
     for r in &report.ranks {
         let (rank, stage) = (r.placement.rank, r.placement.stage);
         rows.push(vec![
-            rank.tp.to_string(),
+            tp_ranks.clone(),
             rank.pp.to_string(),
             format!("{}..{}", stage.start, stage.end),
             bytes(r.plan.device_bytes()),
