@@ -86,6 +86,19 @@ pub enum FitError<E> {
 }
 
 impl<E> FitError<E> {
+    /// Whether the plan of 1 could not be made ([`FitError::NoneFits`] with `needs` at
+    /// `u64::MAX`): no budget serves one.
+    #[must_use]
+    pub const fn one_overflows(&self) -> bool {
+        matches!(
+            self,
+            FitError::NoneFits {
+                needs: u64::MAX,
+                ..
+            }
+        )
+    }
+
     /// The same error with its plan error converted (a generated plan's `PlanError` into the
     /// dynamic plan's `PlanError<String>`, say).
     pub fn map_plan<F>(self, convert: impl FnOnce(E) -> F) -> FitError<F> {
@@ -107,6 +120,10 @@ impl<E: std::fmt::Display> std::fmt::Display for FitError<E> {
                     "the budget is too small: even 0 needs {needs} device bytes"
                 )
             }
+            FitError::NoneFits { empty, .. } if self.one_overflows() => write!(
+                f,
+                "no budget holds one: 0 takes {empty} device bytes, and the plan of 1 overflows u64"
+            ),
             FitError::NoneFits { empty, needs } => write!(
                 f,
                 "the budget holds none: 0 takes {empty} device bytes, but 1 needs {needs}"

@@ -352,3 +352,58 @@ fn import_prints_only_what_loads() {
         run.stderr
     );
 }
+
+/// Issue 22: a `[serving]` profile whose counts overflow is blamed on the count that alone
+/// causes it, at its value (it once read "the size of state `the serving profile`", at the
+/// table header), and a `--context` whose one sequence overflows says so instead of asking for
+/// a budget of 2^64 - 1 bytes.
+#[test]
+fn a_profile_overflow_names_its_count() {
+    let serving =
+        std::fs::read_to_string(common::root().join("metrale-codegen/cli/inputs/serving.toml"))
+            .unwrap();
+    let huge = serving.replace(
+        "tokens_per_sequence = 4096",
+        "tokens_per_sequence = 18446744073709551615",
+    );
+    assert_ne!(huge, serving);
+    let run = plan_with("profile-overflow", "circuits/qwen3_5.toml", &huge, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the serving profile's counts overflow u64")
+            && run
+                .stderr
+                .contains("help: lower `[serving] kv.tokens_per_sequence`")
+            && !run.stderr.contains("state `the serving profile`"),
+        "{}",
+        run.stderr
+    );
+    let line = huge.lines().position(|l| l.starts_with("kv = ")).unwrap() + 1;
+    assert!(
+        run.stderr
+            .contains(&format!("profile-overflow.toml:{line}:47")),
+        "{}",
+        run.stderr
+    );
+
+    let run = common::run(&[
+        "fit",
+        "circuits/qwen3_5.toml",
+        "--for",
+        "sequences",
+        "--context",
+        "18446744073709551615",
+        "--budget",
+        "80GiB",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the plan of one overflows u64")
+            && run
+                .stderr
+                .contains("lower `--context 18446744073709551615`"),
+        "{}",
+        run.stderr
+    );
+}

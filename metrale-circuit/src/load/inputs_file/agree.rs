@@ -20,6 +20,7 @@
 
 use std::ops::Range;
 
+use crate::law::SizeFault;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::{Table, Value, Walk, field};
 use crate::model::{HSteps, KvInputs, StateInputs};
@@ -322,6 +323,82 @@ fn written(root: &Table<'_>, key: &str, value: bool) -> Option<Range<usize>> {
     Some(if value { v.span() } else { at })
 }
 
+/// Each `[serving]` count (its key, dotted under `kv`, its value and its value's span) that
+/// alone keeps `profile`'s counts from being made: with it at 1 they can be. In the order of
+/// [`SERVING_KEYS`]; empty when no one count does it (the product of several).
+fn profile_causes(
+    serving: &Table<'_>,
+    profile: &ServingProfile<'_>,
+) -> Vec<(Range<usize>, &'static str, u64)> {
+    const ONE_TIER: &[u64] = &[1];
+    const COUNTS: [&str; 14] = [
+        "sequences",
+        "verify_rows",
+        "verify_batch",
+        "h_steps",
+        "table_rows",
+        "kv.block_size",
+        "kv.tokens_per_sequence",
+        "kv.blocks",
+        "kv.chunk_tokens",
+        "prefix_snapshots",
+        "ring_depth",
+        "tree_nodes",
+        "capture_rows",
+        "lookup_history",
+    ];
+    COUNTS
+        .into_iter()
+        .filter_map(|key| {
+            let mut smaller = *profile;
+            let p = &mut smaller;
+            let set = match key {
+                "sequences" => Some(&mut p.sequences),
+                "verify_rows" => Some(&mut p.verify_rows),
+                "verify_batch" => p.verify_batch.as_mut(),
+                "table_rows" => p.table_rows.as_mut(),
+                "prefix_snapshots" => Some(&mut p.prefix_snapshots),
+                "ring_depth" => Some(&mut p.ring_depth),
+                "tree_nodes" => Some(&mut p.tree_nodes),
+                "capture_rows" => Some(&mut p.capture_rows),
+                "lookup_history" => Some(&mut p.lookup_history),
+                "h_steps" => {
+                    p.h_steps = p.h_steps.map(|_| ONE_TIER);
+                    None
+                }
+                _ => p.kv.as_mut().and_then(|kv| match key {
+                    "kv.block_size" => Some(&mut kv.block_size),
+                    "kv.chunk_tokens" => kv.chunk_tokens.as_mut(),
+                    "kv.tokens_per_sequence" => match &mut kv.tokens {
+                        KvTokens::PerSequence(n) => Some(n),
+                        KvTokens::Pool(_) => None,
+                    },
+                    _ => match &mut kv.tokens {
+                        KvTokens::Pool(n) => Some(n),
+                        KvTokens::PerSequence(_) => None,
+                    },
+                }),
+            };
+            // The value it had (an `h_steps` list counts as its largest tier).
+            let was = match set {
+                Some(count) => std::mem::replace(count, 1),
+                None => profile
+                    .h_steps
+                    .and_then(|t| t.iter().copied().max())
+                    .unwrap_or(0),
+            };
+            if smaller == *profile || smaller.inputs().is_err() {
+                return None;
+            }
+            let at = match key.strip_prefix("kv.") {
+                Some(name) => field(field(serving, "kv")?.1.get_ref().as_table()?, name),
+                None => field(serving, key),
+            };
+            at.map(|(_, value)| (value.span(), key, was))
+        })
+        .collect()
+}
+
 /// With a profile: every count `file` writes must be the derived one
 /// ([`ServingProfile::disagreements`]). Returns the derived counts, which the file then holds
 /// (`None` when the profile's counts cannot be made). `serving_at` is the `[serving]` key.
@@ -335,14 +412,34 @@ pub(crate) fn with_profile<'p>(
     let derived = match profile.inputs() {
         Ok(derived) => derived,
         Err(fault) => {
+            let what = match fault {
+                SizeFault::Overflow => "overflow u64",
+                _ => "cannot be made",
+            };
+            let causes = field(root, "serving")
+                .and_then(|(_, v)| v.get_ref().as_table())
+                .map(|table| profile_causes(table, profile))
+                .unwrap_or_default();
+            // Blamed on the largest of the counts that alone cause it: the outlier.
+            let Some((at, key, _)) = causes.iter().max_by_key(|(_, _, was)| *was) else {
+                walk.report(
+                    serving_at,
+                    Diagnostic::error(format!("the serving profile's counts {what}"))
+                        .label("these counts")
+                        .help("lower `sequences` or the per-sequence counts"),
+                );
+                return None;
+            };
+            let keys: Vec<String> = causes.iter().map(|(_, k, _)| format!("`{k}`")).collect();
             walk.report(
-                serving_at,
-                Diagnostic::error(format!(
-                    "the serving profile's counts cannot be made: {}",
-                    crate::plan::PlanError::of_fault(fault, "the serving profile")
-                ))
-                .label("these counts")
-                .help("lower `sequences` or the per-sequence counts"),
+                at.clone(),
+                Diagnostic::error(format!("the serving profile's counts {what}"))
+                    .label("this count")
+                    .note(format!(
+                        "with {} of `[serving]` at 1 they can be made",
+                        keys.join(" or ")
+                    ))
+                    .help(format!("lower `[serving] {key}`")),
             );
             return None;
         }

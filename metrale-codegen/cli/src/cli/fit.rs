@@ -353,17 +353,33 @@ fn fit_rank(
         .help(format!(
             "the smallest budget that fits anything is {needs} bytes"
         )),
-        FitError::NoneFits { empty, needs } => Diagnostic::error(format!(
-            "a budget of {budget} bytes holds no {}: 0 take {empty} device bytes, 1 needs {needs}",
-            match args.free {
+        FitError::NoneFits { empty, needs } => {
+            let one = match args.free {
                 Free::KvBlocks => "KV block",
                 Free::Sequences => "sequence",
+            };
+            // `u64::MAX`: the plan of one could not be made (its sizes overflow u64).
+            if needs == u64::MAX {
+                let lower = match args.free {
+                    Free::KvBlocks => "the counts of the inputs".to_owned(),
+                    Free::Sequences => format!("`--context {context}`"),
+                };
+                Diagnostic::error(format!(
+                    "no budget holds one {one}: the plan of one overflows u64 (0 take {empty} \
+                     device bytes)"
+                ))
+                .help(format!("lower {lower}"))
+            } else {
+                Diagnostic::error(format!(
+                    "a budget of {budget} bytes holds no {one}: 0 take {empty} device bytes, 1 \
+                     needs {needs}"
+                ))
+                .help(format!(
+                    "the smallest budget that serves one is {needs} bytes ({} more)",
+                    needs.saturating_sub(budget)
+                ))
             }
-        ))
-        .help(format!(
-            "the smallest budget that serves one is {needs} bytes ({} more)",
-            needs.saturating_sub(budget)
-        )),
+        }
     })?;
     // The per-unit figures, from the plan at the answer.
     let counts = match &profile {
