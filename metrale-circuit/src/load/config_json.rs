@@ -222,7 +222,7 @@ impl Circuit {
         };
         // Checked under a name of its own, then compared with the one written.
         let mut renamed = imported.clone();
-        renamed.name = "imported".to_owned();
+        "imported".clone_into(&mut renamed.name);
         while self.checkpoint(&renamed.name).is_some() {
             renamed.name.push('_');
         }
