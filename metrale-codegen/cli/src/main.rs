@@ -1,22 +1,20 @@
 //! The `metrale-codegen` command line (the binary of the `metrale-cli` package): `check`
 //! circuits, `plan` their state, `gen` their code, `import` a checkpoint from a `config.json`,
 //! `fit` a budget, print the JSON `schema` of circuit and inputs files for editors (see
-//! `metrale-codegen --help`, or [`cli::Cli`]).
+//! `metrale-codegen --help`).
 //!
-//! This file only does I/O: it hands the arguments, as the OS gave them, to [`cli::run`]
+//! This file only does I/O: it hands the arguments, as the OS gave them, to `metrale_cli::run`
 //! (which parses them with clap and returns what to print and the exit status as values) and
 //! writes the result. Exit status: 0 ok (and `--help`, `--version`), 1 bad input (a circuit,
 //! an inputs file, a checkpoint, a plan error) or output that could not be written (stdout
 //! full or closed: the I/O error on stderr), 2 usage (clap's errors, a non-UTF-8 argument
 //! among them).
 
-mod cli;
-
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let outcome = cli::run(std::env::args_os().skip(1));
+    let outcome = metrale_cli::run(std::env::args_os().skip(1));
     let written = write_out(&mut std::io::stdout().lock(), &outcome.stdout);
     let mut stderr = std::io::stderr().lock();
     // Nothing is left to report a failed write to stderr on.
