@@ -372,6 +372,40 @@ fn missing_keys_are_named() {
 }
 
 #[test]
+fn a_circuit_given_as_an_inputs_file_is_named_so() {
+    // A real circuit of the zoo: `missing key `slots`` says what the file looks like, once.
+    let path = format!("{}/../circuits/llama.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let all = parse_err(&text);
+    let slots = &all.0[0];
+    assert_eq!(slots.message, "missing key `slots`");
+    assert_eq!(
+        slots.help[1],
+        "this looks like a circuit (`schema`, `arch`, `description`: a circuit's keys), not an \
+         inputs file: give it as the circuit, and an inputs file (`slots`, `[formats]`, `[kv]`; \
+         docs/inputs.md) as the inputs"
+    );
+    let hinted = all
+        .iter()
+        .filter(|d| d.help.iter().any(|h| h.contains("looks like")));
+    assert_eq!(hinted.count(), 1);
+    // A table of the circuit is named as one.
+    let d = parse_err("[layout]\nkind = \"interval\"\n");
+    assert!(
+        d.0[0].help[1].starts_with("this looks like a circuit (`[layout]`: "),
+        "{d}"
+    );
+    // An inputs file with an unknown key, or one key of each kind, gets no such help.
+    for text in [
+        "[kv]\nblocks = 1\nblock_size = 1\nsize = 2\n",
+        "schema = 2\nkv = 1\n",
+    ] {
+        let d = parse_err(text);
+        assert!(!d.to_string().contains("looks like"), "{d}");
+    }
+}
+
+#[test]
 fn malformed_toml_is_located() {
     // `[kv` never closes: the parser points at the end of line 2, col 4.
     let d = only_err("slots = 9\n[kv\nblocks = 1\n");
@@ -545,11 +579,12 @@ fn serving_needs_its_sequences_and_one_pool_size() {
         d.message,
         "`serving.carry` must be a boolean, found an integer"
     );
-    // Counts past u64: at `[serving]`.
-    let d = only_err("[serving]\nsequences = 18446744073709551615\n");
-    assert!(
-        d.message
-            .starts_with("the serving profile's counts cannot be made"),
+    // Counts past u64: at the count that alone makes them, `sequences`.
+    let d = only_err("[serving]\nsequences = 18446744073709551615\nring_depth = 4\n");
+    assert_eq!(d.message, "the serving profile's counts overflow u64");
+    assert_eq!(
+        d.location.as_ref().map(|l| (l.line, l.column)),
+        Some((2, 13)),
         "{d}"
     );
 }

@@ -163,6 +163,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
         "a cross-reference: the names an expression reads",
     ),
     (
+        "derive/a_tensor_parallel_dim_is_not_a_derived_divisor",
+        "a cross-reference: the dims `[derive]`'s expressions divide by, at any depth, against `tensor_parallel`",
+    ),
+    (
         "layout/instance_prefix_would_repeat",
         "a cross-reference: `prologue` against `epilogue`",
     ),
@@ -191,6 +195,14 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
         "another file: the library is not on disk",
     ),
     (
+        "names/checkpoint_may_not_become_the_variant_all",
+        "a comparison of names: `a_l_l` is `ALL` only once camel-cased",
+    ),
+    (
+        "names/epilogue_block_named_h_steps_is_taken",
+        "a cross-reference: only a block that declares state is refused",
+    ),
+    (
         "names/prologue_block_named_arena_is_taken",
         "a cross-reference: only a block that declares state is refused",
     ),
@@ -204,6 +216,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
     ),
     (
         "names/prologue_block_named_l12_is_taken",
+        "a cross-reference: only a block that declares state is refused",
+    ),
+    (
+        "names/prologue_block_named_pool_is_taken",
         "a cross-reference: only a block that declares state is refused",
     ),
     (

@@ -203,6 +203,50 @@ fn tensor_parallel_names_declared_dims_once() {
 }
 
 #[test]
+fn a_dim_a_derived_dim_divides_by_is_not_tensor_parallel() {
+    // docs/circuit-schema.md: a rank's share of a divisor would widen the derived dim (at tp 2
+    // each rank held the whole `g`: 4 / (2 / 2) = 4), so the loader refuses it, at the entry;
+    // also through a derived divisor that reads it, at any depth. A dim only multiplied stays.
+    let text = |derive: &str| {
+        format!("tensor_parallel = [\"e\", \"d\"]\n{TP_BASE}").replace("f = \"d + 1\"", derive)
+    };
+    let direct = errors(&text("f = \"d + 1\"\ng = \"e / d\""));
+    assert_eq!(direct.len(), 1, "{direct:?}");
+    assert_eq!(
+        direct[0].message,
+        "dim `d` cannot be in `tensor_parallel`: derived dim `g` divides by it"
+    );
+    assert_eq!(place(&direct[0]), "c.toml:1:25");
+    assert_eq!(direct[0].notes, ["`g = \"e / d\"` at c.toml:7:5"]);
+    let through = errors(&text("f = \"d + 1\"\nh = \"f * 2\"\ng = \"e / h\""));
+    let messages: Vec<&str> = through.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        ["dim `d` cannot be in `tensor_parallel`: derived dim `g` divides by it"]
+    );
+    assert_eq!(
+        through[0].notes[1],
+        "it divides by `h`, which reads `d`: `h = \"f * 2\"`"
+    );
+    // A cycle through a divisor is reported as a cycle, and the divisor still found.
+    let cycle = errors(&text("f = \"d + 1\"\ng = \"e / h\"\nh = \"g + d\""));
+    let messages: Vec<&str> = cycle.iter().map(|d| d.message.as_str()).collect();
+    assert!(
+        messages.contains(&"dim `d` cannot be in `tensor_parallel`: derived dim `g` divides by it"),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.ends_with("depends on itself")),
+        "{messages:?}"
+    );
+    // Dividing by a literal or by a dim not listed, and reading a listed dim, are allowed.
+    common::loads(&text("f = \"d / 2 + e / 2\""));
+    let unlisted = format!("tensor_parallel = [\"d\"]\n{TP_BASE}")
+        .replace("f = \"d + 1\"", "f = \"d + 1\"\ng = \"d / e\"");
+    common::loads(&unlisted);
+}
+
+#[test]
 fn the_inputs_file_gives_the_parallel_sizes() {
     let base = "slots = 2\n";
     let file = InputsFile::parse("i.toml", base).unwrap();

@@ -153,7 +153,8 @@ pub mod __macro {
     /// to point at the path's own literal.
     ///
     /// # Errors
-    /// The one diagnostic, when `path` is not a path or has generic arguments.
+    /// The one diagnostic, when `path` is not a path a `use` can take (or has generic
+    /// arguments).
     pub fn check_runtime_path(path: &str) -> Result<(), metrale_circuit::load::diag::Diagnostics> {
         crate::runtime_path(path).map(drop)
     }
@@ -192,28 +193,56 @@ impl Default for Options {
 /// them can end a comment or start a line): whichever front end prints or expands them.
 ///
 /// # Errors
-/// A diagnostic when the runtime path is not a Rust path (nothing of a loaded circuit can fail:
-/// the loader checked every name the generated code spells).
+/// A diagnostic when the runtime path is not a path a `use` can take (nothing of a loaded
+/// circuit can fail: the loader checked every name the generated code spells).
 pub fn tokens(circuit: &Circuit, options: &Options) -> Result<TokenStream, Diagnostics> {
     let runtime = runtime_path(&options.runtime_path)?;
     Ok(emit::Emitter::new(circuit, runtime).module())
 }
 
-/// The tokens of the runtime path `path`, or why it cannot name the runtime crate.
+/// The tokens of the runtime path `path`, or why it cannot name the runtime crate: what is
+/// wrong, and what would be valid.
 fn runtime_path(path: &str) -> Result<TokenStream, Diagnostics> {
+    use emit::names::PathError;
+    /// What every runtime path error shows as valid.
+    const VALID: &str = "a runtime path is what a `use` takes: identifiers joined by `::`, \
+                         like `::metrale_circuit`, `::my_engine::metrale`, `crate::rt` or \
+                         `super::super::rt`";
     let error = match emit::names::path(path) {
         Ok(tokens) => return Ok(tokens),
         Err(error) => error,
     };
     Err(match error {
-        emit::names::PathError::NotAPath => {
-            Diagnostic::error(format!("runtime path `{path}` is not a Rust path"))
-                .help("write it like `::metrale_circuit` or `::my_crate::metrale`")
+        PathError::NotAPath => {
+            Diagnostic::error(format!("runtime path `{path}` is not a Rust path")).help(VALID)
         }
-        emit::names::PathError::GenericArguments => {
+        PathError::GenericArguments => {
             Diagnostic::error(format!("runtime path `{path}` has generic arguments"))
                 .help("the runtime path names a crate or module: `::metrale_circuit`, `crate::rt`")
         }
+        PathError::Keyword(word) => Diagnostic::error(format!(
+            "runtime path `{path}` has the keyword `{word}` for a name"
+        ))
+        .help(format!("write it raw, `r#{word}`, as a `use` takes it"))
+        .help(VALID),
+        PathError::CannotBeRaw(word) => Diagnostic::error(format!(
+            "runtime path `{path}` writes `r#{word}`, which no identifier can be"
+        ))
+        .help(VALID),
+        PathError::Misplaced(word) if word == "Self" => Diagnostic::error(format!(
+            "runtime path `{path}` names `Self`, which a `use` cannot import"
+        ))
+        .help(VALID),
+        PathError::Misplaced(word) if word == "super" => Diagnostic::error(format!(
+            "runtime path `{path}` has `super` after a name or `::`: it can only start the \
+             path or follow `self` or another `super`"
+        ))
+        .help(VALID),
+        PathError::Misplaced(word) => Diagnostic::error(format!(
+            "runtime path `{path}` has `{word}` past its start: `{word}` can only start the \
+             path, with no `::` before it"
+        ))
+        .help(VALID),
     }
     .into())
 }

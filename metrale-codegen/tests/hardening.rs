@@ -177,6 +177,76 @@ fn a_runtime_path_with_generic_arguments_is_refused() {
 }
 
 #[test]
+fn a_runtime_path_is_one_a_use_takes() {
+    // Issue 22: these were accepted, and `Self` made the generator emit a module that does not
+    // parse ("internal error"). Each is now a diagnostic saying what is wrong and what is
+    // valid; every accepted path gives a module that parses, its `use` naming the path.
+    let circuit = load(CircuitSource::Text {
+        name: "c.toml",
+        text: &circuit_text("t", "x"),
+        dir: None,
+    })
+    .circuit
+    .unwrap();
+    let refused = [
+        ("::crate", "has `crate` past its start"),
+        ("a::crate", "has `crate` past its start"),
+        ("crate::super", "has `super` after a name or `::`"),
+        ("::a::self", "has `self` past its start"),
+        ("::try", "has the keyword `try` for a name"),
+        ("::gen", "has the keyword `gen` for a name"),
+        ("Self", "names `Self`, which a `use` cannot import"),
+        ("r#crate", "writes `r#crate`, which no identifier can be"),
+    ];
+    for (path, says) in refused {
+        let error =
+            generate(&circuit, &Options::default().with_runtime_path(path)).expect_err(path);
+        let error = &error.0[0];
+        assert!(
+            error
+                .message
+                .starts_with(&format!("runtime path `{path}` ")),
+            "{path}: {}",
+            error.message
+        );
+        assert!(error.message.contains(says), "{path}: {}", error.message);
+        assert!(
+            error.help.iter().any(|h| h.contains("what a `use` takes")),
+            "{path}: {error}"
+        );
+    }
+    for path in [
+        "::metrale_circuit",
+        "crate::rt",
+        "super::rt",
+        "super::super::rt",
+        "self::super::rt",
+        "r#async::x",
+        "::r#try",
+        "crate",
+    ] {
+        let code = generate(&circuit, &Options::default().with_runtime_path(path))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let file = syn::parse_file(&code).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let Some(syn::Item::Mod(module)) = file.items.first() else {
+            panic!("{path}: no module");
+        };
+        let Some((_, items)) = &module.content else {
+            panic!("{path}: an empty module");
+        };
+        let Some(syn::Item::Use(runtime)) = items.first() else {
+            panic!("{path}: no `use` first");
+        };
+        let spelled: String = quote::quote!(#runtime)
+            .to_string()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        assert_eq!(spelled, format!("use{path}as__rt;"));
+    }
+}
+
+#[test]
 fn two_circuits_of_one_arch_are_refused() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("metrale-hardening");
     std::fs::create_dir_all(&dir).unwrap();

@@ -19,7 +19,8 @@
 //! - Blocks are listed in the order they first appear in the file (a block may be split over
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
-use super::names::camel_case;
+use super::names::reserved::FORMAT_ITEMS;
+use super::names::{camel_case, listed};
 use super::nodes;
 use super::raw::{RawBlock, RawPart, RawShares, RawState, RawUnitLayout, ShapeValue};
 use crate::load::circuit::shape::Shape;
@@ -44,10 +45,6 @@ pub(super) const STATE_KEYS: &[&str] = &[
 
 /// The keys of one part of a layout (schema 3).
 pub(super) const PART_KEYS: &[&str] = &["part", "format", "shape"];
-
-/// The generated variant a format key's dtype takes beside its layouts' (`Dtype(StateDtype)`):
-/// no layout may take its name.
-const DTYPE_VARIANT: &str = "Dtype";
 
 /// The keys of `shares` in its table form (schema 3).
 pub(super) const SHARES_KEYS: &[&str] = &["state", "layer"];
@@ -262,15 +259,18 @@ fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, Option<Loc>)
             continue;
         }
         let variant = camel_case(text);
-        if variant == DTYPE_VARIANT {
+        if FORMAT_ITEMS.contains(&variant.as_str()) {
             w.report(
                 name.span(),
-                Diagnostic::error(format!("layout `{text}` cannot be named so"))
-                    .label("taken by the generated code")
-                    .help(format!(
-                        "a format key's generated enum has the variant `{DTYPE_VARIANT}` for a \
-                         dtype: rename the layout"
-                    )),
+                Diagnostic::error(format!(
+                    "layout `{text}` becomes the variant `{variant}`, which the generated code takes"
+                ))
+                .label("taken by the generated code")
+                .help(format!(
+                    "a format key's generated enum defines {} beside a variant per layout: \
+                     rename the layout",
+                    listed(&FORMAT_ITEMS)
+                )),
             );
             continue;
         }

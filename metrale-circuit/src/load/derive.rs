@@ -9,12 +9,18 @@
 //! Invariants:
 //! - [`order`] lists every derived dim after every derived dim it reads, file order otherwise;
 //!   it is `None` only when a cycle was reported.
+//! - [`divisors`] names, for each declared dim, the first derived dim (in file order) that
+//!   divides by it, directly or by a derived dim that reads it; it takes time linear in the
+//!   expressions (times the dims' words of 64 bits), whatever the chains, and tolerates a
+//!   cycle (reported by [`order`]).
 //! - A derived dim's value under a checkpoint is its expression's left-to-right checked fold,
 //!   exactly as the generated `Dims::<name>()` computes it; a fault is reported at the
 //!   expression, with the checkpoint in a note.
 
+use std::collections::HashMap;
+
 use super::raw::{RawCheckpoint, RawDerived, ShapeValue};
-use crate::load::circuit::shape::Shape;
+use crate::load::circuit::shape::{Divisor, Factor, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::MAX_DIMS;
 use crate::load::text::walk::{Sink, Table, Text, Walk, field};
@@ -278,4 +284,154 @@ pub(crate) fn values(
         }
     }
     Some(values)
+}
+
+/// A derived dim that divides by a declared dim: a rank's share of that dim would widen it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Divides<'a> {
+    /// The derived dim whose expression divides.
+    pub by: &'a RawDerived,
+    /// The derived dim it divides by when that one reads the declared dim (`None`: it divides
+    /// by the declared dim itself).
+    pub via: Option<&'a RawDerived>,
+}
+
+/// What a name in a derived dim's expression is.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    /// The declared dim of this index.
+    Declared(usize),
+    /// The derived dim of this index.
+    Derived(usize),
+}
+
+/// For each of `dims` (the declared dims, by index), the first derived dim in file order that
+/// divides by it (`hidden / q_heads`), directly or by a derived dim that reads it, at any
+/// depth (`hidden / g` with `g = "q_heads * 2"`); `None` when none does. Names that are
+/// neither are skipped (reported by [`order`]).
+pub(crate) fn divisors<'a>(derived: &'a [RawDerived], dims: &[&str]) -> Vec<Option<Divides<'a>>> {
+    let words = dims.len().div_ceil(64);
+    let mut names: HashMap<&str, Read> = HashMap::with_capacity(dims.len() + derived.len());
+    for (i, dim) in dims.iter().enumerate() {
+        names.entry(dim).or_insert(Read::Declared(i));
+    }
+    for (i, d) in derived.iter().enumerate() {
+        names
+            .entry(d.name.text.as_str())
+            .or_insert(Read::Derived(i));
+    }
+    let reads: Vec<Vec<Read>> = derived
+        .iter()
+        .map(|d| {
+            d.expr
+                .shape
+                .dims()
+                .iter()
+                .filter_map(|dim| names.get(dim.name.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let sets = declared_reads(&reads, words);
+    let mut out: Vec<Option<Divides<'a>>> = vec![None; dims.len()];
+    // The declared dims not yet given a divider: each is recorded once, so the bits walked
+    // stay within the dims, however many divisions the expressions hold.
+    let mut open: Vec<u64> = (0..words)
+        .map(|w| {
+            let bits = dims.len() - w * 64;
+            if bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            }
+        })
+        .collect();
+    for d in derived {
+        for factor in d
+            .expr
+            .shape
+            .axes
+            .iter()
+            .flat_map(|a| &a.terms)
+            .flat_map(|t| &t.factors)
+        {
+            let Factor::CeilDiv {
+                by: Divisor::Dim(divisor),
+                ..
+            } = factor
+            else {
+                continue;
+            };
+            match names.get(divisor.name.as_str()) {
+                Some(Read::Declared(k)) => {
+                    if let Some(slot) = out.get_mut(*k)
+                        && slot.is_none()
+                    {
+                        *slot = Some(Divides { by: d, via: None });
+                        open[k / 64] &= !(1u64 << (k % 64));
+                    }
+                }
+                Some(Read::Derived(j)) => {
+                    for (w, word) in open.iter_mut().enumerate() {
+                        let mut new = *word & sets[*j].get(w).copied().unwrap_or(0);
+                        *word &= !new;
+                        while new != 0 {
+                            let k = w * 64 + new.trailing_zeros() as usize;
+                            new &= new - 1;
+                            if let Some(slot) = out.get_mut(k) {
+                                *slot = Some(Divides {
+                                    by: d,
+                                    via: derived.get(*j),
+                                });
+                            }
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    out
+}
+
+/// Each derived dim's declared reads, at any depth, as bit sets of `words` words: a depth-first
+/// walk with its own stack, each derived dim's set made once from those it reads (a derived dim
+/// in a cycle adds what was found so far; the cycle is reported by [`order`]).
+fn declared_reads(reads: &[Vec<Read>], words: usize) -> Vec<Vec<u64>> {
+    let mut sets: Vec<Vec<u64>> = vec![Vec::new(); reads.len()];
+    let mut state = vec![Visit::New; reads.len()];
+    for start in 0..reads.len() {
+        if state[start] != Visit::New {
+            continue;
+        }
+        state[start] = Visit::Open;
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        while let Some((i, next)) = stack.last_mut() {
+            let i = *i;
+            if let Some(read) = reads[i].get(*next) {
+                *next += 1;
+                if let Read::Derived(j) = *read
+                    && state[j] == Visit::New
+                {
+                    state[j] = Visit::Open;
+                    stack.push((j, 0));
+                }
+                continue;
+            }
+            let mut set = vec![0u64; words];
+            for read in &reads[i] {
+                match *read {
+                    Read::Declared(k) => set[k / 64] |= 1u64 << (k % 64),
+                    Read::Derived(j) => {
+                        for (word, of) in set.iter_mut().zip(&sets[j]) {
+                            *word |= of;
+                        }
+                    }
+                }
+            }
+            sets[i] = set;
+            state[i] = Visit::Done;
+            stack.pop();
+        }
+    }
+    sets
 }

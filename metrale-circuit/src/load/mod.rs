@@ -19,7 +19,8 @@
 //!
 //! Beneath the stages sit `text` (the one bounded read, the limits, diagnostics, the walk over
 //! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
-//! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too.
+//! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too,
+//! and `mixup` tells both readers when a file looks like the other kind.
 //! Above them, [`json_schema`] generates the JSON Schemas of both files from the stages' own key
 //! tables, for editors, and `config_json` (feature `config`) reads a Hugging Face
 //! `config.json` through a circuit's `[config]`: the CLI's `import`, and a checkpoint or dims
@@ -50,8 +51,9 @@ mod resolve;
 mod sharing;
 mod top;
 
-// Beside the stages: the inputs file.
+// Beside the stages: the inputs file, and a file of one kind given as the other.
 pub(crate) mod inputs_file;
+mod mixup;
 
 // Above the stages: the JSON Schemas of both files, generated from the stages' key tables;
 // and (feature `config`) a Hugging Face `config.json` read through a circuit's `[config]`.
@@ -71,7 +73,7 @@ pub use circuit::{
     RuleIndices, RuleLayers, Shares, StateTemplate, shape,
 };
 pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
-pub use names::camel_case;
+pub use names::{camel_case, reserved};
 pub use read::CircuitSource;
 pub use text::{Origin, ReadFailure, diag, limits, parse_size, read_source};
 

@@ -7,16 +7,22 @@
 //! The generated module of arch `a` holds, besides types named after the circuit:
 //! - `blocks` (a module per stateful block) and `units` (a function): a checkpoint's module
 //!   may take neither name;
-//! - a plan struct whose fields are `l<i>` per layer, `draft`, `arena` and the stateful prologue
-//!   and epilogue blocks: such a block may not be called `draft`, `arena` or `l<digits>`;
+//! - a `Dims` struct whose methods are the derived dims and `on_tp`: a derived dim may not be
+//!   called `on_tp`;
+//! - a plan struct whose fields are `l<i>` per layer, the stateful prologue and epilogue blocks,
+//!   and `draft`, `arena`, `pool`, `h_steps`: such a block may not be called one of those or
+//!   `l<digits>`;
 //! - a type per layer kind (`<Kind>Layer`, and the `Layer::<Kind>` variant) and per stateful
 //!   block (`<Block>Block`), named by [`camel_case`]: each must be a Rust identifier, and no two
 //!   may be the same;
 //! - a `Checkpoint` enum (and an `AnyPlan` enum) with a variant per checkpoint, named by
-//!   [`camel_case`]: no two checkpoints may give the same variant;
+//!   [`camel_case`]: no two checkpoints may give the same variant, nor `Checkpoint::ALL`;
 //! - an enum per format key whose states declare layouts (`<Key>Format`, schema 3): no two
 //!   keys may give the same name (a key's layouts, its variants, are checked where they are
-//!   walked).
+//!   walked, against [`reserved::FORMAT_ITEMS`] too).
+//!
+//! The fixed names among these are [`reserved`]'s, the one list the generator spells them from
+//! (and which `metrale-codegen`'s tests hold complete against its output).
 //!
 //! Names the walk stages already hold to `[a-z][a-z0-9_]*` (arch, dims, blocks, states,
 //! checkpoints, format keys) are identifiers and not keywords; layer kinds are any TOML key, so
@@ -26,10 +32,58 @@ use super::raw::{RawBlock, Top};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::{Sink, Text};
 
-/// Fields of a generated plan besides the layers and the prologue and epilogue blocks.
-const PLAN_FIELDS: [&str; 2] = ["draft", "arena"];
-/// Items of the generated arch module a checkpoint's module would collide with.
-pub(super) const ARCH_ITEMS: [&str; 2] = ["blocks", "units"];
+pub mod reserved {
+    //! The names the generated code defines on its types beside those a circuit gives them:
+    //! the one list the generator (`metrale-codegen`) spells them from and the loader refuses a
+    //! circuit's names against, type by type.
+    //!
+    //! Only names a circuit's name could meet are listed: a field and a method of one name are
+    //! legal Rust (`StatePlan::arena()` beside the field `arena`), and a snake-case method never
+    //! meets a camel-case variant; two fields, two methods, or a variant and an associated item
+    //! of one name are collisions (the variant hides the item).
+
+    /// `Dims::on_tp`: the dims of one tensor-parallel rank.
+    pub const ON_TP: &str = "on_tp";
+    /// The methods of the generated `Dims` besides the derived dims (each a method too): no
+    /// derived dim may take one of these names. `Dims`'s other items are trait impls.
+    pub const DIMS_METHODS: [&str; 1] = [ON_TP];
+
+    /// `StatePlan::draft`: the draft head's blocks.
+    pub const DRAFT: &str = "draft";
+    /// `StatePlan::arena`: the arena sizes.
+    pub const ARENA: &str = "arena";
+    /// `StatePlan::pool`: the page pool under vLLM's policy.
+    pub const POOL: &str = "pool";
+    /// `StatePlan::h_steps`: the verify rows the plan was made with.
+    pub const H_STEPS: &str = "h_steps";
+    /// The fields of a checkpoint's generated `StatePlan` besides `l<i>` per layer and one per
+    /// stateful prologue and epilogue block: no such block may take one of these names.
+    pub const PLAN_FIELDS: [&str; 4] = [DRAFT, ARENA, POOL, H_STEPS];
+
+    /// `Checkpoint::ALL`: every checkpoint, in file order.
+    pub const ALL: &str = "ALL";
+    /// The associated items of the generated `Checkpoint` and `AnyPlan` a variant (a
+    /// checkpoint's camel-case name) could meet: no checkpoint may give one of these variants.
+    pub const CHECKPOINT_ITEMS: [&str; 1] = [ALL];
+
+    /// `<Key>Format::Dtype`: the variant of a dtype.
+    pub const DTYPE: &str = "Dtype";
+    /// `<Key>Format::EXPECTED`: what the key may hold, as `MissingFormat` says it.
+    pub const EXPECTED: &str = "EXPECTED";
+    /// The variants and associated items of a generated `<Key>Format` besides a variant per
+    /// layout (its camel-case name): no layout may give one of these variants.
+    pub const FORMAT_ITEMS: [&str; 2] = [DTYPE, EXPECTED];
+
+    /// The module of the unit functions.
+    pub const BLOCKS: &str = "blocks";
+    /// The function giving every unit of a plan.
+    pub const UNITS: &str = "units";
+    /// The items of the generated arch module a checkpoint's module would meet: no checkpoint
+    /// may take one of these names.
+    pub const ARCH_ITEMS: [&str; 2] = [BLOCKS, UNITS];
+}
+
+use reserved::{ARCH_ITEMS, CHECKPOINT_ITEMS, DIMS_METHODS, PLAN_FIELDS};
 
 /// `snake_case` as `CamelCase`: `linear_attention` -> `LinearAttention`, `bf16` -> `Bf16`. The
 /// one case conversion: the generator names types, layer variants and the runtime enums'
@@ -49,6 +103,37 @@ pub fn camel_case(snake: &str) -> String {
 
 /// Every rule above, for the circuit's top level and its (unique) blocks.
 pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
+    derived_dims(sink, top);
+    plan_fields(sink, top, blocks);
+    checkpoints(sink, top);
+    format_enums(sink, blocks);
+    types(sink, top, blocks);
+}
+
+/// No derived dim (a method of `Dims`) takes one of `Dims`'s other methods.
+fn derived_dims(sink: &mut Sink, top: &Top) {
+    for derived in &top.derived {
+        let name = &derived.name;
+        if DIMS_METHODS.contains(&name.text.as_str()) {
+            sink.report(
+                &name.loc,
+                Diagnostic::error(format!(
+                    "derived dim `{}` cannot be a method of the generated `Dims`: the name is taken",
+                    name.text
+                ))
+                .label("taken by the generated code")
+                .help(format!(
+                    "each derived dim becomes a method of `Dims`, which also defines {}: rename the derived dim",
+                    listed(&DIMS_METHODS)
+                )),
+            );
+        }
+    }
+}
+
+/// No stateful prologue or epilogue block (a field of every plan) takes one of the plan's
+/// other fields.
+fn plan_fields(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     let stateful = |name: &str| {
         blocks
             .iter()
@@ -65,10 +150,18 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
                     name.text
                 ))
                 .label("a field of every plan already")
-                .help("the plan's fields are `l<i>` for layers, `draft`, `arena`, and the prologue and epilogue blocks: rename the block"),
+                .help(format!(
+                    "the plan's fields are `l<i>` for layers, the prologue and epilogue blocks, and {}: rename the block",
+                    listed(&PLAN_FIELDS)
+                )),
             );
         }
     }
+}
+
+/// No checkpoint (a module, and a variant of `Checkpoint` and `AnyPlan`) takes one of the
+/// arch module's items, one of the enums' items, or another checkpoint's variant.
+fn checkpoints(sink: &mut Sink, top: &Top) {
     for checkpoint in &top.checkpoints {
         if ARCH_ITEMS.contains(&checkpoint.name.text.as_str()) {
             sink.report(
@@ -78,7 +171,10 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
                     checkpoint.name.text
                 ))
                 .label("taken by the generated code")
-                .help("the generated module holds `blocks` (the unit functions) and `units`: rename the checkpoint"),
+                .help(format!(
+                    "the generated module holds {}: rename the checkpoint",
+                    listed(&ARCH_ITEMS)
+                )),
             );
         }
     }
@@ -86,7 +182,20 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     for checkpoint in &top.checkpoints {
         let name = &checkpoint.name;
         let variant = camel_case(&name.text);
-        if let Some((first, _)) = variants.iter().find(|(_, v)| *v == variant) {
+        if CHECKPOINT_ITEMS.contains(&variant.as_str()) {
+            sink.report(
+                &name.loc,
+                Diagnostic::error(format!(
+                    "checkpoint `{}` becomes the variant `Checkpoint::{variant}`, which the generated code takes",
+                    name.text
+                ))
+                .label("taken by the generated code")
+                .help(format!(
+                    "`Checkpoint` and `AnyPlan` also define {}: rename the checkpoint",
+                    listed(&CHECKPOINT_ITEMS)
+                )),
+            );
+        } else if let Some((first, _)) = variants.iter().find(|(_, v)| *v == variant) {
             let place = sink.place(&first.loc);
             sink.report(
                 &name.loc,
@@ -102,7 +211,10 @@ pub(crate) fn check(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
             variants.push((name, variant));
         }
     }
-    format_enums(sink, blocks);
+}
+
+/// Each layer kind and stateful block names a Rust type, and no two the same.
+fn types(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     let layer_kinds = top
         .layout
         .iter()
@@ -167,6 +279,16 @@ fn format_enums(sink: &mut Sink, blocks: &[&RawBlock]) {
             Some(_) => {}
             None => formats.push((key, ty)),
         }
+    }
+}
+
+/// `names` as a list for a help line: "`a`, `b` and `c`".
+pub(super) fn listed(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "nothing".to_owned(),
     }
 }
 

@@ -12,8 +12,8 @@
 
 use std::ops::Range;
 
-use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawLayout, Top};
-use super::{blocks, checkpoints, config, derive};
+use super::raw::{FULL, FileSyntax, LINEAR, Produced, RawBlock, RawDerived, RawLayout, Top};
+use super::{blocks, checkpoints, config, derive, mixup};
 use crate::load::circuit::LayerRule;
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
@@ -62,7 +62,7 @@ pub(super) const SCHEMAS: [u64; 3] = [1, 2, 3];
 pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     w.check_keys(root, CIRCUIT_KEYS, "the circuit");
     let mut top = Top {
-        schema: schema(w, root),
+        schema: schema(w, root, mixup::help(root, mixup::Kind::Circuit)),
         arch: arch(w, root),
         ..Top::default()
     };
@@ -104,7 +104,7 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
             derived: &derived,
         },
     );
-    top.tensor_parallel = tensor_parallel(w, root, top.schema, top.dims.as_deref(), &derived);
+    top.tensor_parallel = tensor_parallel(w, root, top.schema, top.dims.as_deref(), &top.derived);
     top.layout = layout;
     top.checkpoints = checkpoints;
     FileSyntax {
@@ -135,15 +135,17 @@ pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     }
 }
 
-/// `schema = 1` or `schema = 2`: the version, when valid.
-fn schema(w: &mut Walk<'_>, root: &Table<'_>) -> Option<u64> {
+/// `schema = 1`, `2` or `3`: the version, when valid. `mixup` is the help for a file that looks
+/// like an inputs file, which has no `schema`.
+fn schema(w: &mut Walk<'_>, root: &Table<'_>, mixup: Option<String>) -> Option<u64> {
     let Some((_, v)) = field(root, "schema") else {
-        w.report(
-            0..0,
-            Diagnostic::error("missing `schema`")
-                .label("the circuit starts here")
-                .help("add `schema = 3` (or `1`, `2`) at the top of the circuit"),
-        );
+        let mut d = Diagnostic::error("missing `schema`")
+            .label("the circuit starts here")
+            .help("add `schema = 3` (or `1`, `2`) at the top of the circuit");
+        if let Some(mixup) = mixup {
+            d = d.help(mixup);
+        }
+        w.report(0..0, d);
         return None;
     };
     let n = w.u64("schema", v)?;
@@ -211,13 +213,14 @@ fn dims(w: &mut Walk<'_>, root: &Table<'_>) -> Option<(Vec<Text>, Vec<String>)> 
 }
 
 /// `tensor_parallel` (schema 2): the declared dims a tensor-parallel rank holds a share of, each
-/// once; not a derived dim (it follows the dims it reads).
+/// once; not a derived dim (it follows the dims it reads), nor a dim a derived dim divides by
+/// (a rank's share would widen the derived dim: `head_dim = "hidden / q_heads"`).
 fn tensor_parallel(
     w: &mut Walk<'_>,
     root: &Table<'_>,
     schema: Option<u64>,
     dims: Option<&[Text]>,
-    derived: &[&str],
+    raw_derived: &[RawDerived],
 ) -> Vec<String> {
     let Some((key, v)) = field(root, "tensor_parallel") else {
         return Vec::new();
@@ -239,6 +242,8 @@ fn tensor_parallel(
         .iter()
         .map(|d| d.text.as_str())
         .collect();
+    let derived: Vec<&str> = raw_derived.iter().map(|d| d.name.text.as_str()).collect();
+    let divided = derive::divisors(raw_derived, &declared);
     let mut out: Vec<String> = Vec::with_capacity(names.len());
     for name in names {
         let span = name.loc.span.clone();
@@ -270,11 +275,47 @@ fn tensor_parallel(
                     .label("not a declared dim")
                     .expected_one_of("dims", &name.text, &declared),
             );
+        } else if let Some(divides) = declared
+            .iter()
+            .position(|d| *d == name.text)
+            .and_then(|k| divided.get(k).copied().flatten())
+        {
+            divided_by(w, span, &name.text, divides);
         } else {
             out.push(name.text);
         }
     }
     out
+}
+
+/// Reports dim `dim`, listed in `tensor_parallel` at `span`, as one that derived dim
+/// `divides.by` divides by.
+fn divided_by(w: &mut Walk<'_>, span: Range<usize>, dim: &str, divides: derive::Divides<'_>) {
+    let by = divides.by;
+    let place = w.sink.place(&by.expr.at.loc);
+    let mut d = Diagnostic::error(format!(
+        "dim `{dim}` cannot be in `tensor_parallel`: derived dim `{}` divides by it",
+        by.name.text
+    ))
+    .label("divided by in `[derive]`")
+    .note(format!(
+        "`{} = \"{}\"` at {place}",
+        by.name.text, by.expr.shape.text
+    ));
+    if let Some(via) = divides.via {
+        d = d.note(format!(
+            "it divides by `{}`, which reads `{dim}`: `{} = \"{}\"`",
+            via.name.text, via.name.text, via.expr.shape.text
+        ));
+    }
+    w.report(
+        span,
+        d.help(format!(
+            "each rank's share of `{dim}` would widen `{}` instead of splitting it: remove \
+             `{dim}` from `tensor_parallel` (a derived dim follows the dims it reads)",
+            by.name.text
+        )),
+    );
 }
 
 /// A list of block names (`prologue`, `epilogue`, `draft`); a name twice is an error.

@@ -249,9 +249,28 @@ fn import_with(
     common::run(&args)
 }
 
+/// `import` of `config` (with `from` replaced by `to`) into `circuit` is refused, printing
+/// nothing, with an error that says `says`.
+fn import_refused(
+    name: &str,
+    (circuit, config): (&str, &str),
+    edit: (&str, &str),
+    extra: &[&str],
+    says: &str,
+) {
+    let run = import_with(name, circuit, config, edit.0, edit.1, extra);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (1, ""),
+        "{name}: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
+}
+
 /// Issue 22: `import` prints only a table the loader accepts (it once printed, with exit 0,
 /// tables with a keyword, reserved, duplicate or 200-byte name, a conv kernel or window of 0,
-/// a dim at u64::MAX), and refuses a key written twice in one object at the second.
+/// a dim at `u64::MAX`), and refuses a key written twice in one object at the second.
 #[test]
 fn import_prints_only_what_loads() {
     let nemotron = (
@@ -259,80 +278,50 @@ fn import_prints_only_what_loads() {
         "circuits/configs/nemotron_h_8b.json",
     );
     let gpt = ("circuits/gpt_oss.toml", "circuits/configs/gpt_oss_20b.json");
+    let (kernel, same) = (
+        "\"conv_kernel\": 4",
+        ("\"conv_kernel\": 4", "\"conv_kernel\": 4"),
+    );
+    import_refused(
+        "import-keyword",
+        nemotron,
+        same,
+        &["--name", "fn"],
+        "keyword",
+    );
+    import_refused(
+        "import-reserved",
+        nemotron,
+        same,
+        &["--name", "blocks"],
+        "blocks",
+    );
+    import_refused(
+        "import-duplicate",
+        nemotron,
+        same,
+        &["--name", "tiny"],
+        "already has a checkpoint `tiny`",
+    );
     let long = "a".repeat(200);
-    let cases: [(&str, (&str, &str), &str, &str, &[&str], &str); 7] = [
-        (
-            "import-keyword",
-            nemotron,
-            "",
-            "",
-            &["--name", "fn"],
-            "keyword",
-        ),
-        (
-            "import-reserved",
-            nemotron,
-            "",
-            "",
-            &["--name", "blocks"],
-            "blocks",
-        ),
-        (
-            "import-duplicate",
-            nemotron,
-            "",
-            "",
-            &["--name", "tiny"],
-            "already has a checkpoint `tiny`",
-        ),
-        (
-            "import-long",
-            nemotron,
-            "",
-            "",
-            &["--name", &long],
-            "200 bytes long, the limit is 64",
-        ),
-        (
-            "import-conv",
-            nemotron,
-            "\"conv_kernel\": 4",
-            "\"conv_kernel\": 0",
-            &[],
-            "conv_window",
-        ),
-        (
-            "import-window",
-            gpt,
-            "\"sliding_window\": 128",
-            "\"sliding_window\": 0",
-            &[],
-            "window",
-        ),
-        (
-            "import-huge",
-            nemotron,
-            "\"conv_kernel\": 4",
-            "\"conv_kernel\": 18446744073709551615",
-            &[],
-            "overflow",
-        ),
-    ];
-    for (name, (circuit, config), from, to, extra, says) in cases {
-        let (from, to) = if from.is_empty() {
-            ("\"conv_kernel\": 4", "\"conv_kernel\": 4")
-        } else {
-            (from, to)
-        };
-        let run = import_with(name, circuit, config, from, to, extra);
-        assert_eq!(
-            (run.code, run.stdout.as_str()),
-            (1, ""),
-            "{name}: {}",
-            run.stderr
-        );
-        assert!(run.stderr.contains(says), "{name}: {}", run.stderr);
-    }
+    import_refused(
+        "import-long",
+        nemotron,
+        same,
+        &["--name", &long],
+        "200 bytes long, the limit is 64",
+    );
+    import_refused(
+        "import-conv",
+        nemotron,
+        (kernel, "\"conv_kernel\": 0"),
+        &[],
+        "conv_window",
+    );
+    let window = ("\"sliding_window\": 128", "\"sliding_window\": 0");
+    import_refused("import-window", gpt, window, &[], "window");
+    let huge = (kernel, "\"conv_kernel\": 18446744073709551615");
+    import_refused("import-huge", nemotron, huge, &[], "overflow");
     // A key written twice: refused at the second, naming the first.
     let run = import_with(
         "import-twice",

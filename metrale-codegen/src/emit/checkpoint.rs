@@ -29,12 +29,12 @@
 use metrale_circuit::Holding;
 use metrale_circuit::load::{BlockTemplate, CheckpointSpec};
 use metrale_circuit::parallel::Position;
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
-use super::names::{doc_line, ident, index, int};
+use super::names::{doc_line, ident, index, int, reserved, taken};
 use super::table::Table;
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
@@ -56,6 +56,7 @@ struct PlanParts {
 impl Emitter<'_> {
     /// `pub mod <checkpoint> { ... }`.
     pub(super) fn checkpoint_module(&self, checkpoint: &CheckpointSpec) -> TokenStream {
+        let (arena, pool, h_steps) = plan_fields();
         let name = ident(checkpoint.name());
         let table = self.table(checkpoint);
         let n = index(table.rows.len());
@@ -116,12 +117,12 @@ impl Emitter<'_> {
                 pub struct StatePlan<'a> {
                     #fields
                     #[doc = " The arena sizes and per-lifetime totals."]
-                    arena: __rt::Arena,
+                    #arena: __rt::Arena,
                     #[doc = " Under vLLM's policy, the page pool after the arena."]
-                    pool: ::core::option::Option<__rt::serving::PoolPlan>,
+                    #pool: ::core::option::Option<__rt::serving::PoolPlan>,
                     #[doc = " The verify rows it was made with (`inputs.verify`), which say where"]
                     #[doc = " each verify slot's `h_steps` rows start."]
-                    h_steps: __rt::inputs::HSteps<'a>,
+                    #h_steps: __rt::inputs::HSteps<'a>,
                 }
 
                 #plan_impl
@@ -131,20 +132,21 @@ impl Emitter<'_> {
 
     /// A plan's arena, device and host bytes, per-lifetime totals and page pool.
     fn totals_fns() -> TokenStream {
+        let (arena, pool, _) = plan_fields();
         quote! {
                     #[doc = " The arena sizes and per-lifetime totals."]
                     #[must_use]
                     pub const fn arena(&self) -> &__rt::Arena {
-                        &self.arena
+                        &self.#arena
                     }
 
                     #[doc = " The device bytes: the arena's (the end of its last region, rounded up"]
                     #[doc = " to the alignment) and, under vLLM's policy, the page pool after it."]
                     #[must_use]
                     pub const fn device_bytes(&self) -> u64 {
-                        match &self.pool {
+                        match &self.#pool {
                             ::core::option::Option::Some(pool) => pool.end(),
-                            ::core::option::Option::None => self.arena.device_bytes,
+                            ::core::option::Option::None => self.#arena.device_bytes,
                         }
                     }
 
@@ -153,26 +155,26 @@ impl Emitter<'_> {
                     #[doc = " the dynamic plan's `pool()`."]
                     #[must_use]
                     pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
-                        self.pool.as_ref()
+                        self.#pool.as_ref()
                     }
 
                     #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
                     #[doc = " alignment."]
                     #[must_use]
                     pub const fn host_bytes(&self) -> u64 {
-                        self.arena.host_bytes
+                        self.#arena.host_bytes
                     }
 
                     #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
                     #[must_use]
                     pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
-                        self.arena.lifetime_bytes(space, lifetime)
+                        self.#arena.lifetime_bytes(space, lifetime)
                     }
 
                     #[doc = " The bytes the terms of `space` hold, padding excluded."]
                     #[must_use]
                     pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
-                        self.arena.term_bytes(space)
+                        self.#arena.term_bytes(space)
                     }
         }
     }
@@ -219,12 +221,13 @@ impl Emitter<'_> {
 
     /// The verify rows a plan keeps, and a step's address under them.
     fn verify_fns() -> TokenStream {
+        let (_, _, h_steps) = plan_fields();
         quote! {
                 #[doc = " The verify rows the plan was made with (`inputs.verify`'s `h_steps`;"]
                 #[doc = " no slot without verify inputs)."]
                 #[must_use]
                 pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-                    self.h_steps
+                    self.#h_steps
                 }
 
                 #[doc = " Verified row `row` of verify slot `slot` of the recurrent state `state`"]
@@ -233,7 +236,7 @@ impl Emitter<'_> {
                 #[doc = " `None` out of range."]
                 #[must_use]
                 pub const fn step(&self, state: &__rt::RecurrentRegions, slot: u64, row: u64) -> ::core::option::Option<__rt::Region> {
-                    state.step(slot, row, &self.h_steps)
+                    state.step(slot, row, &self.#h_steps)
                 }
         }
     }
@@ -245,6 +248,10 @@ impl Emitter<'_> {
         table: &Table<'_>,
         parts: &PlanParts,
     ) -> TokenStream {
+        // `on_stage` names its locals as the plan's fields and initializes them by shorthand;
+        // the arena's local is `Sized`'s field, named `arena` as the plan's is.
+        let (arena, pool, h_steps) = plan_fields();
+        let units_fn = taken(reserved::UNITS);
         let init = &parts.init;
         let lays = &parts.lays;
         let regions = self.regions_body();
@@ -293,23 +300,23 @@ impl Emitter<'_> {
                     stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
                     #owners_held
-                    let units = super::units(dims, inputs.formats);
+                    let units = super::#units_fn(dims, inputs.formats);
                     let counts = inputs.state_inputs();
                     let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
                         Ok(sized) => sized,
                         Err(error) => return Err(error),
                     };
-                    let pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
+                    let #pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
                         Ok(pool) => pool,
                         Err(error) => return Err(error),
                     };
                     // Each block instance is laid out in place, in plan order, so each group's
                     // cursor meets its terms in the order the layout places them.
-                    let h_steps = match inputs.verify {
+                    let #h_steps = match inputs.verify {
                         ::core::option::Option::Some(verify) => verify.h_steps,
                         ::core::option::Option::None => __rt::inputs::HSteps::NONE,
                     };
-                    let mut plan = Self { #init arena, pool, h_steps };
+                    let mut plan = Self { #init #arena, #pool, #h_steps };
                     #lays
                     #assign_owners
                     Ok(plan)
@@ -365,9 +372,10 @@ impl Emitter<'_> {
             self.top_block(name, Position::Epilogue, table, &mut parts);
         }
         if self.has_draft() {
+            let draft = taken(reserved::DRAFT);
             parts.fields.extend(quote! {
                 #[doc = " The draft head's blocks."]
-                pub draft: super::Draft,
+                pub #draft: super::Draft,
             });
             self.group_lays(
                 circuit.draft(),
@@ -375,7 +383,7 @@ impl Emitter<'_> {
                 table,
                 &mut parts,
             );
-            parts.init.extend(quote! { draft: super::Draft::EMPTY, });
+            parts.init.extend(quote! { #draft: super::Draft::EMPTY, });
         }
         parts
     }
@@ -505,6 +513,7 @@ impl Emitter<'_> {
     /// plan order: the prologue, the layers (the circuit's `put_layers` over `layers()`, so the
     /// function stays the same size whatever the layer count), the epilogue, the draft.
     fn regions_body(&self) -> TokenStream {
+        let draft_field = taken(reserved::DRAFT);
         let circuit = self.circuit;
         let put = |path: TokenStream| quote!(at = __abi::put(&mut all, at, #path.regions()););
         let laid = |name: &&String| self.stateful(name).is_some_and(super::block_has_terms);
@@ -526,7 +535,7 @@ impl Emitter<'_> {
             .filter(laid)
             .map(|name| {
                 let field = ident(name);
-                put(quote!(self.draft.#field))
+                put(quote!(self.#draft_field.#field))
             })
             .collect();
         let layers = if circuit.layout().blocks().is_empty() {
@@ -711,10 +720,11 @@ fn rank_fit(fit: &TokenStream, shared: bool) -> TokenStream {
 /// `rank_of`, for one rank (whose stage must hold the owner of every reader it holds, when the
 /// checkpoint has readers: `shared`).
 fn fit_fns(shared: bool) -> TokenStream {
+    let units_fn = taken(reserved::UNITS);
     let kv = fit_kv_fns(shared);
     let profile_rank = rank_fit(
         &quote!(TABLE.fit_profile(
-            &super::units(&dims, formats),
+            &super::#units_fn(&dims, formats),
             profile,
             free,
             align,
@@ -741,7 +751,7 @@ fn fit_fns(shared: bool) -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            TABLE.fit_profile(&super::units(dims, formats), profile, free, align, budget, &TABLE.whole())
+            TABLE.fit_profile(&super::#units_fn(dims, formats), profile, free, align, budget, &TABLE.whole())
         }
 
         #[doc = " `fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
@@ -807,9 +817,10 @@ fn fit_fns(shared: bool) -> TokenStream {
 /// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV pool
 /// (on a rank, after `owners_held` when the checkpoint has readers: `shared`).
 fn fit_kv_fns(shared: bool) -> TokenStream {
+    let units_fn = taken(reserved::UNITS);
     let kv_rank = rank_fit(
         &quote!(TABLE.fit_kv_blocks(
-            &super::units(&dims, inputs.formats),
+            &super::#units_fn(&dims, inputs.formats),
             &inputs.state_inputs(),
             align,
             budget,
@@ -833,7 +844,7 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
-            TABLE.fit_kv_blocks(&super::units(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
+            TABLE.fit_kv_blocks(&super::#units_fn(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
         }
 
         #[doc = " `fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
@@ -856,4 +867,14 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
             }
         }
     }
+}
+
+/// The private fields of every `StatePlan` beside the layers and blocks: `arena`, `pool` and
+/// `h_steps`, from the loader's reserved list (no prologue or epilogue block may take them).
+fn plan_fields() -> (Ident, Ident, Ident) {
+    (
+        taken(reserved::ARENA),
+        taken(reserved::POOL),
+        taken(reserved::H_STEPS),
+    )
 }

@@ -19,7 +19,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::Emitter;
-use super::names::{doc_line, ident, index, type_name};
+use super::names::{doc_line, ident, index, reserved, taken, type_name};
 
 impl Emitter<'_> {
     /// `Formats::from_pairs`: the formats of a `(key, choice)` list, every key required.
@@ -57,16 +57,17 @@ impl Emitter<'_> {
                 };
             }
             let ty = self.format_type(key);
+            let expected = taken(reserved::EXPECTED);
             quote! {
                 let #field = match __abi::format_of(pairs, #key) {
                     ::core::option::Option::Some(choice) => match #ty::from_choice(choice) {
                         ::core::option::Option::Some(value) => value,
                         ::core::option::Option::None => {
-                            return Err(__rt::MissingFormat { key: #key, expected: #ty::EXPECTED, refused: true });
+                            return Err(__rt::MissingFormat { key: #key, expected: #ty::#expected, refused: true });
                         }
                     },
                     ::core::option::Option::None => {
-                        return Err(__rt::MissingFormat { key: #key, expected: #ty::EXPECTED, refused: false });
+                        return Err(__rt::MissingFormat { key: #key, expected: #ty::#expected, refused: false });
                     }
                 };
             }
@@ -207,6 +208,7 @@ impl Emitter<'_> {
             "`{}`, in file order. Find one by name (`from_name`) or Hugging Face id",
             circuit.path()
         ));
+        let all_item = taken(reserved::ALL);
         quote! {
             #[doc = #doc]
             #[doc = #doc_from]
@@ -219,7 +221,7 @@ impl Emitter<'_> {
 
             impl Checkpoint {
                 #[doc = " Every checkpoint, in file order."]
-                pub const ALL: [Self; #count] = [#(#all),*];
+                pub const #all_item: [Self; #count] = [#(#all),*];
 
                 #[doc = " Its name (`[checkpoint.<name>]`), which is also its module's name."]
                 #[must_use]
@@ -645,15 +647,16 @@ fn variant(checkpoint: &CheckpointSpec) -> Ident {
 /// `Checkpoint::from_name` and `Checkpoint::from_hf`: loops over `Checkpoint::ALL`, so their
 /// size does not grow with the checkpoints.
 fn lookups() -> TokenStream {
+    let all = taken(reserved::ALL);
     quote! {
         #[doc = " The checkpoint named `name`, spelled exactly as `name()` spells it; `None`"]
         #[doc = " when the circuit has no such checkpoint."]
         #[must_use]
         pub const fn from_name(name: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
-            while i < Self::ALL.len() {
-                if __abi::same_str(Self::ALL[i].name(), name) {
-                    return ::core::option::Option::Some(Self::ALL[i]);
+            while i < Self::#all.len() {
+                if __abi::same_str(Self::#all[i].name(), name) {
+                    return ::core::option::Option::Some(Self::#all[i]);
                 }
                 i += 1;
             }
@@ -666,9 +669,9 @@ fn lookups() -> TokenStream {
         #[must_use]
         pub const fn from_hf(hf: &str) -> ::core::option::Option<Self> {
             let mut i = 0;
-            while i < Self::ALL.len() {
-                if ::core::matches!(Self::ALL[i].hf(), ::core::option::Option::Some(id) if __abi::same_id(id, hf)) {
-                    return ::core::option::Option::Some(Self::ALL[i]);
+            while i < Self::#all.len() {
+                if ::core::matches!(Self::#all[i].hf(), ::core::option::Option::Some(id) if __abi::same_id(id, hf)) {
+                    return ::core::option::Option::Some(Self::#all[i]);
                 }
                 i += 1;
             }

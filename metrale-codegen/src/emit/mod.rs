@@ -163,6 +163,7 @@ pub(crate) fn block_has_terms(block: &BlockTemplate) -> bool {
 /// dynamic `Circuit::instantiate_rank` checks it), for every checkpoint's `for_rank` and
 /// per-rank fits.
 fn rank_of_fn() -> TokenStream {
+    let on_tp = names::taken(names::reserved::ON_TP);
     quote! {
         #[doc = " The dims and the stage of rank `rank` of `parallel`, for a checkpoint of"]
         #[doc = " `layers` layers whose dims are `dims`."]
@@ -176,7 +177,7 @@ fn rank_of_fn() -> TokenStream {
                 Ok(stage) => stage,
                 Err(fault) => return Err(__rt::RankError::Stage(fault)),
             };
-            match dims.on_tp(parallel.tp) {
+            match dims.#on_tp(parallel.tp) {
                 Ok(dims) => Ok((dims, stage)),
                 Err(fault) => Err(__rt::RankError::Shard(fault)),
             }

@@ -18,13 +18,14 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{camel_case, doc_line, ident, type_name};
+use super::names::{camel_case, doc_line, ident, reserved, taken, type_name};
 
 impl Emitter<'_> {
     /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
     /// one of `tp` tensor-parallel ranks, each dim of `tensor_parallel` sharded by the
     /// runtime's `shard` (the dynamic `Circuit::rank_dims`'s law), in the order listed.
     fn on_tp_fn(&self) -> TokenStream {
+        let on_tp = taken(reserved::ON_TP);
         let listed = self.circuit.tensor_parallel();
         let doc = doc_line(&if listed.is_empty() {
             "These dims on one of `tp` tensor-parallel ranks: the circuit shards no dim, so the \
@@ -69,7 +70,7 @@ impl Emitter<'_> {
                 #[doc = " # Errors"]
                 #[doc = " `ShardFault::ZeroRanks` when `tp` is 0; `ShardFault::DoesNotSplit`, naming"]
                 #[doc = " the first listed dim `tp` neither divides nor is a multiple of."]
-                pub const fn on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
+                pub const fn #on_tp(&self, tp: u64) -> ::core::result::Result<Self, __rt::parallel::ShardFault> {
                     if tp == 0 {
                         return Err(__rt::parallel::ShardFault::ZeroRanks);
                     }
@@ -291,6 +292,7 @@ impl Emitter<'_> {
             return TokenStream::new();
         }
         let ty = format_ident!("{}Format", camel_case(key));
+        let (dtype, expected_item) = (taken(reserved::DTYPE), taken(reserved::EXPECTED));
         let doc = doc_line(&format!(
             "What `{{{key}}}` holds: a dtype (each state of the key is its shape's elements of \
              it), or a layout each state of the key declares."
@@ -329,19 +331,19 @@ impl Emitter<'_> {
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
             pub enum #ty {
                 #[doc = " Each state of the key is its shape's elements of this dtype."]
-                Dtype(__rt::StateDtype),
+                #dtype(__rt::StateDtype),
                 #(#variants)*
             }
 
             impl #ty {
                 #[doc = " What the key may hold, as `MissingFormat::expected` says it."]
-                pub const EXPECTED: &'static str = #expected;
+                pub const #expected_item: &'static str = #expected;
 
                 #[doc = " The same value as the dynamic plan's inputs take it."]
                 #[must_use]
                 pub const fn choice(self) -> __rt::inputs::FormatChoice {
                     match self {
-                        Self::Dtype(dtype) => __rt::inputs::FormatChoice::Dtype(dtype),
+                        Self::#dtype(dtype) => __rt::inputs::FormatChoice::Dtype(dtype),
                         #(#to_choice)*
                     }
                 }
@@ -351,7 +353,7 @@ impl Emitter<'_> {
                 #[must_use]
                 pub const fn from_choice(choice: __rt::inputs::FormatChoice<&str>) -> ::core::option::Option<Self> {
                     let name = match choice {
-                        __rt::inputs::FormatChoice::Dtype(dtype) => return ::core::option::Option::Some(Self::Dtype(dtype)),
+                        __rt::inputs::FormatChoice::Dtype(dtype) => return ::core::option::Option::Some(Self::#dtype(dtype)),
                         __rt::inputs::FormatChoice::Layout(name) => name,
                     };
                     #(#from_choice)*

@@ -9,6 +9,11 @@
 //!   identifiers and not keywords, so [`ident`] never sees anything else from a valid circuit;
 //!   layer-kind names are checked by the loader's `names` stage to make type names, with the
 //!   one [`camel_case`] both use.
+//! - The fixed names a circuit's name could meet (a method of `Dims` beside the derived dims, a
+//!   field of `StatePlan` beside the blocks, an item of `Checkpoint` or `<Key>Format` beside
+//!   the variants, an item of the arch module beside the checkpoints) are [`taken`] from the
+//!   loader's [`reserved`] list, which the loader checks the circuit's names against
+//!   (`tests/reserved.rs` holds the list complete against the generated code).
 //! - Fixed type names (`Dims`, `Formats`, `Inputs`, `Layer`, `Draft`, `StatePlan`,
 //!   `Checkpoint`, `AnyPlan`) cannot collide with a derived one: derived names end in `Block`
 //!   or `Layer`. The variants of `Checkpoint` and `AnyPlan` are the checkpoints' camel-case
@@ -34,9 +39,6 @@ const KEYWORDS: &[&str] = &[
 
 /// The keywords that cannot be raw identifiers (`r#self` is refused).
 const NOT_RAW: &[&str] = &["_", "Self", "crate", "self", "super"];
-
-/// The keywords a path segment may be.
-const PATH_KEYWORDS: &[&str] = &["Self", "crate", "self", "super"];
 
 /// Whether `text` is an ASCII identifier that is not a keyword: a letter or `_`, then letters,
 /// digits and `_`. Every name the loader lets through is ASCII (snake-case names, camel-case
@@ -69,55 +71,91 @@ pub fn is_keyword(word: &str) -> bool {
 }
 
 /// Why [`path`] refused a text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
-    /// It is not a path.
+    /// It is not a path: empty, an empty segment (`a::::b`, `a::`), or a segment that is not
+    /// an ASCII identifier (`1a`, `a-b`, `a b`, `_`).
     NotAPath,
     /// It is a path with generic arguments (`a<b>`, `a::<b>`, `F(a)`), which cannot name a
     /// crate or module.
     GenericArguments,
+    /// A segment is a keyword written bare (`::try`, `a::gen`): a `use` takes it raw (`r#try`).
+    Keyword(String),
+    /// `r#crate`, `r#self`, `r#super`, `r#Self`, `r#_`: keywords that cannot be raw.
+    CannotBeRaw(String),
+    /// `crate`, `self`, `super` or `Self` where a `use` cannot take it: `Self` anywhere;
+    /// `crate` and `self` but as the first segment with no `::` before it (`::crate`,
+    /// `a::crate`, `::a::self`); `super` but there or after `self` or another `super`
+    /// (`crate::super`, `::super`).
+    Misplaced(String),
 }
 
-/// The tokens of `text` when it names a crate or module by a path: segments joined by `::`
-/// (spaces around it allowed), optionally led by `::`, each an ASCII identifier, a raw one
-/// (`r#type`), or `crate`, `self`, `super`, `Self`. So `::metrale_circuit`, `crate::rt`,
-/// `::my_engine::metrale`.
+/// The tokens of `text` when it names a crate or module by a path a `use` can take (`use
+/// <path> as __rt;`): segments joined by `::` (spaces around it allowed), optionally led by
+/// `::`, each an ASCII identifier that is no keyword (in any edition: `gen`, `try`, `async`,
+/// `dyn`...), or a raw one (`r#try`, `r#x`; never `r#crate`, `r#self`, `r#super`, `r#Self`);
+/// `crate` or `self` only as the first segment with no `::` before it, `super` there or after
+/// `self` or another `super`; never `Self`. So `::metrale_circuit`, `crate::rt`,
+/// `super::super::rt`, `::my_engine::metrale`, `r#async::rt`.
 ///
 /// # Errors
-/// [`PathError::GenericArguments`] when a path is followed by `<` or `(`;
-/// [`PathError::NotAPath`] for any other text that is not such a path.
+/// [`PathError::GenericArguments`] when a path is followed by `<` or `(`; the segment's error
+/// ([`PathError::Keyword`], [`PathError::CannotBeRaw`], [`PathError::Misplaced`]) for the first
+/// segment a `use` cannot take; [`PathError::NotAPath`] for any other text that is not such a
+/// path.
 pub fn path(text: &str) -> Result<TokenStream, PathError> {
     if let Some(at) = text.find(['<', '(']) {
         let head = text[..at].trim_end();
         let head = head.strip_suffix("::").unwrap_or(head);
-        return Err(if path(head).is_ok() {
-            PathError::GenericArguments
-        } else {
-            PathError::NotAPath
+        return Err(match path(head) {
+            Ok(_) => PathError::GenericArguments,
+            Err(error) => error,
         });
     }
     let text = text.trim();
     let mut tokens = TokenStream::new();
-    let rest = match text.strip_prefix("::") {
+    let (global, rest) = match text.strip_prefix("::") {
         Some(rest) => {
             tokens.extend(path_separator());
-            rest
+            (true, rest)
         }
-        None => text,
+        None => (false, text),
     };
+    let mut previous: Option<&str> = None;
     for (i, segment) in rest.split("::").enumerate() {
         let segment = segment.trim();
-        let ident = if let Some(raw) = segment.strip_prefix("r#") {
-            let can_be_raw = is_ident(raw) || (is_keyword(raw) && !NOT_RAW.contains(&raw));
-            can_be_raw.then(|| Ident::new_raw(raw, Span::call_site()))
-        } else {
-            let ok = is_ident(segment) || PATH_KEYWORDS.contains(&segment);
-            ok.then(|| Ident::new(segment, Span::call_site()))
+        // Where `crate`, `self` and `super` may stand: `crate` and `self` first only, with no
+        // `::` before them (`::crate` names no crate); `super` there too, or after `self` or
+        // another `super`.
+        let leads = i == 0 && !global;
+        let ident = match segment {
+            "crate" | "self" if leads => Ident::new(segment, Span::call_site()),
+            "super" if leads || matches!(previous, Some("self" | "super")) => {
+                Ident::new(segment, Span::call_site())
+            }
+            "crate" | "self" | "super" | "Self" => {
+                return Err(PathError::Misplaced(segment.to_owned()));
+            }
+            "_" => return Err(PathError::NotAPath),
+            _ => match segment.strip_prefix("r#") {
+                Some(raw) if NOT_RAW.contains(&raw) => {
+                    return Err(PathError::CannotBeRaw(raw.to_owned()));
+                }
+                Some(raw) if is_ident(raw) || is_keyword(raw) => {
+                    Ident::new_raw(raw, Span::call_site())
+                }
+                None if is_ident(segment) => Ident::new(segment, Span::call_site()),
+                None if is_keyword(segment) => {
+                    return Err(PathError::Keyword(segment.to_owned()));
+                }
+                Some(_) | None => return Err(PathError::NotAPath),
+            },
         };
         if i > 0 {
             tokens.extend(path_separator());
         }
-        tokens.extend([TokenTree::Ident(ident.ok_or(PathError::NotAPath)?)]);
+        tokens.extend([TokenTree::Ident(ident)]);
+        previous = Some(segment);
     }
     Ok(tokens)
 }
@@ -130,7 +168,14 @@ fn path_separator() -> [TokenTree; 2] {
     ]
 }
 
-pub use metrale_circuit::load::camel_case;
+pub use metrale_circuit::load::{camel_case, reserved};
+
+/// A name the generated code gives on its own (`on_tp`, `arena`, `Checkpoint::ALL`, ...), spelled
+/// from the loader's [`reserved`] list: the names it refuses a circuit's names against, so a
+/// name given here is one no circuit can take.
+pub fn taken(name: &'static str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
 
 /// `snake_case` + `suffix` as `CamelCase`: `gdn` + `Block` -> `GdnBlock`,
 /// `linear_attention` + `Layer` -> `LinearAttentionLayer`. `None` when the result is not an
@@ -252,7 +297,8 @@ mod tests {
     }
 
     #[test]
-    fn runtime_paths() {
+    fn runtime_paths_are_what_a_use_takes() {
+        // Each accepted path was checked with rustc (edition 2024) in `use <path> as __rt;`.
         let ok = |text: &str| path(text).map(|tokens| tokens.to_string());
         assert_eq!(ok("::metrale_circuit").as_deref(), Ok(":: metrale_circuit"));
         assert_eq!(ok("crate::rt").as_deref(), Ok("crate :: rt"));
@@ -264,29 +310,75 @@ mod tests {
             ok("super::super::r#type").as_deref(),
             Ok("super :: super :: r#type")
         );
+        assert_eq!(ok("super::rt").as_deref(), Ok("super :: rt"));
         assert_eq!(ok("self::rt").as_deref(), Ok("self :: rt"));
+        assert_eq!(ok("self::super::rt").as_deref(), Ok("self :: super :: rt"));
+        assert_eq!(ok("r#async::x").as_deref(), Ok("r#async :: x"));
+        assert_eq!(ok("::r#try").as_deref(), Ok(":: r#try"));
+        assert_eq!(ok("::r#gen::r#x").as_deref(), Ok(":: r#gen :: r#x"));
+        for whole in ["crate", "self", "super", "metrale_circuit"] {
+            assert_eq!(ok(whole).as_deref(), Ok(whole));
+        }
+        let refused = |text: &str| path(text).unwrap_err();
         for text in [
             "",
             "::",
             "a::",
             "a::::b",
             "not a path",
-            "a::fn",
             "1a",
             "a-b",
             "a:b",
-            "r#self",
+            "_",
+            "::_",
+            "r#",
+            "r#1a",
+            "é",
         ] {
-            assert_eq!(path(text).unwrap_err(), PathError::NotAPath, "{text:?}");
+            assert_eq!(refused(text), PathError::NotAPath, "{text:?}");
         }
-        for text in ["::a<b>", "a::<b>", "a::b(c)"] {
+        // Keywords of every edition, 2024's `gen` included, bare.
+        for (text, word) in [
+            ("::try", "try"),
+            ("::gen", "gen"),
+            ("a::fn", "fn"),
+            ("async::x", "async"),
+            ("::a::dyn", "dyn"),
+        ] {
+            assert_eq!(refused(text), PathError::Keyword(word.into()), "{text:?}");
+        }
+        for (text, word) in [
+            ("r#self", "self"),
+            ("r#crate::a", "crate"),
+            ("a::r#Self", "Self"),
+        ] {
             assert_eq!(
-                path(text).unwrap_err(),
-                PathError::GenericArguments,
+                refused(text),
+                PathError::CannotBeRaw(word.into()),
                 "{text:?}"
             );
         }
-        assert_eq!(path("a b<c>").unwrap_err(), PathError::NotAPath);
+        for (text, word) in [
+            ("::crate", "crate"),
+            ("a::crate", "crate"),
+            ("crate::super", "super"),
+            ("::super", "super"),
+            ("a::super", "super"),
+            ("::self", "self"),
+            ("::a::self", "self"),
+            ("super::self", "self"),
+            ("crate::crate", "crate"),
+            ("Self", "Self"),
+            ("Self::x", "Self"),
+            ("crate::Self", "Self"),
+        ] {
+            assert_eq!(refused(text), PathError::Misplaced(word.into()), "{text:?}");
+        }
+        for text in ["::a<b>", "a::<b>", "a::b(c)"] {
+            assert_eq!(refused(text), PathError::GenericArguments, "{text:?}");
+        }
+        assert_eq!(refused("a b<c>"), PathError::NotAPath);
+        assert_eq!(refused("::try<c>"), PathError::Keyword("try".into()));
     }
 
     #[test]

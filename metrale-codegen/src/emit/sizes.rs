@@ -17,7 +17,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{camel_case, doc_line, ident, int};
+use super::names::{camel_case, doc_line, ident, int, reserved, taken};
 
 impl Emitter<'_> {
     /// `pub mod blocks { pub mod <block> { ... } }` for every block with a state of its own (a
@@ -27,10 +27,11 @@ impl Emitter<'_> {
             .stateful_blocks()
             .filter(|block| super::block_has_terms(block))
             .map(|block| self.block_sizes(block));
+        let module = taken(reserved::BLOCKS);
         quote! {
             #[doc = " One unit of every state of every block template: its bytes and element"]
             #[doc = " type, from `Dims` and `Formats`."]
-            pub mod blocks {
+            pub mod #module {
                 #(#blocks)*
             }
         }
@@ -40,12 +41,13 @@ impl Emitter<'_> {
     /// and the window of every KV side that has one, in [`Emitter::window_states`] order:
     /// computed once per plan or fit, and indexed by every checkpoint's size classes.
     pub(super) fn units_fn(&self) -> TokenStream {
+        let (blocks, all_units) = (taken(reserved::BLOCKS), taken(reserved::UNITS));
         let units: Vec<TokenStream> = self
             .unit_states()
             .map(|(block, state)| {
                 let module = ident(block.name());
                 let unit_fn = format_ident!("{}_unit", ident(state.local()));
-                quote!(blocks::#module::#unit_fn(dims, formats))
+                quote!(#blocks::#module::#unit_fn(dims, formats))
             })
             .collect();
         let reaches: Vec<TokenStream> = self
@@ -53,7 +55,7 @@ impl Emitter<'_> {
             .map(|(block, state)| {
                 let module = ident(block.name());
                 let reach_fn = reach_fn(state);
-                quote!(blocks::#module::#reach_fn(dims))
+                quote!(#blocks::#module::#reach_fn(dims))
             })
             .collect();
         let unit_count = super::names::index(units.len());
@@ -61,7 +63,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = " Every state's unit, block by block, and every sliding window and attention chunk: what a plan's"]
             #[doc = " size classes index."]
-            const fn units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #reach_count> {
+            const fn #all_units(dims: &Dims, formats: Formats) -> __abi::Units<#unit_count, #reach_count> {
                 __abi::Units { units: [#(#units),*], reaches: [#(#reaches),*] }
             }
         }
@@ -426,6 +428,7 @@ impl Emitter<'_> {
                 let field = ident(key);
                 let ty = self.format_type(key);
                 let dtype = each(helpers, Stored::Dtype(quote!(dtype)));
+                let dtype_variant = taken(reserved::DTYPE);
                 let arms = state.layouts().iter().map(|layout| {
                     let variant = format_ident!("{}", camel_case(layout.name()));
                     let value = each(helpers, Stored::Layout(layout));
@@ -433,7 +436,7 @@ impl Emitter<'_> {
                 });
                 quote! {
                     match formats.#field {
-                        super::super::#ty::Dtype(dtype) => #dtype,
+                        super::super::#ty::#dtype_variant(dtype) => #dtype,
                         #(#arms)*
                     }
                 }

@@ -57,6 +57,7 @@ use std::path::Path;
 use toml::de::DeTable;
 
 use super::agree::{self, ServingCounts};
+use crate::load::mixup;
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::limits::MAX_RANKS;
 use crate::load::text::read_source;
@@ -394,15 +395,16 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
     } else {
         // A serving profile derives `slots`.
         if serving.is_none() && !misspelled(root, "slots", &TOP_KEYS) {
-            walk.report(
-                0..0,
-                Diagnostic::error("missing key `slots`")
-                    .label("the inputs file starts here")
-                    .help(
-                        "add `slots = N`: the sequence slots of the recurrent pools, the padding \
-                         dummy included",
-                    ),
-            );
+            let mut d = Diagnostic::error("missing key `slots`")
+                .label("the inputs file starts here")
+                .help(
+                    "add `slots = N`: the sequence slots of the recurrent pools, the padding \
+                     dummy included",
+                );
+            if let Some(mixup) = mixup::help(root, mixup::Kind::Inputs) {
+                d = d.help(mixup);
+            }
+            walk.report(0..0, d);
         }
         0
     };

@@ -22,7 +22,7 @@ use crate::load::config::rules::{
 use crate::load::config::{
     CONFIG_KEYS, DIM_SOURCE_KEYS, KIND_SOURCES, LAYER_INDICES_KEYS, LAYER_TYPES_KEYS,
 };
-use crate::load::names::ARCH_ITEMS;
+use crate::load::names::reserved::{ARCH_ITEMS, DIMS_METHODS};
 use crate::load::nodes::NODE_KEYS;
 use crate::load::text::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_LAYER_KINDS, MAX_LAYERS,
@@ -51,6 +51,20 @@ pub(super) const CIRCUIT: Document = Document {
 
 /// A dim: an identifier, never `x` (it separates a shape's axes).
 const DIM: Value = Value::Ident { not: &["x"] };
+
+/// A derived dim: a dim, and a method of the generated `Dims`, so none of its other methods.
+const DERIVED_DIM: Value = Value::Ident { not: &DERIVED_NOT };
+
+/// The names a derived dim may not take: `x` and `reserved::DIMS_METHODS`.
+const DERIVED_NOT: [&str; 1 + DIMS_METHODS.len()] = {
+    let mut not = ["x"; 1 + DIMS_METHODS.len()];
+    let mut i = 0;
+    while i < DIMS_METHODS.len() {
+        not[i + 1] = DIMS_METHODS[i];
+        i += 1;
+    }
+    not
+};
 
 /// A list of block names, each once.
 const BLOCK_LIST: Value = Value::List {
@@ -140,7 +154,7 @@ const TOP: Table = Table {
         Key::new(
             "derive",
             Value::Map {
-                name: &DIM,
+                name: &DERIVED_DIM,
                 value: &Value::Expr { axes: false },
                 entry: "A derived dim: a one-axis expression over declared and derived dims \
                         (`conv_kernel - 1`), its value under each checkpoint the expression's \
@@ -149,7 +163,8 @@ const TOP: Table = Table {
                 max: MAX_DIMS as u64,
             },
             "Dims computed from other dims: not listed in `dims`, never given by a checkpoint, \
-             and read by shapes like any dim.",
+             and read by shapes like any dim; each is a method of the generated `Dims`, so \
+             not `on_tp`.",
         )
         .since(2),
         Key::new(
@@ -161,7 +176,8 @@ const TOP: Table = Table {
                 unique: true,
             },
             "The declared dims a tensor-parallel rank holds a share of, each once (not a \
-             derived dim): on T ranks a listed dim d is d / T, or 1 when d < T divides T.",
+             derived dim, nor a dim a derived dim divides by): on T ranks a listed dim d is \
+             d / T, or 1 when d < T divides T.",
         )
         .since(2),
         Key::new(

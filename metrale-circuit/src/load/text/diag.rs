@@ -17,6 +17,12 @@
 //! - Paths are kept exactly as the user gave them; nothing is made absolute.
 //! - Rendering is plain text (no ANSI colours) with no trailing newline. A tab in a source line
 //!   is rendered as four spaces, and the carets are shifted and widened to match.
+//! - Rendering is the one place user text reaches a terminal, so it escapes it there: every
+//!   control character (a NUL, an ESC sequence, a bell, C1) and bidirectional control in the
+//!   message, the path, the source line, the label, the notes and the help is drawn as its
+//!   `\u{1b}` escape (`escaped`); the only line breaks are the renderer's own (its lines, and
+//!   a note's or help's lines, which it indents under the first). The [`Diagnostic`] keeps the
+//!   text as given.
 
 use std::fmt;
 use std::ops::Range;
@@ -340,17 +346,22 @@ impl Diagnostic {
     /// The rendered text, no trailing newline, no ANSI colours.
     #[must_use]
     pub fn render(&self) -> String {
-        let mut lines = vec![format!("error: {}", self.message)];
+        let mut lines = vec![format!("error: {}", escaped(&self.message))];
         // The gutter is as wide as the line number; without a line number it is one column.
         let gutter = self.location.as_ref().map_or(1, |l| digits(l.line));
         let pad = " ".repeat(gutter);
         let mut notes: Vec<(&str, &str)> = Vec::new();
         match (&self.location, &self.file) {
             (Some(loc), _) => {
-                lines.push(format!("{pad}--> {}:{}:{}", loc.path, loc.line, loc.column));
+                lines.push(format!(
+                    "{pad}--> {}:{}:{}",
+                    escaped(&loc.path),
+                    loc.line,
+                    loc.column
+                ));
                 lines.push(format!("{pad} |"));
                 let cut_before = loc.line_text_from > 1;
-                let mut shown = expand_tabs(&loc.line_text);
+                let mut shown = drawn_line(&loc.line_text);
                 if cut_before {
                     shown.insert_str(0, ELLIPSIS);
                 }
@@ -368,12 +379,12 @@ impl Diagnostic {
                     format!("{pad} | {}{}", " ".repeat(offset), "^".repeat(carets));
                 if !self.label.is_empty() {
                     caret_line.push(' ');
-                    caret_line.push_str(&self.label);
+                    caret_line.push_str(&escaped(&self.label));
                 }
                 lines.push(caret_line);
             }
             (None, Some(path)) => {
-                lines.push(format!("{pad}--> {path}"));
+                lines.push(format!("{pad}--> {}", escaped(path)));
                 if !self.label.is_empty() {
                     notes.push(("note", &self.label));
                 }
@@ -392,8 +403,8 @@ impl Diagnostic {
         for (kind, text) in notes {
             // Continuation lines of a multi-line note line up under its first line.
             let indent = " ".repeat(gutter + 1 + "= ".len() + kind.len() + ": ".len());
-            let mut parts = text.split('\n');
-            let first = parts.next().unwrap_or("");
+            let mut parts = text.split('\n').map(escaped);
+            let first = parts.next().unwrap_or_default();
             lines.push(format!("{pad} = {kind}: {first}"));
             for rest in parts {
                 lines.push(format!("{indent}{rest}").trim_end().to_owned());
@@ -416,15 +427,58 @@ fn digits(mut n: usize) -> usize {
     count
 }
 
-/// How wide a char of a source line is drawn: a tab is four spaces, anything else one column.
-fn drawn_width(c: char) -> usize {
-    if c == '\t' { 4 } else { 1 }
+/// The escape a char of user text is drawn as, `\u{1b}`: for a control character (C0, DEL and
+/// C1: a NUL, an ESC that starts a terminal sequence, a bell) and a bidirectional control
+/// (which reorders what a terminal shows); `None` for any other char, drawn as itself.
+fn escape(c: char) -> Option<std::char::EscapeUnicode> {
+    let bidi = matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    );
+    (c.is_control() || bidi).then(|| c.escape_unicode())
 }
 
-/// A source line as drawn: tabs become four spaces, and a lone `\r` (not a line terminator
-/// there, but a terminal would return the cursor on it) the one-column `␍`.
-fn expand_tabs(line: &str) -> String {
-    line.replace('\t', "    ").replace('\r', "\u{240d}")
+/// `text` as a diagnostic draws it: each char [`escape`] escapes as its escape, a newline
+/// included (a line break in a message, a path or a label is the text's, not the renderer's).
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match escape(c) {
+            Some(escape) => out.extend(escape),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// How a char of a source line is drawn: a tab as four spaces, a lone `\r` (not a line
+/// terminator there, but a terminal would return the cursor on it) as the one-column `␍`, any
+/// other char as [`escaped`] draws it.
+fn drawn(c: char, out: &mut String) {
+    match (c, escape(c)) {
+        ('\t', _) => out.push_str("    "),
+        ('\r', _) => out.push('\u{240d}'),
+        (_, Some(escape)) => out.extend(escape),
+        (c, None) => out.push(c),
+    }
+}
+
+/// How many columns [`drawn`] draws `c` in.
+fn drawn_width(c: char) -> usize {
+    match (c, escape(c)) {
+        ('\t', _) => 4,
+        ('\r', _) | (_, None) => 1,
+        (_, Some(escape)) => escape.count(),
+    }
+}
+
+/// A source line as drawn, char by char ([`drawn`]).
+fn drawn_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        drawn(c, &mut out);
+    }
+    out
 }
 
 /// Where the carets of `loc` start (in drawn columns after the gutter) and how many there are.
@@ -844,6 +898,33 @@ error: unknown state kind `paged_kvv`
             d.render(),
             "error: m\n --> t.toml:1:2\n  |\n1 |     k    = 1\n  |     ^^^^^ l"
         );
+    }
+
+    #[test]
+    fn control_characters_render_escaped_wherever_they_come_from() {
+        // A NUL and an ESC sequence in the file name, the source line, the message, the label,
+        // a note and a help reach no terminal raw; the carets line up with the escapes, and a
+        // note's own line break is still the renderer's.
+        let src = Source::new("a\u{1b}]0;x\u{7}.toml", "k\u{1b}[2J = \"\0\"\n");
+        let d = Diagnostic::error("bad \u{0} key \u{1b}[31m\nerror: forged")
+            .at(&src, 8..11)
+            .label("l\u{1b}")
+            .note("first \u{202e}\nsecond \u{9b}")
+            .help("h\r");
+        let shown = d.render();
+        assert_eq!(
+            shown,
+            "error: bad \\u{0} key \\u{1b}[31m\\u{a}error: forged\n \
+             --> a\\u{1b}]0;x\\u{7}.toml:1:9\n  |\n\
+             1 | k\\u{1b}[2J = \"\\u{0}\"\n  |              ^^^^^^^ l\\u{1b}\n  |\n  \
+             = note: first \\u{202e}\n          second \\u{9b}\n  = help: h\\u{d}"
+        );
+        assert!(
+            !shown.contains(|c: char| c.is_control() && c != '\n'),
+            "{shown:?}"
+        );
+        // The escape is drawn where the text is; the diagnostic keeps the text as given.
+        assert_eq!(d.location.unwrap().line_text, "k\u{1b}[2J = \"\0\"");
     }
 
     #[test]

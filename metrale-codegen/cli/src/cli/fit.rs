@@ -346,40 +346,8 @@ fn fit_rank(
                 None => d,
             }
         }
-        FitError::TooSmall { needs } => Diagnostic::error(format!(
-            "a budget of {budget} bytes is too small: even 0 {} need {needs} device bytes",
-            args.free.name()
-        ))
-        .help(format!(
-            "the smallest budget that fits anything is {needs} bytes"
-        )),
-        FitError::NoneFits { empty, needs } => {
-            let one = match args.free {
-                Free::KvBlocks => "KV block",
-                Free::Sequences => "sequence",
-            };
-            // `u64::MAX`: the plan of one could not be made (its sizes overflow u64).
-            if needs == u64::MAX {
-                let lower = match args.free {
-                    Free::KvBlocks => "the counts of the inputs".to_owned(),
-                    Free::Sequences => format!("`--context {context}`"),
-                };
-                Diagnostic::error(format!(
-                    "no budget holds one {one}: the plan of one overflows u64 (0 take {empty} \
-                     device bytes)"
-                ))
-                .help(format!("lower {lower}"))
-            } else {
-                Diagnostic::error(format!(
-                    "a budget of {budget} bytes holds no {one}: 0 take {empty} device bytes, 1 \
-                     needs {needs}"
-                ))
-                .help(format!(
-                    "the smallest budget that serves one is {needs} bytes ({} more)",
-                    needs.saturating_sub(budget)
-                ))
-            }
-        }
+        FitError::TooSmall { needs } => budget_refused(args, budget, None, needs),
+        FitError::NoneFits { empty, needs } => budget_refused(args, budget, Some(empty), needs),
     })?;
     // The per-unit figures, from the plan at the answer.
     let counts = match &profile {
@@ -502,4 +470,39 @@ fn per_unit(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
         per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),
         per(&|t| t.kind == StateKind::PagedKv && !draft(t)),
     )
+}
+/// Why `budget` holds nothing: even 0 needs `needs` device bytes (`empty` `None`), or 0 takes
+/// `empty` and 1 needs `needs` (`u64::MAX`: the plan of one could not be made).
+fn budget_refused(args: &FitArgs, budget: u64, empty: Option<u64>, needs: u64) -> Diagnostic {
+    let Some(empty) = empty else {
+        return Diagnostic::error(format!(
+            "a budget of {budget} bytes is too small: even 0 {} need {needs} device bytes",
+            args.free.name()
+        ))
+        .help(format!(
+            "the smallest budget that fits anything is {needs} bytes"
+        ));
+    };
+    let one = match args.free {
+        Free::KvBlocks => "KV block",
+        Free::Sequences => "sequence",
+    };
+    if needs == u64::MAX {
+        let lower = match args.free {
+            Free::KvBlocks => "the counts of the inputs".to_owned(),
+            Free::Sequences => format!("`--context {}`", args.context.unwrap_or(0)),
+        };
+        return Diagnostic::error(format!(
+            "no budget holds one {one}: the plan of one overflows u64 (0 take {empty} device \
+             bytes)"
+        ))
+        .help(format!("lower {lower}"));
+    }
+    Diagnostic::error(format!(
+        "a budget of {budget} bytes holds no {one}: 0 take {empty} device bytes, 1 needs {needs}"
+    ))
+    .help(format!(
+        "the smallest budget that serves one is {needs} bytes ({} more)",
+        needs.saturating_sub(budget)
+    ))
 }

@@ -83,6 +83,7 @@ pub enum Status {
 
 impl Status {
     /// The process exit code: 0, 1 or 2.
+    #[must_use]
     pub const fn code(self) -> u8 {
         match self {
             Status::Ok => 0,
@@ -105,6 +106,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Success printing `stdout`.
+    #[must_use]
     pub fn ok(stdout: String) -> Self {
         Self {
             status: Status::Ok,
@@ -114,6 +116,7 @@ impl Outcome {
     }
 
     /// Bad input: the diagnostics on stderr, exit 1.
+    #[must_use]
     pub fn bad_input(diagnostics: &Diagnostics) -> Self {
         Self {
             status: Status::BadInput,
@@ -124,6 +127,7 @@ impl Outcome {
 
     /// What clap says instead of parsing: help or the version on stdout (exit 0), or a usage
     /// error on stderr (exit 2).
+    #[must_use]
     pub fn clap(error: &clap::Error) -> Self {
         let text = error.render().to_string();
         if error.use_stderr() {
