@@ -396,3 +396,30 @@ fn a_profile_overflow_names_its_count() {
         run.stderr
     );
 }
+
+/// Issue 22: an overflow caused by a window input or an `h_steps` entry names that key, at its
+/// value, as one caused by `slots` does.
+#[test]
+fn window_and_h_steps_overflows_name_their_key() {
+    let window = "slots = 8\n[formats]\nkv_cache_dtype = \"fp8\"\n[kv]\nblocks = 64\nblock_size = 16\n\
+                  sequences = 4\nchunk_tokens = 18446744073709551615\nmax_tokens = 18446744073709551615\n";
+    let run = plan_with("overflow-window", "circuits/gpt_oss.toml", window, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("overflow-window.toml:8:16")
+            && run.stderr.contains("lower `[kv] chunk_tokens`"),
+        "{}",
+        run.stderr
+    );
+    let steps = "slots = 8\n[verify]\nh_steps = [18446744073709551615, 2]\nconv_steps = 4\n[formats]\n\
+                 kv_cache_dtype = \"fp8\"\nssm_h_storage = \"f32\"\nssm_conv_storage = \"bf16\"\n\
+                 [kv]\nblocks = 64\nblock_size = 16\n";
+    let run = plan_with("overflow-steps", "circuits/qwen3_5.toml", steps, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("overflow-steps.toml:3:11")
+            && run.stderr.contains("lower `[verify] h_steps`"),
+        "{}",
+        run.stderr
+    );
+}
