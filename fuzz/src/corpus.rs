@@ -7,8 +7,18 @@
 //!   that holds `schema`, and the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`;
 //! - block libraries: each circuit of `circuits/` and `tests/ui/circuits/` that includes one,
 //!   with the library it includes (`include = ["x"]` reads `<circuit dir>/blocks/x.toml`);
-//! - inputs files: `metrale-codegen/cli/inputs/*.toml` and the TOML blocks of `docs/inputs.md`;
-//! - shapes: every `shape = "..."` and `window = "..."` string of the circuits.
+//! - inputs files: `metrale-codegen/cli/inputs/*.toml`, the same with a `[parallel]` table
+//!   added, and the TOML blocks of `docs/inputs.md` (so `[serving]` and `[parallel]` are
+//!   mutated);
+//! - shapes: every `shape = "..."` and `window = "..."` string of the circuits;
+//! - configs: `circuits/configs/*.json`, each with the circuit of its checkpoint;
+//! - command inputs (a `#!` command line, then a file: [`crate::command`]): `fit` and `plan`
+//!   lines before every inputs file, `import` lines before every config, `gen` lines before
+//!   every circuit.
+//!
+//! The schema-3 keys (`layouts`, `layer_rules`, `shares`, chunked windows) are in the
+//! circuits of `circuits/` (`gemma2`, `gemma3`, `gemma3n`, `llama4`, `deepseek_v32`) and the loader's
+//! cases; a test below keeps each reachable.
 //!
 //! Invariants: every list is sorted by path and deduplicated, so a seed gives the same run on
 //! every machine; nothing here depends on the order `read_dir` returns.
@@ -18,6 +28,54 @@ use std::path::{Path, PathBuf};
 
 use metrale_circuit::dynamic::StateAccess;
 use metrale_circuit::{Holding, Lifetime, Space, StateDtype, StateKind};
+
+/// The command lines of the `fit` target's seeds, each paired with every inputs seed: every
+/// way to give the budget, both free inputs, ranks (one named, every one, huge), the schema-3
+/// circuits, built-in inputs.
+const FIT_LINES: [&str; 11] = [
+    "fit circuits/qwen3_5.toml --for kv-blocks --budget 80GiB --inputs @inputs",
+    "fit circuits/qwen3_5.toml --for sequences --context 32768 --gpu 80GiB --weights 54GiB --reserve 4GiB --inputs @inputs --json",
+    "fit circuits/nemotron_h.toml --checkpoint nemotron_h_47b --for sequences --context 8192 --budget 40GiB --tp 4 --pp 2 --inputs @inputs",
+    "fit circuits/llama.toml --for kv-blocks --gpu 24GiB --utilization 0.9 --tp 2 --tp-rank 1 --pp-rank 0 --inputs @inputs --json",
+    "fit circuits/gpt_oss.toml --for sequences --context 4096 --budget 16GiB --inputs @inputs",
+    "fit circuits/gemma3n.toml --for sequences --context 2048 --budget 8GiB --align 4096 --inputs @inputs --json",
+    "fit circuits/deepseek_v32.toml --for kv-blocks --budget 1TB --pp 2 --inputs @inputs",
+    "fit circuits/llama4.toml --for sequences --context 131072 --gpu 80GiB --tp 8 --inputs @inputs",
+    "fit circuits/gemma2.toml --checkpoint tiny --for kv-blocks --budget 16MiB --inputs @inputs --json",
+    "fit circuits/qwen3_next.toml --for sequences --context 4096 --budget 40GiB",
+    "fit circuits/qwen3_5.toml --checkpoint tiny --for kv-blocks --budget 1GiB --pp 18446744073709551615 --inputs @inputs",
+];
+
+/// The command lines of the `plan` target's seeds, each paired with every inputs seed: JSON,
+/// the term table, the SVG map (also of a circuit whose file name holds control characters),
+/// ranks (one, every one, huge), the schema-3 circuits, built-in inputs.
+const PLAN_LINES: [&str; 11] = [
+    "plan circuits/qwen3_5.toml --inputs @inputs --json --svg @svg",
+    "plan circuits/nemotron_h.toml --checkpoint nemotron_h_47b --tp 4 --pp 2 --inputs @inputs",
+    "plan circuits/nemotron_h.toml --checkpoint nemotron_h_47b --tp 4 --pp 2 --tp-rank 3 --pp-rank 1 --json --svg @svg --inputs @inputs",
+    "plan circuits/qwen3_5.toml --tp 1099511627776 --inputs @inputs --json",
+    "plan @ctl:circuits/qwen3_5.toml --svg @svg --terms --inputs @inputs",
+    "plan @ctl:circuits/gemma3n.toml --svg @svg --json --inputs @inputs",
+    "plan circuits/deepseek_v32.toml --terms --sort plan --group kind --inputs @inputs --svg @svg",
+    "plan circuits/llama4.toml --tp 8 --pp 4 --json --inputs @inputs",
+    "plan circuits/gemma2.toml --checkpoint tiny --align 64 --terms --group layer --inputs @inputs --svg @svg",
+    "plan circuits/gpt_oss.toml --pp 18446744073709551615 --inputs @inputs",
+    "plan circuits/qwen3_next.toml --tp 4 --tp-rank 3 --pp-rank 0 --json",
+];
+
+/// The command lines of the `write` target's seeds, taken in turn by the circuits: `gen` into
+/// a file, with another runtime path, to stdout.
+const WRITE_LINES: [&str; 3] = [
+    "gen @circuit -o @out",
+    "gen @circuit -o @out --runtime-path crate::rt",
+    "gen @circuit",
+];
+
+/// `[parallel]` tables added to the CLI's inputs files, so mutation reaches the table.
+const PARALLEL_TABLES: [(&str, &str); 2] = [
+    ("default.toml", "\n[parallel]\ntp = 2\npp = 2\n"),
+    ("serving.toml", "\n[parallel]\ntp = 4\npp = 1\n"),
+];
 
 /// One seed file: where it came from (relative to the workspace root, with `#N` for the N-th
 /// snippet of a file) and its text.
@@ -42,6 +100,17 @@ pub struct LibrarySeed {
     pub text: String,
 }
 
+/// A config.json and the circuit that reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigSeed {
+    /// The config, named as in the workspace (`circuits/configs/gemma_2_2b.json`).
+    pub config: Seed,
+    /// The circuit holding its checkpoint (`circuits/gemma2.toml`).
+    pub circuit: String,
+    /// The config file's stem, its checkpoint's name (`gemma_2_2b`).
+    pub stem: String,
+}
+
 /// Every seed, and the words mutations draw from.
 #[derive(Debug, Clone)]
 pub struct Corpus {
@@ -55,6 +124,16 @@ pub struct Corpus {
     pub inputs: Vec<Seed>,
     /// Shape strings.
     pub shapes: Vec<Seed>,
+    /// Configs, each with its circuit.
+    pub configs: Vec<ConfigSeed>,
+    /// `fit` command inputs.
+    pub fits: Vec<Seed>,
+    /// `plan` command inputs.
+    pub plans: Vec<Seed>,
+    /// `import` command inputs.
+    pub imports: Vec<Seed>,
+    /// `gen` command inputs (the circuit is the file).
+    pub writes: Vec<Seed>,
     /// Keys, kinds, dtypes, dims, layer kinds and names found in the corpus, sorted.
     pub words: Vec<String>,
     /// Every line of every seed, for splicing lines across files.
@@ -101,10 +180,7 @@ impl Corpus {
                 }
             }
         }
-        let mut inputs = Vec::new();
-        for path in files_in(root, "metrale-codegen/cli/inputs", "toml")? {
-            inputs.push(seed(root, &path)?);
-        }
+        let mut inputs = cli_inputs(root)?;
         for path in files_in(root, "docs", "md")? {
             let file = seed(root, &path)?;
             for (i, block) in toml_blocks(&file.text).into_iter().enumerate() {
@@ -121,20 +197,19 @@ impl Corpus {
         }
         let libraries = library_seeds(root, &circuits)?;
         // The loader's error cases, after the libraries: a case may include a missing library.
-        let cases = root.join("metrale-circuit/tests/cases");
-        let mut groups: Vec<PathBuf> = std::fs::read_dir(&cases)
-            .map_err(|e| format!("cannot read {}: {e}", cases.display()))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        groups.sort();
-        for group in groups {
-            for path in files_in(&group, "", "toml")? {
-                circuits.push(seed(root, &path)?);
-            }
-        }
+        circuits.extend(case_seeds(root)?);
         let shapes = shape_strings(&circuits);
+        let configs = config_seeds(root, &circuits)?;
+        // One line each, in turn: `writes[i]` is `circuits[i]` after a command line.
+        let writes = WRITE_LINES
+            .iter()
+            .cycle()
+            .zip(&circuits)
+            .map(|(line, circuit)| Seed {
+                name: circuit.name.clone(),
+                text: format!("{} {line}\n{}", crate::command::HEADER, circuit.text),
+            })
+            .collect();
         let all: Vec<&Seed> = circuits
             .iter()
             .chain(&inputs)
@@ -152,16 +227,22 @@ impl Corpus {
             root: root.to_path_buf(),
             words: dictionary(all.iter().map(|s| s.text.as_str())),
             lines: lines.into_iter().collect(),
+            fits: command_seeds(&FIT_LINES, &inputs),
+            plans: command_seeds(&PLAN_LINES, &inputs),
+            imports: import_seeds(&configs),
+            writes,
             circuits,
             libraries,
             inputs,
             shapes,
+            configs,
         };
         for (what, empty) in [
             ("circuits", corpus.circuits.is_empty()),
             ("block libraries", corpus.libraries.is_empty()),
             ("inputs files", corpus.inputs.is_empty()),
             ("shapes", corpus.shapes.is_empty()),
+            ("configs", corpus.configs.is_empty()),
         ] {
             if empty {
                 return Err(format!("the corpus has no {what} under {}", root.display()));
@@ -265,6 +346,103 @@ fn library_seeds(root: &Path, circuits: &[Seed]) -> Result<Vec<LibrarySeed>, Str
     Ok(seeds)
 }
 
+/// The CLI's inputs files, then each of them with a `[parallel]` table added.
+fn cli_inputs(root: &Path) -> Result<Vec<Seed>, String> {
+    let mut inputs = Vec::new();
+    for path in files_in(root, "metrale-codegen/cli/inputs", "toml")? {
+        inputs.push(seed(root, &path)?);
+    }
+    for (file, table) in PARALLEL_TABLES {
+        if let Some(base) = inputs.iter().find(|s| s.name.ends_with(file)).cloned() {
+            inputs.push(Seed {
+                name: format!("{}+parallel", base.name),
+                text: format!("{}{table}", base.text),
+            });
+        }
+    }
+    Ok(inputs)
+}
+
+/// The loader's case files, `metrale-circuit/tests/cases/*/*.toml`, sorted.
+fn case_seeds(root: &Path) -> Result<Vec<Seed>, String> {
+    let cases = root.join("metrale-circuit/tests/cases");
+    let mut groups: Vec<PathBuf> = std::fs::read_dir(&cases)
+        .map_err(|e| format!("cannot read {}: {e}", cases.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    groups.sort();
+    let mut seeds = Vec::new();
+    for group in groups {
+        for path in files_in(&group, "", "toml")? {
+            seeds.push(seed(root, &path)?);
+        }
+    }
+    Ok(seeds)
+}
+
+/// Every config of `circuits/configs/`, with the circuit holding its checkpoint (the config's
+/// stem names it: `[checkpoint.<stem>]`).
+fn config_seeds(root: &Path, circuits: &[Seed]) -> Result<Vec<ConfigSeed>, String> {
+    let mut configs = Vec::new();
+    for path in files_in(root, "circuits/configs", "json")? {
+        let config = seed(root, &path)?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let header = format!("[checkpoint.{stem}]");
+        let Some(circuit) = circuits
+            .iter()
+            .find(|c| c.name.starts_with("circuits/") && c.text.contains(&header))
+        else {
+            return Err(format!("no circuit of circuits/ holds `{header}`"));
+        };
+        configs.push(ConfigSeed {
+            config,
+            circuit: circuit.name.clone(),
+            stem,
+        });
+    }
+    Ok(configs)
+}
+
+/// The seeds of the command targets: each command line of `lines` before each file of
+/// `files` (a command line, then the file, as [`crate::command::split`] reads them).
+fn command_seeds(lines: &[&str], files: &[Seed]) -> Vec<Seed> {
+    let mut seeds = Vec::new();
+    for line in lines {
+        for file in files {
+            seeds.push(Seed {
+                name: file.name.clone(),
+                text: format!("{} {line}\n{}", crate::command::HEADER, file.text),
+            });
+        }
+    }
+    seeds
+}
+
+/// The `import` seeds: each config after `import <its circuit> @config`, with `--name` (a
+/// new checkpoint) and without (the config's stem: it re-reads the circuit's own).
+fn import_seeds(configs: &[ConfigSeed]) -> Vec<Seed> {
+    let mut seeds = Vec::new();
+    for config in configs {
+        for name in [" --name fuzzed", ""] {
+            seeds.push(Seed {
+                name: config.config.name.clone(),
+                text: format!(
+                    "{} import {} @config{name}\n{}",
+                    crate::command::HEADER,
+                    config.circuit,
+                    config.config.text
+                ),
+            });
+        }
+    }
+    seeds
+}
+
 /// Every distinct `shape = "..."` and `window = "..."` string of the circuits.
 fn shape_strings(circuits: &[Seed]) -> Vec<Seed> {
     let mut shapes = BTreeSet::new();
@@ -366,5 +544,44 @@ mod tests {
                 .iter()
                 .any(|s| s.text == "kv_heads x head_dim")
         );
+        assert!(
+            corpus
+                .configs
+                .iter()
+                .any(|c| c.stem == "gemma_2_2b" && c.circuit == "circuits/gemma2.toml")
+        );
+        assert_eq!(corpus.imports.len(), 2 * corpus.configs.len());
+        assert_eq!(corpus.writes.len(), corpus.circuits.len());
+    }
+
+    #[test]
+    fn mutation_reaches_serving_parallel_and_the_schema_3_keys() {
+        let corpus = Corpus::read(&workspace_root()).expect("corpus");
+        let has =
+            |seeds: &[Seed], text: &str| seeds.iter().filter(|s| s.text.contains(text)).count();
+        // Inputs files (and so the fit and plan inputs) with each table.
+        for table in ["[serving]", "[parallel]"] {
+            assert!(has(&corpus.inputs, table) >= 2, "{table}");
+            assert!(has(&corpus.fits, table) >= 2 * FIT_LINES.len(), "{table}");
+        }
+        // Circuits with each schema-3 key, among them the zoo's.
+        for key in [
+            "schema = 3",
+            "layouts",
+            "layer_rules",
+            "shares = ",
+            "chunk = ",
+        ] {
+            assert!(has(&corpus.circuits, key) >= 2, "{key}");
+        }
+        for zoo in ["gemma3n", "deepseek_v32", "llama4", "gemma2"] {
+            let name = format!("circuits/{zoo}.toml");
+            let circuit = corpus
+                .circuits
+                .iter()
+                .find(|c| c.name == name)
+                .expect("zoo circuit");
+            assert!(circuit.text.contains("schema = 3"), "{name}");
+        }
     }
 }

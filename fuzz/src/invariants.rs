@@ -1,6 +1,9 @@
 //! The invariants every execution checks, each returning the violations it finds as text:
 //! errors located inside the files read, a dynamic plan's layout aligned and disjoint, a
-//! shape's syntax error inside its text.
+//! shape's syntax error inside its text; and for the CLI targets, a command's exit against
+//! its command line ([`outcome`]), rendered locations inside the file named, `fit --json` and
+//! `plan --json` read back and checked, the SVG map well-formed XML, a Builder's lines to
+//! cargo, no temporary file left by a write.
 //!
 //! Invariants (of this module): a check never panics on what it checks, and an empty list
 //! means the property holds.
@@ -9,6 +12,9 @@ use metrale_circuit::Space;
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
 use metrale_circuit::load::shape::ShapeSyntaxError;
+use metrale_cli::{Outcome, Status};
+
+use crate::command::Verdict;
 
 /// Every diagnostic points inside a file that was read: a location whose path names one of
 /// `files`, with its line inside that file's text and its column inside the line (or one past
@@ -215,6 +221,386 @@ pub fn layout(plan: &DynamicPlan, what: &str) -> Vec<String> {
     violations
 }
 
+/// The first line of each error a command printed on stderr (at most 200 chars each), for
+/// the run's distinct-error counts.
+#[must_use]
+pub fn error_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("error") && !l.starts_with("error: aborting due to"))
+        .map(|l| l.chars().take(200).collect())
+        .collect()
+}
+
+/// A command's exit against its command line: a well-formed line is never a usage error and a
+/// malformed one always is; bad input says why on stderr, with every control character
+/// escaped (the only raw one a line break), and prints nothing on stdout.
+#[must_use]
+pub fn outcome(outcome: &Outcome, verdict: &Verdict) -> Vec<String> {
+    let mut violations = Vec::new();
+    let first = first_line(outcome.stderr.trim_start());
+    match (outcome.status, verdict) {
+        (Status::Usage, Verdict::WellFormed) => violations.push(format!(
+            "a usage error on a well-formed command line: {first}"
+        )),
+        (Status::Ok | Status::BadInput, Verdict::Malformed(why)) => violations.push(format!(
+            "a malformed command line ({why}) exits {}, not as a usage error",
+            outcome.status.code()
+        )),
+        _ => {}
+    }
+    if outcome.status == Status::BadInput {
+        if outcome.stderr.trim().is_empty() {
+            violations.push("bad input with nothing on stderr".to_owned());
+        }
+        if !outcome.stdout.is_empty() {
+            violations.push("bad input with text on stdout".to_owned());
+        }
+        if let Some(c) = outcome
+            .stderr
+            .chars()
+            .find(|&c| c.is_control() && c != '\n')
+        {
+            violations.push(format!(
+                "a diagnostic prints the control character {} raw: {first}",
+                c.escape_unicode()
+            ));
+        }
+    }
+    violations
+}
+
+/// Every `--> path:line:col` of rendered diagnostics that names `path` (whose text is `text`)
+/// points inside it: its line in the file, its column in the line or one past its end.
+#[must_use]
+pub fn rendered_locations(stderr: &str, path: &str, text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut violations = Vec::new();
+    for arrow in stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--> "))
+    {
+        let Some(place) = arrow.strip_prefix(path).and_then(|p| p.strip_prefix(':')) else {
+            continue;
+        };
+        let mut numbers = place.split(':').map(str::parse::<usize>);
+        let (Some(Ok(line)), Some(Ok(column))) = (numbers.next(), numbers.next()) else {
+            violations.push(format!("a location without line:col: `{arrow}`"));
+            continue;
+        };
+        let Some(shown) = line.checked_sub(1).and_then(|i| lines.get(i)) else {
+            violations.push(format!(
+                "line {line} outside `{path}` ({} lines)",
+                lines.len()
+            ));
+            continue;
+        };
+        let shown = if line < lines.len() {
+            shown.strip_suffix('\r').unwrap_or(shown)
+        } else {
+            shown
+        };
+        if column == 0 || column > shown.chars().count() + 1 {
+            violations.push(format!("column {column} outside line {line} of `{path}`"));
+        }
+    }
+    violations
+}
+
+/// A JSON value's unsigned integer at `key`, or why it is missing.
+fn number(value: &serde_json::Value, key: &str) -> Result<u64, String> {
+    value
+        .get(key)
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| format!("no unsigned integer `{key}`"))
+}
+
+/// `fit --json`: the documented fields; a value of at least 1 whose device bytes fit the
+/// budget and whose next value's do not; the marginal bytes their difference; with `--gpu` the
+/// budget what the GPU leaves; over ranks, a rank inside them. Returns the violations and the
+/// value and device bytes, to compare with the table.
+#[must_use]
+pub fn fit_json(stdout: &str, args: &[String]) -> (Vec<String>, Option<(u64, u64)>) {
+    let value: serde_json::Value = match serde_json::from_str(stdout) {
+        Ok(value) => value,
+        Err(error) => return (vec![format!("`fit --json` is not JSON: {error}")], None),
+    };
+    let mut violations = Vec::new();
+    let mut check = |result: Result<(), String>| {
+        if let Err(problem) = result {
+            violations.push(format!("`fit --json`: {problem}"));
+        }
+    };
+    let fields = (|| {
+        for key in [
+            "for",
+            "value",
+            "budget",
+            "device_bytes",
+            "next_device_bytes",
+            "marginal_bytes",
+            "marginal_block_bytes",
+            "policy",
+        ] {
+            if value.get(key).is_none() {
+                return Err(format!("no `{key}`"));
+            }
+        }
+        Ok((
+            number(&value, "value")?,
+            number(&value, "budget")?,
+            number(&value, "device_bytes")?,
+        ))
+    })();
+    let (found, budget, device) = match fields {
+        Ok(fields) => fields,
+        Err(problem) => {
+            check(Err(problem));
+            return (violations, None);
+        }
+    };
+    let free = crate::command::option(args, "--for").unwrap_or("");
+    check(if value["for"] == free {
+        Ok(())
+    } else {
+        Err(format!("`for` is {}, not `{free}`", value["for"]))
+    });
+    check(if found >= 1 {
+        Ok(())
+    } else {
+        Err("an answer of 0 (which serves nothing) exits 0".to_owned())
+    });
+    check(if device <= budget {
+        Ok(())
+    } else {
+        Err(format!("{device} device bytes over the budget of {budget}"))
+    });
+    let next = value["next_device_bytes"].as_u64();
+    check(match next {
+        Some(next) if next <= budget => Err(format!(
+            "one more ({next} B) fits the budget of {budget} B too"
+        )),
+        _ => Ok(()),
+    });
+    check(match (next, value["marginal_bytes"].as_u64()) {
+        (Some(next), Some(marginal)) if next.checked_sub(device) != Some(marginal) => Err(format!(
+            "`marginal_bytes` {marginal} is not {next} - {device}"
+        )),
+        (None, Some(marginal)) => Err(format!(
+            "`marginal_bytes` {marginal} without `next_device_bytes`"
+        )),
+        _ => Ok(()),
+    });
+    check(match value["policy"].as_str() {
+        Some("arenas") => Ok(()),
+        Some("vllm") => ["block_tokens", "page_bytes", "pool_pages", "admitted"]
+            .into_iter()
+            .find(|k| value.get(*k).is_none())
+            .map_or(Ok(()), |k| Err(format!("policy vllm without `{k}`"))),
+        other => Err(format!("policy {other:?}")),
+    });
+    check(fit_json_budget(&value, budget, args));
+    (violations, Some((found, device)))
+}
+
+/// `fit --json`'s budget with `--gpu` (the usable bytes less the weights a GPU holds and the
+/// reserve) and its rank over several (inside the ranks).
+fn fit_json_budget(value: &serde_json::Value, budget: u64, args: &[String]) -> Result<(), String> {
+    if crate::command::option(args, "--gpu").is_some() {
+        let usable = number(value, "usable_bytes")?;
+        let weights = number(value, "weights_per_gpu")?;
+        let reserve = number(value, "reserve")?;
+        let taken = u128::from(budget) + u128::from(weights) + u128::from(reserve);
+        if taken != u128::from(usable) {
+            return Err(format!(
+                "budget {budget} + weights {weights} + reserve {reserve} is not the usable {usable}"
+            ));
+        }
+    }
+    if value.get("tp").is_some() {
+        let (tp, pp) = (number(value, "tp")?, number(value, "pp")?);
+        let (tp_rank, pp_rank) = (number(value, "tp_rank")?, number(value, "pp_rank")?);
+        if tp_rank >= tp || pp_rank >= pp {
+            return Err(format!("rank ({tp_rank}, {pp_rank}) outside {tp} x {pp}"));
+        }
+    }
+    Ok(())
+}
+
+/// The value and the device bytes `fit`'s table prints (the rows named `free` and `device
+/// bytes at it`).
+#[must_use]
+pub fn fit_table(stdout: &str, free: &str) -> Option<(u64, u64)> {
+    let row = |key: &str| {
+        stdout.lines().find_map(|l| {
+            l.strip_prefix(key)
+                .filter(|rest| rest.starts_with("  "))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+    };
+    Some((row(free)?, row("device bytes at it")?))
+}
+
+/// `plan --json`: one plan's terms inside their arenas and aligned, their bytes the totals',
+/// a rank's place; or every rank's bytes, one entry a rank, their sum the total, the pipeline
+/// ranks' layers contiguous from 0 and disjoint.
+#[must_use]
+pub fn plan_json(stdout: &str) -> Vec<String> {
+    let value: serde_json::Value = match serde_json::from_str(stdout) {
+        Ok(value) => value,
+        Err(error) => return vec![format!("`plan --json` is not JSON: {error}")],
+    };
+    let checked = if value.get("ranks").is_some() {
+        every_rank_json(&value)
+    } else {
+        one_plan_json(&value)
+    };
+    checked
+        .err()
+        .map(|problem| format!("`plan --json`: {problem}"))
+        .into_iter()
+        .collect()
+}
+
+/// [`plan_json`] of one plan.
+fn one_plan_json(value: &serde_json::Value) -> Result<(), String> {
+    let align = number(value, "align")?;
+    let arena = [
+        ("device", number(value, "device_bytes")?),
+        ("host", number(value, "host_bytes")?),
+    ];
+    let terms = value["terms"].as_array().ok_or("no `terms`")?;
+    let mut sums = [(0u128, 0u64); 2];
+    for term in terms {
+        let (offset, bytes) = (number(term, "offset")?, number(term, "bytes")?);
+        let state = term["state"].as_str().unwrap_or("?");
+        let space = arena
+            .iter()
+            .position(|(name, _)| term["space"] == *name)
+            .ok_or_else(|| format!("`{state}` in space {}", term["space"]))?;
+        if u128::from(offset) + u128::from(bytes) > u128::from(arena[space].1) {
+            return Err(format!(
+                "`{state}` at {offset} + {bytes} B past its arena of {} B",
+                arena[space].1
+            ));
+        }
+        if align != 0 && offset % align != 0 {
+            return Err(format!("`{state}` at {offset}, not aligned to {align}"));
+        }
+        sums[space].0 += u128::from(bytes);
+        sums[space].1 += 1;
+    }
+    for (space, (bytes, count)) in arena.iter().zip(sums) {
+        let per = value["totals"]["lifetime"][space.0]
+            .as_object()
+            .ok_or_else(|| format!("no `totals.lifetime.{}`", space.0))?;
+        let (mut total, mut terms) = (0u128, 0u64);
+        for lifetime in per.values() {
+            total += u128::from(number(lifetime, "bytes")?);
+            terms += number(lifetime, "terms")?;
+        }
+        if (total, terms) != (bytes, count) {
+            return Err(format!(
+                "{} totals {terms} terms, {total} B; its terms {count}, {bytes} B",
+                space.0
+            ));
+        }
+    }
+    if value.get("tp").is_some() {
+        let (tp, pp) = (number(value, "tp")?, number(value, "pp")?);
+        let (tp_rank, pp_rank) = (number(value, "tp_rank")?, number(value, "pp_rank")?);
+        if tp_rank >= tp || pp_rank >= pp || value["layers"].as_array().is_none() {
+            return Err(format!("rank ({tp_rank}, {pp_rank}) of {tp} x {pp}"));
+        }
+    }
+    Ok(())
+}
+
+/// [`plan_json`] of every rank's bytes.
+fn every_rank_json(value: &serde_json::Value) -> Result<(), String> {
+    let (tp, pp) = (number(value, "tp")?, number(value, "pp")?);
+    let ranks = value["ranks"].as_array().ok_or("no `ranks`")?;
+    if u128::from(tp) * u128::from(pp) != ranks.len() as u128 {
+        return Err(format!("{} ranks listed for {tp} x {pp}", ranks.len()));
+    }
+    let (mut device, mut host) = (0u128, 0u128);
+    let mut layers = Vec::new();
+    for rank in ranks {
+        let (tp_rank, pp_rank) = (number(rank, "tp_rank")?, number(rank, "pp_rank")?);
+        if tp_rank >= tp || pp_rank >= pp {
+            return Err(format!("rank ({tp_rank}, {pp_rank}) of {tp} x {pp}"));
+        }
+        device += u128::from(number(rank, "device_bytes")?);
+        host += u128::from(number(rank, "host_bytes")?);
+        if tp_rank == 0 {
+            let held = rank["layers"].as_array().ok_or("a rank without `layers`")?;
+            layers.extend(held.iter().filter_map(serde_json::Value::as_u64));
+        }
+    }
+    for (what, sum) in [("device_bytes", device), ("host_bytes", host)] {
+        if let Ok(sum) = u64::try_from(sum)
+            && number(value, what)? != sum
+        {
+            return Err(format!("`{what}` is not the ranks' sum {sum}"));
+        }
+    }
+    layers.sort_unstable();
+    if layers.iter().enumerate().any(|(i, &l)| l != i as u64) {
+        return Err("the pipeline ranks' layers are not 0, 1, ... each once".to_owned());
+    }
+    Ok(())
+}
+
+/// A memory map: well-formed XML whose root is `<svg>`.
+#[must_use]
+pub fn svg(text: &str) -> Vec<String> {
+    match roxmltree::Document::parse(text) {
+        Err(error) => vec![format!("the SVG map is not well-formed XML: {error}")],
+        Ok(document) if document.root_element().tag_name().name() != "svg" => {
+            vec!["the SVG map's root is not <svg>".to_owned()]
+        }
+        Ok(_) => Vec::new(),
+    }
+}
+
+/// A build script's output to cargo: every line one `cargo::rerun-if-changed=` instruction.
+#[must_use]
+pub fn rerun_lines(out: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .filter(|l| !l.starts_with("cargo::rerun-if-changed="))
+        .take(1)
+        .map(|l| {
+            format!(
+                "the Builder prints a line cargo reads as another instruction: `{}`",
+                l.escape_debug()
+            )
+        })
+        .collect()
+}
+
+/// No temporary file (`.<name>.<pid>.<n>.tmp`, as writes through a renamed file leave on
+/// failure) in `dir`.
+#[must_use]
+pub fn no_temporaries(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            name.starts_with('.')
+                && std::path::Path::new(name)
+                    .extension()
+                    .is_some_and(|e| e == "tmp")
+        })
+        .take(1)
+        .map(|name| format!("a temporary file is left: `{}`", name.escape_debug()))
+        .collect()
+}
+
 /// The first line of a message.
 #[must_use]
 pub fn first_line(message: &str) -> &str {
@@ -241,5 +627,131 @@ mod tests {
         assert!(found[1].starts_with("line 9 outside"));
         // Line 2 after the (bad) line 9: out of order too.
         assert!(found[2].starts_with("out of order"));
+    }
+
+    fn outcome_of(status: Status, stdout: &str, stderr: &str) -> Outcome {
+        Outcome {
+            status,
+            stdout: stdout.to_owned(),
+            stderr: stderr.to_owned(),
+        }
+    }
+
+    #[test]
+    fn exits_are_checked_against_the_command_line() {
+        let well = Verdict::WellFormed;
+        let usage = outcome_of(
+            Status::Usage,
+            "",
+            "error: unexpected argument
+",
+        );
+        assert_eq!(outcome(&usage, &well).len(), 1);
+        let malformed = Verdict::Malformed("`--tp 0`".to_owned());
+        assert!(outcome(&usage, &malformed).is_empty());
+        assert_eq!(
+            outcome(&outcome_of(Status::Ok, "x", ""), &malformed).len(),
+            1
+        );
+        // Bad input: silent, with stdout, or with a raw ESC on stderr.
+        assert_eq!(
+            outcome(&outcome_of(Status::BadInput, "", " \n"), &well).len(),
+            1
+        );
+        assert_eq!(
+            outcome(&outcome_of(Status::BadInput, "x", "error: e"), &well).len(),
+            1
+        );
+        let raw = outcome_of(Status::BadInput, "", "error: a\u{1b}[31m");
+        assert!(outcome(&raw, &well)[0].contains("control character"));
+        let escaped = outcome_of(Status::BadInput, "", "error: a\\u{1b}[31m\n  --> f:1:1");
+        assert!(outcome(&escaped, &well).is_empty());
+    }
+
+    #[test]
+    fn rendered_locations_stay_inside_the_file() {
+        let text = "a = 1\nbb = 2\n";
+        let good = "error: x\n --> in.toml:2:3\n";
+        assert!(rendered_locations(good, "in.toml", text).is_empty());
+        assert!(rendered_locations(" --> other.toml:9:9", "in.toml", text).is_empty());
+        assert_eq!(
+            rendered_locations(" --> in.toml:9:1", "in.toml", text).len(),
+            1
+        );
+        assert_eq!(
+            rendered_locations(" --> in.toml:1:9", "in.toml", text).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn fit_json_and_its_table_are_read_and_checked() {
+        let args: Vec<String> = ["fit", "c.toml", "--for", "kv-blocks", "--budget", "100"]
+            .map(str::to_owned)
+            .to_vec();
+        let json = |value: u64, device: u64, next: &str, marginal: &str| {
+            format!(
+                r#"{{"for": "kv-blocks", "value": {value}, "budget": 100, "device_bytes": {device},
+                "next_device_bytes": {next}, "marginal_bytes": {marginal},
+                "marginal_block_bytes": 7, "policy": "arenas"}}"#
+            )
+        };
+        let (good, answer) = fit_json(&json(3, 90, "110", "20"), &args);
+        assert!(good.is_empty(), "{good:?}");
+        assert_eq!(answer, Some((3, 90)));
+        assert_eq!(fit_json(&json(3, 120, "130", "10"), &args).0.len(), 1);
+        assert_eq!(fit_json(&json(0, 90, "110", "20"), &args).0.len(), 1);
+        assert_eq!(fit_json(&json(3, 90, "100", "10"), &args).0.len(), 1);
+        assert_eq!(fit_json(&json(3, 90, "110", "19"), &args).0.len(), 1);
+        assert_eq!(fit_json("{", &args).0.len(), 1);
+        let table = "circuit             c.toml\nkv-blocks           3\ndevice bytes at it  90 B\n";
+        assert_eq!(fit_table(table, "kv-blocks"), Some((3, 90)));
+        assert_eq!(fit_table(table, "sequences"), None);
+    }
+
+    #[test]
+    fn plan_json_checks_terms_totals_and_ranks() {
+        let plan = |offset: u64| {
+            format!(
+                r#"{{"align": 256, "device_bytes": 512, "host_bytes": 0,
+                "terms": [{{"state": "a", "space": "device", "offset": {offset}, "bytes": 256}}],
+                "totals": {{"lifetime": {{"device": {{"model": {{"terms": 1, "bytes": 256}}}},
+                "host": {{"model": {{"terms": 0, "bytes": 0}}}}}}}}}}"#
+            )
+        };
+        assert!(
+            plan_json(&plan(256)).is_empty(),
+            "{:?}",
+            plan_json(&plan(256))
+        );
+        assert_eq!(plan_json(&plan(512)).len(), 1);
+        assert_eq!(plan_json(&plan(128)).len(), 1);
+        let ranks = |layers: &str| {
+            format!(
+                r#"{{"tp": 1, "pp": 2, "device_bytes": 3, "host_bytes": 0, "ranks": [
+                {{"tp_rank": 0, "pp_rank": 0, "layers": [0, 1], "device_bytes": 1, "host_bytes": 0}},
+                {{"tp_rank": 0, "pp_rank": 1, "layers": {layers}, "device_bytes": 2, "host_bytes": 0}}]}}"#
+            )
+        };
+        assert!(plan_json(&ranks("[2]")).is_empty());
+        assert_eq!(plan_json(&ranks("[1, 2]")).len(), 1);
+    }
+
+    #[test]
+    fn maps_builder_lines_and_temporaries_are_checked() {
+        assert!(
+            svg("<svg xmlns='http://www.w3.org/2000/svg'><text>a&amp;b</text></svg>").is_empty()
+        );
+        assert_eq!(svg("<svg><text>a\u{1}b</text></svg>").len(), 1);
+        assert_eq!(svg("<svg><text>a&b</text></svg>").len(), 1);
+        assert!(rerun_lines(b"cargo::rerun-if-changed=a\ncargo::rerun-if-changed=b\n").is_empty());
+        assert_eq!(rerun_lines(b"cargo::rerun-if-changed=a\nb.toml\n").len(), 1);
+        let dir = std::env::temp_dir().join(format!("metrale-fuzz-tmp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("m.rs"), "x").expect("file");
+        assert!(no_temporaries(&dir).is_empty());
+        std::fs::write(dir.join(".m.rs.7.0.tmp"), "x").expect("file");
+        assert_eq!(no_temporaries(&dir).len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

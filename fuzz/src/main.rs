@@ -26,11 +26,22 @@ enum Which {
     Inputs,
     /// The generator and the macro core.
     Generate,
+    /// `metrale-codegen fit`: options, inputs files with `[serving]` and `[parallel]`.
+    Fit,
+    /// `metrale-codegen plan`: ranks, JSON, terms, the SVG map.
+    Plan,
+    /// `metrale-codegen import` of mutated configs: what it prints loads.
+    Import,
+    /// `metrale-codegen gen -o` and two `Builder`s on one folder.
+    Write,
+    /// rustc on accepted generated modules (slow: a `cargo check` each).
+    Compile,
     /// Every target, in that order.
     All,
 }
 
-/// Fuzzes metrale's loader, plans, generator and macro core in-process.
+/// Fuzzes metrale's loader, plans, generator, macro core, CLI commands and Builder in-process,
+/// and rustc on the modules it generates.
 #[derive(Debug, Parser)]
 #[command(name = "metrale-fuzz", version)]
 struct Args {
@@ -89,6 +100,11 @@ fn fuzz(args: &Args) -> Result<bool, String> {
         Which::Library => vec![Target::Library],
         Which::Inputs => vec![Target::Inputs],
         Which::Generate => vec![Target::Generate],
+        Which::Fit => vec![Target::Fit],
+        Which::Plan => vec![Target::Plan],
+        Which::Import => vec![Target::Import],
+        Which::Write => vec![Target::Write],
+        Which::Compile => vec![Target::Compile],
         Which::All => Target::ALL.to_vec(),
     };
     let config = Config {
@@ -117,7 +133,7 @@ fn fuzz(args: &Args) -> Result<bool, String> {
             || (args.skip_known && findings.iter().all(|f| f.known().is_some())));
     }
     println!(
-        "metrale-fuzz: seed {}, {} execs per target, {} jobs, {} circuits, {} libraries, {} inputs files, {} shapes, {} words",
+        "metrale-fuzz: seed {}, {} execs per target, {} jobs, {} circuits, {} libraries, {} inputs files, {} shapes, {} configs, {} words",
         config.seed,
         config.execs,
         config.jobs,
@@ -125,6 +141,7 @@ fn fuzz(args: &Args) -> Result<bool, String> {
         corpus.libraries.len(),
         corpus.inputs.len(),
         corpus.shapes.len(),
+        corpus.configs.len(),
         corpus.words.len()
     );
     let outcome = run(&config, &corpus, &real)?;

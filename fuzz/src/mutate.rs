@@ -8,7 +8,13 @@
 //!   1e400, ...), a name or a string replaced by a word of the corpus's dictionary, lines
 //!   duplicated, deleted, swapped, or spliced in from another corpus file;
 //! - structure-aware: the text parsed with `toml` into a table, a key, value or array of it
-//!   mutated (retyped, renamed, removed, copied, nested deep), and the table written back.
+//!   mutated (retyped, renamed, removed, copied, nested deep), and the table written back; a
+//!   config.json the same way through [`crate::json`] (numbers set to 0, huge or fractional
+//!   values, keys duplicated, dropped or renamed, values retyped, strings given control
+//!   characters, arrays edited, values nested deep);
+//! - command lines: the `#!` header of a CLI target's input ([`crate::command`]) edited as
+//!   arguments (a value replaced by an edge value of its option, an option added, dropped,
+//!   repeated or swapped, the circuit replaced), the rest of the input as its file.
 //!
 //! Invariants: a mutated input is never longer than [`Mutator::max_len`] (edits that would
 //! pass it are skipped), and the same generator state and seed give the same bytes.
@@ -18,6 +24,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 
 use crate::corpus::Corpus;
+use crate::json::Json;
 
 /// Numbers at the edges of the types the loader reads them into.
 const EDGE_NUMBERS: [&str; 22] = [
@@ -91,7 +98,317 @@ pub enum Flavor {
     Toml,
     /// A shape expression: no TOML structure, words and numbers only.
     Shape,
+    /// A JSON file (config.json).
+    Json,
+    /// A `#!` command line, then a TOML file.
+    CommandToml,
+    /// A `#!` command line, then a JSON file.
+    CommandJson,
 }
+
+impl Flavor {
+    /// The flavor of the file after a command line, for a command flavor.
+    const fn body(self) -> Option<Flavor> {
+        match self {
+            Flavor::CommandToml => Some(Flavor::Toml),
+            Flavor::CommandJson => Some(Flavor::Json),
+            _ => None,
+        }
+    }
+}
+
+/// Numbers for options that take counts and ranks: the edges of `u64`, of `MAX_RANKS`
+/// (65,536) and malformed spellings.
+const ARG_NUMBERS: [&str; 24] = [
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "7",
+    "8",
+    "16",
+    "64",
+    "1024",
+    "4096",
+    "65536",
+    "65537",
+    "4294967296",
+    "1099511627776",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "+2",
+    "007",
+    "-1",
+    "0x10",
+    "1.5",
+];
+
+/// Byte sizes for `--budget`, `--gpu`, `--weights`, `--reserve`.
+const ARG_SIZES: [&str; 22] = [
+    "0",
+    "1",
+    "0B",
+    "1B",
+    "4096",
+    "1KiB",
+    "512MiB",
+    "1GiB",
+    "8GiB",
+    "24GiB",
+    "40GiB",
+    "80GiB",
+    "80GB",
+    "1TB",
+    "16TiB",
+    "18446744073709551615",
+    "18446744073709551615B",
+    "18446744073709551616",
+    "20000000TiB",
+    "1.5GiB",
+    "80gib",
+    "9223372036854775807B",
+];
+
+/// GPU shares for `--utilization`.
+const ARG_SHARES: [&str; 13] = [
+    "0.92",
+    "0.9",
+    "1",
+    "1.0",
+    "0.5",
+    "0",
+    "0.0",
+    "1.5",
+    "-0.1",
+    "nan",
+    "1e-9",
+    "0.9999999",
+    "100%",
+];
+
+/// Runtime paths for `gen --runtime-path`: good ones and every kind the issue found accepted.
+const RUNTIME_PATHS: [&str; 26] = [
+    "::metrale_circuit",
+    "crate::rt",
+    "::my_engine::metrale",
+    "self::rt",
+    "super::rt",
+    "::crate",
+    "a::crate",
+    "crate::super",
+    "::a::self",
+    "::try",
+    "::gen",
+    "Self",
+    "self",
+    "::r#type",
+    "::r#crate",
+    "::",
+    "a::",
+    "::a<b>",
+    "::a::b::c::d",
+    "::async",
+    "::dyn",
+    "::_",
+    "::_a",
+    "::a-b",
+    "::\\u{e9}",
+    "::a\\nb",
+];
+
+/// Checkpoint names for `import --name`: fresh, taken by the generated code, keywords,
+/// control characters, long (header escapes: see [`crate::command::decode`]).
+const NAMES: [&str; 26] = [
+    "fuzzed",
+    "fuzz_ckpt",
+    "fn",
+    "self",
+    "Self",
+    "crate",
+    "r#fn",
+    "blocks",
+    "units",
+    "arena",
+    "all",
+    "ALL",
+    "_",
+    "__",
+    "1a",
+    "a-b",
+    "\\u{e9}",
+    "a\\nb",
+    "a\\0b",
+    "a\\x1b[31mb",
+    "tiny",
+    "on_tp",
+    "dims",
+    "layers",
+    "h_steps",
+    "a_name_of_two_hundred_bytes_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+];
+
+/// Hugging Face ids for `import --hf`: every character TOML must escape.
+const HF_IDS: [&str; 10] = [
+    "org/model",
+    "a\\\\\"b",
+    "a\\\\b",
+    "a\\nb",
+    "x\\x1b[31m",
+    "/",
+    "a/b/c",
+    "\\u{e9}/\\u{df}",
+    "a'''b",
+    "\\u{202e}org/model",
+];
+
+/// The options each command takes, each with the values an edit gives it (none: a switch;
+/// `*`: a word of the dictionary; `@...`: a path the target makes, see [`crate::surfaces`]).
+const OPTIONS: &[(&str, &str, &[&str])] = &[
+    (
+        "fit",
+        "--for",
+        &["kv-blocks", "sequences", "blocks", "KV-BLOCKS"],
+    ),
+    (
+        "fit",
+        "--context",
+        &[
+            "2048",
+            "4096",
+            "32768",
+            "131072",
+            "0",
+            "1",
+            "18446744073709551615",
+        ],
+    ),
+    ("fit", "--budget", &ARG_SIZES),
+    ("fit", "--gpu", &ARG_SIZES),
+    (
+        "fit",
+        "--weights",
+        &[
+            "0",
+            "54GiB",
+            "1TB",
+            "18446744073709551615",
+            "@dir",
+            "@nodir",
+            "x",
+        ],
+    ),
+    ("fit", "--reserve", &ARG_SIZES),
+    ("fit", "--utilization", &ARG_SHARES),
+    ("fit", "--tp", &ARG_NUMBERS),
+    ("fit", "--pp", &ARG_NUMBERS),
+    ("fit", "--tp-rank", &ARG_NUMBERS),
+    ("fit", "--pp-rank", &ARG_NUMBERS),
+    ("fit", "--checkpoint", &["*"]),
+    (
+        "fit",
+        "--inputs",
+        &["@inputs", "@dir", "@nodir", "circuits/qwen3_5.toml"],
+    ),
+    (
+        "fit",
+        "--align",
+        &["256", "1", "3", "64", "4096", "0", "9223372036854775808"],
+    ),
+    ("fit", "--json", &[]),
+    ("plan", "--tp", &ARG_NUMBERS),
+    ("plan", "--pp", &ARG_NUMBERS),
+    ("plan", "--tp-rank", &ARG_NUMBERS),
+    ("plan", "--pp-rank", &ARG_NUMBERS),
+    ("plan", "--json", &[]),
+    ("plan", "--terms", &[]),
+    ("plan", "--svg", &["@svg", "@dir", "@nodir", "/dev/null"]),
+    ("plan", "--sort", &["offset", "plan", "size"]),
+    ("plan", "--group", &["layer", "kind", "lifetime", "space"]),
+    ("plan", "--checkpoint", &["*"]),
+    (
+        "plan",
+        "--inputs",
+        &["@inputs", "@dir", "@nodir", "circuits/qwen3_5.toml"],
+    ),
+    (
+        "plan",
+        "--align",
+        &["256", "1", "3", "64", "4096", "0", "9223372036854775808"],
+    ),
+    ("gen", "-o", &["@out", "@dir", "@nodir", "/dev/null"]),
+    ("gen", "--runtime-path", &RUNTIME_PATHS),
+    ("import", "--name", &NAMES),
+    ("import", "--hf", &HF_IDS),
+];
+
+/// What a command line's circuit is replaced by: files of the workspace, the same under a
+/// name with control characters (`@ctl:`), and (for `gen`, whose circuit is the mutated
+/// file) the mutated file under a name with a line break or control characters.
+const CIRCUIT_ARGS: [&str; 12] = [
+    "circuits/qwen3_5.toml",
+    "circuits/nemotron_h.toml",
+    "circuits/llama.toml",
+    "circuits/gpt_oss.toml",
+    "circuits/gemma3n.toml",
+    "circuits/deepseek_v32.toml",
+    "circuits/llama4.toml",
+    "circuits/gemma2.toml",
+    "@ctl:circuits/qwen3_5.toml",
+    "@ctl:circuits/gemma3n.toml",
+    "@circuit-nl",
+    "@circuit-ctl",
+];
+
+/// Numbers a config.json edit writes: 0, huge, fractional, malformed.
+const JSON_NUMBERS: [&str; 22] = [
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "7",
+    "1024",
+    "4096",
+    "100000",
+    "4294967296",
+    "9007199254740993",
+    "9223372036854775807",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1e400",
+    "-0",
+    "1.5",
+    "4096.0",
+    "1e2",
+    "1E3",
+    "-1e-400",
+    "00",
+];
+
+/// Strings a config.json edit writes: control characters, keywords, layer kinds.
+const JSON_STRINGS: [&str; 18] = [
+    "",
+    "\0",
+    "a\u{1b}[31mb",
+    "\n",
+    "line\nbreak",
+    "\u{202e}rtl",
+    "\"",
+    "\\",
+    "fn",
+    "self",
+    "Self",
+    "full_attention",
+    "sliding_attention",
+    "linear_attention",
+    "mamba",
+    "attention",
+    "\u{e9}",
+    "\u{7f}\u{85}",
+];
 
 /// Draws edits of seeds.
 pub struct Mutator<'c> {
@@ -128,6 +445,9 @@ impl<'c> Mutator<'c> {
 
     /// One to six edits of `seed`, mixed from the three levels.
     pub fn mutate(&mut self, seed: &[u8], flavor: Flavor) -> Vec<u8> {
+        if let Some(body) = flavor.body() {
+            return self.command(seed, body);
+        }
         let mut data = seed.to_vec();
         // Mostly few edits, sometimes many: 1 + a geometric count, at most 6.
         let mut edits = 1;
@@ -138,6 +458,7 @@ impl<'c> Mutator<'c> {
             let roll = self.below(100);
             match flavor {
                 Flavor::Toml if roll < 30 => self.structure(&mut data),
+                Flavor::Json if roll < 45 => self.json(&mut data),
                 _ if roll < 65 => self.token(&mut data),
                 _ => self.byte(&mut data),
             }
@@ -465,6 +786,275 @@ impl<'c> Mutator<'c> {
         }
     }
 
+    /// Edits of a command input: its `#!` line as arguments, its file by `body`'s edits,
+    /// mostly the file, a third of the time the command line, sometimes both. An input without
+    /// a header is all file.
+    fn command(&mut self, seed: &[u8], body: Flavor) -> Vec<u8> {
+        if !seed.starts_with(crate::command::HEADER.as_bytes()) {
+            return self.mutate(seed, body);
+        }
+        let end = seed.iter().position(|&b| b == b'\n').unwrap_or(seed.len());
+        let (header, file) = (&seed[..end], seed.get(end + 1..).unwrap_or(&[]));
+        let roll = self.below(10);
+        let mut out = if roll < 4 {
+            self.header(header)
+        } else {
+            header.to_vec()
+        };
+        out.push(b'\n');
+        if roll >= 3 {
+            out.extend(self.mutate(file, body));
+        } else {
+            out.extend_from_slice(file);
+        }
+        if out.len() > self.max_len {
+            out.truncate(self.max_len);
+        }
+        out
+    }
+
+    /// One to three edits of a `#!` line's arguments (kept as written, escapes included).
+    fn header(&mut self, line: &[u8]) -> Vec<u8> {
+        let text = String::from_utf8_lossy(&line[crate::command::HEADER.len()..]).into_owned();
+        let mut tokens: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+        let command = tokens.first().cloned().unwrap_or_default();
+        let options: Vec<&(&str, &str, &[&str])> =
+            OPTIONS.iter().filter(|(c, _, _)| *c == command).collect();
+        for _ in 0..=self.below(3) {
+            let n = tokens.len();
+            match self.below(100) {
+                // A value replaced by one of its option's edge values, else any edge value.
+                0..=34 if n > 1 => {
+                    let at = 1 + self.below(n - 1);
+                    let values = options
+                        .iter()
+                        .find(|(_, flag, _)| *flag == tokens[at - 1])
+                        .map(|(_, _, values)| *values)
+                        .filter(|values| !values.is_empty());
+                    tokens[at] = match values {
+                        Some(values) => self.arg_value(values),
+                        None => self.arg_value(&ARG_NUMBERS),
+                    };
+                }
+                // An option of the command added, with a value.
+                35..=54 => {
+                    if let Some(&&(_, flag, values)) = options.choose(&mut self.rng) {
+                        let at = 1 + self.below(n.max(1));
+                        let mut added = vec![flag.to_owned()];
+                        if !values.is_empty() {
+                            added.push(self.arg_value(values));
+                        }
+                        let at = at.min(tokens.len());
+                        tokens.splice(at..at, added);
+                    }
+                }
+                // An argument dropped (an option with its value, mostly).
+                55..=69 if n > 1 => {
+                    let at = 1 + self.below(n - 1);
+                    let with_value = tokens[at].starts_with('-')
+                        && at + 1 < n
+                        && !tokens[at + 1].starts_with('-')
+                        && self.below(3) > 0;
+                    tokens.drain(at..if with_value { at + 2 } else { at + 1 });
+                }
+                // An option repeated.
+                70..=77 if n > 1 => {
+                    let at = 1 + self.below(n - 1);
+                    let end = (at + 2).min(n);
+                    let copy = tokens[at..end].to_vec();
+                    tokens.extend(copy);
+                }
+                // The circuit replaced.
+                78..=86 => {
+                    let circuit = CIRCUIT_ARGS
+                        .choose(&mut self.rng)
+                        .copied()
+                        .unwrap_or("circuits/qwen3_5.toml");
+                    if let Some(at) = tokens.iter().position(|t| {
+                        std::path::Path::new(t)
+                            .extension()
+                            .is_some_and(|e| e == "toml")
+                            || t.starts_with("@ctl:")
+                            || t.starts_with("@circuit")
+                    }) {
+                        circuit.clone_into(&mut tokens[at]);
+                    }
+                }
+                // Two arguments swapped.
+                87..=91 if n > 2 => {
+                    let (a, b) = (1 + self.below(n - 1), 1 + self.below(n - 1));
+                    tokens.swap(a, b);
+                }
+                // A token or byte edit of the line as text.
+                _ => {
+                    let mut bytes = tokens.join(" ").into_bytes();
+                    if self.below(2) == 0 {
+                        self.token(&mut bytes);
+                    } else {
+                        self.byte(&mut bytes);
+                    }
+                    let mut line = crate::command::HEADER.as_bytes().to_vec();
+                    line.push(b' ');
+                    line.extend(bytes);
+                    return line;
+                }
+            }
+        }
+        format!("{} {}", crate::command::HEADER, tokens.join(" ")).into_bytes()
+    }
+
+    /// A value for an option: one of `values`, a word of the dictionary for `*`.
+    fn arg_value(&mut self, values: &[&str]) -> String {
+        match values.choose(&mut self.rng).copied() {
+            Some("*") | None => {
+                let word = self.word();
+                if word.is_empty() || word.contains(char::is_whitespace) {
+                    "x".to_owned()
+                } else {
+                    word
+                }
+            }
+            Some(value) => value.to_owned(),
+        }
+    }
+
+    /// One structure-aware edit of a JSON text: parse, edit a value of the tree, write back
+    /// (pretty, as the configs are, or on one line). Text that is not JSON gets a token edit.
+    fn json(&mut self, data: &mut Vec<u8>) {
+        let Some(mut tree) = std::str::from_utf8(data).ok().and_then(crate::json::parse) else {
+            return self.token(data);
+        };
+        let mut paths = Vec::new();
+        json_paths(&tree, &mut Vec::new(), &mut paths);
+        let Some(path) = paths.choose(&mut self.rng).cloned() else {
+            return self.token(data);
+        };
+        let donor = paths
+            .choose(&mut self.rng)
+            .and_then(|p| json_at(&mut tree.clone(), p).cloned());
+        let edit = self.below(10);
+        // Edits of the value's place in its parent: dropped, its key doubled or renamed.
+        if let Some((last, parent)) = path.split_last()
+            && matches!(edit, 2 | 3 | 6)
+        {
+            let word = self.word();
+            let value = self.json_scalar();
+            if let Some(parent) = json_at(&mut tree, parent) {
+                match (parent, edit) {
+                    (Json::Object(members), 2) if *last < members.len() => {
+                        // The same key again, with its value or another.
+                        let (key, old) = members[*last].clone();
+                        let again = if self.below(2) == 0 { old } else { value };
+                        let at = if self.below(2) == 0 {
+                            last + 1
+                        } else {
+                            members.len()
+                        };
+                        members.insert(at, (key, again));
+                    }
+                    (Json::Object(members), 3) if *last < members.len() => {
+                        members.remove(*last);
+                    }
+                    (Json::Array(items), 3) if *last < items.len() => {
+                        items.remove(*last);
+                    }
+                    (Json::Object(members), 6) if *last < members.len() => {
+                        members[*last].0 = word;
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some(value) = json_at(&mut tree, &path) {
+            self.json_value(value, edit, donor);
+        }
+        let text = tree.write(self.below(5) > 0);
+        if text.len() <= self.max_len {
+            *data = text.into_bytes();
+        }
+    }
+
+    /// Edit `edit` (0, 1, 4, 5, 7, 8, 9) of one JSON value: a number at an edge, retyped, a
+    /// string with control characters, `donor` pasted, an array edited, nested deep.
+    fn json_value(&mut self, value: &mut Json, edit: usize, donor: Option<Json>) {
+        match edit {
+            0 | 1 => {
+                let number = JSON_NUMBERS.choose(&mut self.rng).copied().unwrap_or("0");
+                *value = Json::Number(number.to_owned());
+            }
+            4 => {
+                // Retyped: the number's text as a string, null, a bool, wrapped.
+                *value = match (self.below(5), value.clone()) {
+                    (0, Json::Number(n)) => Json::String(n),
+                    (0 | 1, _) => Json::Null,
+                    (2, _) => Json::Bool(self.below(2) == 0),
+                    (3, old) => Json::Array(vec![old]),
+                    (_, old) => Json::Object(vec![(self.word(), old)]),
+                };
+            }
+            5 => {
+                let text = JSON_STRINGS.choose(&mut self.rng).copied().unwrap_or("");
+                *value = match value {
+                    Json::String(old) if self.below(2) == 0 => Json::String(format!("{old}{text}")),
+                    _ => Json::String(text.to_owned()),
+                };
+            }
+            7 => {
+                if let Some(donor) = donor {
+                    *value = donor;
+                }
+            }
+            8 => {
+                if let Json::Array(items) = value {
+                    let n = items.len();
+                    match self.below(4) {
+                        0 if n > 0 => {
+                            let copy = items[self.below(n)].clone();
+                            items.insert(self.below(n + 1), copy);
+                        }
+                        1 if n > 0 => {
+                            items.remove(self.below(n));
+                        }
+                        2 => items.reverse(),
+                        _ => {
+                            let copy = items.first().cloned().unwrap_or(Json::Null);
+                            let copies = 1 + self.below(2000);
+                            items.extend(std::iter::repeat_n(copy, copies));
+                        }
+                    }
+                } else {
+                    *value = self.json_scalar();
+                }
+            }
+            _ => {
+                let depth = if self.below(8) == 0 {
+                    400 + self.below(400)
+                } else {
+                    1 + self.below(8)
+                };
+                let mut nested = value.clone();
+                for _ in 0..depth {
+                    nested = Json::Array(vec![nested]);
+                }
+                *value = nested;
+            }
+        }
+    }
+
+    /// A JSON scalar, mostly at an edge.
+    fn json_scalar(&mut self) -> Json {
+        match self.below(4) {
+            0 | 1 => Json::Number(
+                JSON_NUMBERS
+                    .choose(&mut self.rng)
+                    .copied()
+                    .unwrap_or("0")
+                    .to_owned(),
+            ),
+            2 => Json::String(self.word()),
+            _ => Json::Null,
+        }
+    }
+
     /// A scalar of any TOML type, mostly at an edge.
     fn scalar(&mut self) -> toml::Value {
         match self.below(6) {
@@ -478,6 +1068,36 @@ impl<'c> Mutator<'c> {
             ),
         }
     }
+}
+
+/// The path (member or item indices) of every value of a JSON tree, parents first.
+fn json_paths(value: &Json, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    if !path.is_empty() {
+        out.push(path.clone());
+    }
+    let children: Vec<&Json> = match value {
+        Json::Array(items) => items.iter().collect(),
+        Json::Object(members) => members.iter().map(|(_, v)| v).collect(),
+        _ => Vec::new(),
+    };
+    for (i, child) in children.into_iter().enumerate() {
+        path.push(i);
+        json_paths(child, path, out);
+        path.pop();
+    }
+}
+
+/// The value at `path` of a JSON tree.
+fn json_at<'j>(value: &'j mut Json, path: &[usize]) -> Option<&'j mut Json> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let child = match value {
+        Json::Array(items) => items.get_mut(*first)?,
+        Json::Object(members) => &mut members.get_mut(*first)?.1,
+        _ => return None,
+    };
+    json_at(child, rest)
 }
 
 /// A token class the token-level edits replace.
@@ -678,5 +1298,48 @@ mod tests {
         };
         assert_eq!(run(7), run(7));
         assert_ne!(run(7), run(8));
+    }
+
+    #[test]
+    fn command_inputs_keep_a_header_and_edit_both_parts() {
+        let corpus = Corpus::read(&crate::corpus::workspace_root()).expect("corpus");
+        let seed = corpus.fits[0].text.as_bytes();
+        let (line, file) = crate::command::split(seed);
+        let mut m = Mutator::new(3, &corpus);
+        let (mut headed, mut line_edited, mut file_edited) = (0, 0, 0);
+        for _ in 0..300 {
+            let mutant = m.mutate(seed, Flavor::CommandToml);
+            let (tokens, body) = crate::command::split(&mutant);
+            headed += usize::from(!tokens.is_empty());
+            line_edited += usize::from(tokens != line);
+            file_edited += usize::from(body != file);
+        }
+        assert!(headed > 280, "{headed}");
+        assert!(
+            line_edited > 60 && file_edited > 150,
+            "{line_edited} {file_edited}"
+        );
+    }
+
+    #[test]
+    fn json_edits_mostly_keep_json_and_reach_duplicate_keys() {
+        let corpus = Corpus::read(&crate::corpus::workspace_root()).expect("corpus");
+        let seed = corpus.configs[0].config.text.as_bytes();
+        let mut m = Mutator::new(11, &corpus);
+        let (mut json, mut doubled) = (0, 0);
+        for _ in 0..400 {
+            let mut data = seed.to_vec();
+            m.json(&mut data);
+            let Some(crate::json::Json::Object(members)) =
+                std::str::from_utf8(&data).ok().and_then(crate::json::parse)
+            else {
+                continue;
+            };
+            json += 1;
+            let mut keys: Vec<&String> = members.iter().map(|(k, _)| k).collect();
+            keys.sort();
+            doubled += usize::from(keys.windows(2).any(|w| w[0] == w[1]));
+        }
+        assert!(json > 300 && doubled > 5, "{json} {doubled}");
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! Invariants: a run is a function of its configuration (seed, execs, jobs, targets), apart
 //! from the timing figures and which executions are slow; each job makes exactly its share of
-//! the executions, so a run's counts do not depend on the machine's speed.
+//! the executions, so a run's counts do not depend on the machine's speed. An expensive target
+//! (`compile`) is given inputs [`Context::worth`] running: up to `WORTH_TRIES` more draws of
+//! the same stream, so that too is a function of the seed.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,9 @@ use crate::targets::{Context, Exec, Target};
 
 /// How many accepted mutants a job keeps to mutate further.
 const POOL: usize = 64;
+
+/// How many more mutations a job draws for an input [`Context::worth`] running.
+const WORTH_TRIES: usize = 32;
 
 /// What a run does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +92,7 @@ pub fn run(config: &Config, corpus: &Corpus, real: &[Loaded]) -> Result<Outcome,
                         + u64::from((job as u64) < config.execs % jobs as u64);
                     let store = &store;
                     scope.spawn(move || {
-                        let context = Context::new(corpus, real, scratch(target, job))?;
+                        let context = Context::new(corpus, real, scratch(target, job), job)?;
                         let mut mutator =
                             Mutator::new(stream_seed(config.seed, target, job), corpus);
                         mutator.max_len = config.max_len;
@@ -140,7 +145,14 @@ fn job_loop(
             let index = mutator.below(seeds);
             (index, context.seed(target, index).1.as_bytes().to_vec())
         };
-        let input = mutator.mutate(&base, target.flavor());
+        let mut input = mutator.mutate(&base, target.flavor());
+        // An expensive target runs only inputs worth it: a few more draws to find one.
+        for _ in 0..WORTH_TRIES {
+            if context.worth(target, index, &input) {
+                break;
+            }
+            input = mutator.mutate(&base, target.flavor());
+        }
         let label = context.seed_label(target, index);
         let (exec, findings) = execute(config, target, context, index, &label, &input);
         stats.execs += 1;
@@ -244,7 +256,7 @@ pub fn replay(
     let target = target
         .or_else(|| saved_target.as_deref().and_then(Target::from_name))
         .ok_or_else(|| format!("{}: no target: pass --target", path.display()))?;
-    let context = Context::new(corpus, real, scratch(target, 0))?;
+    let context = Context::new(corpus, real, scratch(target, 0), 0)?;
     let index = seed
         .as_deref()
         .and_then(|s| context.seed_named(target, s))

@@ -11,13 +11,16 @@
 //!   circuits (picked by the input's hash) generated and dynamic, compared ([`crate::compare`]);
 //! - `generate`: an accepted mutated circuit must generate, parse with `syn`, and generate
 //!   the same text twice; the macro core `expand` must give parseable tokens, with a
-//!   `compile_error!` when the circuit is refused.
+//!   `compile_error!` when the circuit is refused;
+//! - `fit`, `plan`, `import`, `write` (`gen -o` and two `Builder`s on one folder) and
+//!   `compile` (rustc on accepted generated modules): the surfaces of [`crate::surfaces`].
 //!
 //! Every refused input's diagnostics must be located inside the files read
 //! ([`crate::invariants::located`]).
 //!
 //! Invariants: an execution depends only on the target, the seed it mutates and the bytes, so
-//! a saved finding replays; the scratch folder is this context's alone.
+//! a saved finding replays; the scratch folder is this context's alone (the `compile`
+//! target's crate is this job's, under the workspace's `target/fuzz-compile/`).
 
 use std::path::{Path, PathBuf};
 
@@ -46,16 +49,31 @@ pub enum Target {
     Inputs,
     /// The generator and the macro core.
     Generate,
+    /// `metrale-codegen fit`, options and inputs files.
+    Fit,
+    /// `metrale-codegen plan` with ranks, JSON, terms and the SVG map.
+    Plan,
+    /// `metrale-codegen import` of mutated configs.
+    Import,
+    /// `metrale-codegen gen -o` and two `Builder`s on one folder.
+    Write,
+    /// rustc on accepted generated modules.
+    Compile,
 }
 
 impl Target {
     /// Every target, in the order a run goes through them.
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 10] = [
         Target::Shape,
         Target::Circuit,
         Target::Library,
         Target::Inputs,
         Target::Generate,
+        Target::Fit,
+        Target::Plan,
+        Target::Import,
+        Target::Write,
+        Target::Compile,
     ];
 
     /// Its name on the command line and in findings.
@@ -67,6 +85,11 @@ impl Target {
             Target::Library => "library",
             Target::Inputs => "inputs",
             Target::Generate => "generate",
+            Target::Fit => "fit",
+            Target::Plan => "plan",
+            Target::Import => "import",
+            Target::Write => "write",
+            Target::Compile => "compile",
         }
     }
 
@@ -81,6 +104,8 @@ impl Target {
     pub const fn flavor(self) -> Flavor {
         match self {
             Target::Shape => Flavor::Shape,
+            Target::Fit | Target::Plan | Target::Write => Flavor::CommandToml,
+            Target::Import => Flavor::CommandJson,
             _ => Flavor::Toml,
         }
     }
@@ -98,7 +123,7 @@ pub struct Exec {
 }
 
 impl Exec {
-    fn refused(diagnostics: &Diagnostics, violations: Vec<String>) -> Exec {
+    pub(crate) fn refused(diagnostics: &Diagnostics, violations: Vec<String>) -> Exec {
         Exec {
             accepted: false,
             errors: diagnostics
@@ -111,20 +136,31 @@ impl Exec {
 }
 
 /// What the targets of one thread share: the corpus, the default inputs, the real circuits
-/// loaded for the comparison, and a scratch folder.
+/// loaded for the comparison, a scratch folder, and the job's index (its `compile` crate).
 pub struct Context<'c> {
-    corpus: &'c Corpus,
+    pub(crate) corpus: &'c Corpus,
     real: &'c [Loaded],
-    default_inputs: InputsFile,
-    scratch: PathBuf,
+    pub(crate) default_inputs: InputsFile,
+    pub(crate) scratch: PathBuf,
+    pub(crate) job: usize,
+    /// The circuits the loader accepts as they are: the `compile` and `write` targets' seeds
+    /// (read on first use, so other targets do not pay for it).
+    compilable: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl<'c> Context<'c> {
-    /// A context writing into `scratch` (created, and emptied first).
+    /// A context of job `job` writing into `scratch` (created, and emptied first), with
+    /// `scratch/named/blocks` holding the workspace's block libraries (for circuits written
+    /// there under odd names).
     ///
     /// # Errors
     /// When the default inputs do not parse or the scratch folder cannot be made.
-    pub fn new(corpus: &'c Corpus, real: &'c [Loaded], scratch: PathBuf) -> Result<Self, String> {
+    pub fn new(
+        corpus: &'c Corpus,
+        real: &'c [Loaded],
+        scratch: PathBuf,
+        job: usize,
+    ) -> Result<Self, String> {
         let path = corpus.root.join("metrale-codegen/cli/inputs/default.toml");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -133,11 +169,36 @@ impl<'c> Context<'c> {
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(scratch.join("blocks"))
             .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+        for blocks in ["circuits/blocks", "tests/ui/circuits/blocks"] {
+            copy_blocks(&corpus.root.join(blocks), &scratch.join("named/blocks"))
+                .map_err(|e| format!("cannot copy {blocks}: {e}"))?;
+        }
         Ok(Self {
             corpus,
             real,
             default_inputs,
             scratch,
+            job,
+            compilable: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The indices of the circuits the loader accepts as they are.
+    fn compilable(&self) -> &[usize] {
+        self.compilable.get_or_init(|| {
+            let circuits = &self.corpus.circuits;
+            (0..circuits.len())
+                .filter(|&i| {
+                    let seed = &circuits[i];
+                    load(CircuitSource::Text {
+                        name: &seed.name,
+                        text: &seed.text,
+                        dir: Some(&self.dir_of(&seed.name)),
+                    })
+                    .circuit
+                    .is_ok()
+                })
+                .collect()
         })
     }
 
@@ -155,6 +216,10 @@ impl<'c> Context<'c> {
             Target::Circuit | Target::Generate => self.corpus.circuits.len(),
             Target::Library => self.corpus.libraries.len(),
             Target::Inputs => self.corpus.inputs.len(),
+            Target::Fit => self.corpus.fits.len(),
+            Target::Plan => self.corpus.plans.len(),
+            Target::Import => self.corpus.imports.len(),
+            Target::Compile | Target::Write => self.compilable().len(),
         }
     }
 
@@ -167,11 +232,23 @@ impl<'c> Context<'c> {
             Target::Circuit | Target::Generate => {
                 (&corpus.circuits[index].name, &corpus.circuits[index].text)
             }
+            Target::Compile => {
+                let seed = &corpus.circuits[self.compilable()[index]];
+                (&seed.name, &seed.text)
+            }
             Target::Library => (
                 &corpus.libraries[index].circuit.name,
                 &corpus.libraries[index].text,
             ),
             Target::Inputs => (&corpus.inputs[index].name, &corpus.inputs[index].text),
+            Target::Fit => (&corpus.fits[index].name, &corpus.fits[index].text),
+            Target::Plan => (&corpus.plans[index].name, &corpus.plans[index].text),
+            Target::Import => (&corpus.imports[index].name, &corpus.imports[index].text),
+            // `writes[i]` is `circuits[i]` after a command line.
+            Target::Write => {
+                let seed = &corpus.writes[self.compilable()[index]];
+                (&seed.name, &seed.text)
+            }
         }
     }
 
@@ -181,13 +258,17 @@ impl<'c> Context<'c> {
         (0..self.seed_count(target)).find(|&i| self.seed_label(target, i) == name)
     }
 
-    /// How seed `index` is named in findings.
+    /// How seed `index` is named in findings: a library seed `circuit:library`, a command seed
+    /// `file@index` (its command line is the input's first line, the file names the seed).
     #[must_use]
     pub fn seed_label(&self, target: Target, index: usize) -> String {
         match target {
             Target::Library => {
                 let seed = &self.corpus.libraries[index];
                 format!("{}:{}", seed.circuit.name, seed.library)
+            }
+            Target::Fit | Target::Plan | Target::Import | Target::Write => {
+                format!("{}@{index}", self.seed(target, index).0)
             }
             _ => self.seed(target, index).0.to_owned(),
         }
@@ -207,12 +288,44 @@ impl<'c> Context<'c> {
             Target::Library => self.library(index, bytes),
             Target::Inputs => self.inputs(index, bytes),
             Target::Generate => self.generate(index, bytes),
+            Target::Fit => self.fit(bytes),
+            Target::Plan => self.plan(bytes),
+            Target::Import => self.import(index, bytes),
+            Target::Write => self.write(bytes),
+            Target::Compile => self.compile(index, bytes),
         }
+    }
+
+    /// Whether `bytes`, a mutation of seed `index`, is worth one of `target`'s executions, so
+    /// that the run draws again for an expensive target: `compile` runs rustc only on circuits
+    /// the loader accepts (a refused one would cost a load, an accepted one a `cargo check`);
+    /// `write` writes mostly circuits that generate (three in four, by the input's hash: the
+    /// others keep the refusals of `gen` and the `Builder` in the run); every other input is.
+    #[must_use]
+    pub fn worth(&self, target: Target, index: usize, bytes: &[u8]) -> bool {
+        let (text, dir) = match target {
+            Target::Compile => {
+                let (name, _) = self.seed(target, index);
+                (String::from_utf8_lossy(bytes), self.dir_of(name))
+            }
+            Target::Write if !crate::findings::hash(bytes).is_multiple_of(4) => (
+                String::from_utf8_lossy(crate::command::split(bytes).1),
+                self.scratch.join("named"),
+            ),
+            _ => return true,
+        };
+        load(CircuitSource::Text {
+            name: "worth.toml",
+            text: &text,
+            dir: Some(&dir),
+        })
+        .circuit
+        .is_ok()
     }
 
     /// The folder a circuit seed's includes are read from: its own for a file of the
     /// workspace, `circuits/` for a snippet.
-    fn dir_of(&self, name: &str) -> PathBuf {
+    pub(crate) fn dir_of(&self, name: &str) -> PathBuf {
         match Path::new(name).parent() {
             Some(parent) if !name.contains('#') => self.corpus.root.join(parent),
             _ => self.corpus.root.join("circuits"),
@@ -238,7 +351,7 @@ impl<'c> Context<'c> {
     }
 
     /// The checks of a load: located errors, or an accepted circuit's checkpoints planned.
-    fn check_report(&self, name: &str, report: &LoadReport) -> Exec {
+    pub(crate) fn check_report(&self, name: &str, report: &LoadReport) -> Exec {
         match &report.circuit {
             Err(diagnostics) => {
                 let violations = located(diagnostics, &report.files, name, true);
@@ -256,7 +369,7 @@ impl<'c> Context<'c> {
 
     /// Instantiates and plans (under the default inputs) every checkpoint of a loaded
     /// circuit, checking each layout.
-    fn plan_every_checkpoint(&self, circuit: &Circuit) -> Vec<String> {
+    pub(crate) fn plan_every_checkpoint(&self, circuit: &Circuit) -> Vec<String> {
         let view = self.default_inputs.view();
         let mut violations = Vec::new();
         for checkpoint in circuit.checkpoints() {
@@ -475,7 +588,7 @@ fn shape(bytes: &[u8]) -> Exec {
 }
 
 /// Copies every file of `from` into `to` (created).
-fn copy_blocks(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_blocks(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

@@ -1,5 +1,6 @@
 //! A file of the other kind: an inputs file given as a circuit, or a circuit given as an inputs
-//! file. Which kind a file's top-level keys say it is, and the help line naming the mix-up that
+//! file. The top-level keys of both files (the walk of each reads its own from here, so this
+//! module depends on neither), which kind a file's top-level keys say it is, and the help line naming the mix-up that
 //! the first error of such a file (at its start: `missing `schema``, `missing key `slots``)
 //! carries.
 //!
@@ -10,10 +11,42 @@
 //!   or an empty file, never gets the hint.
 //! - The keys shown are the file's own, in file order, at most [`SHOWN`].
 
-use super::inputs_file::TOP_KEYS;
-use super::top::CIRCUIT_KEYS;
 use crate::load::text::walk::Table;
 use toml::de::DeValue;
+
+/// The top-level keys of a circuit file.
+pub(crate) const CIRCUIT_KEYS: &[&str] = &[
+    "schema",
+    "arch",
+    "description",
+    "dims",
+    "include",
+    "layer_module",
+    "draft_module",
+    "prologue",
+    "epilogue",
+    "draft",
+    "layout",
+    "derive",
+    "tensor_parallel",
+    "config",
+    "block",
+    "checkpoint",
+];
+
+/// The top-level keys of an inputs file, in documentation order.
+pub(crate) const INPUTS_KEYS: [&str; 10] = [
+    "slots",
+    "formats",
+    "verify",
+    "kv",
+    "draft_kv",
+    "draft_kv_dtype",
+    "caches",
+    "serving",
+    "parallel",
+    "pool",
+];
 
 /// What a file was given as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +64,8 @@ const SHOWN: usize = 3;
 /// when they do not.
 pub(crate) fn help(root: &Table<'_>, given: Kind) -> Option<String> {
     let (own, other): (&[&str], &[&str]) = match given {
-        Kind::Circuit => (CIRCUIT_KEYS, &TOP_KEYS),
-        Kind::Inputs => (&TOP_KEYS, CIRCUIT_KEYS),
+        Kind::Circuit => (CIRCUIT_KEYS, &INPUTS_KEYS),
+        Kind::Inputs => (&INPUTS_KEYS, CIRCUIT_KEYS),
     };
     let mut found: Vec<String> = Vec::with_capacity(SHOWN);
     for (key, value) in root {

@@ -19,25 +19,8 @@ use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
-/// The top-level keys of a circuit file.
-pub(super) const CIRCUIT_KEYS: &[&str] = &[
-    "schema",
-    "arch",
-    "description",
-    "dims",
-    "include",
-    "layer_module",
-    "draft_module",
-    "prologue",
-    "epilogue",
-    "draft",
-    "layout",
-    "derive",
-    "tensor_parallel",
-    "config",
-    "block",
-    "checkpoint",
-];
+/// The top-level keys of a circuit file (kept in `mixup`, which knows both files' keys).
+pub(super) use super::mixup::CIRCUIT_KEYS;
 
 /// The top-level keys of a block library.
 pub(super) const LIBRARY_KEYS: &[&str] = &["include", "block"];

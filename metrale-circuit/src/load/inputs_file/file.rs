@@ -69,19 +69,8 @@ use crate::model::{
 };
 use crate::serve::{Parallel, ServingProfile};
 
-/// The keys of the file's top level, in documentation order.
-pub(crate) const TOP_KEYS: [&str; 10] = [
-    "slots",
-    "formats",
-    "verify",
-    "kv",
-    "draft_kv",
-    "draft_kv_dtype",
-    "caches",
-    "serving",
-    "parallel",
-    "pool",
-];
+/// The keys of the file's top level (kept in `mixup`, which knows both files' keys).
+pub(crate) use crate::load::mixup::INPUTS_KEYS as TOP_KEYS;
 /// The keys of `[parallel]`.
 pub(crate) const PARALLEL_KEYS: [&str; 3] = ["tp", "pp", "pp_layers"];
 /// The keys of `[verify]`.
