@@ -75,6 +75,9 @@ pub struct Imported {
     pub kinds: ImportedKinds,
     /// Every declared dim's value, in declaration order.
     pub dims: Vec<(String, u64)>,
+    /// Where in the config each dim read from a key was (its value's first byte), for errors
+    /// the loader finds in the table: a dim given by its fallback has none.
+    read_at: Vec<(String, usize)>,
 }
 
 impl Imported {
@@ -279,6 +282,26 @@ impl Circuit {
             dir: Some(&self.dir),
         });
         report.circuit.map_err(|found| {
+            // Each error the loader finds in the table says where in the config the dims it
+            // names were read.
+            let found = found.into_iter().map(|diagnostic| {
+                let mut diagnostic = diagnostic;
+                for (dim, at) in &imported.read_at {
+                    if mentions(&diagnostic.message, dim) {
+                        let value = imported
+                            .dims
+                            .iter()
+                            .find(|(d, _)| d == dim)
+                            .map_or(0, |(_, v)| *v);
+                        let (line, column) = config.line_col(*at);
+                        diagnostic = diagnostic.note(format!(
+                            "`{dim}` is {value}, read at {}:{line}:{column}",
+                            config.name()
+                        ));
+                    }
+                }
+                diagnostic
+            });
             let mut all: Diagnostics = Diagnostic::error(format!(
                 "the checkpoint `{}` read from `{}` does not load in circuit `{}`",
                 imported.name,
@@ -536,12 +559,21 @@ impl<'a> Reader<'a> {
         let name = self.name(stem, options.name);
         let hf = options.hf.map(str::to_owned).or_else(|| self.hf());
         interval?;
+        let read_at = map
+            .dims()
+            .iter()
+            .filter_map(|dim| match self.find(dim.key()) {
+                Found::Value(Value::NullKeyword(_)) | Found::Missing(_) => None,
+                Found::Value(value) => Some((dim.dim().to_owned(), span(value).start)),
+            })
+            .collect();
         Some(Imported {
             name: name?,
             hf,
             layers: depth?.layers,
             kinds: kinds?,
             dims: dims?,
+            read_at,
         })
     }
 
@@ -1152,6 +1184,16 @@ fn snake_case(text: &str) -> String {
     out
 }
 
+/// Whether `text` names `word` as a whole identifier (not inside a longer one).
+fn mentions(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
 /// A property's name.
 fn prop_name<'n>(name: &'n ObjectPropName<'_>) -> &'n str {
     match name {
@@ -1189,6 +1231,16 @@ fn describe(value: &Value<'_>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::snake_case;
+
+    #[test]
+    fn a_dim_is_mentioned_as_a_whole_identifier() {
+        assert!(super::mentions(
+            "`conv_kernel - 1` is below zero",
+            "conv_kernel"
+        ));
+        assert!(!super::mentions("`conv_kernel_size` is 0", "conv_kernel"));
+        assert!(!super::mentions("`d_conv_kernel` is 0", "conv_kernel"));
+    }
 
     #[test]
     fn names_from_repository_names() {

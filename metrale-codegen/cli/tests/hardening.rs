@@ -311,13 +311,17 @@ fn import_prints_only_what_loads() {
         &["--name", &long],
         "200 bytes long, the limit is 64",
     );
+    // The loader's error on the derived dim says where the config gave the dim it reads.
+    let conv = (kernel, "\"conv_kernel\": 0");
+    import_refused("import-conv", nemotron, conv, &[], "conv_window");
     import_refused(
         "import-conv",
         nemotron,
-        (kernel, "\"conv_kernel\": 0"),
+        conv,
         &[],
-        "conv_window",
+        "`conv_kernel` is 0, read at",
     );
+    import_refused("import-conv", nemotron, conv, &[], "import-conv.json:6:18");
     let window = ("\"sliding_window\": 128", "\"sliding_window\": 0");
     import_refused("import-window", gpt, window, &[], "window");
     let huge = (kernel, "\"conv_kernel\": 18446744073709551615");
