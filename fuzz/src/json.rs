@@ -7,8 +7,6 @@
 //! Invariants: `parse(&v.write(pretty))` gives `v` back for every tree [`parse`] made; nothing
 //! here panics on any text; nesting is read to [`MAX_DEPTH`] only (deeper text is not a tree).
 
-use std::fmt::Write as _;
-
 /// How deep [`parse`] reads: a mutated file is re-parsed on every edit, and recursion must
 /// stay well inside a thread's stack.
 pub const MAX_DEPTH: usize = 512;
@@ -240,21 +238,9 @@ impl Json {
     }
 }
 
-/// `text` as a JSON string: quotes, backslashes and control characters escaped.
+/// `text` as a JSON string, by `serde_json`'s escaping (which a string always passes).
 fn quote(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push_str(&serde_json::Value::from(text).to_string());
 }
 
 #[cfg(test)]
