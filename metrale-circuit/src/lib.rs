@@ -145,10 +145,11 @@ pub use serve::{Fit, FitError, RankError, ServingProfile};
 
 pub mod inputs {
     //! Every plan input: the counts and formats a plan is made under ([`StateInputs`]) and their
-    //! parts. A generated `Inputs` holds the same counts with its formats typed.
+    //! parts. A generated `Inputs` holds the same counts with its formats typed; [`StepCounts`]
+    //! is [`HSteps`] owned (what an inputs file and a dynamic plan keep).
     pub use crate::model::{
         CacheInputs, CarryInputs, DraftInputs, FormatChoice, HSteps, KvInputs, LookupInputs,
-        RingInputs, StateInputs, TreeInputs, VerifyInputs, WindowInputs,
+        RingInputs, StateInputs, StepCounts, TreeInputs, VerifyInputs, WindowInputs,
     };
 }
 

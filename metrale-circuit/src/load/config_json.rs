@@ -225,10 +225,7 @@ impl Circuit {
         };
         // Checked under a name of its own, then compared with the one written.
         let mut renamed = imported.clone();
-        "imported".clone_into(&mut renamed.name);
-        while self.checkpoint(&renamed.name).is_some() {
-            renamed.name.push('_');
-        }
+        renamed.name = self.unused_checkpoint_name();
         let with = self.with_table(&renamed, config)?;
         let read = with.checkpoint_or_error(&renamed.name)?;
         if read.layer_kinds() == existing.layer_kinds() && read.dims() == existing.dims() {
@@ -263,6 +260,16 @@ impl Circuit {
         ))
         .help("name the config's checkpoint otherwise (`--name`, `ImportOptions::name`)")
         .into())
+    }
+
+    /// A checkpoint name the circuit does not have, short enough for any limit: `imported`,
+    /// with as many `_` after it as it takes.
+    fn unused_checkpoint_name(&self) -> String {
+        let mut name = String::from("imported");
+        while self.checkpoint(&name).is_some() {
+            name.push('_');
+        }
+        name
     }
 
     /// The circuit loaded again with `imported`'s table appended to its text.
@@ -332,10 +339,7 @@ impl Circuit {
     ) -> Result<Vec<(String, u64)>, Diagnostics> {
         let spec = self.checkpoint_or_error(like)?;
         // A name the circuit does not have: the checkpoint is only read, never kept.
-        let mut name = format!("{like}_from_config");
-        while self.checkpoint(&name).is_some() {
-            name.push('_');
-        }
+        let name = self.unused_checkpoint_name();
         let options = ImportOptions {
             name: Some(&name),
             hf: None,

@@ -212,6 +212,61 @@ impl HSteps<'_> {
     }
 }
 
+/// The rows of each verify slot, owned: [`HSteps`] without the borrow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepCounts {
+    /// One entry per verify slot (an inputs file's `[verify] h_steps`).
+    PerSlot(Vec<u64>),
+    /// A serving profile's `K` rows in each of its verify slots.
+    Uniform {
+        /// Verify slots, the dummy included.
+        slots: u64,
+        /// Rows per verify slot.
+        rows: u64,
+    },
+}
+
+impl StepCounts {
+    /// Borrowed, as the plan inputs take it.
+    #[must_use]
+    pub fn as_h_steps(&self) -> HSteps<'_> {
+        match self {
+            StepCounts::PerSlot(rows) => HSteps::PerSlot(rows),
+            StepCounts::Uniform { slots, rows } => HSteps::Uniform {
+                slots: *slots,
+                rows: *rows,
+            },
+        }
+    }
+
+    /// The number of verify slots.
+    #[must_use]
+    pub fn slots(&self) -> u64 {
+        self.as_h_steps().slots()
+    }
+
+    /// Verify slot `slot`'s rows.
+    #[must_use]
+    pub fn rows_of(&self, slot: u64) -> Option<u64> {
+        self.as_h_steps().rows_of(slot)
+    }
+
+    /// Every slot's rows together; `None` on overflow.
+    #[must_use]
+    pub fn total(&self) -> Option<u64> {
+        self.as_h_steps().total()
+    }
+}
+
+impl From<HSteps<'_>> for StepCounts {
+    fn from(h_steps: HSteps<'_>) -> Self {
+        match h_steps {
+            HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
+            HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
+        }
+    }
+}
+
 /// One paged KV cache: `blocks` of `block_size` tokens, and what bounds a sliding-window side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KvInputs {

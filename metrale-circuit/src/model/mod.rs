@@ -26,7 +26,7 @@ pub use dtype::{FormatChoice, FormatError, StateDtype, StateFormat};
 pub use dtype::is_snake_identifier;
 pub use inputs::{
     CacheInputs, CarryInputs, DraftInputs, HSteps, KvInputs, LookupInputs, RingInputs, StateInputs,
-    TreeInputs, VerifyInputs, WindowInputs,
+    StepCounts, TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};
 pub use layout::{LayoutDecl, PartDecl};

@@ -23,7 +23,7 @@ use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
     FormatChoice, HSteps, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat,
-    StateInputs, StateKind, UnitAxis, strides_into,
+    StateInputs, StateKind, StepCounts, UnitAxis, strides_into,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -160,33 +160,7 @@ pub struct DynamicPlan {
     pool: Option<Box<PagePool>>,
     /// The verify rows it was made with, which say where each verify slot's `h_steps` rows
     /// start ([`StateRegions::step`]).
-    h_steps: VerifyRows,
-}
-
-/// [`HSteps`], owned: a plan keeps the verify rows it was made with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum VerifyRows {
-    PerSlot(Vec<u64>),
-    Uniform { slots: u64, rows: u64 },
-}
-
-impl VerifyRows {
-    fn of(inputs: &StateInputs<'_>) -> Self {
-        match inputs.verify.map_or(HSteps::NONE, |v| v.h_steps) {
-            HSteps::PerSlot(rows) => Self::PerSlot(rows.to_vec()),
-            HSteps::Uniform { slots, rows } => Self::Uniform { slots, rows },
-        }
-    }
-
-    fn as_h_steps(&self) -> HSteps<'_> {
-        match self {
-            Self::PerSlot(rows) => HSteps::PerSlot(rows),
-            Self::Uniform { slots, rows } => HSteps::Uniform {
-                slots: *slots,
-                rows: *rows,
-            },
-        }
-    }
+    h_steps: StepCounts,
 }
 
 impl DynamicPlan {
@@ -284,7 +258,7 @@ impl DynamicPlan {
             readers,
             arena,
             pool,
-            h_steps: VerifyRows::of(inputs),
+            h_steps: StepCounts::from(inputs.verify.map_or(HSteps::NONE, |v| v.h_steps)),
         })
     }
 

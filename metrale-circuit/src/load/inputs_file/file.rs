@@ -63,9 +63,9 @@ use crate::load::text::limits::MAX_RANKS;
 use crate::load::text::read_source;
 use crate::load::text::walk::{Sink, Table, Value, Walk, field};
 use crate::model::{
-    CacheInputs, CarryInputs, DraftInputs, FormatChoice, HSteps, KvInputs, LookupInputs,
-    PoolPolicy, RingInputs, Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool,
-    WindowInputs, is_snake_identifier,
+    CacheInputs, CarryInputs, DraftInputs, FormatChoice, KvInputs, LookupInputs, PoolPolicy,
+    RingInputs, Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
+    is_snake_identifier,
 };
 use crate::serve::{Parallel, ServingProfile};
 
@@ -181,51 +181,7 @@ pub struct VerifyCounts {
     pub conv_steps: u64,
 }
 
-/// The rows of each verify slot, owned: [`crate::inputs::HSteps`] without the borrow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepCounts {
-    /// `[verify] h_steps`, one entry per verify slot.
-    PerSlot(Vec<u64>),
-    /// A serving profile's `K` rows in each of its verify slots.
-    Uniform {
-        /// Verify slots, the dummy included.
-        slots: u64,
-        /// Rows per verify slot.
-        rows: u64,
-    },
-}
-
-impl StepCounts {
-    /// Borrowed, as the plan inputs take it.
-    #[must_use]
-    pub fn as_h_steps(&self) -> HSteps<'_> {
-        match self {
-            StepCounts::PerSlot(rows) => HSteps::PerSlot(rows),
-            StepCounts::Uniform { slots, rows } => HSteps::Uniform {
-                slots: *slots,
-                rows: *rows,
-            },
-        }
-    }
-
-    /// The number of verify slots.
-    #[must_use]
-    pub fn slots(&self) -> u64 {
-        self.as_h_steps().slots()
-    }
-
-    /// Verify slot `slot`'s rows.
-    #[must_use]
-    pub fn rows_of(&self, slot: u64) -> Option<u64> {
-        self.as_h_steps().rows_of(slot)
-    }
-
-    /// Every slot's rows together; `None` on overflow.
-    #[must_use]
-    pub fn total(&self) -> Option<u64> {
-        self.as_h_steps().total()
-    }
-}
+pub use crate::model::StepCounts;
 
 /// An [`InputsFile`] borrowed as [`StateInputs`]: it owns the `(&str, choice)` list that
 /// [`StateInputs::formats`] borrows.
@@ -469,10 +425,7 @@ impl InputsFile {
     fn hold(&mut self, derived: &StateInputs<'_>) {
         self.slots = derived.slots;
         self.verify = derived.verify.map(|v| VerifyCounts {
-            h_steps: match v.h_steps {
-                HSteps::PerSlot(rows) => StepCounts::PerSlot(rows.to_vec()),
-                HSteps::Uniform { slots, rows } => StepCounts::Uniform { slots, rows },
-            },
+            h_steps: StepCounts::from(v.h_steps),
             conv_steps: v.conv_steps,
         });
         self.kv = derived.kv;
