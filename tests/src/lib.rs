@@ -44,6 +44,8 @@ include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_next.rs"));
 
+pub mod alloc_model;
+
 /// The suites' circuit of KV shared across layers (`shares`, schema 3), not a real model.
 pub const SHARED_KV: &str = "tests/ui/circuits/shared_kv.toml";
 

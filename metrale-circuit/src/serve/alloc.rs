@@ -9,13 +9,19 @@
 //! Invariants:
 //! - A place is free or held, never both; a block is free (0 references) or held by its
 //!   reference count. Every failure (nothing free, a double release, an index out of range,
-//!   the dummy) is an [`AllocError`], never a panic.
+//!   the dummy) is an [`AllocError`], never a panic, and leaves every pool and table exactly
+//!   as it was.
+//! - Memory grows with what is held, never with the count: free places are kept as runs
+//!   (`start..end`), of which there are at most one more than the places held, and reference
+//!   counts only for held blocks. Any `u64` count is accepted.
 //! - Claims take the lowest free index, so a run is deterministic and a place released is the
 //!   next one handed out.
-//! - A ring never holds more than its per-sequence blocks: at the limit, appending reuses the
-//!   sequence's oldest block (whose tokens the caller knows have left the window).
+//! - A block handed out for writing (by [`BlockTable::append`]) has one reference, so it sits
+//!   in no other sequence's table: a full ring reuses its oldest block only when the sequence
+//!   alone holds it, and otherwise lets its share go and takes a fresh block.
+//! - A ring never holds more than its per-sequence blocks.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Why a unit could not be claimed or given back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +64,20 @@ pub enum AllocError {
         /// The sequence.
         sequence: u64,
     },
+    /// A prefix adopted by a sequence that holds blocks already: a prefix comes first.
+    Started {
+        /// The sequence.
+        sequence: u64,
+        /// The blocks it holds.
+        blocks: u64,
+    },
+    /// A prefix longer than a windowed side's ring.
+    PastRing {
+        /// The prefix's blocks.
+        blocks: u64,
+        /// The ring's blocks per sequence.
+        ring: u64,
+    },
 }
 
 impl std::fmt::Display for AllocError {
@@ -80,6 +100,15 @@ impl std::fmt::Display for AllocError {
             AllocError::UnknownSequence { sequence } => {
                 write!(f, "sequence {sequence} holds no block of this side")
             }
+            AllocError::Started { sequence, blocks } => write!(
+                f,
+                "sequence {sequence} holds {blocks} blocks already: a prefix is adopted before \
+                 any block of its own"
+            ),
+            AllocError::PastRing { blocks, ring } => write!(
+                f,
+                "a prefix of {blocks} blocks does not fit a ring of {ring} blocks per sequence"
+            ),
         }
     }
 }
@@ -92,17 +121,26 @@ impl std::error::Error for AllocError {}
 pub struct IndexPool {
     what: &'static str,
     count: u64,
-    free: BTreeSet<u64>,
+    /// The free indices as runs, `start -> end` (exclusive), none empty, no two touching.
+    free: BTreeMap<u64, u64>,
+    /// How many indices the runs hold.
+    free_count: u64,
 }
 
 impl IndexPool {
-    /// `count` free places of `what` (named in errors: "ring slot").
+    /// `count` free places of `what` (named in errors: "ring slot"). Takes no memory per
+    /// place: any count is accepted.
     #[must_use]
     pub fn new(what: &'static str, count: u64) -> Self {
+        let mut free = BTreeMap::new();
+        if count > 0 {
+            free.insert(0, count);
+        }
         Self {
             what,
             count,
-            free: (0..count).collect(),
+            free,
+            free_count: count,
         }
     }
 
@@ -111,10 +149,17 @@ impl IndexPool {
     /// # Errors
     /// [`AllocError::Exhausted`] when every index is held.
     pub fn claim(&mut self) -> Result<u64, AllocError> {
-        self.free.pop_first().ok_or(AllocError::Exhausted {
-            what: self.what,
-            count: self.count,
-        })
+        let Some((start, end)) = self.free.pop_first() else {
+            return Err(AllocError::Exhausted {
+                what: self.what,
+                count: self.count,
+            });
+        };
+        if start + 1 < end {
+            self.free.insert(start + 1, end);
+        }
+        self.free_count -= 1;
+        Ok(start)
     }
 
     /// Gives `index` back.
@@ -122,27 +167,25 @@ impl IndexPool {
     /// # Errors
     /// [`AllocError::OutOfRange`] or [`AllocError::NotHeld`].
     pub fn release(&mut self, index: u64) -> Result<(), AllocError> {
-        if index >= self.count {
-            return Err(AllocError::OutOfRange {
-                what: self.what,
-                index,
-                count: self.count,
-            });
-        }
-        if self.free.insert(index) {
-            Ok(())
-        } else {
-            Err(AllocError::NotHeld {
-                what: self.what,
-                index,
-            })
-        }
+        self.check_held(index)?;
+        // Join the run ending at `index` and the one starting after it, if any.
+        let before = self
+            .free
+            .range(..index)
+            .next_back()
+            .filter(|(_, end)| **end == index)
+            .map(|(start, _)| *start);
+        let after = self.free.remove(&(index + 1));
+        let start = before.unwrap_or(index);
+        self.free.insert(start, after.unwrap_or(index + 1));
+        self.free_count += 1;
+        Ok(())
     }
 
     /// Whether `index` is held.
     #[must_use]
     pub fn is_held(&self, index: u64) -> bool {
-        index < self.count && !self.free.contains(&index)
+        self.check_held(index).is_ok()
     }
 
     /// How many places there are.
@@ -154,7 +197,25 @@ impl IndexPool {
     /// How many are held.
     #[must_use]
     pub fn held(&self) -> u64 {
-        self.count - self.free.len() as u64
+        self.count - self.free_count
+    }
+
+    /// `Ok` when `index` is held, else why not.
+    fn check_held(&self, index: u64) -> Result<(), AllocError> {
+        if index >= self.count {
+            return Err(AllocError::OutOfRange {
+                what: self.what,
+                index,
+                count: self.count,
+            });
+        }
+        match self.free.range(..=index).next_back() {
+            Some((_, end)) if index < *end => Err(AllocError::NotHeld {
+                what: self.what,
+                index,
+            }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -214,17 +275,18 @@ impl SlotPool {
 /// count: a prefix's blocks can be shared by the sequences that start with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockPool {
-    refs: Vec<u32>,
-    free: BTreeSet<u64>,
+    places: IndexPool,
+    /// The reference count of each held block (never 0: a free block has no entry).
+    refs: BTreeMap<u64, u32>,
 }
 
 impl BlockPool {
-    /// `blocks` free blocks.
+    /// `blocks` free blocks. Takes no memory per block: any count is accepted.
     #[must_use]
     pub fn new(blocks: u64) -> Self {
         Self {
-            refs: (0..blocks).map(|_| 0).collect(),
-            free: (0..blocks).collect(),
+            places: IndexPool::new("KV block", blocks),
+            refs: BTreeMap::new(),
         }
     }
 
@@ -233,13 +295,8 @@ impl BlockPool {
     /// # Errors
     /// [`AllocError::Exhausted`] when none is free.
     pub fn allocate(&mut self) -> Result<u64, AllocError> {
-        let block = self.free.pop_first().ok_or(AllocError::Exhausted {
-            what: "KV block",
-            count: self.refs.len() as u64,
-        })?;
-        if let Some(refs) = self.slot(block) {
-            *refs = 1;
-        }
+        let block = self.places.claim()?;
+        self.refs.insert(block, 1);
         Ok(block)
     }
 
@@ -262,72 +319,59 @@ impl BlockPool {
     pub fn free(&mut self, block: u64) -> Result<bool, AllocError> {
         let refs = self.held_refs(block)?;
         *refs -= 1;
-        let freed = *refs == 0;
-        if freed {
-            self.free.insert(block);
+        if *refs > 0 {
+            return Ok(false);
         }
-        Ok(freed)
+        self.refs.remove(&block);
+        self.places.release(block)?;
+        Ok(true)
     }
 
     /// How many hold `block` (0: free); `None` out of range.
     #[must_use]
     pub fn refs(&self, block: u64) -> Option<u32> {
-        usize::try_from(block)
-            .ok()
-            .and_then(|b| self.refs.get(b))
-            .copied()
+        (block < self.count()).then(|| self.refs.get(&block).copied().unwrap_or(0))
     }
 
     /// How many blocks are free.
     #[must_use]
     pub fn free_count(&self) -> u64 {
-        self.free.len() as u64
+        self.count() - self.held()
     }
 
     /// How many blocks the pool has.
     #[must_use]
     pub fn count(&self) -> u64 {
-        self.refs.len() as u64
+        self.places.count()
     }
 
     /// How many blocks are held (by one sequence or more).
     #[must_use]
     pub fn held(&self) -> u64 {
-        self.count() - self.free_count()
+        self.places.held()
     }
 
     /// The reference count of a held block.
     fn held_refs(&mut self, block: u64) -> Result<&mut u32, AllocError> {
-        let count = self.refs.len() as u64;
-        match self.slot(block) {
-            None => Err(AllocError::OutOfRange {
-                what: "KV block",
-                index: block,
-                count,
-            }),
-            Some(0) => Err(AllocError::NotHeld {
-                what: "KV block",
-                index: block,
-            }),
-            Some(refs) => Ok(refs),
-        }
-    }
-
-    fn slot(&mut self, block: u64) -> Option<&mut u32> {
-        usize::try_from(block)
-            .ok()
-            .and_then(|b| self.refs.get_mut(b))
+        self.places.check_held(block)?;
+        self.refs.get_mut(&block).ok_or(AllocError::NotHeld {
+            what: "KV block",
+            index: block,
+        })
     }
 }
 
 /// A block a sequence appended: the block, and the oldest block a ring gave up for it (the
-/// same block, reused, when the ring was full).
+/// same block, reused, when the ring was full and the sequence alone held it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Appended {
-    /// The block that now holds the sequence's next tokens.
+    /// The block that now holds the sequence's next tokens: held by this sequence alone.
     pub block: u64,
     /// Whether it is the sequence's oldest block, reused by a full ring.
     pub reused: bool,
+    /// The oldest block a full ring let go of instead of reusing it, because other sequences
+    /// (that adopted it as a prefix) still read it: they keep it, this sequence writes `block`.
+    pub released: Option<u64>,
 }
 
 /// Every sequence's blocks on one KV side, in token order; a windowed side's a ring of at most
@@ -358,42 +402,87 @@ impl BlockTable {
         }
     }
 
-    /// A block for `sequence`'s next tokens: a new one from `pool`, or on a full ring its own
-    /// oldest, moved to the end.
+    /// A block for `sequence`'s next tokens, held by it alone: a new one from `pool`, or on a
+    /// full ring its own oldest, moved to the end, when no other sequence holds that block (a
+    /// shared oldest block is let go of, its other holders keeping it, and a new one taken).
     ///
     /// # Errors
-    /// [`AllocError::Exhausted`] when the pool has no free block.
+    /// [`AllocError::Exhausted`] when a new block is needed and the pool has none free;
+    /// [`AllocError::NotHeld`] when the ring's oldest block was freed behind the table's back.
+    /// Nothing changes then.
     pub fn append(&mut self, sequence: u64, pool: &mut BlockPool) -> Result<Appended, AllocError> {
-        let table = self.tables.entry(sequence).or_default();
-        if let Some(limit) = self.ring
-            && table.len() as u64 >= limit
-            && let Some(oldest) = table.pop_front()
-        {
-            table.push_back(oldest);
-            return Ok(Appended {
-                block: oldest,
-                reused: true,
-            });
+        let held = self.tables.get(&sequence).map_or(0, |t| t.len() as u64);
+        let oldest = match self.ring {
+            Some(limit) if held >= limit => self.tables.get(&sequence).and_then(|t| t.front()),
+            _ => None,
         }
-        let block = pool.allocate()?;
-        table.push_back(block);
-        Ok(Appended {
-            block,
-            reused: false,
-        })
+        .copied();
+        let Some(oldest) = oldest else {
+            let block = pool.allocate()?;
+            self.tables.entry(sequence).or_default().push_back(block);
+            return Ok(Appended {
+                block,
+                reused: false,
+                released: None,
+            });
+        };
+        match pool.refs(oldest) {
+            Some(1) => {
+                let table = self.tables.entry(sequence).or_default();
+                table.rotate_left(1);
+                Ok(Appended {
+                    block: oldest,
+                    reused: true,
+                    released: None,
+                })
+            }
+            Some(0) | None => Err(AllocError::NotHeld {
+                what: "KV block",
+                index: oldest,
+            }),
+            Some(_) => {
+                let block = pool.allocate()?;
+                pool.free(oldest)?;
+                let table = self.tables.entry(sequence).or_default();
+                table.pop_front();
+                table.push_back(block);
+                Ok(Appended {
+                    block,
+                    reused: false,
+                    released: Some(oldest),
+                })
+            }
+        }
     }
 
     /// `sequence` starts with `prefix`'s blocks (a prefix-cache hit): each shared, one more
     /// holder, before any block of its own.
     ///
     /// # Errors
-    /// As [`BlockPool::share`], for a block that is not held; nothing is shared then.
+    /// [`AllocError::Started`] when the sequence holds blocks already,
+    /// [`AllocError::PastRing`] for a prefix longer than a ring, and as [`BlockPool::share`]
+    /// for a block that is not held. Nothing changes then.
     pub fn adopt(
         &mut self,
         sequence: u64,
         prefix: &[u64],
         pool: &mut BlockPool,
     ) -> Result<(), AllocError> {
+        let held = self.tables.get(&sequence).map_or(0, VecDeque::len);
+        if held > 0 {
+            return Err(AllocError::Started {
+                sequence,
+                blocks: held as u64,
+            });
+        }
+        if let Some(ring) = self.ring
+            && prefix.len() as u64 > ring
+        {
+            return Err(AllocError::PastRing {
+                blocks: prefix.len() as u64,
+                ring,
+            });
+        }
         for (i, block) in prefix.iter().enumerate() {
             if let Err(error) = pool.share(*block) {
                 // Undo the shares taken: all or nothing.
@@ -420,14 +509,38 @@ impl BlockTable {
     /// became free.
     ///
     /// # Errors
-    /// [`AllocError::UnknownSequence`] when it holds none.
+    /// [`AllocError::UnknownSequence`] when it holds none; as [`BlockPool::free`] when one of
+    /// its blocks has fewer holders in `pool` than times in its table (the table and the pool
+    /// disagree). Nothing changes then: the sequence keeps every block.
     pub fn release(&mut self, sequence: u64, pool: &mut BlockPool) -> Result<u64, AllocError> {
         let table = self
             .tables
-            .remove(&sequence)
+            .get(&sequence)
             .ok_or(AllocError::UnknownSequence { sequence })?;
-        let mut freed = 0;
+        let mut times: BTreeMap<u64, u32> = BTreeMap::new();
         for block in table {
+            *times.entry(*block).or_default() += 1;
+        }
+        for (block, times) in &times {
+            match pool.refs(*block) {
+                None => {
+                    return Err(AllocError::OutOfRange {
+                        what: "KV block",
+                        index: *block,
+                        count: pool.count(),
+                    });
+                }
+                Some(refs) if refs < *times => {
+                    return Err(AllocError::NotHeld {
+                        what: "KV block",
+                        index: *block,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        let mut freed = 0;
+        for block in self.tables.remove(&sequence).into_iter().flatten() {
             if pool.free(block)? {
                 freed += 1;
             }
@@ -507,5 +620,143 @@ mod tests {
         );
         assert_eq!(pool.free_count(), 6);
         assert_eq!(ring.blocks(1).map(VecDeque::len), Some(2));
+    }
+
+    #[test]
+    fn any_count_is_a_pool_without_memory_per_place() {
+        // C10: these panicked ("capacity overflow") or aborted, allocating per place.
+        let mut slots = SlotPool::new(u64::MAX);
+        assert_eq!(slots.dummy(), Some(u64::MAX - 1));
+        assert_eq!((slots.claim(), slots.claim()), (Ok(0), Ok(1)));
+        assert_eq!(
+            slots.release(u64::MAX - 1),
+            Err(AllocError::Dummy { slot: u64::MAX - 1 })
+        );
+        let mut blocks = BlockPool::new(u64::MAX);
+        assert_eq!((blocks.allocate(), blocks.count()), (Ok(0), u64::MAX));
+        assert_eq!(
+            (blocks.refs(u64::MAX - 1), blocks.refs(u64::MAX)),
+            (Some(0), None)
+        );
+        assert_eq!(blocks.free_count(), u64::MAX - 1);
+        let mut places = IndexPool::new("ring slot", 1 << 40);
+        assert_eq!(places.claim(), Ok(0));
+        assert!(matches!(
+            places.release(1 << 39),
+            Err(AllocError::NotHeld { .. })
+        ));
+        assert!(matches!(
+            places.release(1 << 40),
+            Err(AllocError::OutOfRange { .. })
+        ));
+        assert_eq!(places.held(), 1);
+    }
+
+    #[test]
+    fn released_places_join_their_neighbours() {
+        let mut places = IndexPool::new("place", 6);
+        for i in 0..6 {
+            assert_eq!(places.claim(), Ok(i));
+        }
+        // Free 1, 3, 2 (joining both sides), then 0 and 5: runs 0..4 and 5..6.
+        for i in [1, 3, 2, 0, 5] {
+            assert_eq!(places.release(i), Ok(()));
+        }
+        assert_eq!(
+            places
+                .free
+                .iter()
+                .map(|(s, e)| (*s, *e))
+                .collect::<Vec<_>>(),
+            [(0, 4), (5, 6)]
+        );
+        assert_eq!(
+            (places.held(), places.is_held(4), places.is_held(3)),
+            (1, true, false)
+        );
+        assert_eq!(places.claim(), Ok(0));
+    }
+
+    #[test]
+    fn a_full_ring_never_writes_a_block_another_sequence_reads() {
+        // C2: sequence 2 adopts sequence 1's two blocks; sequence 1's full ring then gave its
+        // oldest block (0) back for writing while 2 still read it.
+        let mut pool = BlockPool::new(4);
+        let mut ring = BlockTable::ring(2);
+        ring.append(1, &mut pool).unwrap();
+        ring.append(1, &mut pool).unwrap();
+        ring.adopt(2, &[0, 1], &mut pool).unwrap();
+        let next = ring.append(1, &mut pool).unwrap();
+        assert_eq!(
+            next,
+            Appended {
+                block: 2,
+                reused: false,
+                released: Some(0)
+            }
+        );
+        assert_eq!((pool.refs(0), pool.refs(2)), (Some(1), Some(1)));
+        assert_eq!(ring.blocks(1).unwrap(), &[1, 2]);
+        assert_eq!(ring.blocks(2).unwrap(), &[0, 1]);
+        // Block 1 is still shared: another fresh block; then 2, held alone, is reused.
+        assert_eq!(ring.append(1, &mut pool).unwrap().block, 3);
+        let reused = ring.append(1, &mut pool).unwrap();
+        assert_eq!((reused.block, reused.reused), (2, true));
+        // With no block free, a shared oldest block cannot be replaced: nothing changes.
+        let mut ring = BlockTable::ring(1);
+        let mut pool = BlockPool::new(1);
+        ring.append(1, &mut pool).unwrap();
+        ring.adopt(2, &[0], &mut pool).unwrap();
+        let before = (ring.clone(), pool.clone());
+        assert!(matches!(
+            ring.append(1, &mut pool),
+            Err(AllocError::Exhausted { .. })
+        ));
+        assert_eq!((ring, pool), before);
+    }
+
+    #[test]
+    fn a_prefix_comes_first_and_fits_its_ring() {
+        let mut pool = BlockPool::new(4);
+        let mut ring = BlockTable::ring(1);
+        ring.append(1, &mut pool).unwrap();
+        ring.append(3, &mut pool).unwrap();
+        assert_eq!(
+            ring.adopt(1, &[1], &mut pool),
+            Err(AllocError::Started {
+                sequence: 1,
+                blocks: 1
+            })
+        );
+        assert_eq!(
+            ring.adopt(2, &[0, 1], &mut pool),
+            Err(AllocError::PastRing { blocks: 2, ring: 1 })
+        );
+        assert_eq!((pool.refs(0), pool.refs(1)), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn a_failed_release_keeps_the_sequence_and_its_blocks() {
+        // C13: the table was removed before its blocks were freed, so an error forgot them.
+        let mut pool = BlockPool::new(4);
+        let mut table = BlockTable::new();
+        table.append(1, &mut pool).unwrap();
+        table.append(1, &mut pool).unwrap();
+        // Block 1 freed behind the table's back: the table and the pool disagree.
+        pool.free(1).unwrap();
+        let before = (table.clone(), pool.clone());
+        assert_eq!(
+            table.release(1, &mut pool),
+            Err(AllocError::NotHeld {
+                what: "KV block",
+                index: 1
+            })
+        );
+        assert_eq!((table, pool), before);
+        // A failed append on a new sequence leaves no empty table behind.
+        let mut pool = BlockPool::new(0);
+        let mut table = BlockTable::new();
+        assert!(table.append(5, &mut pool).is_err());
+        assert_eq!(table.blocks(5), None);
     }
 }
