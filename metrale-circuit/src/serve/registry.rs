@@ -100,7 +100,7 @@ impl Registry<'_> {
             (Some(one), None) => Ok(one),
             (None, _) => Err(RegistryError::Unknown {
                 query: query.to_owned(),
-                known: self.matches(None, "").map(qualified).collect(),
+                known: self.all().map(qualified).collect(),
             }),
             (Some(first), Some(second)) => Err(RegistryError::Ambiguous {
                 query: query.to_owned(),
@@ -113,8 +113,8 @@ impl Registry<'_> {
         }
     }
 
-    /// The checkpoints of circuit `arch` (every circuit when `None`) that `wanted` names; with
-    /// an empty `wanted`, every one.
+    /// The checkpoints of circuit `arch` (every circuit when `None`) that `wanted` names: none
+    /// when it is empty (`""`, `llama:`), which names nothing.
     fn matches<'s>(
         &'s self,
         arch: Option<&'s str>,
@@ -130,10 +130,28 @@ impl Registry<'_> {
                     .iter()
                     .enumerate()
                     .filter(move |(_, (name, hf))| {
-                        wanted.is_empty()
-                            || same_str(name, wanted)
-                            || hf.is_some_and(|id| same_id(id, wanted))
+                        !wanted.is_empty()
+                            && (same_str(name, wanted) || hf.is_some_and(|id| same_id(id, wanted)))
                     })
+                    .map(move |(checkpoint, (name, _))| Resolved {
+                        circuit,
+                        arch: entry.arch,
+                        checkpoint,
+                        name,
+                    })
+            })
+    }
+
+    /// Every checkpoint of every circuit, in order.
+    fn all(&self) -> impl Iterator<Item = Resolved> + '_ {
+        self.circuits
+            .iter()
+            .enumerate()
+            .flat_map(|(circuit, entry)| {
+                entry
+                    .checkpoints
+                    .iter()
+                    .enumerate()
                     .map(move |(checkpoint, (name, _))| Resolved {
                         circuit,
                         arch: entry.arch,
@@ -197,5 +215,29 @@ mod tests {
         // A name is exact; `<arch>:` of a circuit the registry lacks finds nothing.
         assert!(registry.resolve("mistral:tiny").is_err());
         assert!(registry.resolve("").is_err());
+    }
+
+    #[test]
+    fn an_empty_or_bare_name_names_nothing() {
+        // C3: with one checkpoint, `""` and `llama:` matched it (an empty name matched all).
+        let one = Registry {
+            circuits: &[CircuitEntry {
+                arch: "llama",
+                checkpoints: &[("llama_3_1_8b", Some("meta-llama/Llama-3.1-8B"))],
+            }],
+        };
+        for query in ["", "llama:", ":"] {
+            assert_eq!(
+                one.resolve(query),
+                Err(RegistryError::Unknown {
+                    query: query.into(),
+                    known: vec!["llama:llama_3_1_8b".into()],
+                })
+            );
+        }
+        assert_eq!(
+            one.resolve("llama:llama_3_1_8b").map(|r| r.name),
+            Ok("llama_3_1_8b")
+        );
     }
 }
