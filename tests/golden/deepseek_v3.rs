@@ -2007,6 +2007,24 @@ pub mod deepseek_v3 {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The device bytes: the arena's and, under vLLM's policy, the page pool
+        /// after it (its checkpoint's `StatePlan::device_bytes`).
+        #[must_use]
+        pub const fn device_bytes(&self) -> u64 {
+            match self {
+                Self::DeepseekV3(plan) => plan.device_bytes(),
+                Self::Tiny(plan) => plan.device_bytes(),
+            }
+        }
+        /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
+        /// `StatePlan::pool`.
+        #[must_use]
+        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            match self {
+                Self::DeepseekV3(plan) => plan.pool(),
+                Self::Tiny(plan) => plan.pool(),
+            }
+        }
         /// The verify rows the plan was made with: its checkpoint's
         /// `StatePlan::h_steps`.
         #[must_use]
@@ -2015,12 +2033,6 @@ pub mod deepseek_v3 {
                 Self::DeepseekV3(plan) => plan.h_steps(),
                 Self::Tiny(plan) => plan.h_steps(),
             }
-        }
-        /// The device arena's size: the end of its last region, rounded up to
-        /// the alignment.
-        #[must_use]
-        pub const fn device_bytes(&self) -> u64 {
-            self.arena().device_bytes
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the
         /// alignment.

@@ -7760,6 +7760,30 @@ pub mod qwen3_5 {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The device bytes: the arena's and, under vLLM's policy, the page pool
+        /// after it (its checkpoint's `StatePlan::device_bytes`).
+        #[must_use]
+        pub const fn device_bytes(&self) -> u64 {
+            match self {
+                Self::Qwen3527b(plan) => plan.device_bytes(),
+                Self::Qwen35397bA17b(plan) => plan.device_bytes(),
+                Self::Qwen3535bA3b(plan) => plan.device_bytes(),
+                Self::Qwen354b(plan) => plan.device_bytes(),
+                Self::Tiny(plan) => plan.device_bytes(),
+            }
+        }
+        /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
+        /// `StatePlan::pool`.
+        #[must_use]
+        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            match self {
+                Self::Qwen3527b(plan) => plan.pool(),
+                Self::Qwen35397bA17b(plan) => plan.pool(),
+                Self::Qwen3535bA3b(plan) => plan.pool(),
+                Self::Qwen354b(plan) => plan.pool(),
+                Self::Tiny(plan) => plan.pool(),
+            }
+        }
         /// The verify rows the plan was made with: its checkpoint's
         /// `StatePlan::h_steps`.
         #[must_use]
@@ -7771,12 +7795,6 @@ pub mod qwen3_5 {
                 Self::Qwen354b(plan) => plan.h_steps(),
                 Self::Tiny(plan) => plan.h_steps(),
             }
-        }
-        /// The device arena's size: the end of its last region, rounded up to
-        /// the alignment.
-        #[must_use]
-        pub const fn device_bytes(&self) -> u64 {
-            self.arena().device_bytes
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the
         /// alignment.

@@ -56,6 +56,15 @@ macro_rules! choice_agrees {
             caches: CacheInputs::EMPTY,
             pool: metrale_circuit::serving::PoolPolicy::Arenas,
         };
+        // The bare decode with its KV and live states in vLLM's page pool: two requests of
+        // 4,096 tokens.
+        let pooled = Inputs {
+            pool: metrale_circuit::serving::PoolPolicy::Vllm(metrale_circuit::serving::VllmPool {
+                pages: metrale_circuit::serving::PoolPages::Requests(2),
+                ..metrale_circuit::serving::VllmPool::serving(4096)
+            }),
+            ..bare
+        };
         let profile = ServingProfile {
             sequences: 0,
             verify_rows: 4,
@@ -97,7 +106,7 @@ macro_rules! choice_agrees {
             assert_eq!(checkpoint.term_count(), $arch::$ckpt::TERM_COUNT);
             assert_eq!(checkpoint.layer_count(), $arch::$ckpt::LAYERS);
             assert!(checkpoint.term_count() <= $arch::MAX_TERM_COUNT);
-            for inputs in [&serve, &bare] {
+            for inputs in [&serve, &bare, &pooled] {
                 for align in [1, 256] {
                     let own = $arch::$ckpt::StatePlan::new(&$arch::$ckpt::DIMS, inputs, align)
                         .expect("the checkpoint's plan");
@@ -111,6 +120,17 @@ macro_rules! choice_agrees {
                     assert_eq!(any.arena(), own.arena());
                     assert_eq!(any.h_steps(), own.h_steps());
                     assert_eq!(any.device_bytes(), own.device_bytes());
+                    assert_eq!(any.pool(), own.pool());
+                    // The device bytes are the arena's, and under vLLM's policy the page pool's
+                    // after it (C1: `AnyPlan` gave the arena's alone).
+                    match own.pool() {
+                        Some(pool) => {
+                            assert!(pool.bytes() > 0 && std::ptr::eq(inputs, &pooled));
+                            assert!(pool.end() >= own.arena().device_bytes + pool.bytes());
+                            assert_eq!(any.device_bytes(), pool.end());
+                        }
+                        None => assert_eq!(any.device_bytes(), own.arena().device_bytes),
+                    }
                     assert_eq!(any.host_bytes(), own.host_bytes());
                     for space in Space::ALL {
                         assert_eq!(any.term_bytes(space), own.term_bytes(space));

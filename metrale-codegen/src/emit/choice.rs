@@ -348,6 +348,8 @@ impl Emitter<'_> {
         let regions = self.plan_arms(&|_| quote!(__rt::RegionList::from_array(plan.regions())));
         let arena = self.plan_arms(&|_| quote!(plan.arena()));
         let h_steps = self.plan_arms(&|_| quote!(plan.h_steps()));
+        let device_bytes = self.plan_arms(&|_| quote!(plan.device_bytes()));
+        let pool = self.plan_arms(&|_| quote!(plan.pool()));
         let sizes = any_plan_sizes();
         let layer = self.any_plan_layer();
         let fits = self.any_plan_fits();
@@ -411,6 +413,20 @@ impl Emitter<'_> {
                 #[must_use]
                 pub const fn arena(&self) -> &__rt::Arena {
                     match self { #arena }
+                }
+
+                #[doc = " The device bytes: the arena's and, under vLLM's policy, the page pool"]
+                #[doc = " after it (its checkpoint's `StatePlan::device_bytes`)."]
+                #[must_use]
+                pub const fn device_bytes(&self) -> u64 {
+                    match self { #device_bytes }
+                }
+
+                #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's"]
+                #[doc = " `StatePlan::pool`."]
+                #[must_use]
+                pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                    match self { #pool }
                 }
 
                 #[doc = " The verify rows the plan was made with: its checkpoint's"]
@@ -605,13 +621,6 @@ impl Emitter<'_> {
 /// layer count.
 fn any_plan_sizes() -> TokenStream {
     quote! {
-        #[doc = " The device arena's size: the end of its last region, rounded up to"]
-        #[doc = " the alignment."]
-        #[must_use]
-        pub const fn device_bytes(&self) -> u64 {
-            self.arena().device_bytes
-        }
-
         #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
         #[doc = " alignment."]
         #[must_use]
