@@ -236,6 +236,43 @@ fn a_small_plan_by_hand() {
     }
 }
 
+#[test]
+fn a_pooled_plan_draws_its_page_pool() {
+    // C12: under vLLM's policy the map drew the arena alone, leaving the page pool out.
+    let inputs = scratch(
+        "pooled.toml",
+        "slots = 3\n[formats]\nkv_cache_dtype = \"bf16\"\nssm_h_storage = \"f32\"\n\
+         ssm_conv_storage = \"f16\"\n[pool]\npolicy = \"vllm\"\ncontext = 256\nrequests = 2\n",
+    );
+    let (svg, plan) = map_and_plan("pooled.svg", &["--checkpoint", "tiny", "--inputs", &inputs]);
+    let doc = Document::parse(&svg).expect("the map is XML");
+    let pool = &plan["pool"];
+    let (slots, pages, page) = (u(&pool["slots"]), u(&pool["pages"]), u(&pool["page_bytes"]));
+    let device = u(&plan["device_bytes"]);
+    // The pool's bytes are its slots' pages, after the arena: the device total.
+    assert_eq!(u(&pool["offset"]) + slots * pages * page, device);
+    let caption = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .find(|t| t.starts_with("page pool (vLLM)"))
+        .expect("the pool's caption");
+    assert!(
+        caption.contains(&format!("device total {device} B"))
+            && caption.contains(&format!("{slots} slots x {pages} pages x {page} B")),
+        "{caption}"
+    );
+    let drawn = rects(&doc, "pool-slot");
+    assert_eq!(drawn.len() as u64, slots);
+    // The slots tile the band, each titled with what views it; each has its null page.
+    let widths: f64 = drawn.iter().map(|r| number(*r, "width")).sum();
+    close(widths, 1000.0, "the slots' widths");
+    for slot in &drawn {
+        assert!(title(*slot).contains("viewed by l"), "{}", title(*slot));
+    }
+    assert_eq!(rects(&doc, "null-page").len() as u64, slots);
+}
+
 /// The colours of the lifetimes, each with its lighter tone.
 const TONES: [(&str, [[u8; 3]; 2]); 4] = [
     ("model", [[0x4e, 0x79, 0xa7], [0x86, 0xa8, 0xcf]]),

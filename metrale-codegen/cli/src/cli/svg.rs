@@ -21,6 +21,11 @@
 //! - A layer whose KV sides read another layer's KV (`shares`, schema 3) keeps no bytes: its
 //!   lane has a hollow mark of class `lane-reader` over each region of the state it reads (the
 //!   same address, not a copy), titled with the reader and its owner.
+//! - Under vLLM's policy, the page pool after the device arena is a band of its own (class
+//!   `pool`, on its own scale): a `rect` of class `pool-slot` per slot, titled with its pages,
+//!   bytes, offset and the layers (and their groups) viewing it, and in each slot the null
+//!   page (page 0) hatched as class `null-page`. Its caption states the device total, the
+//!   arena and the pool together, in exact bytes: the plan's `device_bytes`.
 //!
 //! Invariants:
 //! - The output depends only on the report: no time, no absolute path (files are named by their
@@ -33,6 +38,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use metrale_circuit::dynamic::StateTerm;
+use metrale_circuit::serving::PagePool;
 use metrale_circuit::{Lifetime, Space};
 
 use metrale_circuit::dynamic::Position;
@@ -146,6 +152,9 @@ pub fn svg(report: &Report) -> String {
             continue;
         }
         top = band(&mut body, report, space, top);
+    }
+    if let Some(pool) = plan.pool() {
+        top = pool_band(&mut body, plan.device_bytes(), pool, top);
     }
     let height = top - 8.0;
 
@@ -334,6 +343,95 @@ fn band(out: &mut String, report: &Report, space: Space, top: f64) -> f64 {
     let bottom = lanes(out, report, scale, &terms, lanes_top);
     out.push_str("</g>\n");
     bottom + 28.0
+}
+
+/// Draws the page pool's band from `top`: its slots end to end, each with its null page;
+/// returns where the next band starts. `device` is the plan's device total.
+fn pool_band(out: &mut String, device: u64, pool: &PagePool, top: f64) -> f64 {
+    let plan = &pool.plan;
+    let bytes = plan.bytes();
+    let scale = Scale {
+        arena: bytes.max(1),
+    };
+    let band_top = top + 36.0;
+    let page = plan.shape.page_bytes;
+    let _ = writeln!(
+        out,
+        "<g class=\"pool\" id=\"pool\">\n<text x=\"{}\" y=\"{}\" font-size=\"13\" \
+         font-weight=\"bold\">page pool (vLLM): {} ({bytes} B): {} slots x {} pages x {page} B, \
+         {} groups, {} tokens a page, from device offset {}; device total {device} B (arena and \
+         pool)</text>",
+        px(LEFT),
+        px(top + 12.0),
+        human_bytes(bytes),
+        plan.shape.slots,
+        plan.pages,
+        plan.shape.groups,
+        plan.shape.block_tokens,
+        plan.offset,
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" font-size=\"13\" text-anchor=\"end\">pool</text>",
+        px(LEFT - 8.0),
+        px(band_top + BAND_HEIGHT / 2.0 + 4.0)
+    );
+    let slot_bytes = plan.pages.saturating_mul(page);
+    for slot in 0..plan.shape.slots {
+        let start = slot.saturating_mul(slot_bytes);
+        let viewers: Vec<String> = pool
+            .members
+            .iter()
+            .filter(|m| m.slot == slot)
+            .map(|m| {
+                let states = m.states.first().map_or("", String::as_str);
+                let layer = states.rsplit_once('.').map_or(states, |(layer, _)| layer);
+                format!("{} (group {})", escape(layer), m.group)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<rect class=\"pool-slot\" data-slot=\"{slot}\" x=\"{}\" y=\"{}\" width=\"{}\" \
+             height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>slot \
+             {slot}: {} pages of {page} B ({slot_bytes} B) at device offset {}; viewed by {}\
+             </title></rect>",
+            px(scale.x(start)),
+            px(band_top),
+            px(scale.width(slot_bytes)),
+            px(BAND_HEIGHT),
+            tones(Lifetime::Sequence)[usize::from(slot % 2 == 1)],
+            plan.pages,
+            plan.offset.saturating_add(start),
+            if viewers.is_empty() {
+                "no layer".to_owned()
+            } else {
+                viewers.join(", ")
+            },
+        );
+        if plan.pages > 0 {
+            let _ = writeln!(
+                out,
+                "<rect class=\"null-page\" data-slot=\"{slot}\" x=\"{}\" y=\"{}\" \
+                 width=\"{}\" height=\"{}\" fill=\"url(#pad)\"><title>slot {slot}, page 0: \
+                 the null page vLLM reserves ({page} B at device offset {})</title></rect>",
+                px(scale.x(start)),
+                px(band_top),
+                px(scale.width(page).max(MIN_MARK)),
+                px(BAND_HEIGHT),
+                plan.offset.saturating_add(start),
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<rect class=\"outline\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" \
+         stroke=\"#666666\" stroke-width=\"0.5\"/>\n</g>",
+        px(LEFT),
+        px(band_top),
+        px(BAND_WIDTH),
+        px(BAND_HEIGHT)
+    );
+    band_top + BAND_HEIGHT + 28.0
 }
 
 /// Draws the padding from `start` to `end` on the band at `top`, if there is any.
