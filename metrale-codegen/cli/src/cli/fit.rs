@@ -24,6 +24,10 @@
 //! - A budget too small for even 0, or one that holds 0 (no sequence, no KV block: it serves
 //!   nothing), is bad input (exit 1) naming the bytes 0 and 1 need; so are weights and a
 //!   reserve that take the whole GPU.
+//! - A question no budget answers is refused, never answered with the search's own limit:
+//!   `--context 0` (usage, exit 2), and a free input nothing in the plan grows with, where one
+//!   more than the answer cannot be planned (bad input, exit 1: a circuit that keeps no KV
+//!   asked for KV blocks, sequences that hold nothing).
 //! - The answer says what one more of the free input costs: the plan's device bytes at one
 //!   more less those at the answer (`Fit::marginal_bytes`), every term that grows with it.
 
@@ -172,6 +176,16 @@ pub fn run(args: &FitArgs) -> Outcome {
                 .to_owned(),
         };
     }
+    if args.context == Some(0) {
+        return Outcome {
+            status: super::Status::Usage,
+            stdout: String::new(),
+            stderr: "error: `--context 0`: a sequence holds at least one token, and no budget \
+                     bounds sequences of none; give the KV tokens each sequence holds, e.g. \
+                     `--context 32768`\n"
+                .to_owned(),
+        };
+    }
     // clap drops a `requires` of an argument that `--budget` conflicts with: checked here.
     let gpu_only = [
         ("--weights", args.weights.is_some()),
@@ -211,6 +225,9 @@ fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
         None => args.budget.unwrap_or(0),
     };
     let answer = fit(args, budget, &request, &prepared)?;
+    if answer.fit.next_device_bytes.is_none() {
+        return Err(unbounded(args, &answer).into());
+    }
     Ok(FitReport {
         circuit: request.circuit,
         checkpoint: prepared.checkpoint().to_owned(),
@@ -222,6 +239,33 @@ fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
         context: args.context,
         answer,
     })
+}
+
+/// The refusal of an answer the budget does not bound: the search reached the plan's own
+/// limit (one more cannot be planned, its sizes past u64) with the budget still unspent, so
+/// nothing in the plan grows with the free input and the "answer" would be that limit.
+fn unbounded(args: &FitArgs, answer: &FitAnswer) -> Diagnostic {
+    let free = args.free.name();
+    let d = Diagnostic::error(format!(
+        "`--for {free}` has no answer: no budget bounds it, the plan's device bytes are {} B at \
+         {} {free} and one more cannot be planned (its sizes pass u64)",
+        answer.fit.device_bytes, answer.fit.value
+    ));
+    let d = match args.free {
+        Free::KvBlocks => d.note(
+            "no state of the checkpoint is kept per KV block: its KV (if any) does not grow \
+             with the pool's `blocks`",
+        ),
+        Free::Sequences => d.note(format!(
+            "no state of the checkpoint grows with the sequences at `--context {}`",
+            args.context.unwrap_or(0)
+        )),
+    };
+    let d = d.help("fit the input the checkpoint's states grow with (`--for kv-blocks` or `--for sequences --context TOKENS`)");
+    match &args.inputs {
+        Some(path) => d.in_file(path),
+        None => d,
+    }
 }
 
 /// With `--gpu`: the GPU, the weights read and split over the ranks, and the state's budget.
