@@ -26,6 +26,14 @@
 //!   layouts) uses the first `[layout.symbols]` character of each layer kind.
 //! - A checkpoint added at run time passes every check of the loader: the circuit is loaded
 //!   again with the table appended, so it is accepted exactly when `import`'s table would be.
+//! - No error points past the end of a file read: an error the loader finds in the appended
+//!   table is located where its figure came from (the config key, `_name_or_path` for a name
+//!   or `hf` read from it, or the option that gave it: then it has no place and says so), and
+//!   a note naming a line of the table names the table read from the config instead. A
+//!   refusal of the whole checkpoint (its name, figures that differ from a checkpoint of the
+//!   same name or from a generated plan's, the table not loading) is located at the key it
+//!   comes from.
+//! - An integer past `u64::MAX` is said to be, not called "not an integer".
 
 mod rules;
 
@@ -78,36 +86,280 @@ pub struct Imported {
     /// Where in the config each dim read from a key was (its value's first byte), for errors
     /// the loader finds in the table: a dim given by its fallback has none.
     read_at: Vec<(String, usize)>,
+    /// Where each figure of the table came from, to locate an error about it in the config.
+    origins: Origins,
+}
+
+/// Where a figure of an imported table came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    /// A span of the config (a key's value, or the object that lacks a key).
+    Config(Range<usize>),
+    /// Given by the caller: what gave it, as a note says it (`--name`, ...).
+    Given(&'static str),
+    /// The config file itself (a name from its stem, an `hf` it does not give).
+    File(&'static str),
+}
+
+/// Where each figure of an imported table came from in the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origins {
+    name: Origin,
+    hf: Origin,
+    /// The layer count's value.
+    layers: Range<usize>,
+    /// Each layer's kind, when the config gives it per layer (else empty).
+    kinds: Vec<Range<usize>>,
+    /// Each declared dim: its value, or (a fallback) the null or the object that lacks it.
+    dims: Vec<(String, Range<usize>)>,
+}
+
+/// What a line of the table says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableLine {
+    Name,
+    Hf,
+    Layers,
+    Dims,
 }
 
 impl Imported {
     /// The `[checkpoint.NAME]` table, ending in a newline.
     #[must_use]
     pub fn to_toml(&self) -> String {
-        let mut lines = vec![format!("[checkpoint.{}]", self.name)];
+        let mut lines: Vec<String> = self.table_lines().into_iter().map(|(_, l)| l).collect();
+        lines.push(String::new());
+        lines.join("\n")
+    }
+
+    /// The table's lines, each with what it says.
+    fn table_lines(&self) -> Vec<(TableLine, String)> {
+        let mut lines = vec![(TableLine::Name, format!("[checkpoint.{}]", self.name))];
         if let Some(hf) = &self.hf {
-            lines.push(format!("hf = {}", quote(hf)));
+            lines.push((TableLine::Hf, format!("hf = {}", quote(hf))));
         }
         match &self.kinds {
             ImportedKinds::List(kinds) => {
                 let list: Vec<String> = kinds.iter().map(|k| quote(k)).collect();
-                lines.push(format!("layer_kinds = [{}]", list.join(", ")));
+                lines.push((
+                    TableLine::Layers,
+                    format!("layer_kinds = [{}]", list.join(", ")),
+                ));
             }
             ImportedKinds::Pattern(pattern) => {
-                lines.push(format!("layers = {}", self.layers));
-                lines.push(format!("pattern = {}", quote(pattern)));
+                lines.push((TableLine::Layers, format!("layers = {}", self.layers)));
+                lines.push((TableLine::Layers, format!("pattern = {}", quote(pattern))));
             }
-            ImportedKinds::Layout => lines.push(format!("layers = {}", self.layers)),
+            ImportedKinds::Layout => {
+                lines.push((TableLine::Layers, format!("layers = {}", self.layers)));
+            }
         }
-        let dims: Vec<String> = self
+        let dims: Vec<String> = self.dims.iter().map(|(d, v)| dim_entry(d, *v)).collect();
+        lines.push((
+            TableLine::Dims,
+            format!("{DIMS_OPEN}{} }}", dims.join(DIMS_SEP)),
+        ));
+        lines
+    }
+
+    /// The dim whose entry of the table's `dims` line holds 1-based `column`.
+    fn dim_at_column(&self, column: usize) -> Option<&str> {
+        let mut start = DIMS_OPEN.len() + 1;
+        for (dim, value) in &self.dims {
+            let end = start + dim_entry(dim, *value).len();
+            if (start..end).contains(&column) {
+                return Some(dim);
+            }
+            start = end + DIMS_SEP.len();
+        }
+        None
+    }
+
+    /// Where in the config the figure on a table line of kind `line`, at its 1-based `column`,
+    /// came from.
+    fn origin_of(&self, line: TableLine, column: usize) -> Origin {
+        let origins = &self.origins;
+        match line {
+            TableLine::Name => origins.name.clone(),
+            TableLine::Hf => origins.hf.clone(),
+            TableLine::Layers => Origin::Config(origins.layers.clone()),
+            TableLine::Dims => self
+                .dim_at_column(column)
+                .and_then(|dim| origins.dims.iter().find(|(d, _)| d == dim))
+                .map_or(Origin::File("the dims"), |(_, at)| {
+                    Origin::Config(at.clone())
+                }),
+        }
+    }
+
+    /// `diagnostic`, found by the loader in this table appended to the circuit `circuit` (its
+    /// first line `first_line`), located where the figure it points at came from instead: a
+    /// config key, the caller's option, or the config file; never a line past the circuit's
+    /// end. A diagnostic elsewhere is returned as it is.
+    fn blame(
+        &self,
+        mut diagnostic: Diagnostic,
+        circuit: &str,
+        first_line: usize,
+        config: &Source,
+    ) -> Diagnostic {
+        for note in &mut diagnostic.notes {
+            *note = unplaced(note, circuit, first_line, config.name());
+        }
+        let Some((line, column)) = diagnostic
+            .location
+            .as_ref()
+            .filter(|l| l.path == circuit && l.line >= first_line)
+            .map(|l| (l.line - first_line, l.column))
+        else {
+            return diagnostic;
+        };
+        let lines = self.table_lines();
+        let Some((line, text)) = lines.get(line) else {
+            return diagnostic.in_file(config.name());
+        };
+        let diagnostic = diagnostic.note(format!("in the table read from the config: `{text}`"));
+        match self.origin_of(*line, column) {
+            Origin::Config(span) => diagnostic.at(config, span),
+            Origin::Given(by) => {
+                let mut diagnostic =
+                    diagnostic.note(format!("given by {by}, not read from `{}`", config.name()));
+                diagnostic.location = None;
+                diagnostic.file = None;
+                diagnostic
+            }
+            Origin::File(what) => diagnostic
+                .in_file(config.name())
+                .note(format!("{what}: from the config file itself")),
+        }
+    }
+}
+
+impl Imported {
+    /// `diagnostic`, found by the loader with this table appended, with a note for each dim
+    /// read from a key that it names (in its message or the line it shows): its value and
+    /// where in the config it was read.
+    fn noted(&self, mut diagnostic: Diagnostic, config: &Source) -> Diagnostic {
+        for (dim, at) in &self.read_at {
+            let shown = diagnostic.location.as_ref().map_or("", |l| &l.line_text);
+            if mentions(&diagnostic.message, dim) || mentions(shown, dim) {
+                let value = self
+                    .dims
+                    .iter()
+                    .find(|(d, _)| d == dim)
+                    .map_or(0, |(_, v)| *v);
+                let (line, column) = config.line_col(*at);
+                diagnostic = diagnostic.note(format!(
+                    "`{dim}` is {value}, read at {}:{line}:{column}",
+                    config.name()
+                ));
+            }
+        }
+        diagnostic
+    }
+
+    /// The summary of the loader's errors `found` (already blamed), located at the config
+    /// key the first of them comes from: where the first is located in the config, else the
+    /// first dim read from a key that one names; else the config file.
+    fn summary_at(&self, header: Diagnostic, found: &[Diagnostic], config: &Source) -> Diagnostic {
+        let label = "read here; the errors below say why";
+        let in_config = found
+            .iter()
+            .find_map(|d| d.location.as_ref().filter(|l| l.path == config.name()));
+        if let Some(location) = in_config {
+            let mut header = header.label(label);
+            header.location = Some(location.clone());
+            return header;
+        }
+        let named = self.read_at.iter().find_map(|(dim, at)| {
+            found
+                .iter()
+                .any(|d| {
+                    let shown = d.location.as_ref().map_or("", |l| &l.line_text);
+                    mentions(&d.message, dim) || mentions(shown, dim)
+                })
+                .then_some(*at)
+        });
+        match named {
+            Some(at) => {
+                let end = self.dim_span_from(at);
+                header.at(config, at..end).label(label)
+            }
+            None => header.in_file(config.name()),
+        }
+    }
+
+    /// The end of the dim value starting at byte `start`.
+    fn dim_span_from(&self, start: usize) -> usize {
+        self.origins
             .dims
             .iter()
-            .map(|(d, v)| format!("{d} = {v}"))
-            .collect();
-        lines.push(format!("dims = {{ {} }}", dims.join(", ")));
-        lines.push(String::new());
-        lines.join("\n")
+            .find(|(_, at)| at.start == start)
+            .map_or(start + 1, |(_, at)| at.end)
     }
+
+    /// Where `dim` was read (its value, or what its fallback stood in for).
+    fn dim_span(&self, dim: &str) -> Range<usize> {
+        self.origins
+            .dims
+            .iter()
+            .find(|(d, _)| d == dim)
+            .map_or_else(|| self.origins.layers.clone(), |(_, at)| at.clone())
+    }
+
+    /// Where the config's layers (`theirs`) first differ from `ours`: the layer count when
+    /// the counts do, else the first differing layer's kind when the config gives it per
+    /// layer, else the layer count.
+    fn layers_span(&self, theirs: &[String], ours: &[String]) -> Range<usize> {
+        let first_kind = theirs.iter().zip(ours).position(|(a, b)| a != b);
+        match first_kind.and_then(|i| self.origins.kinds.get(i)) {
+            Some(at) if theirs.len() == ours.len() => at.clone(),
+            _ => self.origins.layers.clone(),
+        }
+    }
+}
+
+/// `note` with every place `circuit:LINE[:COLUMN]` at or past `first_line` (a line of the
+/// table appended, past the circuit's end) said as what it is: the table read from `config`.
+fn unplaced(note: &str, circuit: &str, first_line: usize, config: &str) -> String {
+    let prefix = format!("{circuit}:");
+    let mut out = String::with_capacity(note.len());
+    let mut rest = note;
+    while let Some(at) = rest.find(&prefix) {
+        let after = &rest[at + prefix.len()..];
+        let place_len = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+            .unwrap_or(after.len());
+        let place = after[..place_len].trim_end_matches(':');
+        let line = place
+            .split(':')
+            .next()
+            .and_then(|l| l.parse::<usize>().ok());
+        out.push_str(&rest[..at]);
+        match line {
+            Some(line) if line >= first_line => {
+                out.push_str("the table read from `");
+                out.push_str(config);
+                out.push('`');
+                rest = &after[place.len()..];
+            }
+            _ => {
+                out.push_str(&prefix);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The table's `dims` line before its first entry, and between two entries.
+const DIMS_OPEN: &str = "dims = { ";
+const DIMS_SEP: &str = ", ";
+
+/// One entry of the table's `dims` line.
+fn dim_entry(dim: &str, value: u64) -> String {
+    format!("{dim} = {value}")
 }
 
 /// Reads the checkpoint that `config` (a config.json's text, named as the user gave it)
@@ -231,20 +483,32 @@ impl Circuit {
         if read.layer_kinds() == existing.layer_kinds() && read.dims() == existing.dims() {
             return Ok(self.clone());
         }
-        let differs = if read.layer_kinds() == existing.layer_kinds() {
-            let dims: Vec<String> = read
+        let (differs, at) = if read.layer_kinds() == existing.layer_kinds() {
+            let differing: Vec<(&String, u64, u64)> = read
                 .dims()
                 .iter()
                 .zip(existing.dims())
                 .filter(|(a, b)| a != b)
-                .map(|((dim, theirs), (_, ours))| format!("`{dim}` {theirs}, not {ours}"))
+                .map(|((dim, theirs), (_, ours))| (dim, *theirs, *ours))
                 .collect();
-            format!("its dims: {}", dims.join(", "))
+            let dims: Vec<String> = differing
+                .iter()
+                .map(|(dim, theirs, ours)| format!("`{dim}` {theirs}, not {ours}"))
+                .collect();
+            let first = differing.first().map_or("", |(dim, _, _)| dim.as_str());
+            (
+                format!("its dims: {}", dims.join(", ")),
+                imported.dim_span(first),
+            )
         } else {
-            format!(
-                "its layers: {} in the config, {} in the circuit",
-                read.layer_kinds().len(),
-                existing.layer_kinds().len()
+            let (theirs, ours) = (read.layer_kinds(), existing.layer_kinds());
+            (
+                format!(
+                    "its layers: {} in the config, {} in the circuit",
+                    theirs.len(),
+                    ours.len()
+                ),
+                imported.layers_span(theirs, ours),
             )
         };
         Err(Diagnostic::error(format!(
@@ -252,7 +516,8 @@ impl Circuit {
             self.path(),
             imported.name
         ))
-        .in_file(config.name())
+        .at(config, at)
+        .label("differs from the circuit's")
         .note(format!(
             "`{}` is defined at {}",
             imported.name,
@@ -283,41 +548,33 @@ impl Circuit {
         };
         let table = imported.to_toml();
         let text = format!("{}\n{table}", circuit.text());
+        // The table's first line: after the circuit's lines and the one blank line between.
+        let first_line = circuit.text().matches('\n').count() + 2;
         let report = load(CircuitSource::Text {
             name: circuit.name(),
             text: &text,
             dir: Some(&self.dir),
         });
         report.circuit.map_err(|found| {
-            // Each error the loader finds in the table says where in the config the dims it
-            // names were read.
-            let found = found.into_iter().map(|diagnostic| {
-                let mut diagnostic = diagnostic;
-                for (dim, at) in &imported.read_at {
-                    if mentions(&diagnostic.message, dim) {
-                        let value = imported
-                            .dims
-                            .iter()
-                            .find(|(d, _)| d == dim)
-                            .map_or(0, |(_, v)| *v);
-                        let (line, column) = config.line_col(*at);
-                        diagnostic = diagnostic.note(format!(
-                            "`{dim}` is {value}, read at {}:{line}:{column}",
-                            config.name()
-                        ));
-                    }
-                }
-                diagnostic
-            });
-            let mut all: Diagnostics = Diagnostic::error(format!(
+            let found: Vec<Diagnostic> = found
+                .into_iter()
+                .map(|d| {
+                    imported.blame(
+                        imported.noted(d, config),
+                        circuit.name(),
+                        first_line,
+                        config,
+                    )
+                })
+                .collect();
+            let header = Diagnostic::error(format!(
                 "the checkpoint `{}` read from `{}` does not load in circuit `{}`",
                 imported.name,
                 config.name(),
                 self.path()
             ))
-            .in_file(config.name())
-            .note(format!("the table read, appended to the circuit:\n{table}"))
-            .into();
+            .note(format!("the table read, appended to the circuit:\n{table}"));
+            let mut all: Diagnostics = imported.summary_at(header, &found, config).into();
             all.extend(found);
             all
         })
@@ -344,15 +601,18 @@ impl Circuit {
             name: Some(&name),
             hf: None,
         };
-        let (with, name) = self.with_config(config, "", options)?;
-        let read = with.checkpoint_or_error(&name)?;
+        let imported = import(self, config, "", options)?;
+        let with = self.with_imported(&imported, config)?;
+        let read = with.checkpoint_or_error(&imported.name)?;
         let (theirs, ours) = (read.layer_kinds(), spec.layer_kinds());
+        let at = imported.layers_span(theirs, ours);
         let differ = |what: String| -> Diagnostics {
             Diagnostic::error(format!(
                 "`{}` describes {what}: the generated plan of checkpoint `{like}` cannot hold it",
                 config.name()
             ))
-            .in_file(config.name())
+            .at(config, at.clone())
+            .label(format!("differs from `{like}`"))
             .help(format!(
                 "a generated plan's layers are fixed: add the model as a checkpoint of its own \
                  (`metrale-codegen import {} {}`) and generate it, or plan it dynamically \
@@ -535,6 +795,17 @@ impl<'a> Reader<'a> {
         {
             return Some(v);
         }
+        if past_u64(value) {
+            self.report(
+                span(value),
+                Diagnostic::error(format!(
+                    "config key `{path}` is past u64::MAX ({}), the largest figure read",
+                    u64::MAX
+                ))
+                .label("past u64::MAX"),
+            );
+            return None;
+        }
         self.report(
             span(value),
             Diagnostic::error(format!(
@@ -561,7 +832,14 @@ impl<'a> Reader<'a> {
             .and_then(|depth| self.kinds(circuit, map, depth));
         let dims = self.dims(map);
         let name = self.name(stem, options.name);
-        let hf = options.hf.map(str::to_owned).or_else(|| self.hf());
+        let (hf, hf_origin) = match (options.hf, self.hf()) {
+            (Some(given), _) => (
+                Some(given.to_owned()),
+                Origin::Given("`--hf` (`ImportOptions::hf`)"),
+            ),
+            (None, Some(read)) => (Some(read), self.name_or_path_origin()),
+            (None, None) => (None, Origin::File("no `hf`")),
+        };
         interval?;
         let read_at = map
             .dims()
@@ -571,13 +849,28 @@ impl<'a> Reader<'a> {
                 Found::Value(value) => Some((dim.dim().to_owned(), span(value).start)),
             })
             .collect();
+        let dims_at = map
+            .dims()
+            .iter()
+            .map(|dim| (dim.dim().to_owned(), self.missing_span(dim.key())))
+            .collect();
+        let (name, name_origin) = name?;
+        let depth = depth?;
+        let (kinds, kinds_at) = kinds?;
         Some(Imported {
-            name: name?,
+            name,
             hf,
-            layers: depth?.layers,
-            kinds: kinds?,
+            layers: depth.layers,
+            kinds,
             dims: dims?,
             read_at,
+            origins: Origins {
+                name: name_origin,
+                hf: hf_origin,
+                layers: depth.at,
+                kinds: kinds_at,
+                dims: dims_at,
+            },
         })
     }
 
@@ -650,14 +943,14 @@ impl<'a> Reader<'a> {
         None
     }
 
-    /// The layers' kinds, checked against the layout and put the way the layout writes them.
+    /// The layers' kinds, checked against the layout and put the way the layout writes them,
+    /// with where the config gives each layer's kind (none when the layout alone decides).
     fn kinds(
         &mut self,
         circuit: &Circuit,
         map: &ConfigMap,
         depth: &Depth,
-    ) -> Option<ImportedKinds> {
-        let rule = circuit.layout().rule();
+    ) -> Option<(ImportedKinds, Vec<Range<usize>>)> {
         let layers = depth.layers;
         let given = match map.layer_kinds() {
             None => None,
@@ -669,11 +962,26 @@ impl<'a> Reader<'a> {
                     }
                     _ => self.layer_types(key, map, layers),
                 },
-                LayerKindsSource::Pattern { key } => self.pattern(key, rule, layers),
+                LayerKindsSource::Pattern { key } => {
+                    self.pattern(key, circuit.layout().rule(), layers)
+                }
                 LayerKindsSource::Indices { base, kinds } => self.indices(*base, kinds, layers),
                 LayerKindsSource::Rules(rules) => self.layer_rules(rules, depth),
             }?),
         };
+        let at = given.iter().flatten().map(|l| l.at.clone()).collect();
+        let kinds = self.in_layout(circuit.layout().rule(), depth, given)?;
+        Some((kinds, at))
+    }
+
+    /// The layers' kinds the config gives (`given`), checked against the layout `rule` and
+    /// put the way it writes them.
+    fn in_layout(
+        &mut self,
+        rule: &LayerRule,
+        depth: &Depth,
+        given: Option<Vec<Layer>>,
+    ) -> Option<ImportedKinds> {
         match rule {
             LayerRule::Interval { period } => {
                 for (i, layer) in given.iter().flatten().enumerate() {
@@ -1142,28 +1450,43 @@ impl<'a> Reader<'a> {
         (ok(owner) && ok(name)).then_some(path)
     }
 
-    /// The checkpoint's name: as given, else from `_name_or_path` or the file stem.
-    fn name(&mut self, stem: &str, given: Option<&str>) -> Option<String> {
-        let name = if let Some(name) = given {
-            name.to_owned()
-        } else {
-            let source = self
-                .name_or_path()
-                .and_then(|p| p.rsplit('/').next().map(str::to_owned))
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| stem.to_owned());
-            snake_case(&source)
+    /// The checkpoint's name and where it came from: as given, else from `_name_or_path` or
+    /// the file stem.
+    fn name(&mut self, stem: &str, given: Option<&str>) -> Option<(String, Origin)> {
+        let read = self
+            .name_or_path()
+            .and_then(|p| p.rsplit('/').next().map(str::to_owned))
+            .filter(|s| !s.is_empty());
+        let (name, origin) = match (given, read) {
+            (Some(name), _) => (
+                name.to_owned(),
+                Origin::Given("`--name` (`ImportOptions::name`)"),
+            ),
+            (None, Some(read)) => (snake_case(&read), self.name_or_path_origin()),
+            (None, None) => (
+                snake_case(stem),
+                Origin::File("the name is the config file's stem"),
+            ),
         };
         if is_snake_identifier(&name) {
-            return Some(name);
+            return Some((name, origin));
         }
-        self.errors.push((
-            0,
-            Diagnostic::error(format!("`{name}` is not a valid checkpoint name"))
-                .in_file(self.config.name())
-                .help("a checkpoint name is lower snake case (`[a-z][a-z0-9_]*`): give one with `--name`"),
-        ));
+        let d = Diagnostic::error(format!("`{name}` is not a valid checkpoint name")).help(
+            "a checkpoint name is lower snake case (`[a-z][a-z0-9_]*`): give one with `--name`",
+        );
+        match origin {
+            Origin::Config(at) => self.report(at, d.label("the name is read from here")),
+            Origin::Given(by) => self.errors.push((0, d.note(format!("given by {by}")))),
+            Origin::File(what) => self
+                .errors
+                .push((0, d.in_file(self.config.name()).note(what))),
+        }
         None
+    }
+
+    /// `_name_or_path`'s value, where a name or an `hf` read from it came from.
+    fn name_or_path_origin(&self) -> Origin {
+        Origin::Config(self.missing_span("_name_or_path"))
     }
 }
 
@@ -1219,9 +1542,16 @@ fn span(value: &Value<'_>) -> Range<usize> {
     range.start..range.end
 }
 
+/// Whether `value` is a non-negative integer (digits only) too large for u64.
+fn past_u64(value: &Value<'_>) -> bool {
+    matches!(value, Value::NumberLit(n)
+        if n.value.bytes().all(|b| b.is_ascii_digit()) && n.value.parse::<u64>().is_err())
+}
+
 /// "a string", "a float", ... for error messages.
 fn describe(value: &Value<'_>) -> &'static str {
     match value {
+        _ if past_u64(value) => "an integer past u64::MAX",
         Value::StringLit(_) => "a string",
         Value::NumberLit(n) if n.value.starts_with('-') => "a negative number",
         Value::NumberLit(_) => "a number that is not an integer",
@@ -1244,6 +1574,16 @@ mod tests {
         ));
         assert!(!super::mentions("`conv_kernel_size` is 0", "conv_kernel"));
         assert!(!super::mentions("`d_conv_kernel` is 0", "conv_kernel"));
+    }
+
+    #[test]
+    fn places_in_the_appended_table_are_said_as_the_config() {
+        let note = "under checkpoint `x`, defined at c.toml:32:1; see c.toml:4";
+        assert_eq!(
+            super::unplaced(note, "c.toml", 32, "config.json"),
+            "under checkpoint `x`, defined at the table read from `config.json`; see c.toml:4"
+        );
+        assert_eq!(super::unplaced("c.toml:", "c.toml", 1, "j"), "c.toml:");
     }
 
     #[test]

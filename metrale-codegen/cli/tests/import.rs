@@ -845,3 +845,263 @@ fn layer_rules_never_panic_and_give_every_layer_one_kind() {
     // and 5 x 4 x 5 at 1024, so 120 + 60 + 100.
     assert_eq!(imported, 280);
 }
+
+/// The errors of `circuit_text` with the table `config` makes under `options` appended.
+fn appended_errors(
+    circuit_text: &str,
+    config: &str,
+    options: ImportOptions<'_>,
+) -> Vec<Diagnostic> {
+    let c = circuit(circuit_text);
+    let config = Source::new("config.json", config);
+    let imported = import(&c, &config, "config", options).expect("the config reads");
+    c.with_imported(&imported, &config)
+        .expect_err("must not load")
+        .0
+}
+
+/// No diagnostic points at, or names, a line past the circuit's end (`c.toml` has `lines`).
+fn nothing_past_the_end(errors: &[Diagnostic], lines: usize) {
+    for d in errors {
+        if let Some(loc) = &d.location {
+            assert!(loc.path != "c.toml" || loc.line <= lines, "{}", d.render());
+        }
+        for note in &d.notes {
+            for line in lines + 1..lines + 10 {
+                assert!(!note.contains(&format!("c.toml:{line}")), "{}", d.render());
+            }
+        }
+    }
+}
+
+#[test]
+fn an_error_in_the_appended_table_is_located_where_its_figure_came_from() {
+    // PATTERN has 30 lines; the table would start at line 32.
+    assert_eq!(PATTERN.lines().count(), 30);
+    // A name given: no file holds it, so the error has no place, and says who gave it.
+    let given = ImportOptions {
+        name: Some("self"),
+        hf: None,
+    };
+    let errors = appended_errors(PATTERN, PATTERN_CONFIG, given);
+    nothing_past_the_end(&errors, 30);
+    let keyword = errors
+        .iter()
+        .find(|d| d.message == "invalid checkpoint name `self`: a Rust keyword")
+        .expect("the keyword refused");
+    assert_eq!(keyword.location, None);
+    assert!(
+        keyword.notes.contains(
+            &"given by `--name` (`ImportOptions::name`), not read from `config.json`".to_owned()
+        ),
+        "{}",
+        keyword.render()
+    );
+    // A name read from `_name_or_path`: at its value, line 2 column 20; the summary too.
+    let config = PATTERN_CONFIG.replace("org/Model-1.5B", "org/self");
+    let errors = appended_errors(PATTERN, &config, ImportOptions::default());
+    nothing_past_the_end(&errors, 30);
+    assert_eq!(
+        place(&errors[0]),
+        "config.json:2:20",
+        "{}",
+        errors[0].render()
+    );
+    assert_eq!(
+        errors[1].message,
+        "invalid checkpoint name `self`: a Rust keyword"
+    );
+    assert_eq!(place(&errors[1]), "config.json:2:20");
+    // A dim that overflows a shape: the shape is the circuit's own line 22; the checkpoint
+    // it names is the table read from the config, not line 32; the summary at `heads`
+    // (line 8, column 14: 4 spaces, `"heads": `).
+    let config = PATTERN_CONFIG
+        .replace("\"heads\": 4", "\"heads\": 4294967296")
+        .replace(
+            "\"num_hidden_layers\": 4,",
+            "\"num_hidden_layers\": 4,\n  \"head_dim\": 4294967296,",
+        );
+    let errors = appended_errors(PATTERN, &config, ImportOptions::default());
+    nothing_past_the_end(&errors, 30);
+    assert_eq!(
+        place(&errors[0]),
+        "config.json:9:14",
+        "{}",
+        errors[0].render()
+    );
+    assert_eq!(place(&errors[1]), "c.toml:22:9");
+    assert!(
+        errors[1].notes.contains(
+            &"under checkpoint `model_1_5b`, defined at the table read from `config.json`"
+                .to_owned()
+        ),
+        "{}",
+        errors[1].render()
+    );
+}
+
+#[test]
+fn import_of_self_names_the_option_not_a_line_past_the_circuit() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let circuit = format!("{root}/circuits/llama.toml");
+    let config = format!("{root}/circuits/configs/llama_3_1_8b.json");
+    let lines = std::fs::read_to_string(&circuit).unwrap().lines().count();
+    let out = metrale_cli::run([
+        "import",
+        circuit.as_str(),
+        config.as_str(),
+        "--name",
+        "self",
+    ]);
+    assert_eq!(out.status, metrale_cli::Status::BadInput);
+    assert!(
+        out.stderr
+            .contains("error: invalid checkpoint name `self`: a Rust keyword")
+    );
+    assert!(
+        out.stderr
+            .contains("given by `--name` (`ImportOptions::name`), not read from"),
+        "{}",
+        out.stderr
+    );
+    for line in lines + 1..lines + 10 {
+        assert!(
+            !out.stderr.contains(&format!("llama.toml:{line}")),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn an_integer_past_u64_says_so() {
+    let d = only(
+        PATTERN,
+        &PATTERN_CONFIG.replace(
+            "\"num_hidden_layers\": 4",
+            "\"num_hidden_layers\": 18446744073709551616",
+        ),
+    );
+    assert_eq!(
+        d.message,
+        "config key `num_hidden_layers` is past u64::MAX (18446744073709551615), the largest figure read"
+    );
+    assert_eq!(place(&d), "config.json:4:24");
+    // u64::MAX itself is an integer (here a dim).
+    let max = PATTERN_CONFIG.replace(
+        "\"hidden_size\": 64",
+        "\"hidden_size\": 18446744073709551615",
+    );
+    assert!(run(PATTERN, &max, ImportOptions::default()).is_ok());
+}
+
+#[test]
+fn refusals_of_a_whole_checkpoint_are_located_at_their_key() {
+    // A name read from `_name_or_path` that no checkpoint may have: at its value.
+    let d = only(PATTERN, &PATTERN_CONFIG.replace("org/Model-1.5B", "org/--"));
+    assert_eq!(d.message, "`` is not a valid checkpoint name");
+    assert_eq!(place(&d), "config.json:2:20");
+    // The circuit's checkpoint `t` (1 layer, `M`, dims 1, 1, 1), read again with 4 layers:
+    // at the layer count, line 4 column 24.
+    let c = circuit(PATTERN);
+    let as_t = ImportOptions {
+        name: Some("t"),
+        hf: None,
+    };
+    let config = Source::new("config.json", PATTERN_CONFIG);
+    let imported = import(&c, &config, "config", as_t).unwrap();
+    let d = c.with_imported(&imported, &config).unwrap_err().0.remove(0);
+    assert!(
+        d.message
+            .ends_with("differs in its layers: 4 in the config, 1 in the circuit")
+    );
+    assert_eq!(place(&d), "config.json:4:24");
+    // One `M` layer, but `heads` 2: at `heads`, line 8 column 14.
+    let other_dims = PATTERN_CONFIG
+        .replace("\"num_hidden_layers\": 4", "\"num_hidden_layers\": 1")
+        .replace("\"M-*-\"", "\"M\"")
+        .replace("\"hidden_size\": 64", "\"hidden_size\": 1")
+        .replace("\"heads\": 4", "\"heads\": 2")
+        .replace(
+            "\"num_hidden_layers\": 1,",
+            "\"num_hidden_layers\": 1,\n  \"head_dim\": 1,",
+        );
+    let config = Source::new("config.json", other_dims);
+    let imported = import(&c, &config, "config", as_t).unwrap();
+    let d = c.with_imported(&imported, &config).unwrap_err().0.remove(0);
+    assert!(
+        d.message.ends_with("differs in its dims: `heads` 2, not 1"),
+        "{}",
+        d.message
+    );
+    assert_eq!(place(&d), "config.json:9:14");
+    // For the generated plan of `t`: 4 layers at the count; one `*` layer at its character
+    // (line 5, column 31: the pattern's string opens at 30).
+    let config = Source::new("config.json", PATTERN_CONFIG);
+    let d = c.dims_from_config("t", &config).unwrap_err().0.remove(0);
+    assert!(
+        d.message.contains("describes 4 layers, `t` has 1"),
+        "{}",
+        d.message
+    );
+    assert_eq!(place(&d), "config.json:4:24");
+    let star = PATTERN_CONFIG
+        .replace("\"num_hidden_layers\": 4", "\"num_hidden_layers\": 1")
+        .replace("\"M-*-\"", "\"*\"");
+    let config = Source::new("config.json", star);
+    let d = c.dims_from_config("t", &config).unwrap_err().0.remove(0);
+    assert!(
+        d.message
+            .contains("layer 0 as `attention`, `t` has `mamba`"),
+        "{}",
+        d.message
+    );
+    assert_eq!(place(&d), "config.json:5:31");
+}
+
+#[test]
+fn import_of_a_pinned_checkpoint_says_so_on_stderr() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let circuit = format!("{root}/circuits/llama.toml");
+    let config = format!("{root}/circuits/configs/llama_3_1_8b.json");
+    let table = "[checkpoint.llama_3_1_8b]\nlayers = 32\n\
+                 dims = { hidden = 4096, q_heads = 32, kv_heads = 8, head_dim = 128 }\n";
+    // The config gives no `_name_or_path`: no `hf`, where the circuit pins one.
+    let out = metrale_cli::run(["import", circuit.as_str(), config.as_str()]);
+    assert_eq!(out.status, metrale_cli::Status::Ok);
+    assert_eq!(out.stdout, table);
+    let note = |hf: &str| {
+        format!(
+            "note: circuit `{circuit}` already pins checkpoint `llama_3_1_8b` (at {circuit}:168): \
+             the layers and dims of `{config}` agree with it, {hf}\n  = help: the table is \
+             printed to compare: appended, it would define `llama_3_1_8b` twice, which the \
+             loader refuses; to change the pinned checkpoint, edit its table\n"
+        )
+    };
+    assert_eq!(
+        out.stderr,
+        note("but its `hf` differs: `meta-llama/Llama-3.1-8B` in the circuit, none in the config")
+    );
+    let out = metrale_cli::run([
+        "import",
+        circuit.as_str(),
+        config.as_str(),
+        "--hf",
+        "meta-llama/Llama-3.1-8B",
+    ]);
+    assert_eq!(out.status, metrale_cli::Status::Ok);
+    assert_eq!(
+        out.stderr,
+        note("and so does its `hf` (`meta-llama/Llama-3.1-8B`)")
+    );
+    // Under a name the circuit does not have, no note.
+    let out = metrale_cli::run([
+        "import",
+        circuit.as_str(),
+        config.as_str(),
+        "--name",
+        "mine",
+    ]);
+    assert_eq!(out.status, metrale_cli::Status::Ok);
+    assert_eq!(out.stderr, "");
+}

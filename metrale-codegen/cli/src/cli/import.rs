@@ -4,14 +4,16 @@
 //! Invariants: stdout gets exactly the table (`metrale_circuit::load::config_json::Imported::to_toml`),
 //! and only once the loader has accepted the circuit with it appended
 //! (`Circuit::with_imported`): it loads and plans; every error (the circuit, the config, each
-//! key, the loader's on the table) goes to stderr with exit 1.
+//! key, the loader's on the table) goes to stderr with exit 1. A checkpoint the circuit
+//! already pins (same name, same figures) is printed for comparison with a note on stderr
+//! saying so and whether its `hf` agrees: appending that table would define it twice.
 
 use std::path::Path;
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
-use metrale_circuit::load::config_json::{ImportOptions, import};
-use metrale_circuit::load::{Circuit, read_source};
+use metrale_circuit::load::config_json::{ImportOptions, Imported, import};
+use metrale_circuit::load::{CheckpointSpec, Circuit, read_source};
 
 use super::Outcome;
 
@@ -60,7 +62,42 @@ pub fn run(args: &ImportArgs) -> Outcome {
     let checked = import(&circuit, &config, &stem, options)
         .and_then(|imported| circuit.with_imported(&imported, &config).map(|_| imported));
     match checked {
-        Ok(imported) => Outcome::ok(imported.to_toml()),
+        Ok(imported) => {
+            let mut outcome = Outcome::ok(imported.to_toml());
+            if let Some(pinned) = circuit.checkpoint(&imported.name) {
+                outcome.stderr = already_pinned(&circuit, pinned, &imported, &args.config);
+            }
+            outcome
+        }
         Err(diagnostics) => Outcome::bad_input(&diagnostics),
     }
+}
+
+/// The note for a checkpoint the circuit already pins: `with_imported` accepted the config,
+/// so its figures agree; its `hf` may not, and the table printed is not one to append.
+fn already_pinned(
+    circuit: &Circuit,
+    pinned: &CheckpointSpec,
+    imported: &Imported,
+    config: &str,
+) -> String {
+    let spell = |hf: Option<&str>| hf.map_or_else(|| "none".to_owned(), |hf| format!("`{hf}`"));
+    let hf = if pinned.hf() == imported.hf.as_deref() {
+        format!("and so does its `hf` ({})", spell(pinned.hf()))
+    } else {
+        format!(
+            "but its `hf` differs: {} in the circuit, {} in the config",
+            spell(pinned.hf()),
+            spell(imported.hf.as_deref())
+        )
+    };
+    let name = &imported.name;
+    format!(
+        "note: circuit `{}` already pins checkpoint `{name}` (at {}): the layers and dims of \
+         `{config}` agree with it, {hf}\n  = help: the table is printed to compare: appended, \
+         it would define `{name}` twice, which the loader refuses; to change the pinned \
+         checkpoint, edit its table\n",
+        circuit.path(),
+        pinned.origin(),
+    )
 }
