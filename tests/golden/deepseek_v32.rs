@@ -2095,7 +2095,7 @@ pub mod deepseek_v32 {
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
     /// order), for a `serving::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
         arch: "deepseek_v32",
         checkpoints: &[
             ("deepseek_v3_2", ::core::option::Option::Some("deepseek-ai/DeepSeek-V3.2")),
@@ -2320,6 +2320,15 @@ pub mod deepseek_v32 {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::DeepseekV32(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
+            }
+        }
         /// The device bytes: the arena's and, under vLLM's policy, the page pool
         /// after it (its checkpoint's `StatePlan::device_bytes`).
         #[must_use]
@@ -2336,15 +2345,6 @@ pub mod deepseek_v32 {
             match self {
                 Self::DeepseekV32(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),
-            }
-        }
-        /// The verify rows the plan was made with: its checkpoint's
-        /// `StatePlan::h_steps`.
-        #[must_use]
-        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-            match self {
-                Self::DeepseekV32(plan) => plan.h_steps(),
-                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the

@@ -1890,7 +1890,7 @@ pub mod gemma3n {
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
     /// order), for a `serving::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
         arch: "gemma3n",
         checkpoints: &[
             ("gemma_3n_e4b", ::core::option::Option::Some("google/gemma-3n-E4B")),
@@ -2113,6 +2113,15 @@ pub mod gemma3n {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Gemma3nE4b(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
+            }
+        }
         /// The device bytes: the arena's and, under vLLM's policy, the page pool
         /// after it (its checkpoint's `StatePlan::device_bytes`).
         #[must_use]
@@ -2129,15 +2138,6 @@ pub mod gemma3n {
             match self {
                 Self::Gemma3nE4b(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),
-            }
-        }
-        /// The verify rows the plan was made with: its checkpoint's
-        /// `StatePlan::h_steps`.
-        #[must_use]
-        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-            match self {
-                Self::Gemma3nE4b(plan) => plan.h_steps(),
-                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the

@@ -2379,7 +2379,7 @@ pub mod llama {
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
     /// order), for a `serving::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
         arch: "llama",
         checkpoints: &[
             ("llama_3_1_8b", ::core::option::Option::Some("meta-llama/Llama-3.1-8B")),
@@ -2638,6 +2638,16 @@ pub mod llama {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Llama318b(plan) => plan.h_steps(),
+                Self::Llama3170b(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
+            }
+        }
         /// The device bytes: the arena's and, under vLLM's policy, the page pool
         /// after it (its checkpoint's `StatePlan::device_bytes`).
         #[must_use]
@@ -2656,16 +2666,6 @@ pub mod llama {
                 Self::Llama318b(plan) => plan.pool(),
                 Self::Llama3170b(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),
-            }
-        }
-        /// The verify rows the plan was made with: its checkpoint's
-        /// `StatePlan::h_steps`.
-        #[must_use]
-        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-            match self {
-                Self::Llama318b(plan) => plan.h_steps(),
-                Self::Llama3170b(plan) => plan.h_steps(),
-                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the

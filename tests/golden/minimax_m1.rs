@@ -2403,7 +2403,7 @@ pub mod minimax_m1 {
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
     /// order), for a `serving::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
         arch: "minimax_m1",
         checkpoints: &[
             ("minimax_m1_80k", ::core::option::Option::Some("MiniMaxAI/MiniMax-M1-80k")),
@@ -2628,6 +2628,15 @@ pub mod minimax_m1 {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::MinimaxM180k(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
+            }
+        }
         /// The device bytes: the arena's and, under vLLM's policy, the page pool
         /// after it (its checkpoint's `StatePlan::device_bytes`).
         #[must_use]
@@ -2644,15 +2653,6 @@ pub mod minimax_m1 {
             match self {
                 Self::MinimaxM180k(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),
-            }
-        }
-        /// The verify rows the plan was made with: its checkpoint's
-        /// `StatePlan::h_steps`.
-        #[must_use]
-        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-            match self {
-                Self::MinimaxM180k(plan) => plan.h_steps(),
-                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the

@@ -7426,7 +7426,7 @@ pub mod qwen3_5 {
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
     /// order), for a `serving::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
         arch: "qwen3_5",
         checkpoints: &[
             ("qwen3_5_27b", ::core::option::Option::Some("Qwen/Qwen3.5-27B")),
@@ -7760,6 +7760,18 @@ pub mod qwen3_5 {
                 Self::Tiny(plan) => plan.arena(),
             }
         }
+        /// The verify rows the plan was made with: its checkpoint's
+        /// `StatePlan::h_steps`.
+        #[must_use]
+        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+            match self {
+                Self::Qwen3527b(plan) => plan.h_steps(),
+                Self::Qwen35397bA17b(plan) => plan.h_steps(),
+                Self::Qwen3535bA3b(plan) => plan.h_steps(),
+                Self::Qwen354b(plan) => plan.h_steps(),
+                Self::Tiny(plan) => plan.h_steps(),
+            }
+        }
         /// The device bytes: the arena's and, under vLLM's policy, the page pool
         /// after it (its checkpoint's `StatePlan::device_bytes`).
         #[must_use]
@@ -7782,18 +7794,6 @@ pub mod qwen3_5 {
                 Self::Qwen3535bA3b(plan) => plan.pool(),
                 Self::Qwen354b(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),
-            }
-        }
-        /// The verify rows the plan was made with: its checkpoint's
-        /// `StatePlan::h_steps`.
-        #[must_use]
-        pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-            match self {
-                Self::Qwen3527b(plan) => plan.h_steps(),
-                Self::Qwen35397bA17b(plan) => plan.h_steps(),
-                Self::Qwen3535bA3b(plan) => plan.h_steps(),
-                Self::Qwen354b(plan) => plan.h_steps(),
-                Self::Tiny(plan) => plan.h_steps(),
             }
         }
         /// The host arena's size (the prompt-lookup index), rounded up to the

@@ -14,28 +14,29 @@
 
 use crate::model::inputs::{same_id, same_str};
 
-/// The checkpoints one generated circuit has: its arch and each checkpoint's name and Hugging
-/// Face id, in `Checkpoint::ALL` order (a generated module's `ENTRY`).
+/// The checkpoints one circuit has: its arch and each checkpoint's name and Hugging Face id, in
+/// `Checkpoint::ALL` order (a generated module's `ENTRY`, `'static`; or built at run time, for a
+/// circuit loaded then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CircuitEntry {
+pub struct CircuitEntry<'a> {
     /// The circuit's arch, its module's name (`qwen3_5`).
-    pub arch: &'static str,
+    pub arch: &'a str,
     /// Each checkpoint's name and Hugging Face id, in `Checkpoint::ALL` order.
-    pub checkpoints: &'static [(&'static str, Option<&'static str>)],
+    pub checkpoints: &'a [(&'a str, Option<&'a str>)],
 }
 
 /// What a query resolved to: the circuit (its index in the registry, and its arch) and the
 /// checkpoint (its index in that circuit's `Checkpoint::ALL`, and its name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Resolved {
+pub struct Resolved<'a> {
     /// The circuit's index in the registry.
     pub circuit: usize,
     /// The circuit's arch.
-    pub arch: &'static str,
+    pub arch: &'a str,
     /// The checkpoint's index in its circuit's `Checkpoint::ALL`.
     pub checkpoint: usize,
     /// The checkpoint's name.
-    pub name: &'static str,
+    pub name: &'a str,
 }
 
 /// Why a query resolved to no one checkpoint.
@@ -80,17 +81,17 @@ impl std::error::Error for RegistryError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Registry<'a> {
     /// The circuits, in the order given.
-    pub circuits: &'a [CircuitEntry],
+    pub circuits: &'a [CircuitEntry<'a>],
 }
 
-impl Registry<'_> {
+impl<'a> Registry<'a> {
     /// The one checkpoint `query` names: a checkpoint name, a Hugging Face id (ASCII case
     /// ignored), or either after `<arch>:` to ask one circuit.
     ///
     /// # Errors
     /// [`RegistryError::Unknown`] when nothing matches, [`RegistryError::Ambiguous`] when
     /// several do.
-    pub fn resolve(&self, query: &str) -> Result<Resolved, RegistryError> {
+    pub fn resolve(&self, query: &str) -> Result<Resolved<'a>, RegistryError> {
         let (arch, wanted) = match query.split_once(':') {
             Some((arch, rest)) => (Some(arch), rest),
             None => (None, query),
@@ -119,7 +120,7 @@ impl Registry<'_> {
         &'s self,
         arch: Option<&'s str>,
         wanted: &'s str,
-    ) -> impl Iterator<Item = Resolved> + 's {
+    ) -> impl Iterator<Item = Resolved<'a>> + 's {
         self.circuits
             .iter()
             .enumerate()
@@ -143,7 +144,7 @@ impl Registry<'_> {
     }
 
     /// Every checkpoint of every circuit, in order.
-    fn all(&self) -> impl Iterator<Item = Resolved> + '_ {
+    fn all(&self) -> impl Iterator<Item = Resolved<'a>> + '_ {
         self.circuits
             .iter()
             .enumerate()
@@ -163,7 +164,7 @@ impl Registry<'_> {
 }
 
 /// `<arch>:<name>`.
-fn qualified(resolved: Resolved) -> String {
+fn qualified(resolved: Resolved<'_>) -> String {
     format!("{}:{}", resolved.arch, resolved.name)
 }
 
@@ -171,11 +172,11 @@ fn qualified(resolved: Resolved) -> String {
 mod tests {
     use super::*;
 
-    const QWEN: CircuitEntry = CircuitEntry {
+    const QWEN: CircuitEntry<'static> = CircuitEntry {
         arch: "qwen3_5",
         checkpoints: &[("qwen3_5_27b", Some("Qwen/Qwen3.5-27B")), ("tiny", None)],
     };
-    const LLAMA: CircuitEntry = CircuitEntry {
+    const LLAMA: CircuitEntry<'static> = CircuitEntry {
         arch: "llama",
         checkpoints: &[
             ("llama_3_1_8b", Some("meta-llama/Llama-3.1-8B")),

@@ -134,7 +134,7 @@ impl Emitter<'_> {
             #[doc = " This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`"]
             #[doc = " order), for a `serving::Registry` over every circuit an engine serves: it"]
             #[doc = " resolves a model by name or id across them and reports an ambiguity."]
-            pub const ENTRY: __rt::serving::CircuitEntry = __rt::serving::CircuitEntry {
+            pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
                 arch: #arch,
                 checkpoints: &[#(#entries),*],
             };
@@ -348,9 +348,10 @@ impl Emitter<'_> {
         let regions = self.plan_arms(&|_| quote!(__rt::RegionList::from_array(plan.regions())));
         let arena = self.plan_arms(&|_| quote!(plan.arena()));
         let h_steps = self.plan_arms(&|_| quote!(plan.h_steps()));
-        let device_bytes = self.plan_arms(&|_| quote!(plan.device_bytes()));
-        let pool = self.plan_arms(&|_| quote!(plan.pool()));
-        let sizes = any_plan_sizes();
+        let sizes = any_plan_sizes(
+            &self.plan_arms(&|_| quote!(plan.device_bytes())),
+            &self.plan_arms(&|_| quote!(plan.pool())),
+        );
         let layer = self.any_plan_layer();
         let fits = self.any_plan_fits();
         let profile_fits = self.any_plan_profile_fits();
@@ -413,20 +414,6 @@ impl Emitter<'_> {
                 #[must_use]
                 pub const fn arena(&self) -> &__rt::Arena {
                     match self { #arena }
-                }
-
-                #[doc = " The device bytes: the arena's and, under vLLM's policy, the page pool"]
-                #[doc = " after it (its checkpoint's `StatePlan::device_bytes`)."]
-                #[must_use]
-                pub const fn device_bytes(&self) -> u64 {
-                    match self { #device_bytes }
-                }
-
-                #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's"]
-                #[doc = " `StatePlan::pool`."]
-                #[must_use]
-                pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
-                    match self { #pool }
                 }
 
                 #[doc = " The verify rows the plan was made with: its checkpoint's"]
@@ -617,10 +604,25 @@ impl Emitter<'_> {
     }
 }
 
-/// The sizes of an `AnyPlan`, read from its `arena()` as a `StatePlan` reads its own, and its
-/// layer count.
-fn any_plan_sizes() -> TokenStream {
+/// The sizes of an `AnyPlan`: its device bytes and page pool its plan's (`device_bytes` and
+/// `pool`, the match arms reading them), the rest read from its `arena()` as a `StatePlan`
+/// reads its own; and its layer count.
+fn any_plan_sizes(device_bytes: &TokenStream, pool: &TokenStream) -> TokenStream {
     quote! {
+        #[doc = " The device bytes: the arena's and, under vLLM's policy, the page pool"]
+        #[doc = " after it (its checkpoint's `StatePlan::device_bytes`)."]
+        #[must_use]
+        pub const fn device_bytes(&self) -> u64 {
+            match self { #device_bytes }
+        }
+
+        #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's"]
+        #[doc = " `StatePlan::pool`."]
+        #[must_use]
+        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            match self { #pool }
+        }
+
         #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
         #[doc = " alignment."]
         #[must_use]
