@@ -150,7 +150,7 @@ fn grammar(command: &str) -> Option<(Vec<(&'static str, Value)>, usize)> {
                 ("--reserve", Value::Size),
                 ("--utilization", Value::Share),
                 ("--for", Value::OneOf(&["kv-blocks", "sequences"])),
-                ("--context", Value::U64),
+                ("--context", Value::Positive),
             ]);
             1
         }

@@ -1,7 +1,10 @@
 //! Generated == dynamic on fuzzed inputs: for each real circuit, the generated module compiled
 //! into `metrale-tests` (its `Inputs::from_state_inputs` and `AnyPlan::new`) and the dynamic
 //! `DynamicPlan::new` on the loaded circuit's declarations, compared term by term (region,
-//! kind, lifetime, space), arena by arena and lifetime by lifetime, or error by error.
+//! kind, lifetime, space), arena by arena, lifetime by lifetime, page pool and device bytes (an
+//! `AnyPlan`'s the arena's or, under vLLM's policy, its pool's end), or error by error; and a
+//! generated plan on dims read from a `config.json` at run time against the dynamic plan of the
+//! checkpoint the same config adds.
 //!
 //! Owns the table of the generated modules ([`ARCHS`]): one entry per circuit of `circuits/`,
 //! as `metrale-tests` includes them.
@@ -12,7 +15,8 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::{Lifetime, PlanError, Region, Space, StateInputs, TermInfo};
+use metrale_circuit::serving::PoolPlan;
+use metrale_circuit::{DEFAULT_ALIGN, Lifetime, PlanError, Region, Space, StateInputs, TermInfo};
 
 /// A real circuit, loaded, with every checkpoint instantiated once.
 pub struct Loaded {
@@ -22,11 +26,23 @@ pub struct Loaded {
     pub checkpoints: Vec<(String, Vec<StateDecl>)>,
     /// The comparison of its generated module.
     pub compare: Compare,
+    /// The comparison of its generated module on dims read from a config.
+    pub agrees_with_config: ConfigCompare,
 }
 
 /// Compares one circuit's generated plans with its dynamic plans under `inputs` and `align`;
 /// `Ok(false)` when the generated `Inputs` refused the formats (nothing compared).
 pub type Compare = fn(&Loaded, &StateInputs<'_>, u64) -> Result<bool, String>;
+
+/// Compares the generated plan of checkpoint `like` on `dims` (what `dims_from_config` read)
+/// under `inputs` with `dynamic`, the dynamic plan of the checkpoint `with_config` added from
+/// the same config; `Ok` too when the generated `Inputs` refuses the formats.
+pub type ConfigCompare = fn(
+    like: &str,
+    dims: &[(String, u64)],
+    inputs: &StateInputs<'_>,
+    dynamic: &Result<DynamicPlan, PlanError<String>>,
+) -> Result<(), String>;
 
 impl Loaded {
     /// Loads `path` under `root` and instantiates every checkpoint.
@@ -37,6 +53,7 @@ impl Loaded {
         root: &std::path::Path,
         path: &'static str,
         compare: Compare,
+        agrees_with_config: ConfigCompare,
     ) -> Result<Self, String> {
         let circuit = Circuit::load(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
         let mut checkpoints = Vec::new();
@@ -50,6 +67,7 @@ impl Loaded {
             path,
             checkpoints,
             compare,
+            agrees_with_config,
         })
     }
 
@@ -68,11 +86,13 @@ impl Loaded {
     }
 }
 
-/// A generated plan as compared: its regions, arena sizes and per-lifetime bytes.
+/// A generated plan as compared: its regions, device and host bytes, per-lifetime bytes and
+/// page pool.
 struct Generated {
     regions: Vec<Region>,
     arenas: [u64; 2],
     lifetimes: Vec<u64>,
+    pool: Option<PoolPlan>,
 }
 
 /// Bytes per (space, lifetime), in a fixed order.
@@ -142,6 +162,13 @@ fn differences(
             if generated.lifetimes != lifetimes_of(|s, l| plan.lifetime_bytes(s, l)) {
                 return Err(format!("{what}: per-lifetime bytes differ"));
             }
+            let pool = plan.pool().map(|pool| pool.plan);
+            if generated.pool != pool {
+                return Err(format!(
+                    "{what}: page pool generated {:?}, dynamic {pool:?}",
+                    generated.pool
+                ));
+            }
             Ok(())
         }
         (Err(generated), Err(dynamic)) => {
@@ -162,44 +189,98 @@ fn differences(
     }
 }
 
-/// One `Compare` per generated module, and the table of them.
+/// An `AnyPlan` as compared; its device bytes must be its arena's or, under vLLM's policy, its
+/// page pool's end (C1: they were the arena's alone).
+macro_rules! generated_of {
+    ($plan:expr) => {{
+        let plan = $plan;
+        let expected = plan
+            .pool()
+            .map_or(plan.arena().device_bytes, |pool: &PoolPlan| pool.end());
+        if plan.device_bytes() == expected {
+            Ok(Generated {
+                regions: plan.regions().as_slice().to_vec(),
+                arenas: [plan.device_bytes(), plan.host_bytes()],
+                lifetimes: lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
+                pool: plan.pool().copied(),
+            })
+        } else {
+            Err(format!(
+                "AnyPlan::device_bytes is {}, its arena and pool make {expected}",
+                plan.device_bytes()
+            ))
+        }
+    }};
+}
+
+/// One `Compare` and one `ConfigCompare` per generated module, and the table of them.
 macro_rules! generated_modules {
     ($($arch:ident),* $(,)?) => {
         $(
-            /// Compares the generated module of this circuit with its dynamic plans.
-            fn $arch(
-                loaded: &Loaded,
-                inputs: &StateInputs<'_>,
-                align: u64,
-            ) -> Result<bool, String> {
-                use metrale_tests::$arch::{AnyPlan, Checkpoint, Inputs};
-                let Ok(generated_inputs) = Inputs::from_state_inputs(inputs) else {
-                    return Ok(false);
-                };
-                for checkpoint in Checkpoint::ALL {
-                    let what = format!("{} checkpoint `{}`", loaded.path, checkpoint.name());
-                    let dynamic = DynamicPlan::new(loaded.decls(checkpoint.name())?, inputs, align);
-                    let generated = AnyPlan::new(checkpoint, checkpoint.dims(), &generated_inputs, align)
-                        .map(|plan| Generated {
-                            regions: plan.regions().as_slice().to_vec(),
-                            arenas: [plan.device_bytes(), plan.host_bytes()],
-                            lifetimes: lifetimes_of(|s, l| plan.lifetime_bytes(s, l)),
-                        });
-                    differences(&what, checkpoint.terms(), generated, &dynamic)?;
-                    if let Ok(plan) = &dynamic {
-                        let violations = crate::invariants::layout(plan, &what);
-                        if let Some(first) = violations.into_iter().next() {
-                            return Err(first);
+            /// The comparisons of this circuit's generated module.
+            mod $arch {
+                use super::*;
+
+                /// Compares the generated module of this circuit with its dynamic plans.
+                pub(super) fn compare(
+                    loaded: &Loaded,
+                    inputs: &StateInputs<'_>,
+                    align: u64,
+                ) -> Result<bool, String> {
+                    use metrale_tests::$arch::{AnyPlan, Checkpoint, Inputs};
+                    let Ok(generated_inputs) = Inputs::from_state_inputs(inputs) else {
+                        return Ok(false);
+                    };
+                    for checkpoint in Checkpoint::ALL {
+                        let what = format!("{} checkpoint `{}`", loaded.path, checkpoint.name());
+                        let dynamic = DynamicPlan::new(loaded.decls(checkpoint.name())?, inputs, align);
+                        let generated = match AnyPlan::new(checkpoint, checkpoint.dims(), &generated_inputs, align) {
+                            Ok(plan) => Ok(generated_of!(plan).map_err(|e| format!("{what}: {e}"))?),
+                            Err(error) => Err(error),
+                        };
+                        differences(&what, checkpoint.terms(), generated, &dynamic)?;
+                        if let Ok(plan) = &dynamic {
+                            let violations = crate::invariants::layout(plan, &what);
+                            if let Some(first) = violations.into_iter().next() {
+                                return Err(first);
+                            }
                         }
                     }
+                    Ok(true)
                 }
-                Ok(true)
+
+                /// The generated plan of `like` on `dims` against `dynamic`.
+                pub(super) fn agrees_with_config(
+                    like: &str,
+                    dims: &[(String, u64)],
+                    inputs: &StateInputs<'_>,
+                    dynamic: &Result<DynamicPlan, PlanError<String>>,
+                ) -> Result<(), String> {
+                    use metrale_tests::$arch::{AnyPlan, Checkpoint, Dims, Inputs};
+                    let what = format!("{}'s `{like}` on dims from a config", stringify!($arch));
+                    let checkpoint = Checkpoint::from_name(like)
+                        .ok_or_else(|| format!("{what}: no generated checkpoint"))?;
+                    let dims = Dims::try_from(dims)
+                        .map_err(|e| format!("{what}: Dims refuses what dims_from_config read: {e}"))?;
+                    let Ok(generated_inputs) = Inputs::from_state_inputs(inputs) else {
+                        return Ok(());
+                    };
+                    let generated = match AnyPlan::new(checkpoint, &dims, &generated_inputs, DEFAULT_ALIGN) {
+                        Ok(plan) => Ok(generated_of!(plan).map_err(|e| format!("{what}: {e}"))?),
+                        Err(error) => Err(error),
+                    };
+                    differences(&what, checkpoint.terms(), generated, dynamic)
+                }
             }
         )*
 
-        /// Every circuit of `circuits/` (the arch is the file's stem) and its comparison.
-        pub const ARCHS: &[(&str, Compare)] = &[
-            $((concat!("circuits/", stringify!($arch), ".toml"), $arch)),*
+        /// Every generated circuit's checkpoints, for a registry over all of them.
+        pub const ENTRIES: &[metrale_circuit::serving::CircuitEntry<'static>] =
+            &[$(metrale_tests::$arch::ENTRY),*];
+
+        /// Every circuit of `circuits/` (the arch is the file's stem) and its comparisons.
+        pub const ARCHS: &[(&str, Compare, ConfigCompare)] = &[
+            $((concat!("circuits/", stringify!($arch), ".toml"), $arch::compare, $arch::agrees_with_config)),*
         ];
     };
 }
@@ -229,7 +310,7 @@ generated_modules!(
 /// # Errors
 /// When one does not load, or `metrale-tests` includes circuits this table lacks.
 pub fn load_all(root: &std::path::Path) -> Result<Vec<Loaded>, String> {
-    let listed: Vec<&str> = ARCHS.iter().map(|(path, _)| *path).collect();
+    let listed: Vec<&str> = ARCHS.iter().map(|(path, ..)| *path).collect();
     if listed != metrale_tests::CIRCUITS {
         return Err(format!(
             "the fuzzer compares {listed:?} but metrale-tests generates {:?}",
@@ -238,7 +319,7 @@ pub fn load_all(root: &std::path::Path) -> Result<Vec<Loaded>, String> {
     }
     ARCHS
         .iter()
-        .map(|&(path, compare)| Loaded::new(root, path, compare))
+        .map(|&(path, compare, config)| Loaded::new(root, path, compare, config))
         .collect()
 }
 

@@ -24,6 +24,7 @@
 //! every machine; nothing here depends on the order `read_dir` returns.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::dynamic::StateAccess;
@@ -71,11 +72,71 @@ const WRITE_LINES: [&str; 3] = [
     "gen @circuit",
 ];
 
-/// `[parallel]` tables added to the CLI's inputs files, so mutation reaches the table.
-const PARALLEL_TABLES: [(&str, &str); 2] = [
-    ("default.toml", "\n[parallel]\ntp = 2\npp = 2\n"),
-    ("serving.toml", "\n[parallel]\ntp = 4\npp = 1\n"),
+/// Tables added to the CLI's inputs files, so mutation reaches them: `[parallel]`, and
+/// vLLM's page pool (`[pool]`) sized by requests, by pages, and by the serving profile.
+const ADDED_TABLES: [(&str, &str, &str); 5] = [
+    ("default.toml", "parallel", "\n[parallel]\ntp = 2\npp = 2\n"),
+    ("serving.toml", "parallel", "\n[parallel]\ntp = 4\npp = 1\n"),
+    (
+        "default.toml",
+        "pool",
+        "\n[pool]\npolicy = \"vllm\"\ncontext = 4096\nrequests = 4\n",
+    ),
+    (
+        "default.toml",
+        "pool-pages",
+        "\n[pool]\npolicy = \"vllm\"\ncontext = 32768\npages = 4097\nkernel_block = 32\n\
+         prefix_caching = false\nspeculative_tokens = 2\n",
+    ),
+    (
+        "serving.toml",
+        "pool",
+        "\n[pool]\npolicy = \"vllm\"\ncontext = 8192\n",
+    ),
 ];
+
+/// The command lines of the `weights` target's seeds, each paired with every weights body:
+/// every layout of [`crate::weights`].
+const WEIGHTS_LINES: [&str; 9] = [
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:file --json",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:short --json",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:long",
+    "fit circuits/qwen3_5.toml --for sequences --context 4096 --gpu 80GiB --weights @w:index --json",
+    "fit circuits/llama.toml --for kv-blocks --gpu 24GiB --weights @w:folder --json",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:fifo",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:fifo-folder",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:loop",
+    "fit circuits/llama.toml --for kv-blocks --gpu 80GiB --weights @w:dir-shard --json",
+];
+
+/// The bodies the `weights` target lays out: safetensors headers (with `__metadata__`, two
+/// tensors in reverse order, a sub-byte dtype, an empty one) and indexes (a total past 2^53).
+const WEIGHTS_BODIES: [&str; 5] = [
+    r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[24,32]}}"#,
+    r#"{"z":{"dtype":"I64","shape":[1],"data_offsets":[16,24]},"y":{"dtype":"F8_E4M3","shape":[4,4],"data_offsets":[0,16]},"x":{"dtype":"F4","shape":[0],"data_offsets":[24,24]}}"#,
+    r#"{}"#,
+    r#"{"metadata":{"total_size":16106127360},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}"#,
+    r#"{"metadata":{"total_size":9007199254740993,"format":"pt"},"weight_map":{}}"#,
+];
+
+/// The `alloc` target's scripts: a plain side, a ring whose prefix is adopted (the case of
+/// issue 28's C2), a pool of `u64::MAX` blocks and slots, an empty pool.
+const ALLOC_SCRIPTS: [&str; 4] = [
+    "slots 5 blocks 12\nclaim\nclaim\nappend 0\nappend 0\nappend 1\nadopt 2 0\nappend 2\n\
+     drop 0\nrelease 0\nclaim\nappend 2\ndrop 2\ndrop 1\nrelease 4\n",
+    "slots 3 blocks 6 ring 2\nappend 1\nappend 1\nadopt 2 1\nappend 1\nappend 1\nappend 1\n\
+     append 2\nadopt 3 2\ndrop 1\nappend 3\nappend 3\ndrop 2\ndrop 3\n",
+    "slots 18446744073709551615 blocks 18446744073709551615 ring 1\nclaim\nrelease 18446744073709551614\n\
+     append 7\nadopt 8 7\nappend 7\nappend 8\ndrop 7\ndrop 8\n",
+    "slots 0 blocks 0 ring 0\nclaim\nappend 1\nadopt 1 1\ndrop 1\nrelease 0\n",
+];
+
+/// A registry script of names that meet: a checkpoint in two circuits, ids equal but for ASCII
+/// case, an empty name and id, a name holding `:`, with queries at each.
+const REGISTRY_SCRIPT: &str = "circuit qwen3_5\nqwen3_5_27b Qwen/Qwen3.5-27B\ntiny -\n\
+     circuit llama\nllama_3_1_8b meta-llama/Llama-3.1-8B\ntiny -\nshout META-LLAMA/LLAMA-3.1-8B\n\
+     circuit odd\n a:b\n\n? tiny\n? llama:tiny\n? \n? llama:\n? :\n? odd:\n? meta-llama/llama-3.1-8b\n\
+     ? qwen3_5:QWEN/qwen3.5-27b\n? a:b\n? odd:a:b\n";
 
 /// One seed file: where it came from (relative to the workspace root, with `#N` for the N-th
 /// snippet of a file) and its text.
@@ -134,6 +195,12 @@ pub struct Corpus {
     pub imports: Vec<Seed>,
     /// `gen` command inputs (the circuit is the file).
     pub writes: Vec<Seed>,
+    /// The `weights` target's command inputs (a safetensors header or index is the file).
+    pub weights: Vec<Seed>,
+    /// The `alloc` target's scripts.
+    pub allocs: Vec<Seed>,
+    /// The `registry` target's scripts: names that meet, and every generated circuit's.
+    pub registries: Vec<Seed>,
     /// Keys, kinds, dtypes, dims, layer kinds and names found in the corpus, sorted.
     pub words: Vec<String>,
     /// Every line of every seed, for splicing lines across files.
@@ -223,6 +290,7 @@ impl Corpus {
             .map(str::to_owned)
             .collect();
         lines.insert(String::new());
+        let (allocs, registries) = script_seeds();
         let corpus = Corpus {
             root: root.to_path_buf(),
             words: dictionary(all.iter().map(|s| s.text.as_str())),
@@ -231,6 +299,19 @@ impl Corpus {
             plans: command_seeds(&PLAN_LINES, &inputs),
             imports: import_seeds(&configs),
             writes,
+            weights: command_seeds(
+                &WEIGHTS_LINES,
+                &WEIGHTS_BODIES
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| Seed {
+                        name: format!("weights#{i}"),
+                        text: (*text).to_owned(),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            allocs,
+            registries,
             circuits,
             libraries,
             inputs,
@@ -352,10 +433,10 @@ fn cli_inputs(root: &Path) -> Result<Vec<Seed>, String> {
     for path in files_in(root, "metrale-codegen/cli/inputs", "toml")? {
         inputs.push(seed(root, &path)?);
     }
-    for (file, table) in PARALLEL_TABLES {
+    for (file, what, table) in ADDED_TABLES {
         if let Some(base) = inputs.iter().find(|s| s.name.ends_with(file)).cloned() {
             inputs.push(Seed {
-                name: format!("{}+parallel", base.name),
+                name: format!("{}+{what}", base.name),
                 text: format!("{}{table}", base.text),
             });
         }
@@ -406,6 +487,48 @@ fn config_seeds(root: &Path, circuits: &[Seed]) -> Result<Vec<ConfigSeed>, Strin
         });
     }
     Ok(configs)
+}
+
+/// A registry script of every generated circuit's checkpoints, with a query at each name, each
+/// id in lower case, each `<arch>:<name>` and each bare `<arch>:`.
+fn zoo_registry() -> String {
+    let mut circuits = String::new();
+    let mut queries = String::new();
+    for entry in crate::compare::ENTRIES {
+        let _ = writeln!(circuits, "circuit {}", entry.arch);
+        let _ = writeln!(queries, "? {}:", entry.arch);
+        for (name, hf) in entry.checkpoints {
+            let _ = writeln!(circuits, "{name} {}", hf.unwrap_or("-"));
+            let _ = writeln!(queries, "? {name}\n? {}:{name}", entry.arch);
+            if let Some(hf) = hf {
+                let _ = writeln!(queries, "? {}", hf.to_ascii_lowercase());
+            }
+        }
+    }
+    circuits + &queries
+}
+
+/// The `alloc` and `registry` targets' scripts.
+fn script_seeds() -> (Vec<Seed>, Vec<Seed>) {
+    let allocs = ALLOC_SCRIPTS
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Seed {
+            name: format!("alloc#{i}"),
+            text: (*text).to_owned(),
+        })
+        .collect();
+    let registries = vec![
+        Seed {
+            name: "registry#names".to_owned(),
+            text: REGISTRY_SCRIPT.to_owned(),
+        },
+        Seed {
+            name: "registry#zoo".to_owned(),
+            text: zoo_registry(),
+        },
+    ];
+    (allocs, registries)
 }
 
 /// The seeds of the command targets: each command line of `lines` before each file of

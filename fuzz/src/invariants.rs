@@ -564,6 +564,35 @@ pub fn svg(text: &str) -> Vec<String> {
     }
 }
 
+/// `plan --json --svg`: the map of a plan whose JSON has a vLLM page pool draws it, its caption
+/// stating the JSON's `device_bytes` (C12: the map left the pool out).
+#[must_use]
+pub fn svg_shows_the_pool(svg: &str, stdout: &str) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(stdout) else {
+        return Vec::new();
+    };
+    let (Some(pool), Some(device)) = (value.get("pool"), value.get("device_bytes")) else {
+        return Vec::new();
+    };
+    let mut violations = Vec::new();
+    if !svg.contains("<g class=\"pool\"") {
+        violations.push("`plan --svg` draws no page pool for a plan with one".to_owned());
+    }
+    if !svg.contains(&format!("device total {device} B")) {
+        violations.push(format!(
+            "`plan --svg` does not state the device total {device} B of `--json`"
+        ));
+    }
+    let slots = pool.get("slots").and_then(serde_json::Value::as_u64);
+    let drawn = svg.matches("class=\"pool-slot\"").count() as u64;
+    if slots != Some(drawn) {
+        violations.push(format!(
+            "`plan --svg` draws {drawn} pool slots of {slots:?}"
+        ));
+    }
+    violations
+}
+
 /// A build script's output to cargo: every line one `cargo::rerun-if-changed=` instruction.
 #[must_use]
 pub fn rerun_lines(out: &[u8]) -> Vec<String> {

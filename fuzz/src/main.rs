@@ -36,6 +36,14 @@ enum Which {
     Write,
     /// rustc on accepted generated modules (slow: a `cargo check` each).
     Compile,
+    /// The allocator against its reference model: aliasing, references, refusals.
+    Alloc,
+    /// The registry of checkpoints against its documented rules: names, ids, ambiguity.
+    Registry,
+    /// `config.json` read at run time: `with_config`, `dims_from_config`, generated == dynamic.
+    Config,
+    /// `fit --weights` on mutated safetensors headers and indexes, FIFOs, loops, folders.
+    Weights,
     /// Every target, in that order.
     All,
 }
@@ -105,6 +113,10 @@ fn fuzz(args: &Args) -> Result<bool, String> {
         Which::Import => vec![Target::Import],
         Which::Write => vec![Target::Write],
         Which::Compile => vec![Target::Compile],
+        Which::Alloc => vec![Target::Alloc],
+        Which::Registry => vec![Target::Registry],
+        Which::Config => vec![Target::Config],
+        Which::Weights => vec![Target::Weights],
         Which::All => Target::ALL.to_vec(),
     };
     let config = Config {

@@ -9,7 +9,8 @@
 //!   gives the same value and device bytes as the JSON.
 //! - `plan`: the same exits; `--json` read back ([`invariants::plan_json`]: terms inside their
 //!   arenas, totals their sums, every rank listed once and the pipeline's layers split); the
-//!   `--svg` map well-formed XML, also of a circuit whose file name holds control characters.
+//!   `--svg` map well-formed XML, also of a circuit whose file name holds control characters,
+//!   and under vLLM's policy drawing the page pool with the JSON's device total.
 //! - `import`: the mutated config written to scratch, `metrale_cli::run(["import", ...])`; the
 //!   library (`import`, `Circuit::with_imported`) gives the same answer: the same table, or a
 //!   refusal located in the files read ([`located`]); the table printed, appended to the
@@ -79,7 +80,7 @@ impl Context<'_> {
 
     /// Empties what executions write: `out/`, `build/`, the circuits of `named/` (not its
     /// `blocks/`), the inputs file and configs.
-    fn fresh(&self) {
+    pub(crate) fn fresh(&self) {
         for dir in ["out", "build"] {
             let dir = self.scratch.join(dir);
             let _ = std::fs::remove_dir_all(&dir);
@@ -98,7 +99,7 @@ impl Context<'_> {
 
     /// Writes `bytes` to `path`, a scratch file; a failure is the harness's (a panic, caught as
     /// a finding by the runner).
-    fn put(path: &Path, bytes: &[u8]) {
+    pub(crate) fn put(path: &Path, bytes: &[u8]) {
         if let Err(error) = std::fs::write(path, bytes) {
             panic!("cannot write {}: {error}", path.display());
         }
@@ -109,7 +110,7 @@ impl Context<'_> {
     /// relative path of a workspace file under the root, anything else as written. The value
     /// of `-o` or `--svg` (also attached: `--svg=`, `-oFILE`) that is not a scratch path or
     /// `/dev/null` is redirected into scratch: no command writes into the workspace.
-    fn expand(&self, tokens: &[String], config: Option<&Path>) -> Vec<OsString> {
+    pub(crate) fn expand(&self, tokens: &[String], config: Option<&Path>) -> Vec<OsString> {
         let elsewhere = self.scratch.join("out/elsewhere");
         let safe = |path: &Path| path.starts_with(&self.scratch) || path == Path::new("/dev/null");
         let mut args: Vec<OsString> = Vec::with_capacity(tokens.len());
@@ -231,7 +232,10 @@ impl Context<'_> {
             }
             if command::option(&tokens, "--svg") == Some("@svg") {
                 match std::fs::read_to_string(self.scratch.join("out/map.svg")) {
-                    Ok(svg) => violations.extend(invariants::svg(&svg)),
+                    Ok(svg) => {
+                        violations.extend(invariants::svg(&svg));
+                        violations.extend(invariants::svg_shows_the_pool(&svg, &outcome.stdout));
+                    }
                     Err(error) => {
                         violations.push(format!("`plan --svg` exits 0 and wrote no map: {error}"));
                     }
@@ -766,7 +770,7 @@ fn builder_rounds(
 }
 
 /// What a CLI target's execution found: accepted when the command exits 0.
-fn cli_exec(outcome: &Outcome, violations: Vec<String>) -> Exec {
+pub(crate) fn cli_exec(outcome: &Outcome, violations: Vec<String>) -> Exec {
     Exec {
         accepted: outcome.status == Status::Ok,
         errors: invariants::error_lines(&outcome.stderr),

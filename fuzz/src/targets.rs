@@ -13,7 +13,11 @@
 //!   the same text twice; the macro core `expand` must give parseable tokens, with a
 //!   `compile_error!` when the circuit is refused;
 //! - `fit`, `plan`, `import`, `write` (`gen -o` and two `Builder`s on one folder) and
-//!   `compile` (rustc on accepted generated modules): the surfaces of [`crate::surfaces`].
+//!   `compile` (rustc on accepted generated modules): the surfaces of [`crate::surfaces`];
+//! - `alloc`, `registry` and `config` (a `config.json` read at run time): what an engine calls
+//!   at run time, [`crate::runtime`];
+//! - `weights`: `fit --weights` on mutated safetensors headers and indexes, folders, FIFOs,
+//!   symlink loops and directories, [`crate::weights`].
 //!
 //! Every refused input's diagnostics must be located inside the files read
 //! ([`crate::invariants::located`]).
@@ -59,11 +63,19 @@ pub enum Target {
     Write,
     /// rustc on accepted generated modules.
     Compile,
+    /// The allocator against its reference model.
+    Alloc,
+    /// The registry against its documented rules.
+    Registry,
+    /// `config.json` read at run time.
+    Config,
+    /// `fit --weights` on mutated safetensors metadata and odd files.
+    Weights,
 }
 
 impl Target {
     /// Every target, in the order a run goes through them.
-    pub const ALL: [Target; 10] = [
+    pub const ALL: [Target; 14] = [
         Target::Shape,
         Target::Circuit,
         Target::Library,
@@ -74,6 +86,10 @@ impl Target {
         Target::Import,
         Target::Write,
         Target::Compile,
+        Target::Alloc,
+        Target::Registry,
+        Target::Config,
+        Target::Weights,
     ];
 
     /// Its name on the command line and in findings.
@@ -90,6 +106,10 @@ impl Target {
             Target::Import => "import",
             Target::Write => "write",
             Target::Compile => "compile",
+            Target::Alloc => "alloc",
+            Target::Registry => "registry",
+            Target::Config => "config",
+            Target::Weights => "weights",
         }
     }
 
@@ -103,9 +123,10 @@ impl Target {
     #[must_use]
     pub const fn flavor(self) -> Flavor {
         match self {
-            Target::Shape => Flavor::Shape,
+            Target::Shape | Target::Alloc | Target::Registry => Flavor::Shape,
+            Target::Config => Flavor::Json,
             Target::Fit | Target::Plan | Target::Write => Flavor::CommandToml,
-            Target::Import => Flavor::CommandJson,
+            Target::Import | Target::Weights => Flavor::CommandJson,
             _ => Flavor::Toml,
         }
     }
@@ -139,7 +160,7 @@ impl Exec {
 /// loaded for the comparison, a scratch folder, and the job's index (its `compile` crate).
 pub struct Context<'c> {
     pub(crate) corpus: &'c Corpus,
-    real: &'c [Loaded],
+    pub(crate) real: &'c [Loaded],
     pub(crate) default_inputs: InputsFile,
     pub(crate) scratch: PathBuf,
     pub(crate) job: usize,
@@ -220,6 +241,10 @@ impl<'c> Context<'c> {
             Target::Plan => self.corpus.plans.len(),
             Target::Import => self.corpus.imports.len(),
             Target::Compile | Target::Write => self.compilable().len(),
+            Target::Alloc => self.corpus.allocs.len(),
+            Target::Registry => self.corpus.registries.len(),
+            Target::Config => self.corpus.configs.len(),
+            Target::Weights => self.corpus.weights.len(),
         }
     }
 
@@ -244,6 +269,16 @@ impl<'c> Context<'c> {
             Target::Fit => (&corpus.fits[index].name, &corpus.fits[index].text),
             Target::Plan => (&corpus.plans[index].name, &corpus.plans[index].text),
             Target::Import => (&corpus.imports[index].name, &corpus.imports[index].text),
+            Target::Alloc => (&corpus.allocs[index].name, &corpus.allocs[index].text),
+            Target::Registry => (
+                &corpus.registries[index].name,
+                &corpus.registries[index].text,
+            ),
+            Target::Config => (
+                &corpus.configs[index].config.name,
+                &corpus.configs[index].config.text,
+            ),
+            Target::Weights => (&corpus.weights[index].name, &corpus.weights[index].text),
             // `writes[i]` is `circuits[i]` after a command line.
             Target::Write => {
                 let seed = &corpus.writes[self.compilable()[index]];
@@ -267,7 +302,7 @@ impl<'c> Context<'c> {
                 let seed = &self.corpus.libraries[index];
                 format!("{}:{}", seed.circuit.name, seed.library)
             }
-            Target::Fit | Target::Plan | Target::Import | Target::Write => {
+            Target::Fit | Target::Plan | Target::Import | Target::Write | Target::Weights => {
                 format!("{}@{index}", self.seed(target, index).0)
             }
             _ => self.seed(target, index).0.to_owned(),
@@ -293,6 +328,10 @@ impl<'c> Context<'c> {
             Target::Import => self.import(index, bytes),
             Target::Write => self.write(bytes),
             Target::Compile => self.compile(index, bytes),
+            Target::Alloc => crate::runtime::alloc(bytes),
+            Target::Registry => crate::runtime::registry(bytes),
+            Target::Config => self.config_at_run_time(index, bytes),
+            Target::Weights => self.weights(bytes),
         }
     }
 

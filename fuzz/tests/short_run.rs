@@ -14,7 +14,7 @@ use metrale_fuzz::targets::Target;
 /// Executions per target, tuned to about a minute in all in a debug build (64 s on the 2-core
 /// development machine: the first five targets 22 s, `fit`, `plan`, `import`, `write` and
 /// `compile` the rest; `compile` runs one `cargo check` an execution).
-const EXECS: [(Target, u64); 10] = [
+const EXECS: [(Target, u64); 14] = [
     (Target::Shape, 20_000),
     (Target::Circuit, 4_000),
     (Target::Library, 2_000),
@@ -25,6 +25,10 @@ const EXECS: [(Target, u64); 10] = [
     (Target::Import, 2_000),
     (Target::Write, 40),
     (Target::Compile, 6),
+    (Target::Alloc, 5_000),
+    (Target::Registry, 1_000),
+    (Target::Config, 500),
+    (Target::Weights, 500),
 ];
 
 #[test]
