@@ -3,9 +3,11 @@
 //! This module owns the checkpoint keys (`hf`, `layers` for interval and pattern layouts,
 //! `layer_kinds` for list layouts, `pattern` for pattern layouts, `dims`), the layer kinds each
 //! checkpoint produces (a pattern read character by character: [`pattern_kinds`]), the rule that a
-//! checkpoint gives every declared dim and no other, and [`evaluate`]: every state's shape of
-//! every block under every checkpoint, so an overflow or a division by zero is a load error
-//! rather than a failure of [`crate::Circuit::instantiate`].
+//! checkpoint gives every declared dim and no other, the rule that no two checkpoints give the
+//! same `hf` id (ASCII case ignored, as the Hub resolves ids) and none an empty one, and
+//! [`evaluate`]: every state's shape of every block under every checkpoint, and its unit's
+//! bytes by the one sizing law, so an overflow or a division by zero is a load error rather
+//! than a failure of [`crate::Circuit::instantiate`] or of a plan at any inputs.
 //!
 //! Invariants:
 //! - At least one checkpoint is required; the first one written is the default one.
@@ -19,12 +21,14 @@ use super::derive::Values;
 use super::raw::{
     FULL, LINEAR, Produced, RawBlock, RawCheckpoint, RawLayout, RawState, ShapeValue,
 };
+use crate::law::sizing::{next_part, unit_bytes};
 use crate::load::circuit::LayerRule;
 use crate::load::circuit::shape::{EvalError, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
 use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
-use crate::model::Reach;
+use crate::model::inputs::same_id;
+use crate::model::{Reach, StateFormat};
 
 /// The keys of a checkpoint table.
 pub(super) const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
@@ -68,6 +72,8 @@ pub(super) fn walk(
     });
     let mut checkpoints = Vec::with_capacity(table.len().min(MAX_CHECKPOINTS));
     let mut produced = Vec::new();
+    // Every valid `hf` id so far: its checkpoint and where it is written.
+    let mut ids: Vec<HfId> = Vec::new();
     for (i, (key, v)) in table.iter().enumerate() {
         if !w.at_most(i + 1, MAX_CHECKPOINTS, key.span(), "checkpoints") {
             break;
@@ -79,7 +85,10 @@ pub(super) fn walk(
         };
         let what = format!("checkpoint `{name}`");
         w.check_keys(t, CHECKPOINT_KEYS, &what);
-        let hf = field(t, "hf").and_then(|(_, hf)| w.string("hf", hf).map(str::to_owned));
+        let hf = field(t, "hf").and_then(|(_, v)| {
+            let id = w.string("hf", v)?.to_owned();
+            hf_id(w, &mut ids, name, id, v.span())
+        });
         let header = w.loc(v.span());
         let layer_kinds = layer_kinds(w, t, &header, &what, schema, layout);
         for (layer, kind) in layer_kinds.iter().flatten().enumerate() {
@@ -100,6 +109,66 @@ pub(super) fn walk(
         });
     }
     (checkpoints, produced)
+}
+
+/// A checkpoint's `hf` id, as later ids are checked against it.
+struct HfId {
+    /// The id as written.
+    id: String,
+    /// Its checkpoint.
+    checkpoint: String,
+    /// Where it is written.
+    at: Loc,
+}
+
+/// Checkpoint `name`'s `hf` id `id`, written at `span`, when it is not empty and names no
+/// earlier checkpoint's id: ids compare with ASCII case ignored (`same_id`), as the Hub
+/// resolves them, so a generated `Checkpoint::from_hf` can tell every checkpoint apart.
+fn hf_id(
+    w: &mut Walk<'_>,
+    ids: &mut Vec<HfId>,
+    name: &str,
+    id: String,
+    span: std::ops::Range<usize>,
+) -> Option<String> {
+    if id.trim().is_empty() {
+        w.report(
+            span,
+            Diagnostic::error(format!("empty `hf` id in checkpoint `{name}`"))
+                .label("no id here")
+                .help("give the checkpoint's Hugging Face id, `hf = \"<org>/<model>\"`, or leave `hf` out"),
+        );
+        return None;
+    }
+    if let Some(first) = ids.iter().find(|first| same_id(&first.id, &id)) {
+        let (label, first_id) = if first.id == id {
+            ("given twice", "it".to_owned())
+        } else {
+            ("the same id, ASCII case ignored", format!("`{}`", first.id))
+        };
+        let place = w.sink.place(&first.at);
+        w.report(
+            span,
+            Diagnostic::error(format!(
+                "`hf` id `{id}` of checkpoint `{name}` is already checkpoint `{}`'s",
+                first.checkpoint
+            ))
+            .label(label)
+            .note(format!(
+                "checkpoint `{}` gives {first_id} at {place}",
+                first.checkpoint
+            ))
+            .help("the Hub resolves ids with ASCII case ignored, so `Checkpoint::from_hf` could not tell them apart: give each checkpoint its own id, or leave `hf` out of one"),
+        );
+        return None;
+    }
+    let at = w.loc(span);
+    ids.push(HfId {
+        id: id.clone(),
+        checkpoint: name.to_owned(),
+        at,
+    });
+    Some(id)
 }
 
 /// `layers` (interval layouts), `layer_kinds` (list layouts) or `layers` and `pattern`
@@ -430,23 +499,38 @@ fn under_checkpoints<'c>(
     dims: &[String],
     derived: &'c [Option<Values>],
 ) -> Vec<(&'c RawCheckpoint, Result<u64, EvalError>)> {
-    if shape.dims().iter().any(|d| !dims.contains(&d.name)) {
-        return Vec::new();
-    }
     checkpoints
         .iter()
         .zip(derived)
         .filter_map(|(checkpoint, derived)| {
-            checkpoint.dims.as_ref()?;
-            let derived = derived.as_ref()?;
-            let lookup = |name: &str| {
-                checkpoint
-                    .dim(name)
-                    .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
-            };
-            Some((checkpoint, shape.eval(lookup)))
+            Some((
+                checkpoint,
+                under(shape, checkpoint, dims, derived.as_ref())?,
+            ))
         })
         .collect()
+}
+
+/// `shape` evaluated under `checkpoint` (with `derived`, the derived dims' values under it);
+/// `None` when its dims are incomplete or `shape` reads a dim that is neither declared nor
+/// derived (already reported).
+fn under(
+    shape: &Shape,
+    checkpoint: &RawCheckpoint,
+    dims: &[String],
+    derived: Option<&Values>,
+) -> Option<Result<u64, EvalError>> {
+    if shape.dims().iter().any(|d| !dims.contains(&d.name)) {
+        return None;
+    }
+    checkpoint.dims.as_ref()?;
+    let derived = derived?;
+    let lookup = |name: &str| {
+        checkpoint
+            .dim(name)
+            .or_else(|| derived.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+    };
+    Some(shape.eval(lookup))
 }
 
 /// A KV side's window or chunk (`name`) under every checkpoint whose dims are complete: at
@@ -514,8 +598,74 @@ pub(super) fn evaluate(
             for (what, shape) in all {
                 evaluate_shape(sink, &what, shape, checkpoints, dims, derived);
             }
+            for (checkpoint, derived) in checkpoints.iter().zip(derived) {
+                let under = |shape: &Shape| under(shape, checkpoint, dims, derived.as_ref());
+                if let Some((loc, problem)) = unit_overflow(block, state, under) {
+                    let place = sink.place(&checkpoint.header);
+                    sink.report(
+                        &loc,
+                        Diagnostic::error(format!("a unit of {at} overflows u64: {problem}"))
+                            .label("too many bytes for one unit")
+                            .note(format!(
+                                "under checkpoint `{}`, defined at {place}",
+                                checkpoint.name.text
+                            ))
+                            .help("a unit is at most u64::MAX bytes: lower the dims it reads"),
+                    );
+                }
+            }
         }
     }
+}
+
+/// Where `state`'s unit overflows u64 under one checkpoint (`under` evaluates a shape under
+/// it), and why: the elements of a fixed dtype (its `shape`, or its `of` sibling's) or a
+/// layout's parts placed by the one sizing law ([`unit_bytes`], [`next_part`]). A dtype chosen
+/// by the inputs (`{key}`) is the plan's to check; a shape that cannot be evaluated is
+/// reported by [`evaluate_shape`].
+fn unit_overflow(
+    block: &RawBlock,
+    state: &RawState,
+    under: impl Fn(&Shape) -> Option<Result<u64, EvalError>>,
+) -> Option<(Loc, String)> {
+    if let Some(StateFormat::Fixed(dtype)) = &state.format {
+        let (shape, loc) = match (&state.shape, &state.of) {
+            (Some(shape), _) => (shape, shape.at.loc.clone()),
+            (None, Some(of)) => {
+                let sibling = block.states.iter().find(|s| s.local() == Some(&of.text))?;
+                (sibling.shape.as_ref()?, of.loc.clone())
+            }
+            (None, None) => return None,
+        };
+        let elements = under(&shape.shape)?.ok()?;
+        if unit_bytes(elements, *dtype).is_err() {
+            return Some((loc, format!("{elements} elements of `{}`", dtype.name())));
+        }
+    }
+    for layout in &state.layouts {
+        let mut offset: u64 = 0;
+        for part in &layout.parts {
+            let (Some(dtype), Some(shape)) = (part.dtype, &part.shape) else {
+                break;
+            };
+            let Some(Ok(elements)) = under(&shape.shape) else {
+                break;
+            };
+            let Ok((at, bytes)) = next_part(offset, elements, dtype) else {
+                let name = part.name.as_ref().map_or("?", |n| n.text.as_str());
+                return Some((
+                    shape.at.loc.clone(),
+                    format!(
+                        "part `{name}` of layout `{}`, {elements} elements of `{}`, from byte {offset}",
+                        layout.name.text,
+                        dtype.name()
+                    ),
+                ));
+            };
+            offset = at.saturating_add(bytes);
+        }
+    }
+    None
 }
 
 /// One shape, of `what` (a state or a part of one, as messages name it), under every

@@ -478,6 +478,9 @@ impl Circuit {
         // Checked under a name of its own, then compared with the one written.
         let mut renamed = imported.clone();
         renamed.name = self.unused_checkpoint_name();
+        // Its id is the pinned one's: kept, the loader would refuse it as given twice (the
+        // `hf` is compared apart).
+        renamed.hf = None;
         let with = self.with_table(&renamed, config)?;
         let read = with.checkpoint_or_error(&renamed.name)?;
         if read.layer_kinds() == existing.layer_kinds() && read.dims() == existing.dims() {

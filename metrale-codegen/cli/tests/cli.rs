@@ -1510,11 +1510,13 @@ fn import_prints_the_checkpoint_table_of_a_config() {
         "--name",
         "mine",
         "--hf",
-        "openai/gpt-oss-20b",
+        "me/gpt-oss-20b-tuned",
     ]);
+    // (An `hf` another checkpoint pins, `openai/gpt-oss-20b`, is refused: two checkpoints of one
+    // id would make `Checkpoint::from_hf` ambiguous.)
     assert!(
         out.stdout
-            .starts_with("[checkpoint.mine]\nhf = \"openai/gpt-oss-20b\"\n"),
+            .starts_with("[checkpoint.mine]\nhf = \"me/gpt-oss-20b-tuned\"\n"),
         "{}",
         out.stdout
     );
