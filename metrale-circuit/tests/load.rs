@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{TempDir, loads, only};
+use common::{TempDir, check, loads, only};
 use metrale_circuit::StateKind;
 use metrale_circuit::dynamic::{Position, Reach, Section};
 use metrale_circuit::load::{Circuit, LayerRule};
@@ -452,6 +452,58 @@ fn a_kv_side_keeps_a_chunk_in_schema_3() {
     // Not both.
     let both = chunked("schema = 3").replacen("chunk = ", "window = \"d\"\nchunk = ", 1);
     assert_eq!(only(&both).message, "a state has both `window` and `chunk`");
+}
+
+#[test]
+fn a_reader_may_read_layer_0() {
+    // Layer 0 is named by the literal `0`, as by an expression giving 0.
+    let circuit = |layer: &str| {
+        format!(
+            r#"schema = 3
+arch = "t"
+dims = ["d"]
+[layout]
+kind = "pattern"
+pattern = "ARR"
+[layout.symbols]
+A = "attention"
+R = "reader"
+[layout.blocks]
+attention = ["attn"]
+reader = ["shared"]
+[checkpoint.c]
+layers = 3
+dims = {{ d = 2 }}
+[[block.attn.state]]
+id = "k"
+kind = "paged_kv"
+format = "f32"
+shape = "d"
+[[block.shared.state]]
+id = "k"
+kind = "paged_kv"
+shares = {{ state = "attn.k", layer = "{layer}" }}
+"#
+        )
+    };
+    for layer in ["0", "d - 2", "0 * d + 0"] {
+        let c = loads(&circuit(layer));
+        let decls = c.instantiate("c").unwrap();
+        let owners: Vec<Option<&str>> = decls.iter().map(|d| d.shares.as_deref()).collect();
+        assert_eq!(
+            owners,
+            [None, Some("l0.attn.k"), Some("l0.attn.k")],
+            "{layer}"
+        );
+    }
+    // A shape still refuses a literal 0: a factor of 0 empties every unit.
+    let d = only(&circuit("0").replacen("shape = \"d\"", "shape = \"d * 0\"", 1));
+    check(
+        &d,
+        "invalid shape: integer literal must be > 0",
+        "c.toml:20:14",
+        &["a factor of 0 would make every unit of the state empty"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -596,8 +596,9 @@ fn format(w: &mut Walk<'_>, v: &Value<'_>, layouts: &[RawUnitLayout]) -> Option<
     None
 }
 
-/// `shape`: parsed; a syntax error points inside the string. Returns the shape (when valid)
-/// and whether the key is written.
+/// An expression at `key` (a `shape`, a `window`, a `chunk`, a `layer`): parsed; a syntax error
+/// points inside the string. A `layer` is an index, so it may be 0 ([`Shape::parse_index`]).
+/// Returns the expression (when valid) and whether the key is written.
 fn expression(w: &mut Walk<'_>, table: &Table<'_>, key: &str) -> (Option<ShapeValue>, bool) {
     let Some((_, value)) = field(table, key) else {
         return (None, false);
@@ -606,7 +607,12 @@ fn expression(w: &mut Walk<'_>, table: &Table<'_>, key: &str) -> (Option<ShapeVa
         return (None, true);
     };
     let at = w.str_at(value.span(), text);
-    match Shape::parse(text) {
+    let parsed = if key == "layer" {
+        Shape::parse_index(text)
+    } else {
+        Shape::parse(text)
+    };
+    match parsed {
         Ok(shape) => (Some(ShapeValue { shape, at }), true),
         Err(error) => {
             let mut diagnostic =

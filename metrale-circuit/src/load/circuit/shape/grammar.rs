@@ -68,7 +68,18 @@ impl Shape {
     /// is 0 or does not fit in `u64`, a name that is not lower snake case or is `x`, a division
     /// of a literal, a chained division, or a division by the literal 0.
     pub fn parse(text: &str) -> Result<Shape, ShapeSyntaxError> {
-        Parser::new(text).shape()
+        Parser::new(text, false).shape()
+    }
+
+    /// Parses an index (a `shares` table's `layer`): the grammar of [`Shape::parse`], where a
+    /// literal may also be 0, since layer 0 is an index like any other (a factor of 0 only
+    /// empties a unit).
+    ///
+    /// # Errors
+    ///
+    /// As [`Shape::parse`], but for a literal 0.
+    pub fn parse_index(text: &str) -> Result<Shape, ShapeSyntaxError> {
+        Parser::new(text, true).shape()
     }
 }
 
@@ -311,13 +322,16 @@ struct Parser<'a> {
     text: &'a str,
     /// Its tokens.
     lexer: Lexer<'a>,
+    /// Whether a literal may be 0 (an index, not a shape).
+    zero: bool,
 }
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, zero: bool) -> Self {
         Self {
             text,
             lexer: Lexer::new(text),
+            zero,
         }
     }
 
@@ -436,7 +450,7 @@ impl<'a> Parser<'a> {
                 name: name.to_owned(),
                 offset: first.offset,
             },
-            Tok::Lit(0) => {
+            Tok::Lit(0) if !self.zero => {
                 return Err(ShapeSyntaxError::at(
                     first,
                     "integer literal must be > 0",

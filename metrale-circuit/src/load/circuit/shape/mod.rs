@@ -11,7 +11,7 @@
 //! axis    := term (("+" | "-") term)*      (`-` needs `schema = 2`)
 //! term    := factor ("*" factor)*
 //! factor  := LIT | NAME | NAME "/" LIT | NAME "/" NAME      (the division rounds up)
-//! LIT     := [0-9]+   (> 0, fits u64, no `_`)
+//! LIT     := [0-9]+   (> 0, or 0 in an index; fits u64, no `_`)
 //! NAME    := [a-z][a-z0-9_]*   (but not `x`)
 //! ```
 //!
@@ -33,8 +33,8 @@
 //! - Nothing here panics, whatever the text or the dims: every slice is taken with `get`, every
 //!   sum and product is checked, and a division is only made by a divisor known to be non-zero.
 //! - A parsed shape has at least one axis, every axis at least one term, every term at least one
-//!   factor; its literals are > 0, and every [`DimRef::offset`] is the byte offset in
-//!   [`Shape::text`] where that name is spelled.
+//!   factor; its literals are > 0 (an index's, [`Shape::parse_index`], may be 0), and every
+//!   [`DimRef::offset`] is the byte offset in [`Shape::text`] where that name is spelled.
 //! - A [`ShapeSyntaxError`] reports the first offending token in text order: `len >= 1`, and the
 //!   span lies within the text or is the single position just past its end.
 //! - `Display` is canonical: `Shape::parse` of it gives back the same tree (offsets aside), and
