@@ -347,6 +347,53 @@ fn unknown_dtype_suggests_the_near_one() {
 }
 
 #[test]
+fn a_near_miss_of_a_missing_format_key_is_named_at_it() {
+    let k = StateDecl::new(
+        "l3.attn.k",
+        StateKind::PagedKv,
+        StateFormat::Keyed("kv_cache_dtype".into()),
+        8,
+    );
+    let h = StateDecl::new(
+        "l0.gdn.h",
+        StateKind::Recurrent,
+        StateFormat::Keyed("ssm_h_storage".into()),
+        8,
+    );
+    let decls = [h, k];
+    // `kv_cache_dtyp` on line 4, col 1: one edit from `kv_cache_dtype`, which no key gives.
+    let file = parse("slots = 9\n[formats]\nssm_h_storage = \"f32\"\nkv_cache_dtyp = \"fp8\"\n");
+    assert_eq!(
+        file.near_miss("kv_cache_dtype", &decls),
+        Some("kv_cache_dtyp")
+    );
+    assert_eq!(file.near_miss("ssm_h_storage", &decls), None);
+    let diags = file.check_formats(&decls).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags}");
+    let d = &diags.0[0];
+    assert_eq!(
+        d.message,
+        "format key `kv_cache_dtyp` names no state; `kv_cache_dtype` is missing"
+    );
+    assert_eq!(at(d), (4, 1));
+    assert_eq!(d.location.as_ref().map(|l| l.width), Some(13));
+    assert_eq!(
+        d.notes,
+        ["state `l3.attn.k` has format `{kv_cache_dtype}`, which the inputs do not give"]
+    );
+    assert_eq!(d.help, ["did you mean `kv_cache_dtype`?"]);
+    // Once the needed key is given, the stray one is ignored again (it may serve another
+    // circuit); a key far from every missing one is ignored too.
+    let both = parse(
+        "slots = 9\n[formats]\nssm_h_storage = \"f32\"\nkv_cache_dtype = \"fp8\"\nkv_cache_dtyp = \"fp8\"\n",
+    );
+    assert_eq!(both.check_formats(&decls), Ok(()));
+    let far = parse("slots = 9\n[formats]\nssm_h_storage = \"f32\"\nconv_dtype = \"fp8\"\n");
+    assert_eq!(far.near_miss("kv_cache_dtype", &decls), None);
+    assert_eq!(far.check_formats(&decls), Ok(()));
+}
+
+#[test]
 fn missing_keys_are_named() {
     // `ring = { seq_slots = 9 }` on line 3: pointed at the key `ring`, col 1.
     let d = only_err("slots = 9\n[caches]\nring = { seq_slots = 9 }\n");

@@ -72,7 +72,9 @@ pub use circuit::{
     LayerKindsSource, LayerLayout, LayerRule, LayerRules, LayoutTemplate, PartTemplate, RankStates,
     RuleIndices, RuleLayers, Shares, StateTemplate, shape,
 };
-pub use inputs_file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
+pub use inputs_file::{
+    InputsFile, InputsView, KeyPath, OverflowCause, ParallelCounts, StepCounts, VerifyCounts,
+};
 pub use names::{camel_case, reserved};
 pub use read::CircuitSource;
 pub use text::{Origin, ReadFailure, diag, limits, parse_size, read_source};

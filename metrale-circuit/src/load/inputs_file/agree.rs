@@ -63,6 +63,15 @@ pub(crate) struct ServingCounts {
 }
 
 impl ServingCounts {
+    /// Sets its count `key` (one of [`SERVING_COUNTS`]) to 1 ([`count_to_one`]); `false` when
+    /// it does not have that count.
+    pub(super) fn count_to_one(&mut self, key: &str) -> bool {
+        if key == "h_steps" {
+            return self.h_steps.replace(vec![1]).is_some();
+        }
+        count_to_one(&mut self.profile, key).is_some()
+    }
+
     /// The profile, borrowing its tiers.
     pub(crate) fn profile(&self) -> ServingProfile<'_> {
         ServingProfile {
@@ -323,6 +332,63 @@ fn written(root: &Table<'_>, key: &str, value: bool) -> Option<Range<usize>> {
     Some(if value { v.span() } else { at })
 }
 
+/// The counts of `[serving]`, by key (dotted under `kv`), in the order of [`SERVING_KEYS`].
+pub(super) const SERVING_COUNTS: [&str; 14] = [
+    "sequences",
+    "verify_rows",
+    "verify_batch",
+    "h_steps",
+    "table_rows",
+    "kv.block_size",
+    "kv.tokens_per_sequence",
+    "kv.blocks",
+    "kv.chunk_tokens",
+    "prefix_snapshots",
+    "ring_depth",
+    "tree_nodes",
+    "capture_rows",
+    "lookup_history",
+];
+
+/// Sets the count `key` of `profile` (one of [`SERVING_COUNTS`]) to 1 (`h_steps`: one tier of
+/// one row): the one rule every search for what made the counts too large uses. Returns the
+/// value it had (an `h_steps` list counts as its largest tier); `None` when the profile does
+/// not have that count.
+pub(super) fn count_to_one(profile: &mut ServingProfile<'_>, key: &str) -> Option<u64> {
+    const ONE_TIER: &[u64] = &[1];
+    let p = profile;
+    let set = match key {
+        "sequences" => Some(&mut p.sequences),
+        "verify_rows" => Some(&mut p.verify_rows),
+        "verify_batch" => p.verify_batch.as_mut(),
+        "table_rows" => p.table_rows.as_mut(),
+        "prefix_snapshots" => Some(&mut p.prefix_snapshots),
+        "ring_depth" => Some(&mut p.ring_depth),
+        "tree_nodes" => Some(&mut p.tree_nodes),
+        "capture_rows" => Some(&mut p.capture_rows),
+        "lookup_history" => Some(&mut p.lookup_history),
+        "h_steps" => {
+            let was = p.h_steps?.iter().copied().max().unwrap_or(0);
+            p.h_steps = Some(ONE_TIER);
+            return Some(was);
+        }
+        _ => p.kv.as_mut().and_then(|kv| match key {
+            "kv.block_size" => Some(&mut kv.block_size),
+            "kv.chunk_tokens" => kv.chunk_tokens.as_mut(),
+            "kv.tokens_per_sequence" => match &mut kv.tokens {
+                KvTokens::PerSequence(n) => Some(n),
+                KvTokens::Pool(_) => None,
+            },
+            "kv.blocks" => match &mut kv.tokens {
+                KvTokens::Pool(n) => Some(n),
+                KvTokens::PerSequence(_) => None,
+            },
+            _ => None,
+        }),
+    };
+    set.map(|count| std::mem::replace(count, 1))
+}
+
 /// Each `[serving]` count (its key, dotted under `kv`, its value and its value's span) that
 /// alone keeps `profile`'s counts from being made: with it at 1 they can be. In the order of
 /// [`SERVING_KEYS`]; empty when no one count does it (the product of several).
@@ -330,63 +396,11 @@ fn profile_causes(
     serving: &Table<'_>,
     profile: &ServingProfile<'_>,
 ) -> Vec<(Range<usize>, &'static str, u64)> {
-    const ONE_TIER: &[u64] = &[1];
-    const COUNTS: [&str; 14] = [
-        "sequences",
-        "verify_rows",
-        "verify_batch",
-        "h_steps",
-        "table_rows",
-        "kv.block_size",
-        "kv.tokens_per_sequence",
-        "kv.blocks",
-        "kv.chunk_tokens",
-        "prefix_snapshots",
-        "ring_depth",
-        "tree_nodes",
-        "capture_rows",
-        "lookup_history",
-    ];
-    COUNTS
+    SERVING_COUNTS
         .into_iter()
         .filter_map(|key| {
             let mut smaller = *profile;
-            let p = &mut smaller;
-            let set = match key {
-                "sequences" => Some(&mut p.sequences),
-                "verify_rows" => Some(&mut p.verify_rows),
-                "verify_batch" => p.verify_batch.as_mut(),
-                "table_rows" => p.table_rows.as_mut(),
-                "prefix_snapshots" => Some(&mut p.prefix_snapshots),
-                "ring_depth" => Some(&mut p.ring_depth),
-                "tree_nodes" => Some(&mut p.tree_nodes),
-                "capture_rows" => Some(&mut p.capture_rows),
-                "lookup_history" => Some(&mut p.lookup_history),
-                "h_steps" => {
-                    p.h_steps = p.h_steps.map(|_| ONE_TIER);
-                    None
-                }
-                _ => p.kv.as_mut().and_then(|kv| match key {
-                    "kv.block_size" => Some(&mut kv.block_size),
-                    "kv.chunk_tokens" => kv.chunk_tokens.as_mut(),
-                    "kv.tokens_per_sequence" => match &mut kv.tokens {
-                        KvTokens::PerSequence(n) => Some(n),
-                        KvTokens::Pool(_) => None,
-                    },
-                    _ => match &mut kv.tokens {
-                        KvTokens::Pool(n) => Some(n),
-                        KvTokens::PerSequence(_) => None,
-                    },
-                }),
-            };
-            // The value it had (an `h_steps` list counts as its largest tier).
-            let was = match set {
-                Some(count) => std::mem::replace(count, 1),
-                None => profile
-                    .h_steps
-                    .and_then(|t| t.iter().copied().max())
-                    .unwrap_or(0),
-            };
+            let was = count_to_one(&mut smaller, key)?;
             if smaller == *profile || smaller.inputs().is_err() {
                 return None;
             }

@@ -273,6 +273,24 @@ impl InputsFile {
     /// count then comes from a default or the serving profile).
     #[must_use]
     pub fn locate_key(&self, path: &[&str], diagnostic: Diagnostic) -> Diagnostic {
+        self.locate(path, diagnostic, |_, value| value)
+    }
+
+    /// `diagnostic` located at the name of the key at `path` (for a key that should not be
+    /// there, whatever its value), or naming the file when the key is not written.
+    #[must_use]
+    pub fn locate_key_name(&self, path: &[&str], diagnostic: Diagnostic) -> Diagnostic {
+        self.locate(path, diagnostic, |key, _| key)
+    }
+
+    /// `diagnostic` located at the span `pick` takes of the key at `path` (its name's, its
+    /// value's), or naming the file when the key is not written.
+    fn locate(
+        &self,
+        path: &[&str],
+        diagnostic: Diagnostic,
+        pick: impl Fn(Range<usize>, Range<usize>) -> Range<usize>,
+    ) -> Diagnostic {
         let Some(source) = &self.located.source else {
             return diagnostic;
         };
@@ -280,11 +298,11 @@ impl InputsFile {
         let mut table = root.get_ref();
         let mut span = None;
         for (i, key) in path.iter().enumerate() {
-            let Some((_, value)) = field(table, key) else {
+            let Some((name, value)) = field(table, key) else {
                 span = None;
                 break;
             };
-            span = Some(value.span());
+            span = Some(pick(name, value.span()));
             match value.get_ref() {
                 ::toml::de::DeValue::Table(next) => table = next,
                 _ if i + 1 < path.len() => {
@@ -311,6 +329,36 @@ impl InputsFile {
             pool: self.vllm_pool(),
             ..serving.profile()
         })
+    }
+
+    /// The file's text, when it was read from one.
+    pub(super) fn source(&self) -> Option<&Source> {
+        self.located.source.as_ref()
+    }
+
+    /// Its `[serving]` table, to change a count of it (then [`InputsFile::derive_again`]).
+    pub(super) fn serving_counts_mut(&mut self) -> Option<&mut ServingCounts> {
+        self.serving.as_mut()
+    }
+
+    /// With `[serving]`, holds the counts the profile derives again (after a change to it or to
+    /// `[pool]`); `false` when they cannot be made. Without it, nothing to derive: `true`.
+    pub(super) fn derive_again(&mut self) -> bool {
+        let Some(serving) = self.serving.clone() else {
+            return true;
+        };
+        let profile = ServingProfile {
+            draft_kv_dtype: self.draft_kv_dtype,
+            pool: self.vllm_pool(),
+            ..serving.profile()
+        };
+        match profile.inputs() {
+            Ok(derived) => {
+                self.hold(&derived);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// The file's vLLM pool, under that policy.

@@ -2,15 +2,18 @@
 //! named there must be one every state of its key declares ([`InputsFile::check_formats`]).
 //! The file alone cannot tell a layout's name from a misspelled dtype (`bf61`); once its
 //! states are known, the value is refused located, with the dtypes and layouts that are valid.
+//! Likewise a key no state names that is a near spelling of a key the states need and the file
+//! lacks (`kv_cache_dtyp`) is refused at the key ([`InputsFile::near_miss`]).
 //!
 //! Owner: metrale-circuit (feature `load`).
 //! Invariants:
-//! - A key no state names is ignored, as the plans ignore it; a missing key is the plan's
+//! - A key no state names is ignored, as the plans ignore it, unless it is a near miss of a
+//!   missing key (the plan would fail anyway); a missing key without a near miss is the plan's
 //!   error (`PlanError::MissingFormat`), not this check's.
 //! - It refuses exactly the values a plan would refuse with `PlanError::UnknownLayout`.
 
 use super::InputsFile;
-use crate::load::text::diag::{Diagnostic, Diagnostics};
+use crate::load::text::diag::{Diagnostic, Diagnostics, did_you_mean};
 use crate::model::{FormatChoice, StateDecl, StateDtype, StateFormat};
 
 impl InputsFile {
@@ -58,6 +61,58 @@ impl InputsFile {
             };
             diagnostics.push(self.locate_key(&["formats", key], diagnostic));
         }
+        for needed in missing_keys(self, decls) {
+            let Some(near) = self.near_miss(needed, decls) else {
+                continue;
+            };
+            let first = decls
+                .iter()
+                .find(|decl| matches!(&decl.format, StateFormat::Keyed(k) if k == needed))
+                .map_or("?", |decl| decl.id.as_str());
+            let diagnostic = Diagnostic::error(format!(
+                "format key `{near}` names no state; `{needed}` is missing"
+            ))
+            .label(format!("no state has format `{{{near}}}`"))
+            .note(format!(
+                "state `{first}` has format `{{{needed}}}`, which the inputs do not give"
+            ))
+            .help(format!("did you mean `{needed}`?"));
+            diagnostics.push(self.locate_key_name(&["formats", near], diagnostic));
+        }
         diagnostics.into_result(())
     }
+
+    /// The key of this file's `[formats]` that `needed` (a key `decls` name and this file lacks)
+    /// is likely misspelled as: one no state of `decls` names, near `needed` by
+    /// [`did_you_mean`]'s budget. `None` when the file gives `needed` or has no such key.
+    #[must_use]
+    pub fn near_miss(&self, needed: &str, decls: &[StateDecl]) -> Option<&str> {
+        if self.format(needed).is_some() {
+            return None;
+        }
+        let named = |key: &str| {
+            decls
+                .iter()
+                .any(|decl| matches!(&decl.format, StateFormat::Keyed(k) if k == key))
+        };
+        self.formats
+            .iter()
+            .map(|(key, _)| key.as_str())
+            .filter(|key| !named(key))
+            .find(|key| did_you_mean(key, &[needed]).is_some())
+    }
+}
+
+/// The format keys `decls` name that `file` does not give, each once, in plan order.
+fn missing_keys<'d>(file: &InputsFile, decls: &'d [StateDecl]) -> Vec<&'d str> {
+    let mut missing: Vec<&str> = Vec::new();
+    for decl in decls {
+        if let StateFormat::Keyed(key) = &decl.format
+            && file.format(key).is_none()
+            && !missing.contains(&key.as_str())
+        {
+            missing.push(key);
+        }
+    }
+    missing
 }

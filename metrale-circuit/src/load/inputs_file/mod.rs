@@ -1,7 +1,8 @@
 //! The inputs file: the plan inputs an engine decides, written as TOML (`[formats]`, counts,
 //! `[verify]`, `[kv]`, `[caches]`, `[parallel]`, `[pool]`: the layout policy, `pool`), read into an owned [`InputsFile`] with every
 //! error located (`file`), and its `[serving]` profile with the rules refusing counts that
-//! disagree with it or with each other, each refusal located in the file (`agree`). Its keys,
+//! disagree with it or with each other, each refusal located in the file (`agree`), and what
+//! of it made a plan overflow, its counts tried at 1 (`cause`). Its keys,
 //! rules and errors for users are in `docs/inputs.md`.
 //!
 //! Owner: metrale-circuit (feature `load`).
@@ -13,10 +14,12 @@
 //!   it gives a key is checked against a checkpoint's states only when asked (`formats`).
 
 mod agree;
+mod cause;
 mod file;
 mod formats;
 mod pool;
 
+pub use cause::{KeyPath, OverflowCause};
 pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 
 // The key tables, one source of truth for the inputs file's JSON Schema (`load::json_schema`).

@@ -1,29 +1,31 @@
 //! A plan error blamed on the input that caused it, as a located diagnostic
 //! ([`located_plan_error`], [`plan_error`]): a missing format key or window at the inputs that
-//! lack it, and an overflow at the alignment (`--align`) or at the one count of the inputs file
-//! that made it ([`overflow_cause`], found by planning again with that one input at its
-//! smallest), rather than at "the counts".
+//! lack it, and an overflow (of a term or of the page pool) at the alignment (`--align`) or at
+//! the counts of the inputs file that made it ([`overflow_cause`]: the file's
+//! `InputsFile::overflow_cause`, its counts tried at 1), rather than at "the counts" or the
+//! circuit.
 //!
 //! Invariants:
-//! - A cause is named only when changing that one input alone makes the plan stop overflowing;
-//!   otherwise there is no cause (the sum of several inputs, or the circuit's own sizes).
-//! - The counts are tried in the inputs file's order (`slots`, `[verify]`, `[kv]`,
-//!   `[draft_kv]`, `[caches]`), so the first named is the first written.
+//! - A count is named alone only when setting it alone to 1 makes the plan stop overflowing;
+//!   else the fewest counts that do together are named, each needed; else (the circuit's own
+//!   sizes) none.
+//! - The counts are tried in the order the inputs file writes them, so the first named is the
+//!   first written; with `[serving]`, its keys and `[pool]`'s, not the counts derived from them.
 //! - Without an inputs file, the help names the built-in default inputs
 //!   ([`DEFAULT_INPUTS`]), whichever built-in inputs the command read.
 
 use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl};
-use metrale_circuit::inputs::HSteps;
-use metrale_circuit::load::InputsFile;
 use metrale_circuit::load::diag::Diagnostic;
+use metrale_circuit::load::{InputsFile, OverflowCause};
+use metrale_circuit::serving::PoolFault;
 use metrale_circuit::{PlanError, StateInputs};
 
 use super::request::{DEFAULT_INPUTS, Request};
 
 /// A plan error of `decls` under `inputs` as a located diagnostic: [`plan_error`], a missing
 /// window at the inputs' `[kv]` (or `[draft_kv]`) table that lacks the window keys, an
-/// overflow at the input that alone caused it (`--align`, or a count of the inputs file:
-/// [`overflow_cause`]).
+/// overflow (of a term or of the page pool) at the input that caused it (`--align`, or the
+/// counts of the inputs file: [`overflow_cause`]).
 pub fn located_plan_error(
     error: &PlanError<String>,
     request: &Request,
@@ -33,27 +35,43 @@ pub fn located_plan_error(
     let diagnostic = plan_error(error, request);
     let align = request.align;
     match error {
-        PlanError::Overflow { state } => {
-            let view = inputs.view();
-            match overflow_cause(decls, &view.inputs(), align) {
-                Some(Cause::Align) => Diagnostic::error(format!(
-                    "the layout of state `{state}` overflows u64 at `--align {align}`"
-                ))
-                .note("the plan fits at `--align 1`: the alignment padding overflows")
-                .help("lower `--align` (the default is 256)"),
-                Some(Cause::Input(path)) => {
-                    let key = key_name(path);
-                    inputs.locate_key(
-                        path,
-                        Diagnostic::error(error.to_string())
-                            .label("this count")
-                            .note(format!("with {key} at 1 the plan fits"))
-                            .help(format!("lower {key}")),
-                    )
-                }
-                None => diagnostic,
+        PlanError::Overflow { .. }
+        | PlanError::Pool {
+            fault: PoolFault::Overflow,
+            ..
+        } => match overflow_cause(decls, inputs, align) {
+            Some(Cause::Align) => Diagnostic::error(format!(
+                "the layout of state `{}` overflows u64 at `--align {align}`",
+                error.state().map_or("?", String::as_str)
+            ))
+            .note("the plan fits at `--align 1`: the alignment padding overflows")
+            .help("lower `--align` (the default is 256)"),
+            Some(Cause::Inputs(OverflowCause::Alone(path))) => {
+                let key = key_name(path);
+                inputs.locate_key(
+                    path,
+                    Diagnostic::error(error.to_string())
+                        .label("this count")
+                        .note(format!("with {key} at 1 the plan fits"))
+                        .help(format!("lower {key}")),
+                )
             }
-        }
+            Some(Cause::Inputs(OverflowCause::Together(paths))) => {
+                let keys: Vec<String> = paths.iter().map(|path| key_name(path)).collect();
+                let all = and_list(&keys);
+                inputs.locate_key(
+                    paths[0],
+                    Diagnostic::error(error.to_string())
+                        .label(format!("this count, with {}", and_list(&keys[1..])))
+                        .note(format!(
+                            "no one count alone: with {all} at 1 the plan fits, with any one of \
+                             them as written it overflows"
+                        ))
+                        .help(format!("lower {all}")),
+                )
+            }
+            None => diagnostic,
+        },
         PlanError::MissingWindow { state } => {
             let section = if state.starts_with("draft.") {
                 Section::Draft
@@ -113,123 +131,50 @@ pub fn plan_error(error: &PlanError<String>, request: &Request) -> Diagnostic {
 }
 
 /// What made a plan overflow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cause {
     /// The plan fits at alignment 1: `--align` made it overflow.
     Align,
-    /// The plan fits with this inputs-file key (its table path) at its smallest.
-    Input(&'static [&'static str]),
+    /// Counts of the inputs file ([`InputsFile::overflow_cause`]).
+    Inputs(OverflowCause),
 }
 
-/// Every count of the inputs, as its key path in the inputs file.
-const COUNTS: &[&[&str]] = &[
-    &["slots"],
-    &["verify", "h_steps"],
-    &["verify", "conv_steps"],
-    &["kv", "blocks"],
-    &["kv", "block_size"],
-    &["kv", "sequences"],
-    &["kv", "chunk_tokens"],
-    &["kv", "max_tokens"],
-    &["draft_kv", "blocks"],
-    &["draft_kv", "block_size"],
-    &["draft_kv", "sequences"],
-    &["draft_kv", "chunk_tokens"],
-    &["draft_kv", "max_tokens"],
-    &["caches", "prefix_snapshot_slots"],
-    &["caches", "ring", "ring_slots"],
-    &["caches", "ring", "seq_slots"],
-    &["caches", "carry", "slots"],
-    &["caches", "carry", "table_rows"],
-    &["caches", "verify_table_rows"],
-    &["caches", "capture_rows"],
-    &["caches", "lookup", "sequences"],
-    &["caches", "lookup", "history_tokens"],
-    &["caches", "tree", "slots"],
-    &["caches", "tree", "nodes"],
-    &["caches", "drafts", "slots"],
-    &["caches", "drafts", "positions"],
-];
+/// Whether `error` is an overflow: of a term's size or offset, or of the page pool's size.
+fn is_overflow<S>(error: &PlanError<S>) -> bool {
+    matches!(
+        error,
+        PlanError::Overflow { .. }
+            | PlanError::Pool {
+                fault: PoolFault::Overflow,
+                ..
+            }
+    )
+}
 
-/// The input that alone made the plan of `decls` under `inputs` at `align` overflow, if one
-/// did.
-fn overflow_cause(decls: &[StateDecl], inputs: &StateInputs<'_>, align: u64) -> Option<Cause> {
+/// What made the plan of `decls` under `inputs` at `align` overflow, if the alignment or the
+/// counts of the inputs file did.
+fn overflow_cause(decls: &[StateDecl], inputs: &InputsFile, align: u64) -> Option<Cause> {
     let overflows = |inputs: &StateInputs<'_>, align: u64| {
-        matches!(
-            DynamicPlan::new(decls, inputs, align),
-            Err(PlanError::Overflow { .. })
-        )
+        DynamicPlan::new(decls, inputs, align).is_err_and(|error| is_overflow(&error))
     };
-    if !overflows(inputs, align) {
+    let view = inputs.view();
+    if !overflows(&view.inputs(), align) {
         return None;
     }
-    if align > 1 && !overflows(inputs, 1) {
+    if align > 1 && !overflows(&view.inputs(), 1) {
         return Some(Cause::Align);
     }
-    COUNTS.iter().copied().find_map(|path| {
-        let mut smallest = *inputs;
-        (set_to_one(&mut smallest, path) && !overflows(&smallest, align))
-            .then_some(Cause::Input(path))
-    })
+    inputs
+        .overflow_cause(|inputs| overflows(inputs, align))
+        .map(Cause::Inputs)
 }
 
-/// Sets the count at `path` to 1 (`h_steps`: one verify slot of one row); `false` when the
-/// inputs do not have that count.
-fn set_to_one(inputs: &mut StateInputs<'_>, path: &[&str]) -> bool {
-    let slot: Option<&mut u64> = match path {
-        ["slots"] => Some(&mut inputs.slots),
-        ["verify", "h_steps"] => {
-            let Some(verify) = &mut inputs.verify else {
-                return false;
-            };
-            verify.h_steps = HSteps::Uniform { slots: 1, rows: 1 };
-            return true;
-        }
-        ["verify", "conv_steps"] => inputs.verify.as_mut().map(|v| &mut v.conv_steps),
-        [pool @ ("kv" | "draft_kv"), key] => {
-            let kv = if *pool == "kv" {
-                inputs.kv.as_mut()
-            } else {
-                inputs.draft_kv.as_mut()
-            };
-            kv.and_then(|kv| match *key {
-                "blocks" => Some(&mut kv.blocks),
-                "block_size" => Some(&mut kv.block_size),
-                _ => kv.window.as_mut().and_then(|w| match *key {
-                    "sequences" => Some(&mut w.sequences),
-                    "chunk_tokens" => Some(&mut w.chunk_tokens),
-                    "max_tokens" => Some(&mut w.max_tokens),
-                    _ => None,
-                }),
-            })
-        }
-        ["caches", rest @ ..] => {
-            let c = &mut inputs.caches;
-            match rest {
-                ["prefix_snapshot_slots"] => Some(&mut c.prefix_snapshot_slots),
-                ["verify_table_rows"] => Some(&mut c.verify_table_rows),
-                ["capture_rows"] => Some(&mut c.capture_rows),
-                ["ring", "ring_slots"] => c.ring.as_mut().map(|r| &mut r.ring_slots),
-                ["ring", "seq_slots"] => c.ring.as_mut().map(|r| &mut r.seq_slots),
-                ["carry", "slots"] => c.carry.as_mut().map(|r| &mut r.slots),
-                ["carry", "table_rows"] => c.carry.as_mut().map(|r| &mut r.table_rows),
-                ["lookup", "sequences"] => c.lookup.as_mut().map(|r| &mut r.sequences),
-                ["lookup", "history_tokens"] => c.lookup.as_mut().map(|r| &mut r.history_tokens),
-                ["tree", "slots"] => c.tree.as_mut().map(|r| &mut r.slots),
-                ["tree", "nodes"] => c.tree.as_mut().map(|r| &mut r.nodes),
-                ["drafts", "slots"] => c.drafts.as_mut().map(|r| &mut r.slots),
-                ["drafts", "positions"] => c.drafts.as_mut().map(|r| &mut r.positions),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    match slot {
-        Some(count) => {
-            *count = 1;
-            true
-        }
-        None => false,
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -247,18 +192,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_count_path_names_a_count_of_the_full_inputs() {
-        let text = include_str!("../../inputs/default.toml");
-        let file = metrale_circuit::load::InputsFile::parse("default.toml", text).unwrap();
-        let view = file.view();
-        for path in COUNTS {
-            let mut inputs = view.inputs();
-            assert!(set_to_one(&mut inputs, path), "{path:?}");
-            assert_ne!(inputs, view.inputs(), "{path:?} changed nothing");
-        }
+    fn key_names_read_as_the_inputs_docs_write_them() {
         assert_eq!(
             key_name(&["caches", "ring", "seq_slots"]),
             "`[caches.ring] seq_slots`"
+        );
+        assert_eq!(
+            key_name(&["serving", "kv", "tokens_per_sequence"]),
+            "`[serving.kv] tokens_per_sequence`"
         );
         assert_eq!(key_name(&["slots"]), "`slots`");
     }

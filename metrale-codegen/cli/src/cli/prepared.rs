@@ -196,8 +196,8 @@ pub fn prepare(request: &Request) -> Result<Prepared, Diagnostics> {
     })
 }
 
-/// One error per format key the declarations name and `inputs` lacks, naming the first state
-/// that uses it and how to give it.
+/// One error per format key the declarations name and `inputs` lacks (but for one it misspells,
+/// refused at the misspelling), naming the first state that uses it and how to give it.
 fn missing_formats(decls: &[StateDecl], inputs: &InputsFile, request: &Request) -> Diagnostics {
     let mut seen: Vec<&str> = Vec::new();
     let mut diagnostics = Diagnostics::new();
@@ -205,7 +205,11 @@ fn missing_formats(decls: &[StateDecl], inputs: &InputsFile, request: &Request) 
         let StateFormat::Keyed(key) = &decl.format else {
             continue;
         };
-        if inputs.format(key).is_some() || seen.contains(&key.as_str()) {
+        // A key the file misspells is refused at the misspelling (`check_formats`).
+        if inputs.format(key).is_some()
+            || seen.contains(&key.as_str())
+            || inputs.near_miss(key, decls).is_some()
+        {
             continue;
         }
         seen.push(key);
