@@ -13,6 +13,13 @@
 //!   `if`/`then`s of the top level, reaching the key through `properties`, `items` and
 //!   `additionalProperties`. Conditions with one `if` share one `then`, merged where their
 //!   keywords allow (an `allOf` otherwise), so each condition is reported in one place.
+//! - One misspelled key is one error, the `additionalProperties` naming it: what a table
+//!   requires (its `required` keys, its conditions and rules, and the conditions of the top
+//!   level reaching it) is asked only when its keys are all known (`propertyNames`), and a
+//!   condition testing a table holds only then; a value that is a table or a scalar is told
+//!   apart by type (`if`/`then`/`else`), not by an `anyOf` that would hide the table's error.
+//!   Every verdict is unchanged: a file with an unknown key is refused either way. Only
+//!   keywords draft 7 has too, so an editor's older validator reads the same schema.
 //! - Generation is a pure function of static data: the same text every run, and no panic.
 
 use super::json::Json;
@@ -51,9 +58,22 @@ const STATE_REF: &str = "^[a-z][a-z0-9_]*\\.[a-z][a-z0-9_]*$";
 /// may differ from Rust's `char::is_whitespace` on rare code points; the term limit is not
 /// expressed.
 pub(super) fn expression(minus: bool, axes: bool) -> String {
-    const LIT: &str = "0*[1-9][0-9]*";
+    grammar(minus, axes, POSITIVE_LITERAL)
+}
+
+/// The grammar of an index (`Shape::parse_index`): one axis, whose factors may be the literal
+/// 0 (a divisor still may not).
+pub(super) fn index(minus: bool) -> String {
+    grammar(minus, false, "[0-9]+")
+}
+
+/// A literal > 0.
+const POSITIVE_LITERAL: &str = "0*[1-9][0-9]*";
+
+/// The expression grammar whose literal factors match `literal`.
+fn grammar(minus: bool, axes: bool, literal: &str) -> String {
     const NAME: &str = "(?:[a-wyz][a-z0-9_]*|x[a-z0-9_]+)";
-    let factor = format!("(?:{LIT}|{NAME}(?:\\s*/\\s*(?:{LIT}|{NAME}))?)");
+    let factor = format!("(?:{literal}|{NAME}(?:\\s*/\\s*(?:{POSITIVE_LITERAL}|{NAME}))?)");
     let term = format!("{factor}(?:\\s*\\*\\s*{factor})*");
     let sign = if minus { "[-+]" } else { "\\+" };
     let sum = format!("{term}(?:\\s*{sign}\\s*{term})*");
@@ -89,6 +109,25 @@ fn then_step(path: &[Step], step: Step) -> Vec<Step> {
     let mut out = path.to_vec();
     out.push(step);
     out
+}
+
+/// Holds of an object whose keys are all `table`'s (the loader's key tables): what a table
+/// requires of its keys is asked only then, so a misspelled key is one error (the
+/// `additionalProperties` naming it), not that plus every requirement the misspelling left
+/// unmet. A file with an unknown key is refused either way: guarding changes no verdict.
+fn known_keys(table: &Table) -> Json {
+    Json::obj([(
+        "propertyNames",
+        Json::obj([(
+            "enum",
+            Json::strs(table.keys.iter().copied().flatten().copied()),
+        )]),
+    )])
+}
+
+/// `then` asked only of an object whose keys are all `table`'s ([`known_keys`]).
+fn when_known(table: &Table, then: Json) -> Json {
+    if_then(known_keys(table), then)
 }
 
 /// An `if`/`then`.
@@ -221,11 +260,13 @@ pub(super) fn generate(doc: &Document) -> Generated {
             (_, value) => schema = schema.with(&key, value),
         }
     }
+    // What the top level's own keys require is asked only when they are all known.
+    let mut asked: Vec<Json> = std::mem::take(&mut all_of);
     if !built.required.is_empty() {
         let required = Json::strs(built.required.iter().copied());
         match doc.library {
             // A file with a key a block library cannot hold is a circuit.
-            Some(library) => all_of.push(if_then(
+            Some(library) => asked.push(if_then(
                 Json::obj([(
                     "not",
                     Json::obj([(
@@ -235,8 +276,11 @@ pub(super) fn generate(doc: &Document) -> Generated {
                 )]),
                 Json::obj([("required", required)]),
             )),
-            None => schema = schema.with("required", required),
+            None => asked.push(Json::obj([("required", required)])),
         }
+    }
+    if !asked.is_empty() {
+        all_of.push(when_known(doc.root, combine(asked)));
     }
     all_of.append(&mut generator.top);
     generator.versions(&mut all_of);
@@ -311,12 +355,21 @@ impl Generator<'_> {
         ]);
         if !path.is_empty() {
             if !required.is_empty() {
-                schema = schema.with("required", Json::strs(required.iter().copied()));
+                all_of.insert(
+                    0,
+                    Json::obj([("required", Json::strs(required.iter().copied()))]),
+                );
             }
             required.clear();
         }
         if !all_of.is_empty() {
-            schema = schema.with("allOf", Json::Arr(all_of));
+            // The top level's are guarded where they are gathered (`generate`).
+            let asked = if path.is_empty() {
+                Json::Arr(all_of)
+            } else {
+                Json::Arr(vec![when_known(table, combine(all_of))])
+            };
+            schema = schema.with("allOf", asked);
         }
         Built { schema, required }
     }
@@ -374,7 +427,11 @@ impl Generator<'_> {
         let condition = self.when(table, when);
         match when.at {
             At::Table => push_if_then(all_of, condition, then),
-            At::Root => push_if_then(&mut self.top, condition, wrap(path, then)),
+            At::Root => push_if_then(
+                &mut self.top,
+                condition,
+                wrap(path, when_known(table, then)),
+            ),
         }
     }
 
@@ -402,6 +459,14 @@ impl Generator<'_> {
         let Some((last, parents)) = test.path.split_last() else {
             return Json::Bool(true);
         };
+        // The table holding the tested key: a test of it holds only when its keys are all
+        // known, so a misspelling there implies nothing elsewhere.
+        let mut tested: &Table = start;
+        for parent in parents {
+            if let Some(Value::Table(inner)) = doc_of(tested, parent).map(|k| &k.value) {
+                tested = inner;
+            }
+        }
         let leaf = match &test.is {
             Is::OneOf(values) => Some(Json::strs(values.iter().copied())),
             Is::Where(spellings, holds) => {
@@ -421,6 +486,11 @@ impl Generator<'_> {
             None if present => Json::obj([("required", Json::strs([*last]))]),
             None => Json::obj([("not", Json::obj([("required", Json::strs([*last]))]))]),
         };
+        if let Json::Obj(entries) = known_keys(tested) {
+            for (keyword, guard) in entries {
+                schema = schema.with(&keyword, guard);
+            }
+        }
         for parent in parents.iter().rev() {
             let inner = Json::obj([(
                 "properties",
@@ -584,10 +654,31 @@ impl Generator<'_> {
             }
             Value::Names(name) => Json::obj([("propertyNames", self.value(name, here))]),
             Value::Table(table) => self.table(table, here).schema,
-            Value::Either(values) => Json::obj([(
-                "anyOf",
-                Json::Arr(values.iter().map(|v| self.value(v, here)).collect()),
-            )]),
+            Value::Either(values) => {
+                // A table among values that are not: told apart by type, so a table's error
+                // (a misspelled key) is reported as the table's, not as "none of these".
+                let (tables, others): (Vec<&Value>, Vec<&Value>) =
+                    values.iter().partition(|v| matches!(v, Value::Table(_)));
+                let mut others: Vec<Json> = others.iter().map(|v| self.value(v, here)).collect();
+                match tables.as_slice() {
+                    [table] if !others.is_empty() => Json::obj([
+                        ("if", Json::obj([("type", Json::str("object"))])),
+                        ("then", self.value(table, here)),
+                        (
+                            "else",
+                            if others.len() == 1 {
+                                others.remove(0)
+                            } else {
+                                Json::obj([("anyOf", Json::Arr(others))])
+                            },
+                        ),
+                    ]),
+                    _ => Json::obj([(
+                        "anyOf",
+                        Json::Arr(values.iter().map(|v| self.value(v, here)).collect()),
+                    )]),
+                }
+            }
             scalar => scalar_schema(scalar),
         }
     }
@@ -657,6 +748,10 @@ impl Generator<'_> {
             Value::Expr { axes } if version < self.doc.minus_since => out.push(wrap(
                 path,
                 Json::obj([("pattern", Json::Str(expression(false, *axes)))]),
+            )),
+            Value::Index if version < self.doc.minus_since => out.push(wrap(
+                path,
+                Json::obj([("pattern", Json::Str(index(false)))]),
             )),
             Value::Table(table) => self.limits(table, version, path, out),
             Value::List { item, .. } => {
@@ -756,6 +851,7 @@ fn scalar_schema(value: &Value) -> Json {
             string().with("anyOf", Json::Arr(either))
         }
         Value::Expr { axes } => string().with("pattern", Json::Str(expression(true, *axes))),
+        Value::Index => string().with("pattern", Json::Str(index(true))),
         Value::KeyPath => string().with("pattern", Json::str(KEY_PATH)),
         Value::StateRef => string().with("pattern", Json::str(STATE_REF)),
         Value::Any

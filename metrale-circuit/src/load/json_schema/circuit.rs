@@ -788,9 +788,9 @@ const SHARES: Table = Table {
         .required(),
         Key::new(
             "layer",
-            Value::Expr { axes: false },
+            Value::Index,
             "The layer whose KV the side reads, a one-axis expression over the dims (a layer \
-             index the config gives); under every checkpoint an earlier layer than every layer \
+             index the config gives; `\"0\"` is the first layer); under every checkpoint an earlier layer than every layer \
              holding the reader, holding `<block>`. Without it, the last earlier layer holding \
              `<block>`.",
         ),

@@ -63,6 +63,8 @@ pub(super) enum Value {
         /// More than one axis allowed.
         axes: bool,
     },
+    /// An index (a `shares` table's `layer`): a one-axis expression whose literals may be 0.
+    Index,
     /// A dotted key path into a `config.json` (`text_config.hidden_size`).
     KeyPath,
     /// A state of a block, `<block>.<state>`: two lower snake-case names joined by a dot.
