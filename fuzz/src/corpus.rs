@@ -114,7 +114,7 @@ const WEIGHTS_LINES: [&str; 9] = [
 const WEIGHTS_BODIES: [&str; 5] = [
     r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[24,32]}}"#,
     r#"{"z":{"dtype":"I64","shape":[1],"data_offsets":[16,24]},"y":{"dtype":"F8_E4M3","shape":[4,4],"data_offsets":[0,16]},"x":{"dtype":"F4","shape":[0],"data_offsets":[24,24]}}"#,
-    r#"{}"#,
+    "{}",
     r#"{"metadata":{"total_size":16106127360},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}"#,
     r#"{"metadata":{"total_size":9007199254740993,"format":"pt"},"weight_map":{}}"#,
 ];
@@ -290,7 +290,7 @@ impl Corpus {
             .map(str::to_owned)
             .collect();
         lines.insert(String::new());
-        let (allocs, registries) = script_seeds();
+        let (allocs, registries, weights) = script_seeds();
         let corpus = Corpus {
             root: root.to_path_buf(),
             words: dictionary(all.iter().map(|s| s.text.as_str())),
@@ -299,17 +299,7 @@ impl Corpus {
             plans: command_seeds(&PLAN_LINES, &inputs),
             imports: import_seeds(&configs),
             writes,
-            weights: command_seeds(
-                &WEIGHTS_LINES,
-                &WEIGHTS_BODIES
-                    .iter()
-                    .enumerate()
-                    .map(|(i, text)| Seed {
-                        name: format!("weights#{i}"),
-                        text: (*text).to_owned(),
-                    })
-                    .collect::<Vec<_>>(),
-            ),
+            weights,
             allocs,
             registries,
             circuits,
@@ -508,8 +498,8 @@ fn zoo_registry() -> String {
     circuits + &queries
 }
 
-/// The `alloc` and `registry` targets' scripts.
-fn script_seeds() -> (Vec<Seed>, Vec<Seed>) {
+/// The `alloc` and `registry` targets' scripts, and the `weights` target's command inputs.
+fn script_seeds() -> (Vec<Seed>, Vec<Seed>, Vec<Seed>) {
     let allocs = ALLOC_SCRIPTS
         .iter()
         .enumerate()
@@ -528,7 +518,15 @@ fn script_seeds() -> (Vec<Seed>, Vec<Seed>) {
             text: zoo_registry(),
         },
     ];
-    (allocs, registries)
+    let bodies: Vec<Seed> = WEIGHTS_BODIES
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Seed {
+            name: format!("weights#{i}"),
+            text: (*text).to_owned(),
+        })
+        .collect();
+    (allocs, registries, command_seeds(&WEIGHTS_LINES, &bodies))
 }
 
 /// The seeds of the command targets: each command line of `lines` before each file of

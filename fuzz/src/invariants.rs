@@ -20,7 +20,8 @@ use crate::command::Verdict;
 /// `files`, with its line inside that file's text and its column inside the line (or one past
 /// its end, for an end-of-line caret), its `line_text` that very line; or an explicit
 /// file-level error naming one of `files` or `input` (the file given to read) whose message is
-/// not about the file's content (TOML syntax, encoding), which has a place. In `ordered`
+/// not about the file's content (TOML syntax, encoding), which has a place; or an error about a
+/// value the command line gave, noted "given by `--<option>`". In `ordered`
 /// mode the located ones also come in file order, then position.
 #[must_use]
 pub fn located(
@@ -80,6 +81,9 @@ pub fn located(
                     ));
                 }
             }
+            // A value the command line gave (`import --name`, `--hf`) has no place in a file:
+            // its error names the option instead.
+            (None, None) if d.notes.iter().any(|n| n.starts_with("given by `--")) => {}
             (None, None) => violations.push(format!("an unlocated error: {headline}")),
         }
     }

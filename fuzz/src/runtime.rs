@@ -32,9 +32,20 @@ use crate::targets::{Context, Exec};
 /// The most operations or queries one script runs.
 pub const MAX_OPS: usize = 400;
 
+impl Context<'_> {
+    /// The `alloc` target.
+    pub(crate) fn alloc(bytes: &[u8]) -> Exec {
+        alloc(bytes)
+    }
+
+    /// The `registry` target.
+    pub(crate) fn registry(bytes: &[u8]) -> Exec {
+        registry(bytes)
+    }
+}
+
 /// The `alloc` target.
-#[must_use]
-pub fn alloc(bytes: &[u8]) -> Exec {
+fn alloc(bytes: &[u8]) -> Exec {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let Some(mut allocator) = lines.next().and_then(alloc_header) else {
@@ -100,8 +111,7 @@ struct Entry {
 }
 
 /// The `registry` target.
-#[must_use]
-pub fn registry(bytes: &[u8]) -> Exec {
+fn registry(bytes: &[u8]) -> Exec {
     let text = String::from_utf8_lossy(bytes);
     let mut entries: Vec<Entry> = Vec::new();
     let mut queries: Vec<&str> = Vec::new();

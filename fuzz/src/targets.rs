@@ -328,8 +328,8 @@ impl<'c> Context<'c> {
             Target::Import => self.import(index, bytes),
             Target::Write => self.write(bytes),
             Target::Compile => self.compile(index, bytes),
-            Target::Alloc => crate::runtime::alloc(bytes),
-            Target::Registry => crate::runtime::registry(bytes),
+            Target::Alloc => Self::alloc(bytes),
+            Target::Registry => Self::registry(bytes),
             Target::Config => self.config_at_run_time(index, bytes),
             Target::Weights => self.weights(bytes),
         }

@@ -13,7 +13,7 @@
 //!
 //! Besides the command's own invariants ([`invariants::outcome`]): a layout it must refuse is
 //! refused naming the file (its last component) on stderr; an answer under `--json` states the weights the
-//! layout's metadata declares, computed here from the JSON with serde_json, not by the reader.
+//! layout's metadata declares, computed here from the JSON with `serde_json`, not by the reader.
 
 use std::path::{Path, PathBuf};
 
@@ -187,9 +187,11 @@ fn lay_out(layout: &str, body: &[u8], dir: &Path) -> Option<Laid> {
         "fifo" | "fifo-folder" => {
             let fifo = dir.join("shard.safetensors");
             let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-            if !made.is_ok_and(|s| s.success()) {
-                panic!("mkfifo {} failed", fifo.display());
-            }
+            assert!(
+                made.is_ok_and(|s| s.success()),
+                "mkfifo {} failed",
+                fifo.display()
+            );
             Laid {
                 path: if layout == "fifo" {
                     fifo

@@ -11,9 +11,10 @@ use metrale_fuzz::report::TABLE_HEADER;
 use metrale_fuzz::run::{Config, run};
 use metrale_fuzz::targets::Target;
 
-/// Executions per target, tuned to about a minute in all in a debug build (64 s on the 2-core
-/// development machine: the first five targets 22 s, `fit`, `plan`, `import`, `write` and
-/// `compile` the rest; `compile` runs one `cargo check` an execution).
+/// Executions per target, tuned to about a minute and a half in all in a debug build (85 s on
+/// the 2-core development machine: the first five targets 22 s, `fit`, `plan`, `import`,
+/// `write` and `compile` most of the rest, `compile` one `cargo check` an execution; `alloc`,
+/// `registry`, `config` and `weights` about 4 s together).
 const EXECS: [(Target, u64); 14] = [
     (Target::Shape, 20_000),
     (Target::Circuit, 4_000),
