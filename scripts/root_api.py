@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Lists the public names at the root of metrale-circuit and fails when there are more than
-the engine-facing budget (32): what `pub use` re-exports and every `pub mod` or other `pub`
-item of src/lib.rs, leaving out those marked `#[doc(hidden)]` (the private ABI and its
-fingerprint), which are not API.
+the engine-facing budget: what `pub use` re-exports and every `pub mod` or other `pub` item of
+src/lib.rs, leaving out those marked `#[doc(hidden)]` (the private ABI and its fingerprint),
+which are not API. The budget is written once, in docs/architecture.md ("its root is ... at
+most N names"), and read from there.
 
 Prints the names, one line, and their count; exits 1 over the budget.
 
-    python3 scripts/root_api.py [--max 32]
+    python3 scripts/root_api.py [--max N]
 """
 
 import argparse
@@ -16,6 +17,16 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIB = ROOT / "metrale-circuit" / "src" / "lib.rs"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def budget() -> int:
+    """The root's budget as docs/architecture.md states it."""
+    text = " ".join(ARCHITECTURE.read_text().split())
+    found = re.search(r"its root is [^.]*?at most (\d+) names", text)
+    if not found:
+        sys.exit("docs/architecture.md states no budget for the root (`its root is ... at most N names`)")
+    return int(found.group(1))
 
 
 def root_names(text: str) -> list:
@@ -61,8 +72,10 @@ def declared(statement: str) -> list:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max", type=int, default=32)
+    parser.add_argument("--max", type=int, default=None)
     args = parser.parse_args()
+    if args.max is None:
+        args.max = budget()
     names = root_names(LIB.read_text())
     print(f"metrale-circuit's root: {len(names)} names: {', '.join(names)}")
     if len(names) > args.max:

@@ -17,15 +17,16 @@
 //!   [`CacheInputs`] (their parts in [`inputs`]).
 //! - Why a plan fails: [`PlanError`] (one family, generic over how it names the state),
 //!   [`SizeFault`], [`MissingFormat`].
-//! - Capacity and ranks: [`ServingProfile`], [`Fit`], [`FitError`], [`RankError`].
 //!
 //! # The rest, in modules
 //! - [`alloc`]: handing out the units a plan sized at run time (slots, KV blocks, rings).
 //! - [`units`]: what one unit is, as a kernel views it: its tensor shape ([`units::Axes`]) and
 //!   the parts of a unit made of a layout ([`units::Part`], [`units::Parts`]).
 //! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
-//! - [`serving`]: the serving profile, its free inputs, the counts that must agree.
-//! - [`parallel`]: tensor- and pipeline-parallel ranks, a block's model position.
+//! - [`serving`]: the serving profile, its free inputs, the counts that must agree, and
+//!   capacity ([`serving::Fit`], [`serving::FitError`]).
+//! - [`parallel`]: tensor- and pipeline-parallel ranks ([`parallel::RankError`]), a block's
+//!   model position.
 //! - [`dynamic`]: the dynamic plan (declarations in, a plan at run time: the reference
 //!   generated plans are tested against) and its fits.
 //! - `load` (feature `load`, on by default): the circuit TOML reader with rustc-like
@@ -141,7 +142,6 @@ pub mod units {
     pub use crate::plan::Element;
     pub use crate::plan::{Axes, Part, Parts, Unit, ViewError};
 }
-pub use serve::{Fit, FitError, RankError, ServingProfile};
 
 pub mod inputs {
     //! Every plan input: the counts and formats a plan is made under ([`StateInputs`]) and their

@@ -349,14 +349,17 @@ pub mod deepseek_v3 {
         layers: usize,
         parallel: &__rt::parallel::Parallel<'_>,
         rank: __rt::parallel::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+    ) -> ::core::result::Result<
+        (Dims, __rt::parallel::Stage),
+        __rt::parallel::RankError<E>,
+    > {
         let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
             Ok(stage) => stage,
-            Err(fault) => return Err(__rt::RankError::Stage(fault)),
+            Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
             Ok(dims) => Ok((dims, stage)),
-            Err(fault) => Err(__rt::RankError::Shard(fault)),
+            Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
         }
     }
     /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
@@ -823,7 +826,10 @@ pub mod deepseek_v3 {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1072,11 +1078,14 @@ pub mod deepseek_v3 {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1100,15 +1109,15 @@ pub mod deepseek_v3 {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1136,11 +1145,14 @@ pub mod deepseek_v3 {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1161,10 +1173,13 @@ pub mod deepseek_v3 {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1188,7 +1203,10 @@ pub mod deepseek_v3 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -1212,8 +1230,8 @@ pub mod deepseek_v3 {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1461,7 +1479,10 @@ pub mod deepseek_v3 {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1594,11 +1615,14 @@ pub mod deepseek_v3 {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1622,15 +1646,15 @@ pub mod deepseek_v3 {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1658,11 +1682,14 @@ pub mod deepseek_v3 {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1683,10 +1710,13 @@ pub mod deepseek_v3 {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1710,7 +1740,10 @@ pub mod deepseek_v3 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -1734,8 +1767,8 @@ pub mod deepseek_v3 {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1949,7 +1982,7 @@ pub mod deepseek_v3 {
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {
                     match deepseek_v3::StatePlan::for_rank(
@@ -2083,7 +2116,10 @@ pub mod deepseek_v3 {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {
                     deepseek_v3::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
@@ -2107,8 +2143,8 @@ pub mod deepseek_v3 {
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {
@@ -2145,11 +2181,14 @@ pub mod deepseek_v3 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {
                     deepseek_v3::StatePlan::fit_sequences(
@@ -2183,11 +2222,14 @@ pub mod deepseek_v3 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {
                     deepseek_v3::StatePlan::fit_profile(
@@ -2225,15 +2267,15 @@ pub mod deepseek_v3 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::DeepseekV3 => {

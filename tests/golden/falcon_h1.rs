@@ -660,14 +660,17 @@ pub mod falcon_h1 {
         layers: usize,
         parallel: &__rt::parallel::Parallel<'_>,
         rank: __rt::parallel::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+    ) -> ::core::result::Result<
+        (Dims, __rt::parallel::Stage),
+        __rt::parallel::RankError<E>,
+    > {
         let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
             Ok(stage) => stage,
-            Err(fault) => return Err(__rt::RankError::Stage(fault)),
+            Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
             Ok(dims) => Ok((dims, stage)),
-            Err(fault) => Err(__rt::RankError::Shard(fault)),
+            Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
         }
     }
     /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
@@ -1707,7 +1710,10 @@ pub mod falcon_h1 {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1963,11 +1969,14 @@ pub mod falcon_h1 {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1991,15 +2000,15 @@ pub mod falcon_h1 {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2027,11 +2036,14 @@ pub mod falcon_h1 {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2052,10 +2064,13 @@ pub mod falcon_h1 {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2079,7 +2094,10 @@ pub mod falcon_h1 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -2103,8 +2121,8 @@ pub mod falcon_h1 {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2464,7 +2482,10 @@ pub mod falcon_h1 {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -2600,11 +2621,14 @@ pub mod falcon_h1 {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -2628,15 +2652,15 @@ pub mod falcon_h1 {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2664,11 +2688,14 @@ pub mod falcon_h1 {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2689,10 +2716,13 @@ pub mod falcon_h1 {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2716,7 +2746,10 @@ pub mod falcon_h1 {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -2740,8 +2773,8 @@ pub mod falcon_h1 {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2959,7 +2992,7 @@ pub mod falcon_h1 {
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::FalconH17b => {
                     match falcon_h1_7b::StatePlan::for_rank(
@@ -3093,7 +3126,10 @@ pub mod falcon_h1 {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::FalconH17b => {
                     falcon_h1_7b::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
@@ -3117,8 +3153,8 @@ pub mod falcon_h1 {
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::FalconH17b => {
@@ -3155,11 +3191,14 @@ pub mod falcon_h1 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::FalconH17b => {
                     falcon_h1_7b::StatePlan::fit_sequences(
@@ -3193,11 +3232,14 @@ pub mod falcon_h1 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::FalconH17b => {
                     falcon_h1_7b::StatePlan::fit_profile(
@@ -3235,15 +3277,15 @@ pub mod falcon_h1 {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::FalconH17b => {

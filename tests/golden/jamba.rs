@@ -550,14 +550,17 @@ pub mod jamba {
         layers: usize,
         parallel: &__rt::parallel::Parallel<'_>,
         rank: __rt::parallel::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+    ) -> ::core::result::Result<
+        (Dims, __rt::parallel::Stage),
+        __rt::parallel::RankError<E>,
+    > {
         let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
             Ok(stage) => stage,
-            Err(fault) => return Err(__rt::RankError::Stage(fault)),
+            Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
             Ok(dims) => Ok((dims, stage)),
-            Err(fault) => Err(__rt::RankError::Shard(fault)),
+            Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
         }
     }
     /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
@@ -1338,7 +1341,10 @@ pub mod jamba {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1526,11 +1532,14 @@ pub mod jamba {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1554,15 +1563,15 @@ pub mod jamba {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1590,11 +1599,14 @@ pub mod jamba {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1615,10 +1627,13 @@ pub mod jamba {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1642,7 +1657,10 @@ pub mod jamba {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -1666,8 +1684,8 @@ pub mod jamba {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2044,7 +2062,10 @@ pub mod jamba {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -2184,11 +2205,14 @@ pub mod jamba {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -2212,15 +2236,15 @@ pub mod jamba {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2248,11 +2272,14 @@ pub mod jamba {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2273,10 +2300,13 @@ pub mod jamba {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2300,7 +2330,10 @@ pub mod jamba {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -2324,8 +2357,8 @@ pub mod jamba {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2542,7 +2575,7 @@ pub mod jamba {
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::JambaV01 => {
                     match jamba_v0_1::StatePlan::for_rank(
@@ -2676,7 +2709,10 @@ pub mod jamba {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::JambaV01 => {
                     jamba_v0_1::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
@@ -2700,8 +2736,8 @@ pub mod jamba {
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::JambaV01 => {
@@ -2738,11 +2774,14 @@ pub mod jamba {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::JambaV01 => {
                     jamba_v0_1::StatePlan::fit_sequences(
@@ -2776,11 +2815,14 @@ pub mod jamba {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::JambaV01 => {
                     jamba_v0_1::StatePlan::fit_profile(
@@ -2818,15 +2860,15 @@ pub mod jamba {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::JambaV01 => {

@@ -574,14 +574,17 @@ pub mod kimi_linear {
         layers: usize,
         parallel: &__rt::parallel::Parallel<'_>,
         rank: __rt::parallel::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+    ) -> ::core::result::Result<
+        (Dims, __rt::parallel::Stage),
+        __rt::parallel::RankError<E>,
+    > {
         let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
             Ok(stage) => stage,
-            Err(fault) => return Err(__rt::RankError::Stage(fault)),
+            Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
             Ok(dims) => Ok((dims, stage)),
-            Err(fault) => Err(__rt::RankError::Shard(fault)),
+            Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
         }
     }
     /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
@@ -1254,7 +1257,10 @@ pub mod kimi_linear {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1432,11 +1438,14 @@ pub mod kimi_linear {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1460,15 +1469,15 @@ pub mod kimi_linear {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1496,11 +1505,14 @@ pub mod kimi_linear {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1521,10 +1533,13 @@ pub mod kimi_linear {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1548,7 +1563,10 @@ pub mod kimi_linear {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -1572,8 +1590,8 @@ pub mod kimi_linear {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1901,7 +1919,10 @@ pub mod kimi_linear {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -2037,11 +2058,14 @@ pub mod kimi_linear {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -2065,15 +2089,15 @@ pub mod kimi_linear {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2101,11 +2125,14 @@ pub mod kimi_linear {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2126,10 +2153,13 @@ pub mod kimi_linear {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2153,7 +2183,10 @@ pub mod kimi_linear {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -2177,8 +2210,8 @@ pub mod kimi_linear {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2400,7 +2433,7 @@ pub mod kimi_linear {
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
                     match kimi_linear_48b_a3b::StatePlan::for_rank(
@@ -2536,7 +2569,10 @@ pub mod kimi_linear {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
                     kimi_linear_48b_a3b::StatePlan::fit_kv_blocks(
@@ -2565,8 +2601,8 @@ pub mod kimi_linear {
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
@@ -2603,11 +2639,14 @@ pub mod kimi_linear {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
                     kimi_linear_48b_a3b::StatePlan::fit_sequences(
@@ -2641,11 +2680,14 @@ pub mod kimi_linear {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {
                     kimi_linear_48b_a3b::StatePlan::fit_profile(
@@ -2683,15 +2725,15 @@ pub mod kimi_linear {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::KimiLinear48bA3b => {

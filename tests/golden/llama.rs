@@ -297,14 +297,17 @@ pub mod llama {
         layers: usize,
         parallel: &__rt::parallel::Parallel<'_>,
         rank: __rt::parallel::Rank,
-    ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+    ) -> ::core::result::Result<
+        (Dims, __rt::parallel::Stage),
+        __rt::parallel::RankError<E>,
+    > {
         let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
             Ok(stage) => stage,
-            Err(fault) => return Err(__rt::RankError::Stage(fault)),
+            Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
         };
         match dims.on_tp(parallel.tp) {
             Ok(dims) => Ok((dims, stage)),
-            Err(fault) => Err(__rt::RankError::Shard(fault)),
+            Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
         }
     }
     /// Puts the regions of `layers` into `all` from index `at`, layer by layer in
@@ -603,7 +606,10 @@ pub mod llama {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -788,11 +794,14 @@ pub mod llama {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -816,15 +825,15 @@ pub mod llama {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -852,11 +861,14 @@ pub mod llama {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -877,10 +889,13 @@ pub mod llama {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -904,7 +919,10 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -928,8 +946,8 @@ pub mod llama {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1415,7 +1433,10 @@ pub mod llama {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -1696,11 +1717,14 @@ pub mod llama {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -1724,15 +1748,15 @@ pub mod llama {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -1760,11 +1784,14 @@ pub mod llama {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1785,10 +1812,13 @@ pub mod llama {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -1812,7 +1842,10 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -1836,8 +1869,8 @@ pub mod llama {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2061,7 +2094,10 @@ pub mod llama {
                 align: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                Self,
+                __rt::parallel::RankError<__rt::PlanError>,
+            > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
                         __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage))
@@ -2190,11 +2226,14 @@ pub mod llama {
             pub const fn fit_profile(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_profile(
                         &super::units(dims, formats),
@@ -2218,15 +2257,15 @@ pub mod llama {
             pub const fn fit_profile_for_rank(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2254,11 +2293,14 @@ pub mod llama {
             pub const fn fit_sequences(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2279,10 +2321,13 @@ pub mod llama {
             pub const fn fit_profile_blocks(
                 dims: &super::Dims,
                 formats: super::Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 Self::fit_profile(
                     dims,
                     formats,
@@ -2306,7 +2351,10 @@ pub mod llama {
                 inputs: &super::Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<
+                __rt::serving::Fit,
+                __rt::serving::FitError<__rt::PlanError>,
+            > {
                 TABLE
                     .fit_kv_blocks(
                         &super::units(dims, inputs.formats),
@@ -2330,8 +2378,8 @@ pub mod llama {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<
-                __rt::Fit,
-                __rt::RankError<__rt::FitError<__rt::PlanError>>,
+                __rt::serving::Fit,
+                __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
@@ -2565,7 +2613,7 @@ pub mod llama {
             align: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
             match checkpoint {
                 Checkpoint::Llama318b => {
                     match llama_3_1_8b::StatePlan::for_rank(
@@ -2718,7 +2766,10 @@ pub mod llama {
             inputs: &Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::Llama318b => {
                     llama_3_1_8b::StatePlan::fit_kv_blocks(dims, inputs, align, budget)
@@ -2745,8 +2796,8 @@ pub mod llama {
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::Llama318b => {
@@ -2793,11 +2844,14 @@ pub mod llama {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::Llama318b => {
                     llama_3_1_8b::StatePlan::fit_sequences(
@@ -2841,11 +2895,14 @@ pub mod llama {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<
+            __rt::serving::Fit,
+            __rt::serving::FitError<__rt::PlanError>,
+        > {
             match checkpoint {
                 Checkpoint::Llama318b => {
                     llama_3_1_8b::StatePlan::fit_profile(
@@ -2893,15 +2950,15 @@ pub mod llama {
             checkpoint: Checkpoint,
             dims: &Dims,
             formats: Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
         ) -> ::core::result::Result<
-            __rt::Fit,
-            __rt::RankError<__rt::FitError<__rt::PlanError>>,
+            __rt::serving::Fit,
+            __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>,
         > {
             match checkpoint {
                 Checkpoint::Llama318b => {

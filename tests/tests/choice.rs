@@ -16,8 +16,9 @@ use metrale_circuit::inputs::{
 use metrale_circuit::load::InputsFile;
 use metrale_circuit::serving::{KvTokens, ProfileKv};
 use metrale_circuit::{
-    CacheInputs, FitError, KvInputs, Lifetime, MissingFormat, PlanError, ServingProfile, Space,
-    StateDtype, StateInputs, VerifyInputs,
+    CacheInputs, KvInputs, Lifetime, MissingFormat, PlanError, Space, StateDtype, StateInputs,
+    VerifyInputs,
+    serving::{FitError, ServingProfile},
 };
 
 /// Every checkpoint of circuit `$arch` (file order), as `module => Variant`: the run-time

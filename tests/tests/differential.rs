@@ -19,8 +19,8 @@ use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
 use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
 use metrale_circuit::{
-    CacheInputs, Holding, KvInputs, Lifetime, PlanError, RankError, Region, Space, StateDtype,
-    StateInputs, VerifyInputs,
+    CacheInputs, Holding, KvInputs, Lifetime, PlanError, Region, Space, StateDtype, StateInputs,
+    VerifyInputs, parallel::RankError,
 };
 use proptest::prelude::*;
 

@@ -14,8 +14,9 @@ use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
 use metrale_circuit::serving::{KvTokens, PoolFault, PoolPages, PoolPolicy, ProfileKv, VllmPool};
 use metrale_circuit::{
-    DEFAULT_ALIGN, Fit, FitError, KvInputs, PlanError, RankError, ServingProfile, StateDtype,
-    StateInputs,
+    DEFAULT_ALIGN, KvInputs, PlanError, StateDtype, StateInputs,
+    parallel::RankError,
+    serving::{Fit, FitError, ServingProfile},
 };
 use proptest::prelude::*;
 

@@ -7,7 +7,7 @@
 
 use metrale_circuit::parallel::{Parallel, Rank, ShardFault, Stage, StageFault};
 use metrale_circuit::{
-    CacheInputs, Lifetime, RankError, Region, Space, StateDtype, StateKind, TermInfo,
+    CacheInputs, Lifetime, Region, Space, StateDtype, StateKind, TermInfo, parallel::RankError,
 };
 use metrale_tests::{llama, nemotron_h, qwen3_5, qwen3_next};
 

@@ -10,7 +10,7 @@ use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_sequen
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
-use metrale_circuit::{DEFAULT_ALIGN, ServingProfile, StateDtype, StateInputs};
+use metrale_circuit::{DEFAULT_ALIGN, StateDtype, StateInputs, serving::ServingProfile};
 
 /// 40 GiB.
 const BUDGET: u64 = 40 << 30;

@@ -13,7 +13,8 @@ use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
 use metrale_circuit::serving::{PoolPages, PoolPolicy, VllmPool};
 use metrale_circuit::{
-    FitError, Holding, KvInputs, PlanError, RankError, Region, StateDtype, StateInputs,
+    Holding, KvInputs, PlanError, Region, StateDtype, StateInputs, parallel::RankError,
+    serving::FitError,
 };
 use metrale_tests::shared_kv::{Formats, Inputs, blocks, small, tiny};
 

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use metrale_circuit::{FitError, PlanError};
+use metrale_circuit::{PlanError, serving::FitError};
 
 /// Why a run stopped before its end.
 #[derive(Debug)]

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use metrale_circuit::{Fit, StateDtype};
+use metrale_circuit::{StateDtype, serving::Fit};
 
 use crate::engine::Operations;
 use crate::tags::TagCheck;

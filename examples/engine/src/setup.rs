@@ -14,7 +14,10 @@ use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::serving::{KvTokens, ProfileKv};
-use metrale_circuit::{Fit, FitError, ServingProfile, Space, StateInputs};
+use metrale_circuit::{
+    Space, StateInputs,
+    serving::{Fit, FitError, ServingProfile},
+};
 
 use crate::{Args, EngineError};
 

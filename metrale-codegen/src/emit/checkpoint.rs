@@ -209,7 +209,7 @@ impl Emitter<'_> {
                     align: u64,
                     parallel: &__rt::parallel::Parallel<'_>,
                     rank: __rt::parallel::Rank,
-                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+                ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
                     match super::rank_of(dims, LAYERS, parallel, rank) {
                         Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
                         Err(error) => Err(error),
@@ -707,7 +707,7 @@ fn rank_fit(fit: &TokenStream, shared: bool) -> TokenStream {
         quote! {
             match owners_held(&stage) {
                 Ok(()) => __abi::in_rank(#fit),
-                Err(error) => Err(__rt::RankError::Plan(__rt::FitError::Plan(error))),
+                Err(error) => Err(__rt::parallel::RankError::Plan(__rt::serving::FitError::Plan(error))),
             }
         }
     } else {
@@ -746,11 +746,11 @@ fn fit_fns(shared: bool) -> TokenStream {
         pub const fn fit_profile(
             dims: &super::Dims,
             formats: super::Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
             TABLE.fit_profile(&super::#units_fn(dims, formats), profile, free, align, budget, &TABLE.whole())
         }
 
@@ -764,13 +764,13 @@ fn fit_fns(shared: bool) -> TokenStream {
         pub const fn fit_profile_for_rank(
             dims: &super::Dims,
             formats: super::Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             free: __rt::serving::ProfileFree,
             align: u64,
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
                 Ok((dims, stage)) => #profile_rank,
                 Err(error) => Err(error),
@@ -786,11 +786,11 @@ fn fit_fns(shared: bool) -> TokenStream {
         pub const fn fit_sequences(
             dims: &super::Dims,
             formats: super::Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             context: u64,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
             Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
         }
 
@@ -803,10 +803,10 @@ fn fit_fns(shared: bool) -> TokenStream {
         pub const fn fit_profile_blocks(
             dims: &super::Dims,
             formats: super::Formats,
-            profile: &__rt::ServingProfile,
+            profile: &__rt::serving::ServingProfile,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
             Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::PoolBlocks, align, budget)
         }
 
@@ -843,7 +843,7 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
             inputs: &super::Inputs<'_>,
             align: u64,
             budget: u64,
-        ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
             TABLE.fit_kv_blocks(&super::#units_fn(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
         }
 
@@ -860,7 +860,7 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
             budget: u64,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+        ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
             match super::rank_of(dims, LAYERS, parallel, rank) {
                 Ok((dims, stage)) => #kv_rank,
                 Err(error) => Err(error),

@@ -456,7 +456,7 @@ impl Emitter<'_> {
                     align: u64,
                     parallel: &__rt::parallel::Parallel<'_>,
                     rank: __rt::parallel::Rank,
-                ) -> ::core::result::Result<Self, __rt::RankError<__rt::PlanError>> {
+                ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
                     match checkpoint { #arms }
                 }
 
@@ -499,11 +499,11 @@ impl Emitter<'_> {
                 checkpoint: Checkpoint,
                 dims: &Dims,
                 formats: Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
                 match checkpoint { #fit_profile }
             }
 
@@ -518,13 +518,13 @@ impl Emitter<'_> {
                 checkpoint: Checkpoint,
                 dims: &Dims,
                 formats: Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 free: __rt::serving::ProfileFree,
                 align: u64,
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+            ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
                 match checkpoint { #fit_profile_rank }
             }
         }
@@ -559,7 +559,7 @@ impl Emitter<'_> {
                 inputs: &Inputs<'_>,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
                 match checkpoint { #fit_kv }
             }
 
@@ -576,7 +576,7 @@ impl Emitter<'_> {
                 budget: u64,
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
-            ) -> ::core::result::Result<__rt::Fit, __rt::RankError<__rt::FitError<__rt::PlanError>>> {
+            ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
                 match checkpoint { #fit_kv_rank }
             }
 
@@ -592,11 +592,11 @@ impl Emitter<'_> {
                 checkpoint: Checkpoint,
                 dims: &Dims,
                 formats: Formats,
-                profile: &__rt::ServingProfile,
+                profile: &__rt::serving::ServingProfile,
                 context: u64,
                 align: u64,
                 budget: u64,
-            ) -> ::core::result::Result<__rt::Fit, __rt::FitError<__rt::PlanError>> {
+            ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
                 match checkpoint { #fit_sequences }
             }
 

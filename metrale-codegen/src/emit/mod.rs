@@ -172,14 +172,14 @@ fn rank_of_fn() -> TokenStream {
             layers: usize,
             parallel: &__rt::parallel::Parallel<'_>,
             rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::RankError<E>> {
+        ) -> ::core::result::Result<(Dims, __rt::parallel::Stage), __rt::parallel::RankError<E>> {
             let stage = match __rt::parallel::Stage::of(layers as u64, parallel, rank) {
                 Ok(stage) => stage,
-                Err(fault) => return Err(__rt::RankError::Stage(fault)),
+                Err(fault) => return Err(__rt::parallel::RankError::Stage(fault)),
             };
             match dims.#on_tp(parallel.tp) {
                 Ok(dims) => Ok((dims, stage)),
-                Err(fault) => Err(__rt::RankError::Shard(fault)),
+                Err(fault) => Err(__rt::parallel::RankError::Shard(fault)),
             }
         }
     }

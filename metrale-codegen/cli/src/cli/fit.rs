@@ -40,7 +40,7 @@ use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::serving::{Family, GpuMemory, PagePool, ProfileFree, Utilization};
 use metrale_circuit::{
-    DEFAULT_ALIGN, FitError, Holding, KvInputs, PlanError, StateInputs, StateKind,
+    DEFAULT_ALIGN, Holding, KvInputs, PlanError, StateInputs, StateKind, serving::FitError,
 };
 
 use super::Outcome;

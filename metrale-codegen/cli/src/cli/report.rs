@@ -17,7 +17,7 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::{Fit, Lifetime, Space, StateKind};
+use metrale_circuit::{Lifetime, Space, StateKind, serving::Fit};
 
 use super::planned::RankPlan;
 use super::prepared::{Placement, Prepared};
