@@ -397,10 +397,30 @@ pub fn fit_json(stdout: &str, args: &[String]) -> (Vec<String>, Option<(u64, u64
     });
     check(match value["policy"].as_str() {
         Some("arenas") => Ok(()),
-        Some("vllm") => ["block_tokens", "page_bytes", "pool_pages", "admitted"]
-            .into_iter()
-            .find(|k| value.get(*k).is_none())
-            .map_or(Ok(()), |k| Err(format!("policy vllm without `{k}`"))),
+        Some("vllm") => [
+            "block_tokens",
+            "page_bytes",
+            "pool_pages",
+            "admitted",
+            "marginal_page_bytes",
+            "marginal_request_bytes",
+        ]
+        .into_iter()
+        .find(|k| value.get(*k).is_none())
+        .map_or(Ok(()), |k| Err(format!("policy vllm without `{k}`")))
+        .and_then(|()| {
+            // One more page of the pool is one more page in each of its slots, nothing else.
+            let (marginal, page) = (
+                value["marginal_bytes"].as_u64(),
+                value["marginal_page_bytes"].as_u64(),
+            );
+            match (free, marginal, page) {
+                ("kv-blocks", Some(m), Some(p)) if m != p => Err(format!(
+                    "one more page costs {m} B, but a page of every slot is {p} B"
+                )),
+                _ => Ok(()),
+            }
+        }),
         other => Err(format!("policy {other:?}")),
     });
     check(fit_json_budget(&value, budget, args));

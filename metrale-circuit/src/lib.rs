@@ -155,7 +155,9 @@ pub mod inputs {
 
 pub mod serving {
     //! Serving: the profile an operator decides ([`ServingProfile`]) and the one rule deriving
-    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), the budget a
+    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), what a fit's
+    //! answer holds per unit and what one more costs ([`Capacity`], [`PageCosts`]) and the page
+    //! pool a budget's rest makes ([`PoolCapacity`]), the budget a
     //! GPU leaves the state once its weights and a reserve are counted ([`GpuMemory`]), which
     //! circuit and checkpoint a model asked for at run time is ([`Registry`]), why dims given by
     //! name are not a generated `Dims` ([`DimsError`]), and the
@@ -166,8 +168,9 @@ pub mod serving {
     pub use crate::model::{PoolPages, PoolPolicy, VllmPool};
     pub use crate::plan::{PagePool, PoolMember, PoolPlan};
     pub use crate::serve::{
-        CircuitEntry, DimsError, Disagreement, Fit, FitError, GpuMemory, GpuShortfall, KvTokens,
-        ProfileFree, ProfileKv, Registry, RegistryError, Resolved, ServingProfile, Utilization,
+        Capacity, CircuitEntry, DimsError, Disagreement, Fit, FitError, GpuMemory, GpuShortfall,
+        KvTokens, PageCosts, PoolCapacity, ProfileFree, ProfileKv, Registry, RegistryError,
+        Resolved, ServingProfile, Utilization,
     };
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{root, run};
+use common::{Run, root, run};
 
 use serde_json::Value;
 
@@ -1802,6 +1802,28 @@ fn fit_kv_blocks_under_a_profile_grows_the_tied_draft_pool() {
     assert!(untied["value"].as_u64().unwrap() > value);
 }
 
+/// `fit` of Llama-3.1-8B under `inputs`, sequences of 32,768 tokens in 40 GiB.
+fn fit_llama_32k(inputs: &str, json: bool) -> Run {
+    let mut args = vec![
+        "fit",
+        "circuits/llama.toml",
+        "--checkpoint",
+        "llama_3_1_8b",
+        "--inputs",
+        inputs,
+        "--for",
+        "sequences",
+        "--context",
+        "32768",
+        "--budget",
+        "40GiB",
+    ];
+    if json {
+        args.push("--json");
+    }
+    run(&args)
+}
+
 #[test]
 fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
     // Llama-3.1-8B, bf16, a default server's vLLM pool, requests of 32,768 tokens at 40 GiB:
@@ -1813,21 +1835,7 @@ fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
         "[formats]\nkv_cache_dtype = \"bf16\"\n[serving]\nsequences = 1\n\
          [pool]\npolicy = \"vllm\"\ncontext = 32768\n",
     );
-    let out = run(&[
-        "fit",
-        "circuits/llama.toml",
-        "--checkpoint",
-        "llama_3_1_8b",
-        "--inputs",
-        &inputs,
-        "--for",
-        "sequences",
-        "--context",
-        "32768",
-        "--budget",
-        "40GiB",
-        "--json",
-    ]);
+    let out = fit_llama_32k(&inputs, true);
     assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
     let fit: Value = serde_json::from_str(&out.stdout).expect("JSON");
     assert_eq!(fit["policy"], "vllm");
@@ -1845,28 +1853,32 @@ fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
         assert_eq!(fit[key], want, "{key}");
     }
     assert_eq!(fit["concurrency"], 10.0);
-    // The table says the same, and `plan` shows the pool's layers.
-    let table = run(&[
-        "fit",
-        "circuits/llama.toml",
-        "--checkpoint",
-        "llama_3_1_8b",
-        "--inputs",
-        &inputs,
-        "--for",
-        "sequences",
-        "--context",
-        "32768",
-        "--budget",
-        "40GiB",
-    ]);
-    assert!(
-        table
-            .stdout
-            .contains("concurrency               10.00x (2048 pages a request)"),
-        "{}",
-        table.stdout
-    );
+    // The pool's marginal figures, not the arenas': a page in each of 32 slots,
+    // 32 x 65,536 = 2,097,152 B; a request's 2048 pages, 4,294,967,296 B, which is what one more
+    // sequence costs. There is no arena KV block to cost.
+    assert_eq!(fit["marginal_page_bytes"], 2_097_152);
+    assert_eq!(fit["marginal_request_bytes"], 4_294_967_296_u64);
+    assert_eq!(fit["marginal_bytes"], 4_294_967_296_u64);
+    assert_eq!(fit["marginal_block_bytes"], Value::Null);
+    assert_eq!(fit["pool_context"], 32_768);
+    // The table says the same under vLLM's names, and `plan` shows the pool's layers.
+    let table = fit_llama_32k(&inputs, false);
+    for line in [
+        "GPU KV cache size         327,680 tokens",
+        "Maximum concurrency       10.00x for 32,768 tokens per request (2048 pages a request)",
+        "one more page costs       2097152 B (a page of 65536 B in each of 32 slots)",
+        "one more request costs    4294967296 B (2048 pages of 32,768 tokens)",
+    ] {
+        assert!(table.stdout.contains(line), "{line}\n{}", table.stdout);
+    }
+    // The arenas' per-block and per-slot figures mean nothing under the pool.
+    for arena_only in [
+        "one more KV block costs",
+        "bytes per sequence slot",
+        "bytes per KV token",
+    ] {
+        assert!(!table.stdout.contains(arena_only), "{}", table.stdout);
+    }
     let plan = run(&[
         "plan",
         "circuits/llama.toml",
@@ -1887,21 +1899,7 @@ fn fit_under_the_vllm_pool_reports_what_vllm_logs() {
         "[formats]\nkv_cache_dtype = \"bf16\"\n[serving]\nsequences = 1\n\
          kv = { block_size = 16, tokens_per_sequence = 32768 }\n",
     );
-    let out = run(&[
-        "fit",
-        "circuits/llama.toml",
-        "--checkpoint",
-        "llama_3_1_8b",
-        "--inputs",
-        &arenas,
-        "--for",
-        "sequences",
-        "--context",
-        "32768",
-        "--budget",
-        "40GiB",
-        "--json",
-    ]);
+    let out = fit_llama_32k(&arenas, true);
     let fit: Value = serde_json::from_str(&out.stdout).expect("JSON");
     assert_eq!(
         (fit["policy"].clone(), fit.get("pool_pages")),

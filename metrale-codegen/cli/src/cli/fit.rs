@@ -33,20 +33,17 @@
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, ValueEnum};
-use metrale_circuit::dynamic::{
-    DynamicPlan, Section, StateDecl, StateTerm, fit_kv_blocks, fit_profile,
-};
-use metrale_circuit::inputs::FormatChoice;
+use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_profile};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::serving::{Family, GpuMemory, PagePool, ProfileFree, Utilization};
-use metrale_circuit::{
-    DEFAULT_ALIGN, Holding, KvInputs, PlanError, StateInputs, StateKind, serving::FitError,
+use metrale_circuit::serving::{
+    Capacity, FitError, GpuMemory, PoolCapacity, ProfileFree, Utilization,
 };
+use metrale_circuit::{DEFAULT_ALIGN, KvInputs, PlanError, StateInputs};
 
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
-use super::report::{FitAnswer, FitReport, GpuReport, PoolAnswer};
+use super::report::{FitAnswer, FitReport, GpuReport};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
 use super::weights::Weights;
 use super::{json, table};
@@ -415,106 +412,24 @@ fn fit_rank(
         args.align,
     )
     .map_err(plan_error)?;
-    let (per_slot, per_token) = match plan.pool() {
-        Some(pool) => pool_per_unit(pool, decls),
-        None => per_unit(&plan, decls),
-    };
-    let block_bytes = block_bytes(decls, &counts, inputs.formats, &plan, args.align);
-    let pool = plan.pool().map(|pool| pool_answer(pool, budget));
+    let capacity = Capacity::of(
+        &plan,
+        decls,
+        &StateInputs {
+            formats: inputs.formats,
+            ..counts
+        },
+        args.align,
+    );
+    let pool = plan.pool().map(|pool| PoolCapacity::of(pool, budget));
     Ok(FitAnswer {
         placement,
         fit,
-        per_slot,
-        per_token,
-        block_bytes,
+        capacity,
         pool,
     })
 }
 
-/// A vLLM page pool given every byte of `budget` the other states leave, as vLLM gives it the
-/// rest.
-fn pool_answer(pool: &PagePool, budget: u64) -> PoolAnswer {
-    let shape = pool.plan.shape;
-    let pages = match shape.row_bytes() {
-        Ok(row) if row > 0 => budget.saturating_sub(pool.plan.offset) / row,
-        _ => pool.plan.pages,
-    };
-    PoolAnswer {
-        block_tokens: shape.block_tokens,
-        page_bytes: shape.page_bytes,
-        slots: shape.slots,
-        groups: shape.groups,
-        request_pages: shape.request_pages,
-        pages,
-        tokens: shape.tokens(pages, pool.plan.context),
-        admitted: shape.admitted(pages),
-    }
-}
-
-/// One more block of the main pool at the answer, everything else as it is: what a block costs
-/// in arena bytes, padding included (`None` without a pool, or when that plan fails).
-fn block_bytes(
-    decls: &[StateDecl],
-    counts: &StateInputs<'_>,
-    formats: &[(&str, FormatChoice<&str>)],
-    plan: &DynamicPlan,
-    align: u64,
-) -> Option<u64> {
-    let kv = counts.kv?;
-    let more = StateInputs {
-        formats,
-        kv: Some(KvInputs {
-            blocks: kv.blocks.checked_add(1)?,
-            ..kv
-        }),
-        ..*counts
-    };
-    let next = DynamicPlan::new(decls, &more, align).ok()?;
-    next.device_bytes().checked_sub(plan.device_bytes())
-}
-
-/// [`per_unit`] under a page pool, whose layers hold those states: a request's live recurrent
-/// states over every layer (unpadded), and one token of the main layers' KV.
-fn pool_per_unit(pool: &PagePool, decls: &[StateDecl]) -> (u64, u64) {
-    let (mut per_slot, mut per_token) = (0u64, 0u64);
-    for member in &pool.members {
-        match member.layer.family {
-            Family::Recurrent { state_bytes } => per_slot = per_slot.saturating_add(state_bytes),
-            Family::Attention { token_bytes, .. } => {
-                let draft = member.states.iter().any(|s| {
-                    decls
-                        .iter()
-                        .any(|d| &d.id == s && d.section() == Section::Draft)
-                });
-                if !draft {
-                    per_token = per_token.saturating_add(token_bytes);
-                }
-            }
-        }
-    }
-    (per_slot, per_token)
-}
-
-/// Bytes one sequence slot's live recurrent states take, and one token of the main KV pool
-/// over every layer (draft sides excluded): the units' bytes, padding aside.
-fn per_unit(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
-    let per = |keep: &dyn Fn(&StateTerm) -> bool| -> u64 {
-        plan.terms()
-            .iter()
-            .filter(|t| keep(t))
-            .map(|t| t.unit_bytes)
-            .sum()
-    };
-    let draft = |t: &StateTerm| {
-        decls
-            .iter()
-            .any(|d| d.id == t.state && d.section() == Section::Draft)
-    };
-    (
-        per(&|t| t.kind == StateKind::Recurrent && t.holding == Holding::Live),
-        per(&|t| t.kind == StateKind::PagedKv && !draft(t)),
-    )
-}
 /// Why `budget` holds nothing: even 0 needs `needs` device bytes (`empty` `None`), or 0 takes
 /// `empty` and 1 needs `needs` (`u64::MAX`: the plan of one could not be made).
 fn budget_refused(args: &FitArgs, budget: u64, empty: Option<u64>, needs: u64) -> Diagnostic {

@@ -227,7 +227,7 @@ pub fn fit(report: &FitReport) -> String {
         "device_bytes": fit.device_bytes,
         "next_device_bytes": fit.next_device_bytes,
         "marginal_bytes": fit.marginal_bytes(),
-        "marginal_block_bytes": answer.block_bytes,
+        "marginal_block_bytes": answer.capacity.block_bytes,
         "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
     if let (Some(gpu), Some(fields)) = (&report.gpu, value.as_object_mut()) {
@@ -244,16 +244,26 @@ pub fn fit(report: &FitReport) -> String {
         }
     }
     if let (Some(pool), Some(fields)) = (&answer.pool, value.as_object_mut()) {
+        let costs = answer.capacity.pages;
         for (key, n) in [
-            ("block_tokens", json!(pool.block_tokens)),
-            ("page_bytes", json!(pool.page_bytes)),
-            ("pool_slots", json!(pool.slots)),
-            ("pool_groups", json!(pool.groups)),
-            ("request_pages", json!(pool.request_pages)),
+            ("block_tokens", json!(pool.shape.block_tokens)),
+            ("page_bytes", json!(pool.shape.page_bytes)),
+            ("pool_slots", json!(pool.shape.slots)),
+            ("pool_groups", json!(pool.shape.groups)),
+            ("request_pages", json!(pool.shape.request_pages)),
             ("pool_pages", json!(pool.pages)),
+            ("pool_context", json!(pool.context)),
             ("pool_tokens", json!(pool.tokens)),
             ("concurrency", json!(pool.concurrency())),
             ("admitted", json!(pool.admitted)),
+            (
+                "marginal_page_bytes",
+                json!(costs.and_then(|c| c.page_bytes)),
+            ),
+            (
+                "marginal_request_bytes",
+                json!(costs.and_then(|c| c.request_bytes)),
+            ),
         ] {
             fields.insert(key.to_owned(), n);
         }

@@ -17,7 +17,8 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::{Lifetime, Space, StateKind, serving::Fit};
+use metrale_circuit::serving::{Capacity, Fit, PoolCapacity};
+use metrale_circuit::{Lifetime, Space, StateKind};
 
 use super::planned::RankPlan;
 use super::prepared::{Placement, Prepared};
@@ -156,50 +157,10 @@ pub struct FitAnswer {
     pub placement: Option<Placement>,
     /// The largest value that fits, and the device bytes at it and at one more.
     pub fit: Fit,
-    /// Bytes one sequence slot's live recurrent states take.
-    pub per_slot: u64,
-    /// Bytes one token of the main KV pool takes over every layer.
-    pub per_token: u64,
-    /// What one more block of the main KV pool costs at the answer: the device arena with it
-    /// less without it (`None` without a pool).
-    pub block_bytes: Option<u64>,
+    /// What the plan at the answer holds per unit and what one more costs.
+    pub capacity: Capacity,
     /// Under vLLM's page pool: the pool the budget's rest makes.
-    pub pool: Option<PoolAnswer>,
-}
-
-/// A vLLM page pool given every byte of the budget the other states leave, as vLLM sizes it:
-/// what its users read in its log.
-pub struct PoolAnswer {
-    /// Attention tokens per page.
-    pub block_tokens: u64,
-    /// Bytes of one page of one layer.
-    pub page_bytes: u64,
-    /// Slots of the buffer (layers per group).
-    pub slots: u64,
-    /// KV-cache groups.
-    pub groups: u64,
-    /// Pages one request of the context holds.
-    pub request_pages: u64,
-    /// Pages the rest of the budget holds, the null page included (`num_gpu_blocks`).
-    pub pages: u64,
-    /// "GPU KV cache size": `pages x context / request_pages` tokens.
-    pub tokens: Option<u64>,
-    /// Requests of the whole context held at once: `(pages - 1) / request_pages`.
-    pub admitted: u64,
-}
-
-impl PoolAnswer {
-    /// "Maximum concurrency": `pages / request_pages`, as vLLM logs it (the null page counted).
-    #[allow(
-        clippy::cast_precision_loss,
-        reason = "a ratio to print with two decimals"
-    )]
-    pub fn concurrency(&self) -> f64 {
-        if self.request_pages == 0 {
-            return f64::INFINITY;
-        }
-        self.pages as f64 / self.request_pages as f64
-    }
+    pub pool: Option<PoolCapacity>,
 }
 
 /// How many terms, and their bytes.

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use clap::ValueEnum;
 use metrale_circuit::dynamic::{Position, StateTerm};
-use metrale_circuit::serving::{Family, PagePool};
+use metrale_circuit::serving::{Family, PageCosts, PagePool, PoolCapacity};
 use metrale_circuit::{Lifetime, Space};
 
 use super::report::{EveryRankReport, FitReport, GpuReport, Report, Total, human_bytes};
@@ -219,19 +219,37 @@ pub fn every_rank(report: &EveryRankReport) -> String {
     out
 }
 
-/// The summary: arena bytes per space, then term bytes per lifetime, kind, layer kind and layer.
+/// The summary: bytes per space (under vLLM's policy the device's page pool after its arena, the
+/// device total on the device line, the figure `--json` and the map state), then term bytes per
+/// lifetime, kind, layer kind and layer.
 fn summary(report: &Report) -> String {
     let plan = &report.plan;
-    let mut out = String::from("\narena bytes per space (alignment padding included)\n");
+    let mut out = String::from(match plan.pool() {
+        None => "\narena bytes per space (alignment padding included)\n",
+        Some(_) => {
+            "\nbytes per space (alignment padding included; the device's page pool after its arena)\n"
+        }
+    });
     let arenas: Vec<Vec<String>> = Space::ALL
         .iter()
         .map(|&s| {
-            let bytes = plan.arena_bytes(s);
-            vec![
+            let arena = plan.arena_bytes(s);
+            let total = match s {
+                Space::Device => plan.device_bytes(),
+                Space::Host => arena,
+            };
+            let mut row = vec![
                 s.name().to_owned(),
-                human_bytes(bytes),
-                format!("{bytes} B"),
-            ]
+                human_bytes(total),
+                format!("{total} B"),
+            ];
+            if let (Space::Device, Some(pool)) = (s, plan.pool()) {
+                row.push(format!(
+                    "the arena's {arena} B and the page pool's {} B",
+                    pool.plan.bytes()
+                ));
+            }
+            row
         })
         .collect();
     push_cells(&mut out, &arenas, 1);
@@ -541,6 +559,76 @@ fn terms(report: &Report, sort: Sort, group: Option<Group>) -> String {
     out
 }
 
+/// `n` with a comma every three digits, as vLLM's log writes its counts (`f"{n:,}"`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// `fit`'s rows under vLLM's page pool: what one more page and one more request cost, the pool
+/// the budget's rest makes, and the two figures vLLM logs under the names it logs them by
+/// ("GPU KV cache size", "Maximum concurrency"), in place of the arenas' per-block and per-slot
+/// figures, which the pool does not have.
+fn pool_rows(rows: &mut Vec<(&str, String)>, pool: &PoolCapacity, costs: Option<&PageCosts>) {
+    let shape = &pool.shape;
+    let bytes = |b: Option<u64>| b.map_or_else(|| "overflows".to_owned(), |b| format!("{b} B"));
+    rows.extend([
+        (
+            "one more page costs",
+            format!(
+                "{} (a page of {} B in each of {} slots)",
+                bytes(costs.and_then(|c| c.page_bytes)),
+                shape.page_bytes,
+                shape.slots
+            ),
+        ),
+        (
+            "one more request costs",
+            format!(
+                "{} ({} pages of {} tokens)",
+                bytes(costs.and_then(|c| c.request_bytes)),
+                shape.request_pages,
+                thousands(pool.context)
+            ),
+        ),
+        (
+            "page pool (vllm)",
+            format!(
+                "{} tokens a page of {} B, {} slots, {} groups",
+                shape.block_tokens, shape.page_bytes, shape.slots, shape.groups
+            ),
+        ),
+        (
+            "pool pages",
+            format!("{} (the budget's rest; one is the null page)", pool.pages),
+        ),
+        (
+            "GPU KV cache size",
+            pool.tokens.map_or_else(
+                || "overflows".to_owned(),
+                |t| format!("{} tokens", thousands(t)),
+            ),
+        ),
+        (
+            "Maximum concurrency",
+            format!(
+                "{:.2}x for {} tokens per request ({} pages a request)",
+                pool.concurrency(),
+                thousands(pool.context),
+                shape.request_pages
+            ),
+        ),
+        ("requests at once", pool.admitted.to_string()),
+    ]);
+}
+
 /// `fit`'s text: the answer, the device bytes around it, the per-unit figures, one `name  value`
 /// line each (over several ranks, with the rank whose answer it is).
 pub fn fit(report: &FitReport) -> String {
@@ -573,41 +661,24 @@ pub fn fit(report: &FitReport) -> String {
                 |b| format!("{b} B (every term that grows with it, padding included)"),
             ),
         ),
-        (
-            "one more KV block costs",
-            answer
-                .block_bytes
-                .map_or_else(|| "no KV pool".to_owned(), |b| format!("{b} B")),
-        ),
-        ("bytes per sequence slot", format!("{} B", answer.per_slot)),
-        ("bytes per KV token", format!("{} B", answer.per_token)),
     ];
     if let Some(pool) = &answer.pool {
-        rows.push((
-            "page pool (vllm)",
-            format!(
-                "{} tokens a page of {} B, {} slots, {} groups",
-                pool.block_tokens, pool.page_bytes, pool.slots, pool.groups
+        pool_rows(&mut rows, pool, answer.capacity.pages.as_ref());
+    } else {
+        let capacity = &answer.capacity;
+        rows.extend([
+            (
+                "one more KV block costs",
+                capacity
+                    .block_bytes
+                    .map_or_else(|| "no KV pool".to_owned(), |b| format!("{b} B")),
             ),
-        ));
-        rows.push((
-            "pool pages",
-            format!("{} (the budget's rest; one is the null page)", pool.pages),
-        ));
-        rows.push((
-            "pool tokens",
-            pool.tokens
-                .map_or_else(|| "overflows".to_owned(), |t| t.to_string()),
-        ));
-        rows.push((
-            "concurrency",
-            format!(
-                "{:.2}x ({} pages a request)",
-                pool.concurrency(),
-                pool.request_pages
+            (
+                "bytes per sequence slot",
+                format!("{} B", capacity.per_slot),
             ),
-        ));
-        rows.push(("requests at once", pool.admitted.to_string()));
+            ("bytes per KV token", format!("{} B", capacity.per_token)),
+        ]);
     }
     // With `--gpu`: where the budget comes from, before it.
     if let Some(gpu) = &report.gpu {
