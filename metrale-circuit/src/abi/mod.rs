@@ -40,27 +40,9 @@ pub use table::{Row, SizeClass, Step, Table, put};
 use crate::law::Holding;
 use crate::model::{Lifetime, StateKind};
 
-/// Bumped whenever what generated code calls changes its shape or meaning (2: `ceil_div` takes
-/// `Result`s, for derived dims; 3: size classes carry a window index, `size_class` the
-/// windows; 4: a region carries its unit bytes and inner count; 5: generated plans fit
-/// (`Search`, `ServingProfile`) and are chosen at run time (`RegionList`, `MissingFormat`);
-/// 6: `Dims::on_tp` calls `shard` and names `ShardFault`; 7: plans are built for a pipeline
-/// stage: `place_of` over a table's place starts, `held`, `StageClasses`, `ClassSize::ABSENT`;
-/// `size_class` takes the held count and `replay` the `Held`; 8: a checkpoint's table is one
-/// `Table` the runtime sizes, lays out, fits and ranks: `Table::size`, `Units`, `Sized`,
-/// `Table::fit_kv_blocks`, `Table::fit_profile`, `in_rank`; unit functions call `unit` and
-/// `on_tp` calls `shard` here, and generated code names the parallel, serving and dynamic items
-/// through their modules; 9: `StateInputs` and a generated `Inputs` carry `draft_kv_dtype`,
-/// which `size_class` retypes a draft KV side's unit by, and the layout policy, `pool`, whose
-/// page pool the table's fits add (`Table::pool`); `ServingProfile` borrows its `h_steps`
-/// tiers; 10: a size class's `reach` (a sliding window or an attention chunk, `Reach<usize>`)
-/// replaces its `window`, and `Units::reaches` its `windows`; 11: formats are
-/// `FormatChoice`s (`format_of`, `dtype_of`, `MissingFormat`'s `expected` and `refused`),
-/// `Checkpoint::from_hf` ignores ASCII case (`same_id`), a `Unit` carries
-/// its `elements`, a `Region` its `space`, and a state stored in a layout calls `layout_unit`,
-/// `parts` and `plain_parts`; 12: a `Dims` is made from named values (`dims_by_name`, its
-/// error `serving::DimsError`)).
-const REVISION: u64 = 12;
+/// Bumped whenever what generated code calls changes its shape or meaning; each revision's
+/// change is listed in the workspace's `CHANGELOG.md` ("ABI revisions").
+const REVISION: u64 = 13;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of
