@@ -155,6 +155,25 @@ pub enum PoolFault {
     },
 }
 
+impl std::fmt::Display for PoolFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Overflow => f.write_str("the page pool's size overflows u64"),
+            Self::ZeroTokens => f.write_str(
+                "the page pool's `kernel_block` and `checkpoint_alignment` must be at least 1",
+            ),
+            Self::ZeroWindow => f.write_str("a sliding window or attention chunk of 0 tokens"),
+            Self::MixedAttention { first, other } => write!(
+                f,
+                "under the vLLM page pool every attention layer must keep the same bytes per \
+                 token, and the pool's layer {other} keeps other bytes than its layer {first}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PoolFault {}
+
 /// The shape of a pool: its page, the groups of layers that share it, the slots they view and
 /// what one request holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

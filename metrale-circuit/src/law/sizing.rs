@@ -100,6 +100,26 @@ pub enum SizeFault {
     MissingWindow,
 }
 
+impl std::fmt::Display for SizeFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The state is the caller's to name (`PlanError::of_fault`): these say what went wrong.
+        f.write_str(match self {
+            Self::Overflow => "a size overflows u64",
+            Self::MissingVerify => {
+                "verify inputs were given but the recurrent state declares no `verify`"
+            }
+            Self::DivisionByZero => "a shape divides by a dim that is zero",
+            Self::Negative => "a shape is below zero under these dims",
+            Self::MissingWindow => {
+                "a KV side keeps a sliding window but the KV inputs give no `sequences`, \
+                 `chunk_tokens` and `max_tokens`"
+            }
+        })
+    }
+}
+
+impl std::error::Error for SizeFault {}
+
 /// One term's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {

@@ -118,6 +118,23 @@ pub enum FormatError {
     UnknownDtype(String),
 }
 
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::EmptyKey => f.write_str("empty format key `{}`: name the key the engine chooses"),
+            Self::BadKey(key) => write!(
+                f,
+                "format key `{key}` is not a valid key (lower snake case: `[a-z][a-z0-9_]*`)"
+            ),
+            Self::UnknownDtype(found) => {
+                write!(f, "unknown format `{found}`: neither a dtype nor `{{key}}`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
 impl StateFormat {
     /// Reads `f32` or `{key}`.
     ///

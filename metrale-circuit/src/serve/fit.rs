@@ -134,7 +134,16 @@ impl<E: std::fmt::Display> std::fmt::Display for FitError<E> {
     }
 }
 
-impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for FitError<E> {}
+/// `Plan` prints its plan error's message as its own, so it passes that error's source on, not
+/// the error itself (a report would print the message twice).
+impl<E: std::error::Error> std::error::Error for FitError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FitError::Plan(error) => error.source(),
+            _ => None,
+        }
+    }
+}
 
 /// A binary search for the largest `n` with `fits(n)`, `fits` being true up to some value and
 /// false after it: [`Search::probe`] names the next value to plan, [`Search::record`] takes

@@ -304,7 +304,17 @@ impl<E: fmt::Display> fmt::Display for RankError<E> {
     }
 }
 
-impl<E: fmt::Debug + fmt::Display> std::error::Error for RankError<E> {}
+/// Each variant prints its error's message as its own, so it passes that error's source on, not
+/// the error itself (a report would print the message twice).
+impl<E: std::error::Error> std::error::Error for RankError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Shard(fault) => fault.source(),
+            Self::Stage(fault) => fault.source(),
+            Self::Plan(error) => error.source(),
+        }
+    }
+}
 
 /// Dim `d` on one of `t` tensor-parallel ranks: `d / t` when `t` divides `d`, `1` when
 /// `d < t` and `d` divides `t` (replicated), else `None`.

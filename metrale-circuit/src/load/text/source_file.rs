@@ -28,6 +28,14 @@ pub struct ReadFailure {
     pub source: Option<Box<Source>>,
 }
 
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.diagnostic)
+    }
+}
+
+impl std::error::Error for ReadFailure {}
+
 /// Reads the file at `path` as a [`Source`] named `name`; `what` names it in errors ("circuit",
 /// "block library", "inputs file").
 ///
