@@ -14,7 +14,7 @@
 //! Invariants: nothing here panics on any bytes; [`split`] of an input without a header gives
 //! no tokens and the whole input as the body.
 
-use metrale_circuit::load::parse_size;
+use metrale_circuit::load::{parse_count, parse_size};
 use metrale_circuit::serving::Utilization;
 
 /// The header's marker at the start of an input.
@@ -108,6 +108,8 @@ enum Value {
     Positive,
     /// A byte size (`parse_size`).
     Size,
+    /// A count of at least 1, with or without a unit (`parse_count`: `32k`, `32Ki`).
+    Count,
     /// A GPU share (`Utilization::parse`).
     Share,
     /// One of these spellings.
@@ -150,7 +152,7 @@ fn grammar(command: &str) -> Option<(Vec<(&'static str, Value)>, usize)> {
                 ("--reserve", Value::Size),
                 ("--utilization", Value::Share),
                 ("--for", Value::OneOf(&["kv-blocks", "sequences"])),
-                ("--context", Value::Positive),
+                ("--context", Value::Count),
             ]);
             1
         }
@@ -263,6 +265,11 @@ fn bad_value(value: Value, text: &str) -> Option<String> {
             Err(e) => Some(e.to_string()),
         },
         Value::Size => parse_size(text).err(),
+        Value::Count => match parse_count(text) {
+            Ok(0) => Some("0".to_owned()),
+            Ok(_) => None,
+            Err(e) => Some(e),
+        },
         Value::Share => Utilization::parse(text).err(),
         Value::OneOf(spellings) => {
             (!spellings.contains(&text)).then(|| format!("not one of {spellings:?}"))

@@ -51,9 +51,10 @@ pub struct Args {
 /// file's; `sequences` is not one of them: the fit decides it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct ProfileFlags {
-    /// KV tokens per sequence, the context the fit sizes each sequence at [default: the
-    /// profile's `tokens_per_sequence`].
-    #[arg(long, value_name = "TOKENS")]
+    /// KV tokens per sequence, the context the fit sizes each sequence at (`32k` = 32,000,
+    /// `32Ki` = 32,768, as `metrale-codegen fit --context` reads it) [default: the profile's
+    /// `tokens_per_sequence`].
+    #[arg(long, value_name = "TOKENS", value_parser = metrale_circuit::load::parse_count)]
     pub context: Option<u64>,
     /// Rows a speculative step verifies (K); 0 for no verify.
     #[arg(long, value_name = "K")]

@@ -77,7 +77,7 @@ pub use inputs_file::{
 };
 pub use names::{camel_case, reserved};
 pub use read::CircuitSource;
-pub use text::{Origin, ReadFailure, diag, limits, parse_size, read_source};
+pub use text::{Origin, ReadFailure, diag, limits, parse_count, parse_size, read_source};
 
 /// Loads a circuit: reads it and its includes, walks every file, resolves, and returns the
 /// validated circuit or every error, with the files read either way. Every front end calls

@@ -16,6 +16,6 @@ mod size;
 pub(crate) mod source_file;
 pub(crate) mod walk;
 
-pub use size::parse_size;
+pub use size::{parse_count, parse_size};
 pub use source_file::{ReadFailure, read_source};
 pub use walk::Origin;

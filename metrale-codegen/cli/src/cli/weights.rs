@@ -58,7 +58,8 @@ pub struct Weights {
 /// # Errors
 /// A diagnostic naming the file and what is wrong with it.
 pub fn weights(arg: &str) -> Result<Weights, Diagnostics> {
-    if let Ok(bytes) = metrale_circuit::load::parse_size(arg) {
+    let size = metrale_circuit::load::parse_size(arg);
+    if let Ok(bytes) = size {
         return Ok(Weights {
             bytes,
             source: "given".to_owned(),
@@ -68,12 +69,19 @@ pub fn weights(arg: &str) -> Result<Weights, Diagnostics> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            let d = Diagnostic::error(format!("`--weights {arg}` is neither a size nor a file"))
-                .help(
-                    "give the weights' bytes (17GiB, 17179869184), a \
-                     `model.safetensors.index.json`, a `.safetensors` file, or the folder of a \
-                     checkpoint",
-                );
+            let d = Diagnostic::error(format!("`--weights {arg}` is neither a size nor a file"));
+            // A number meant as a size says why it is none (`1.5B`: a fraction of a byte).
+            let d = match size {
+                Err(why) if arg.starts_with(|c: char| c.is_ascii_digit()) => {
+                    d.note(format!("as a size: {why}"))
+                }
+                _ => d,
+            };
+            let d = d.help(
+                "give the weights' bytes (17GiB, 16.2GB, 17179869184), a \
+                 `model.safetensors.index.json`, a `.safetensors` file, or the folder of a \
+                 checkpoint",
+            );
             return Err(d.into());
         }
         Err(e) => return Err(cannot_read(path, &e).into()),
