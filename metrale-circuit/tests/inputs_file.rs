@@ -782,9 +782,33 @@ fn a_pool_that_cannot_be_is_refused_where_it_is_written() {
         only_err("[serving]\nsequences = 1\n[pool]\npolicy = \"vllm\"\ncontext = 9\npages = 3\n");
     assert_eq!(d.message, "`pool.pages` with a `[serving]` profile");
     assert_eq!(at(&d), (6, 1));
-    // No context.
-    let d = only_err("slots = 1\n[pool]\npolicy = \"vllm\"\npages = 3\n");
-    assert_eq!(d.message, "missing key `context` in `pool`");
+}
+
+#[test]
+fn a_pool_without_context_loads_and_says_it_lacks_one() {
+    use metrale_circuit::serving::{PoolPages, PoolPolicy};
+
+    // `context` is left to the caller (`fit --for sequences --context`): the file loads, its
+    // pool's context 0, and `lacks_context` tells a caller that plans it as it is to refuse.
+    let file = parse("slots = 1\n[pool]\npolicy = \"vllm\"\npages = 3\n");
+    let PoolPolicy::Vllm(pool) = file.pool else {
+        panic!("a vllm pool");
+    };
+    assert_eq!((pool.pages, pool.context), (PoolPages::Pages(3), 0));
+    assert!(file.lacks_context());
+    // Under `[serving]` too: the profile's pool is sized for requests of 0 tokens until
+    // `ServingProfile::at` gives them a context.
+    let served = parse("[serving]\nsequences = 2\n[pool]\npolicy = \"vllm\"\n");
+    assert!(served.lacks_context());
+    let profile = served.serving().expect("a profile");
+    assert_eq!(profile.pool.map(|p| p.context), Some(0));
+    assert_eq!(profile.at(2, 4096).pool.map(|p| p.context), Some(4096));
+    // A context written, even 0, is the file's own; the arenas need none.
+    assert!(
+        !parse("slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 0\npages = 3\n").lacks_context()
+    );
+    assert!(!parse("slots = 1\n[pool]\npolicy = \"arenas\"\n").lacks_context());
+    assert!(!parse("slots = 1\n").lacks_context());
 }
 
 #[test]

@@ -904,7 +904,6 @@ const INPUTS_ERRORS: &[(&str, Option<&str>)] = &[
         "slots = 1\n[pool]\npolicy = \"arenas\"\ncontext = 4096\n",
         None,
     ),
-    ("slots = 1\n[pool]\npolicy = \"vllm\"\nrequests = 4\n", None),
     (
         "slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 4096\n",
         None,

@@ -164,12 +164,14 @@ pub struct InputsFile {
     located: Located,
 }
 
-/// The file's text and where its KV tables are, for [`InputsFile::locate_kv`].
+/// The file's text and where its KV tables are, for [`InputsFile::locate_kv`]; whether its
+/// `[pool]` writes `context`, for [`InputsFile::lacks_context`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Located {
     source: Option<Source>,
     kv: Option<Range<usize>>,
     draft_kv: Option<Range<usize>>,
+    pool_context: bool,
 }
 
 /// `[verify]`, owned: the counts of [`VerifyInputs`].
@@ -361,6 +363,16 @@ impl InputsFile {
         }
     }
 
+    /// Whether the file's vLLM pool leaves out `context`, the tokens one request may hold
+    /// (`max_model_len`): its [`VllmPool::context`] is then 0 until the caller gives one (as
+    /// `metrale-codegen fit --for sequences --context` does through
+    /// [`ServingProfile::at`]), and a plan of the file as it is must be refused, at `[pool]`
+    /// ([`InputsFile::locate_key_name`] with `["pool"]`). `false` under the arenas.
+    #[must_use]
+    pub fn lacks_context(&self) -> bool {
+        matches!(self.pool, PoolPolicy::Vllm(_)) && !self.located.pool_context
+    }
+
     /// The file's vLLM pool, under that policy.
     fn vllm_pool(&self) -> Option<VllmPool> {
         match self.pool {
@@ -423,6 +435,7 @@ fn read(walk: &mut Walk<'_>, root: &Table<'_>) -> InputsFile {
             source: None,
             kv: field(root, "kv").map(|(key, _)| key),
             draft_kv: field(root, "draft_kv").map(|(key, _)| key),
+            pool_context: field(root, "pool").is_some_and(|(_, v)| super::pool::writes_context(v)),
         },
     };
     // The counts agree only once each was read: check them when the file has no other error.

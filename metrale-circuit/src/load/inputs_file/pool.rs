@@ -1,11 +1,13 @@
 //! `[pool]` of an inputs file: the layout policy of what a request holds. `policy = "arenas"`
 //! (the default, also when the table is absent) or `policy = "vllm"` with vLLM's figures, each
-//! defaulting to a default `vllm serve` ([`VllmPool::DEFAULT`]) but `context`.
+//! defaulting to a default `vllm serve` ([`VllmPool::DEFAULT`]) but `context`, which has no
+//! default: a file may leave it to the command line (`fit --for sequences --context`), and a
+//! plan of a pool without it is refused by its caller ([`writes_context`] says which).
 //!
 //! Owner: metrale-circuit (feature `load`).
 //! Invariants: every key is located when refused; under `[serving]` the profile's sequences
 //! size the pool, so `pages` and `requests` are refused there, and without it exactly one of
-//! them is required; nothing here panics.
+//! them is required; an absent `context` reads as 0, never as a guess; nothing here panics.
 
 use std::ops::Range;
 
@@ -73,6 +75,7 @@ pub(crate) fn pool(
     let d = VllmPool::DEFAULT;
     let mut vllm = VllmPool {
         pages: PoolPages::Requests(0),
+        // Absent: 0 until the caller gives it ([`writes_context`]).
         context: count(walk, "context", 0),
         kernel_block: count(walk, "kernel_block", d.kernel_block),
         batched_tokens: count(walk, "batched_tokens", d.batched_tokens),
@@ -82,7 +85,7 @@ pub(crate) fn pool(
         checkpoint_pages: count(walk, "checkpoint_pages", d.checkpoint_pages),
         speculative_tokens: count(walk, "speculative_tokens", d.speculative_tokens),
     };
-    figures(walk, table, key.clone(), &mut vllm);
+    figures(walk, table, &mut vllm);
     size(walk, table, key, serving, &mut vllm);
     (walk.sink.error_count() == before).then_some(PoolPolicy::Vllm(vllm))
 }
@@ -154,22 +157,22 @@ fn size(
     }
 }
 
-/// `prefix_caching` (a boolean), the required `context`, and the figures that cannot be 0.
-fn figures(walk: &mut Walk<'_>, table: &Table<'_>, key: Range<usize>, vllm: &mut VllmPool) {
+/// Whether `[pool]` (its value, `value`) writes `context`.
+pub(super) fn writes_context(value: &Value<'_>) -> bool {
+    match value.get_ref() {
+        toml::de::DeValue::Table(table) => field(table, "context").is_some(),
+        _ => false,
+    }
+}
+
+/// `prefix_caching` (a boolean) and the figures that cannot be 0.
+fn figures(walk: &mut Walk<'_>, table: &Table<'_>, vllm: &mut VllmPool) {
     if let Some((_, v)) = field(table, "prefix_caching") {
         if let toml::de::DeValue::Boolean(b) = v.get_ref() {
             vllm.prefix_caching = *b;
         } else {
             walk.wrong_type("pool.prefix_caching", "a boolean", v);
         }
-    }
-    if field(table, "context").is_none() {
-        walk.report(
-            key.clone(),
-            Diagnostic::error("missing key `context` in `pool`")
-                .label("the vLLM pool needs `context`")
-                .help("add `context = N`: the tokens one request may hold (`max_model_len`)"),
-        );
     }
     for (name, zero) in [
         ("kernel_block", vllm.kernel_block),

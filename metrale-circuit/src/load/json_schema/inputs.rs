@@ -518,18 +518,11 @@ const POOL: Table = Table {
         Key::new(
             "context",
             COUNT,
-            "vLLM: the tokens one request may hold (`max_model_len`); required.",
+            "vLLM: the tokens one request may hold (`max_model_len`). A file may leave it to \
+             `fit --for sequences --context N`; `plan` and `fit --for kv-blocks` refuse a pool \
+             without it.",
         )
-        .under(&[
-            NOT_WITH_ARENAS,
-            Under {
-                when: here(&[Test {
-                    path: &["policy"],
-                    is: Is::OneOf(&["vllm"]),
-                }]),
-                then: Then::Required,
-            },
-        ]),
+        .under(VLLM_ONLY),
         Key::new(
             "pages",
             COUNT,

@@ -19,8 +19,9 @@
 //!   sequence; without `--inputs` it reads the built-in [`SERVING_INPUTS`] (the default server
 //!   as a profile). `--context` is required with it and refused without it (usage, exit 2).
 //! - `--budget` takes bytes or a number with a unit (`B`, `KB` `MB` `GB` `TB` in powers of
-//!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024); a malformed or overflowing size is a
-//!   usage error (exit 2).
+//!   1000, `KiB` `MiB` `GiB` `TiB` in powers of 1024), with a decimal fraction that comes to
+//!   whole bytes (`16.2GB`); `--context` a count, `32k` (32,000) or `32Ki` (32,768); a
+//!   malformed or overflowing size or count is a usage error (exit 2).
 //! - A budget too small for even 0, or one that holds 0 (no sequence, no KV block: it serves
 //!   nothing), is bad input (exit 1) naming the bytes 0 and 1 need; so are weights and a
 //!   reserve that take the whole GPU.
@@ -93,8 +94,14 @@ pub struct FitArgs {
     /// The free input.
     #[arg(long = "for", value_name = "INPUT")]
     pub free: Free,
-    /// KV tokens per sequence, for `--for sequences` (required with it).
-    #[arg(long, value_name = "TOKENS", required_if_eq("free", "sequences"))]
+    /// KV tokens per sequence, for `--for sequences` (required with it): a count, or with a
+    /// unit (`32k` = 32,000, `32Ki` = 32,768).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        required_if_eq("free", "sequences"),
+        value_parser = metrale_circuit::load::parse_count
+    )]
     pub context: Option<u64>,
     /// The checkpoint to size [default: the circuit's first].
     #[arg(long, value_name = "NAME")]
@@ -216,6 +223,8 @@ pub fn run(args: &FitArgs) -> Outcome {
 fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
     let request = args.request();
     let prepared = prepare(&request)?;
+    // A vLLM pool without `context` needs `--for sequences --context`.
+    prepared.require_context(args.context)?;
     let gpu = gpu(args, &prepared)?;
     let budget = match &gpu {
         Some(gpu) => gpu.budget,

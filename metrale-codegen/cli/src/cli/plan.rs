@@ -143,6 +143,8 @@ pub fn run(args: &PlanArgs) -> Outcome {
 fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
     let request = args.request();
     let prepared = prepare(&request)?;
+    // `plan` has no `--context`: the inputs must give it.
+    prepared.require_context(None)?;
     match planned::plan(&request, &prepared)? {
         Planned::Every(_) if args.svg.is_some() => Err(Diagnostic::error(
             "`--svg` draws the memory map of one plan, and every rank's bytes are not one",

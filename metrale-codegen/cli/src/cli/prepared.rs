@@ -12,6 +12,8 @@
 //!   made once for each rank a later stage plans, never written over the checkpoint's.
 //! - A rank's stage is the one the runtime placed its declarations by (`Circuit::place_rank`
 //!   returns both): never computed a second time.
+//! - Inputs whose vLLM pool leaves out `context` are planned only with a context the command
+//!   gives ([`Prepared::require_context`]): `plan` never sizes requests of 0 tokens.
 
 use metrale_circuit::PlanError;
 use metrale_circuit::dynamic::{StateDecl, StateFormat};
@@ -99,6 +101,30 @@ impl Prepared {
         self.circuit
             .checkpoint(&self.checkpoint)
             .map_or(&[], |c| c.layer_kinds())
+    }
+
+    /// Refuses inputs whose vLLM pool leaves out `context` when the command gives none either
+    /// (`context`: `fit --for sequences --context`'s; `None` for `plan` and
+    /// `fit --for kv-blocks`), at the file's `[pool]`, naming both ways to give it: a plan of
+    /// them would size every request's pages for 0 tokens.
+    ///
+    /// # Errors
+    /// The refusal, when neither the inputs nor the command give the context.
+    pub fn require_context(&self, context: Option<u64>) -> Result<(), Diagnostics> {
+        if context.is_some() || !self.inputs.lacks_context() {
+            return Ok(());
+        }
+        let d =
+            Diagnostic::error("the vLLM pool has no `context`: the tokens one request may hold")
+                .label("gives no `context`")
+                .note(
+                    "the pool sizes each request's pages for its context (vLLM's `max_model_len`)",
+                )
+                .help(
+                    "add `context = N` to `[pool]`, or give it on the command line: \
+             `fit --for sequences --context N`",
+                );
+        Err(self.inputs.locate_key_name(&["pool"], d).into())
     }
 
     /// Rank `rank` of the sizes asked for: its states and its stage.
