@@ -1,6 +1,7 @@
 //! `fit` refuses a question no budget answers: `--context 0` (a usage error, exit 2), and a
 //! free input nothing in the plan grows with (bad input, exit 1), instead of answering the
-//! search's own limit (4,611,686,018,427,387,902 sequences, `u64::MAX` KV blocks).
+//! search's own limit (4,611,686,018,427,387,902 sequences, `u64::MAX` KV blocks); and it says
+//! which serving profile it answered under.
 
 mod common;
 
@@ -100,4 +101,58 @@ fn kv_blocks_of_a_circuit_that_keeps_no_kv_are_refused() {
         "100",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn fit_says_the_serving_profile_it_answered_under() {
+    // The built-in profile, metrale-codegen/cli/inputs/serving.toml: verify_rows = 4,
+    // ring_depth = 4, prefix_snapshots = 2, draft_kv = true, tree_nodes = 16, KV blocks of 16
+    // tokens; fp8 KV, f32 recurrent h, bf16 conv.
+    let args = [
+        "fit",
+        "circuits/qwen3_5.toml",
+        "--for",
+        "sequences",
+        "--context",
+        "32Ki",
+        "--budget",
+        "40GiB",
+    ];
+    let json = run(&[&args[..], &["--json"]].concat());
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(
+        value["profile"],
+        serde_json::json!({
+            "source": "built-in serving profile (metrale-codegen/cli/inputs/serving.toml)",
+            "verify_rows": 4,
+            "ring_depth": 4,
+            "prefix_snapshots": 2,
+            "draft_kv": true,
+            "tree_nodes": 16,
+            "kv_block_size": 16,
+            "formats": { "kv_cache_dtype": "fp8", "ssm_h_storage": "f32", "ssm_conv_storage": "bf16" },
+        })
+    );
+    let table = run(&args).stdout;
+    for line in [
+        "profile                   [serving]: 4 verify rows, a rollback ring of 4, 2 prefix \
+         snapshots, a draft KV pool, 16 tree nodes, KV blocks of 16 tokens",
+        "formats                   kv_cache_dtype fp8, ssm_h_storage f32, ssm_conv_storage bf16",
+        "context                   32768 tokens per sequence",
+    ] {
+        assert!(table.contains(line), "{line}\n{table}");
+    }
+    // Without `[serving]`, no profile: KV blocks under the built-in default inputs.
+    let blocks = run(&[
+        "fit",
+        "circuits/qwen3_5.toml",
+        "--for",
+        "kv-blocks",
+        "--budget",
+        "40GiB",
+        "--json",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(&blocks.stdout).expect("JSON");
+    assert_eq!(value["profile"], serde_json::Value::Null);
 }

@@ -112,3 +112,62 @@ fn table_json_and_map_state_one_device_total_for_every_circuit_and_policy() {
     }
     assert_eq!(checked, 34, "17 circuits under 2 policies");
 }
+
+/// Every key of `value`, at any depth (array elements included).
+fn keys(value: &serde_json::Value, into: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map {
+                into.insert(key.clone());
+                // A map keyed by data (format keys, lifetimes, kinds) names no field.
+                if !matches!(key.as_str(), "formats" | "lifetime" | "kind") {
+                    keys(inner, into);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| keys(i, into)),
+        _ => {}
+    }
+}
+
+#[test]
+fn help_lists_every_key_json_prints() {
+    let default =
+        std::fs::read_to_string(common::root().join("metrale-codegen/cli/inputs/default.toml"))
+            .expect("the built-in inputs");
+    let pooled = scratch("help-pooled.toml", &format!("{default}{POOL}"));
+    // One plan, one under vLLM's pool, one rank, every rank; a fit on a GPU, under the pool,
+    // over ranks. `@pooled` is the pooled inputs file.
+    for line in [
+        "plan circuits/gemma3n.toml --json",
+        "plan circuits/qwen3_5.toml --inputs @pooled --json",
+        "plan circuits/llama.toml --tp 2 --tp-rank 1 --pp-rank 0 --json",
+        "plan circuits/llama.toml --tp 2 --pp 2 --json",
+        "fit circuits/qwen3_5.toml --for sequences --context 4k --gpu 80GiB --weights 54GiB --json",
+        "fit circuits/qwen3_5.toml --inputs @pooled --for kv-blocks --budget 40GiB --json",
+        "fit circuits/llama.toml --for kv-blocks --budget 8GiB --tp 2 --json",
+    ] {
+        let args: Vec<&str> = line
+            .split_whitespace()
+            .map(|a| if a == "@pooled" { pooled.as_str() } else { a })
+            .collect();
+        let out = common::run(&args);
+        assert_eq!(out.code, 0, "{line}: {}", out.stderr);
+        let value: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+        let mut found = std::collections::BTreeSet::new();
+        keys(&value, &mut found);
+        let help = common::run(&[args[0], "--help"]).stdout;
+        let words: std::collections::BTreeSet<&str> = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        let missing: Vec<&String> = found
+            .iter()
+            .filter(|k| !words.contains(k.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "`{} --help` does not list {missing:?} ({line})",
+            args[0]
+        );
+    }
+}

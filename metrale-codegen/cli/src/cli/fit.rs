@@ -44,7 +44,7 @@ use metrale_circuit::{DEFAULT_ALIGN, KvInputs, PlanError, StateInputs};
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
-use super::report::{FitAnswer, FitReport, GpuReport};
+use super::report::{FitAnswer, FitReport, GpuReport, ProfileReport};
 use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
 use super::weights::Weights;
 use super::{json, table};
@@ -61,6 +61,7 @@ use super::{json, table};
 /// (without `--inputs`, the built-in metrale-codegen/cli/inputs/serving.toml). Exits 1 on a bad
 /// circuit or inputs, or when even 0 exceeds the budget.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[command(after_long_help = json::FIT_FIELDS)]
 pub struct FitArgs {
     /// The circuit file.
     #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
@@ -244,6 +245,28 @@ fn fit_report(args: &FitArgs) -> Result<FitReport, Diagnostics> {
         free: args.free.name(),
         context: args.context,
         answer,
+        profile: profile_report(&prepared),
+    })
+}
+
+/// The serving profile of the prepared inputs, as the outputs state it.
+fn profile_report(prepared: &Prepared) -> Option<ProfileReport> {
+    let profile = prepared.inputs().serving()?;
+    let view = prepared.inputs().view();
+    Some(ProfileReport {
+        source: prepared.inputs_name().to_owned(),
+        verify_rows: profile.verify_rows,
+        ring_depth: profile.ring_depth,
+        prefix_snapshots: profile.prefix_snapshots,
+        draft_kv: profile.draft_kv,
+        tree_nodes: profile.tree_nodes,
+        kv_block_size: profile.kv.map(|kv| kv.block_size),
+        formats: view
+            .inputs()
+            .formats
+            .iter()
+            .map(|(key, choice)| ((*key).to_owned(), choice.to_string()))
+            .collect(),
     })
 }
 

@@ -17,6 +17,31 @@ use serde_json::{Map, Value, json};
 
 use super::report::{EveryRankReport, FitReport, Report, Total};
 
+/// What `plan --json` prints, for `plan --help`: every key of its object, nested ones after
+/// their parent (a test holds the two to each other).
+pub const PLAN_FIELDS: &str = "--json prints one object: circuit, checkpoint, align, device_bytes (the \
+arena's and, under vLLM's policy, the page pool's: the device total), host_bytes, terms (each \
+state, kind, holding, lifetime, dtype, units, unit_bytes, bytes, offset, space; block_size and \
+blocks for a paged KV side; shape, axes and strides for a unit's tensor; layout and parts, each \
+part, dtype, elements, offset, bytes, for a unit made of a layout), totals (lifetime and kind, each terms and bytes); \
+shared (each state and owner) for KV read across layers; pool (policy, offset, pages, \
+block_tokens, page_bytes, slots, groups, context, request_pages, layers: each group, slot, \
+states, token_bytes with window or chunk, or state_bytes) under vLLM's policy; tp, pp, \
+tp_rank, pp_rank, layers for one rank of several. Over every rank (--tp/--pp without a rank): \
+circuit, checkpoint, align, tp, pp, ranks (each tp_rank, pp_rank, layers, device_bytes, \
+host_bytes), device_bytes, host_bytes.";
+
+/// What `fit --json` prints, for `fit --help`.
+pub const FIT_FIELDS: &str = "--json prints one object: for, value, budget, device_bytes, \
+next_device_bytes, marginal_bytes, marginal_block_bytes (null under vLLM's policy), policy \
+(arenas or vllm), profile (null without [serving]; else source, verify_rows, ring_depth, \
+prefix_snapshots, draft_kv, tree_nodes, kv_block_size, formats); with --gpu: gpu, \
+utilization, usable_bytes, weights, weights_per_gpu, weights_source, reserve; under vLLM's \
+policy: block_tokens, page_bytes, pool_slots, pool_groups, request_pages, pool_pages, \
+pool_context, pool_tokens (vLLM's GPU KV cache size), concurrency (its Maximum concurrency), \
+admitted, marginal_page_bytes, marginal_request_bytes; over several ranks: tp, pp, tp_rank, \
+pp_rank (the rank that binds first).";
+
 /// `{"terms": N, "bytes": N}`.
 fn total(total: Total) -> Value {
     json!({ "terms": total.terms, "bytes": total.bytes })
@@ -230,6 +255,26 @@ pub fn fit(report: &FitReport) -> String {
         "marginal_block_bytes": answer.capacity.block_bytes,
         "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
+    if let Some(fields) = value.as_object_mut() {
+        let profile = report.profile.as_ref().map(|p| {
+            let formats: Map<String, Value> = p
+                .formats
+                .iter()
+                .map(|(key, value)| (key.clone(), json!(value)))
+                .collect();
+            json!({
+                "source": p.source,
+                "verify_rows": p.verify_rows,
+                "ring_depth": p.ring_depth,
+                "prefix_snapshots": p.prefix_snapshots,
+                "draft_kv": p.draft_kv,
+                "tree_nodes": p.tree_nodes,
+                "kv_block_size": p.kv_block_size,
+                "formats": formats,
+            })
+        });
+        fields.insert("profile".to_owned(), json!(profile));
+    }
     if let (Some(gpu), Some(fields)) = (&report.gpu, value.as_object_mut()) {
         for (key, n) in [
             ("gpu", json!(gpu.memory.total)),

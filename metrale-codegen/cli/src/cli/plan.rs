@@ -51,6 +51,7 @@ use super::{json, svg, table};
 /// Exits 1 on a bad circuit, inputs file or checkpoint, when the inputs lack a format key the
 /// states need, or when the --svg file cannot be written.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[command(after_long_help = json::PLAN_FIELDS)]
 pub struct PlanArgs {
     /// The circuit file.
     #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]

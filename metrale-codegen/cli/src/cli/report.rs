@@ -135,6 +135,29 @@ pub struct FitReport {
     pub context: Option<u64>,
     /// The answer: of the one GPU, or of the rank that binds first.
     pub answer: FitAnswer,
+    /// The serving profile the answer was found under (`None` without `[serving]`).
+    pub profile: Option<ProfileReport>,
+}
+
+/// The serving profile a fit varied, as the outputs state it: where it was read and what each
+/// sequence carries besides its KV.
+pub struct ProfileReport {
+    /// The inputs file it was read from, or the name of the built-in profile.
+    pub source: String,
+    /// Rows a speculative step verifies.
+    pub verify_rows: u64,
+    /// Depth of the rollback ring of recurrent snapshots.
+    pub ring_depth: u64,
+    /// Prefix-cache snapshot slots.
+    pub prefix_snapshots: u64,
+    /// Whether a draft KV pool grows with the main one.
+    pub draft_kv: bool,
+    /// Speculative tree nodes a sequence.
+    pub tree_nodes: u64,
+    /// Tokens a KV block holds (`None` without KV).
+    pub kv_block_size: Option<u64>,
+    /// Every format key and the dtype or layout it names, in the file's order.
+    pub formats: Vec<(String, String)>,
 }
 
 /// `fit --gpu`: the GPU, what else it holds, and the state's budget it leaves.

@@ -23,7 +23,9 @@ use metrale_circuit::dynamic::{Position, StateTerm};
 use metrale_circuit::serving::{Family, PageCosts, PagePool, PoolCapacity};
 use metrale_circuit::{Lifetime, Space};
 
-use super::report::{EveryRankReport, FitReport, GpuReport, Report, Total, human_bytes};
+use super::report::{
+    EveryRankReport, FitReport, GpuReport, ProfileReport, Report, Total, human_bytes,
+};
 
 /// The order of the terms in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -572,6 +574,41 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The serving profile a fit varied, on one line: what each sequence carries besides its KV
+/// (the inputs line says where it was read).
+fn profile_line(profile: &ProfileReport) -> String {
+    format!(
+        "[serving]: {} verify rows, a rollback ring of {}, {} prefix snapshots, {}, {} tree \
+         nodes, {}",
+        profile.verify_rows,
+        profile.ring_depth,
+        profile.prefix_snapshots,
+        if profile.draft_kv {
+            "a draft KV pool"
+        } else {
+            "no draft KV"
+        },
+        profile.tree_nodes,
+        profile.kv_block_size.map_or_else(
+            || "no KV".to_owned(),
+            |b| format!("KV blocks of {b} tokens")
+        ),
+    )
+}
+
+/// The profile's formats: each key and the dtype or layout it names.
+fn formats_line(profile: &ProfileReport) -> String {
+    if profile.formats.is_empty() {
+        return "none".to_owned();
+    }
+    let formats: Vec<String> = profile
+        .formats
+        .iter()
+        .map(|(key, value)| format!("{key} {value}"))
+        .collect();
+    formats.join(", ")
+}
+
 /// `fit`'s rows under vLLM's page pool: what one more page and one more request cost, the pool
 /// the budget's rest makes, and the two figures vLLM logs under the names it logs them by
 /// ("GPU KV cache size", "Maximum concurrency"), in place of the arenas' per-block and per-slot
@@ -679,6 +716,10 @@ pub fn fit(report: &FitReport) -> String {
             ),
             ("bytes per KV token", format!("{} B", capacity.per_token)),
         ]);
+    }
+    if let Some(profile) = &report.profile {
+        rows.insert(3, ("profile", profile_line(profile)));
+        rows.insert(4, ("formats", formats_line(profile)));
     }
     // With `--gpu`: where the budget comes from, before it.
     if let Some(gpu) = &report.gpu {
