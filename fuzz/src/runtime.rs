@@ -19,9 +19,9 @@
 //! randomised); a script's operations are bounded ([`MAX_OPS`]), so no execution runs long.
 
 use metrale_circuit::DEFAULT_ALIGN;
+use metrale_circuit::config::ImportOptions;
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::Circuit;
-use metrale_circuit::load::config_json::ImportOptions;
 use metrale_circuit::load::diag::Source;
 use metrale_circuit::serving::{CircuitEntry, Registry, RegistryError, Resolved};
 use metrale_tests::alloc_model::{Allocator, Op};

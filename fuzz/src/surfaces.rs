@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use metrale_circuit::config::{ImportOptions, import};
 use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::load::config_json::{ImportOptions, import};
 use metrale_circuit::load::diag::Source;
 use metrale_circuit::load::{Circuit, CircuitSource, load, read_source};
 use metrale_circuit::{DEFAULT_ALIGN, PlanError};

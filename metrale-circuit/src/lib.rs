@@ -32,6 +32,13 @@
 //! - `load` (feature `load`, on by default): the circuit TOML reader with rustc-like
 //!   diagnostics, and the inputs file. An engine that only includes generated plans turns it
 //!   off with `default-features = false` and links nothing outside `std`.
+//! - `config` (feature `config`): a Hugging Face `config.json` read through a circuit's
+//!   `[config]`: the checkpoint table `metrale-codegen import` prints, or a checkpoint and its
+//!   dims added at run time.
+//! - `schema` (feature `schema`): the JSON Schemas of the circuit file and of the inputs file,
+//!   for editors.
+//! - `weights` (feature `weights`): a checkpoint's weights read exactly from its safetensors
+//!   metadata, the figure `metrale-codegen fit --weights` takes.
 //!
 //! ```
 //! use metrale_circuit::dynamic::{DynamicPlan, StateDecl, StateFormat};
@@ -81,6 +88,18 @@ mod serve;
 // The loader (text, the validated circuit, the pipeline, the inputs file): above all of them.
 #[cfg(feature = "load")]
 pub mod load;
+
+// Beside the loader, above it (each reads the loader, the loader reads neither): a Hugging Face
+// `config.json` read through a circuit's `[config]`; the JSON Schemas of the circuit and
+// inputs files, from the loader's key tables.
+#[cfg(feature = "config")]
+pub mod config;
+#[cfg(feature = "schema")]
+pub mod schema;
+
+// A checkpoint's weights from its safetensors metadata: reads the loader's diagnostics.
+#[cfg(feature = "weights")]
+pub mod weights;
 
 // What generated code calls: not API, and free to change with every ABI version (the name
 // carries it). Generated code names this module and the public API only.

@@ -1,9 +1,9 @@
-//! The JSON Schemas of `load::json_schema`, checked by a real validator (the `jsonschema` crate,
+//! The JSON Schemas of `metrale_circuit::schema` (feature `schema`), checked by a real validator (the `jsonschema` crate,
 //! draft 2020-12) on the files of the repository, each TOML file read as an editor reads it: its
 //! tables as JSON objects, its integers as JSON integers, its floats as JSON numbers.
 //!
 //! - The shipped files `docs/schema/*.schema.json` are the generated ones
-//!   (`METRALE_BLESS=1 cargo test -p metrale-circuit --test json_schema` rewrites them, as
+//!   (`METRALE_BLESS=1 cargo test -p metrale-circuit --features schema --test json_schema` rewrites them, as
 //!   `metrale-codegen schema circuit|inputs` prints them), and each is a valid 2020-12 schema.
 //! - Every circuit and block library of `circuits/`, every inputs file of the CLI, and every
 //!   complete ```` ```toml ```` block of the docs is valid.
@@ -20,9 +20,9 @@
 use std::path::{Path, PathBuf};
 
 use jsonschema::Validator;
-use metrale_circuit::load::json_schema::Schema;
 use metrale_circuit::load::shape::Shape;
 use metrale_circuit::load::{CircuitSource, InputsFile, load};
+use metrale_circuit::schema::Schema;
 use serde_json::{Map, Number, Value};
 use toml::de::{DeTable, DeValue};
 
@@ -596,7 +596,7 @@ fn the_shipped_schemas_are_the_generated_ones() {
     }
     assert!(
         stale.is_empty(),
-        "{}\n\nregenerate with METRALE_BLESS=1 cargo test -p metrale-circuit --test json_schema \
+        "{}\n\nregenerate with METRALE_BLESS=1 cargo test -p metrale-circuit --features schema --test json_schema \
          and commit the files",
         stale.join("\n")
     );

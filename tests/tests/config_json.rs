@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+use metrale_circuit::config::ImportOptions;
 use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::load::config_json::ImportOptions;
 use metrale_circuit::load::diag::Source;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::serving::DimsError;

@@ -7,7 +7,8 @@
 
 use std::fmt;
 
-use metrale_circuit::{StateDtype, serving::Fit};
+use metrale_circuit::StateDtype;
+use metrale_circuit::serving::{Capacity, Fit};
 
 use crate::engine::Operations;
 use crate::tags::TagCheck;
@@ -27,6 +28,8 @@ pub struct Report {
     pub context: u64,
     /// The fit.
     pub fit: Fit,
+    /// What the plan at the fit holds per unit and what one more costs.
+    pub costs: Capacity,
     /// Sequence slots, the padding dummy included.
     pub slots: u64,
     /// Rows per verify (K).
@@ -117,6 +120,16 @@ impl Report {
             f,
             "fit:        {} sequences of {} tokens in a budget of {} B: {} device B ({next})",
             self.fit.value, self.context, self.budget, self.fit.device_bytes
+        )?;
+        let bytes = |b: Option<u64>| b.map_or_else(|| "none".to_owned(), |b| format!("{b} B"));
+        writeln!(
+            f,
+            "costs:      one more sequence {}, one more KV block {}; a sequence slot {} B, a KV \
+             token {} B",
+            bytes(self.fit.marginal_bytes()),
+            bytes(self.costs.block_bytes),
+            self.costs.per_slot,
+            self.costs.per_token
         )?;
         writeln!(
             f,

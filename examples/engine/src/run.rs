@@ -127,6 +127,7 @@ pub fn serve(setup: &Setup, layout: Layout) -> Result<Report, EngineError> {
         budget: setup.budget,
         context: setup.context,
         fit: setup.fit,
+        costs: setup.costs,
         slots: setup.counts.slots,
         verify_rows: k,
         terms,

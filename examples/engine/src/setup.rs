@@ -13,7 +13,7 @@
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
-use metrale_circuit::serving::{KvTokens, ProfileKv};
+use metrale_circuit::serving::{Capacity, KvTokens, ProfileKv};
 use metrale_circuit::{
     Space, StateInputs,
     serving::{Fit, FitError, ServingProfile},
@@ -46,6 +46,9 @@ pub struct Setup {
     pub counts: StateInputs<'static>,
     /// The plan at the fit.
     pub plan: DynamicPlan,
+    /// What the plan at the fit holds per unit and what one more costs: the runtime's figures,
+    /// the ones `metrale-codegen fit` prints.
+    pub costs: Capacity,
 }
 
 impl Setup {
@@ -115,7 +118,17 @@ impl Setup {
                 max: args.max_memory,
             });
         }
+        let costs = Capacity::of(
+            &plan,
+            &decls,
+            &StateInputs {
+                formats: &borrowed,
+                ..counts
+            },
+            args.align,
+        );
         Ok(Setup {
+            costs,
             circuit: args.circuit.clone(),
             checkpoint: args.checkpoint.clone(),
             source,

@@ -353,3 +353,70 @@ fn the_binary_reports_and_exits() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("--budget <SIZE>"), "{stderr}");
 }
+
+/// The engine sizes itself by the runtime's calls, and `metrale-codegen fit` prints the same
+/// figures for the same question (issue 29, part 2): the sequences, the device bytes at them and
+/// at one more, what one more sequence and one more KV block cost, and a sequence slot's and a
+/// KV token's bytes.
+#[test]
+fn the_engine_prints_what_fit_prints() {
+    let inputs = root().join("metrale-codegen/cli/inputs/serving.toml");
+    for circuit in ["qwen3_5.toml", "nemotron_h.toml", "gpt_oss.toml"] {
+        let setup = Setup::prepare(&args(circuit, "16MiB", &[])).expect("the engine sets up");
+        let path = root().join("circuits").join(circuit);
+        let fit = |json: bool| {
+            let mut argv: Vec<String> = [
+                "fit",
+                &path.to_string_lossy(),
+                "--checkpoint",
+                "tiny",
+                "--budget",
+                "16MiB",
+                "--inputs",
+                &inputs.to_string_lossy(),
+                "--for",
+                "sequences",
+                "--context",
+                &setup.context.to_string(),
+            ]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+            if json {
+                argv.push("--json".to_owned());
+            }
+            let out = metrale_cli::run(argv);
+            assert_eq!(
+                out.status,
+                metrale_cli::Status::Ok,
+                "{circuit}: {}",
+                out.stderr
+            );
+            out.stdout
+        };
+        let value: serde_json::Value = serde_json::from_str(&fit(true)).expect("JSON");
+        let engine = serde_json::json!({
+            "value": setup.fit.value,
+            "device_bytes": setup.fit.device_bytes,
+            "next_device_bytes": setup.fit.next_device_bytes,
+            "marginal_bytes": setup.fit.marginal_bytes(),
+            "marginal_block_bytes": setup.costs.block_bytes,
+        });
+        for key in [
+            "value",
+            "device_bytes",
+            "next_device_bytes",
+            "marginal_bytes",
+            "marginal_block_bytes",
+        ] {
+            assert_eq!(value[key], engine[key], "{circuit}: `{key}`");
+        }
+        let table = fit(false);
+        for line in [
+            format!("bytes per sequence slot   {} B", setup.costs.per_slot),
+            format!("bytes per KV token        {} B", setup.costs.per_token),
+        ] {
+            assert!(table.contains(&line), "{circuit}: {line}\n{table}");
+        }
+    }
+}

@@ -31,7 +31,7 @@ use crate::model::inputs::same_id;
 use crate::model::{Reach, StateFormat};
 
 /// The keys of a checkpoint table.
-pub(super) const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
+pub(crate) const CHECKPOINT_KEYS: &[&str] = &["hf", "layers", "layer_kinds", "pattern", "dims"];
 
 /// The help of a pattern layout's checkpoint keys.
 const PATTERN_HELP: &str =

@@ -12,7 +12,7 @@
 //! - Each error is located at the key or value at fault (a missing key at the table that lacks
 //!   it); a [`ConfigMap`] is returned only when the table had no error.
 
-pub(super) mod rules;
+pub(crate) mod rules;
 
 use std::ops::Range;
 
@@ -23,7 +23,7 @@ use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
 /// The keys of `[config]`.
-pub(super) const CONFIG_KEYS: &[&str] = &[
+pub(crate) const CONFIG_KEYS: &[&str] = &[
     "layers",
     "layer_types",
     "pattern",
@@ -34,17 +34,17 @@ pub(super) const CONFIG_KEYS: &[&str] = &[
 ];
 
 /// The four sources of layer kinds, of which a `[config]` names at most one.
-pub(super) const KIND_SOURCES: [&str; 4] =
+pub(crate) const KIND_SOURCES: [&str; 4] =
     ["layer_types", "pattern", "layer_indices", "layer_rules"];
 
 /// The keys of `layer_types = { ... }`.
-pub(super) const LAYER_TYPES_KEYS: &[&str] = &["key", "map"];
+pub(crate) const LAYER_TYPES_KEYS: &[&str] = &["key", "map"];
 
 /// The keys of `layer_indices = { ... }`.
-pub(super) const LAYER_INDICES_KEYS: &[&str] = &["base", "kinds"];
+pub(crate) const LAYER_INDICES_KEYS: &[&str] = &["base", "kinds"];
 
 /// The keys of a `[config.dims]` entry written as a table, `{ key, or }`.
-pub(super) const DIM_SOURCE_KEYS: &[&str] = &["key", "or"];
+pub(crate) const DIM_SOURCE_KEYS: &[&str] = &["key", "or"];
 
 /// A part of `[config]` that was refused (already reported).
 struct Refused;

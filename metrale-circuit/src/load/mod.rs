@@ -21,10 +21,11 @@
 //! spanned TOML and its error sink) and `circuit` (the validated model the stages build, with
 //! the shape grammar); beside them, `inputs_file` reads the plan inputs through `text` too,
 //! and `mixup` tells both readers when a file looks like the other kind.
-//! Above them, [`json_schema`] generates the JSON Schemas of both files from the stages' own key
-//! tables, for editors, and `config_json` (feature `config`) reads a Hugging Face
-//! `config.json` through a circuit's `[config]`: the CLI's `import`, and a checkpoint or dims
-//! added at run time.
+//! Two products of the crate read the loader from above and live beside it, each behind its
+//! feature: `crate::schema` (feature `schema`) generates the JSON Schemas of both files from the
+//! stages' own key tables, for editors, and `crate::config` (feature `config`) reads a Hugging
+//! Face `config.json` through a circuit's `[config]` (the CLI's `import`, and a checkpoint or
+//! dims added at run time). The loader reads neither, so a build script compiles neither.
 //!
 //! Invariants:
 //! - Nothing here panics, whatever the files hold.
@@ -38,28 +39,23 @@ pub(crate) mod text;
 
 pub(crate) mod circuit;
 
-// The stages of the pipeline above.
-mod blocks;
-mod checkpoints;
-mod config;
+// The stages of the pipeline above. The key tables of `blocks`, `checkpoints`, `config`,
+// `names`, `nodes` and `top` are read by `crate::schema`, the raw model by `crate::config`.
+pub(crate) mod blocks;
+pub(crate) mod checkpoints;
+pub(crate) mod config;
 mod derive;
-mod names;
-mod nodes;
+pub(crate) mod names;
+pub(crate) mod nodes;
 mod raw;
 mod read;
 mod resolve;
 mod sharing;
-mod top;
+pub(crate) mod top;
 
 // Beside the stages: the inputs file, and a file of one kind given as the other.
 pub(crate) mod inputs_file;
 mod mixup;
-
-// Above the stages: the JSON Schemas of both files, generated from the stages' key tables;
-// and (feature `config`) a Hugging Face `config.json` read through a circuit's `[config]`.
-#[cfg(feature = "config")]
-pub mod config_json;
-pub mod json_schema;
 
 use std::path::{Path, PathBuf};
 

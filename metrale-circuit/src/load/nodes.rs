@@ -28,7 +28,7 @@ use crate::load::text::walk::{Loc, Text, Value, Walk, field};
 use crate::model::{StateAccess, StateKind};
 
 /// The keys of a node table.
-pub(super) const NODE_KEYS: &[&str] = &["id", "op", "in", "out", "binding", "role", "state"];
+pub(crate) const NODE_KEYS: &[&str] = &["id", "op", "in", "out", "binding", "role", "state"];
 
 /// One node touching one state.
 #[derive(Debug)]

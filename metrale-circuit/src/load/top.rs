@@ -20,26 +20,26 @@ use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, 
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 
 /// The top-level keys of a circuit file (kept in `mixup`, which knows both files' keys).
-pub(super) use super::mixup::CIRCUIT_KEYS;
+pub(crate) use super::mixup::CIRCUIT_KEYS;
 
 /// The top-level keys of a block library.
-pub(super) const LIBRARY_KEYS: &[&str] = &["include", "block"];
+pub(crate) const LIBRARY_KEYS: &[&str] = &["include", "block"];
 
 /// The keys of `[layout]`.
-pub(super) const LAYOUT_KEYS: &[&str] = &["kind", "period", "symbols", "pattern", "blocks"];
+pub(crate) const LAYOUT_KEYS: &[&str] = &["kind", "period", "symbols", "pattern", "blocks"];
 
 /// The layout kinds.
-pub(super) const LAYOUT_KINDS: &[&str] = &["interval", "list", "pattern"];
+pub(crate) const LAYOUT_KINDS: &[&str] = &["interval", "list", "pattern"];
 
 /// The keys of `[layout]` only a pattern layout has (schema 2).
 const PATTERN_KEYS: &[&str] = &["symbols", "pattern"];
 
 /// The layer kinds an interval layout produces.
-pub(super) const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
+pub(crate) const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
 
 /// The schema versions this loader reads: 1; 2, which adds keys and syntax to it; and 3,
 /// which adds more (each file of an older schema keeps loading exactly as before).
-pub(super) const SCHEMAS: [u64; 3] = [1, 2, 3];
+pub(crate) const SCHEMAS: [u64; 3] = [1, 2, 3];
 
 /// Walks the top level of the circuit file.
 pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {

@@ -124,6 +124,25 @@ impl std::fmt::Display for GpuShortfall {
 impl std::error::Error for GpuShortfall {}
 
 impl GpuMemory {
+    /// One of `gpus` GPUs serving a checkpoint whose weights are `weights` bytes in all, split
+    /// evenly over them (`tp x pp`; each holds `ceil(weights / gpus)`, at least one GPU).
+    #[must_use]
+    pub const fn sharded(
+        total: u64,
+        utilization: Utilization,
+        weights: u64,
+        gpus: u64,
+        reserve: u64,
+    ) -> GpuMemory {
+        let gpus = if gpus == 0 { 1 } else { gpus };
+        GpuMemory {
+            total,
+            utilization,
+            weights: weights.div_ceil(gpus),
+            reserve,
+        }
+    }
+
     /// The bytes the server may use: `floor(total x utilization)`.
     #[must_use]
     pub const fn usable(&self) -> u64 {
@@ -163,6 +182,17 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn weights_split_over_gpus_round_up() {
+        // 54 GiB over 4 GPUs is 13.5 GiB each; 10 B over 4 is 3 B each (ceil 2.5); 0 GPUs is 1.
+        let share = |weights, gpus| {
+            GpuMemory::sharded(80 * GIB, Utilization::VLLM_DEFAULT, weights, gpus, 0).weights
+        };
+        assert_eq!(share(54 * GIB, 4), 54 * GIB / 4);
+        assert_eq!(share(10, 4), 3);
+        assert_eq!(share(10, 0), 10);
+    }
 
     #[test]
     fn a_24_gib_gpu_with_17_gib_of_weights_by_hand() {

@@ -2,7 +2,7 @@
 //! configs here (positions counted by hand, lines and columns 1-based); the zoo's shipped
 //! configs are pinned in `zoo.rs` beside this file.
 
-use metrale_circuit::load::config_json::{ImportOptions, Imported, ImportedKinds, import};
+use metrale_circuit::config::{ImportOptions, Imported, ImportedKinds, import};
 use metrale_circuit::load::diag::{Diagnostic, Source};
 use metrale_circuit::load::{CheckpointSpec, Circuit};
 use metrale_circuit::load::{CircuitSource, load};

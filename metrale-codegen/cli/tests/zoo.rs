@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::DEFAULT_ALIGN;
+use metrale_circuit::config::{ImportOptions, import};
 use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::load::config_json::{ImportOptions, import};
 use metrale_circuit::load::diag::Source;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::load::{CircuitSource, load};

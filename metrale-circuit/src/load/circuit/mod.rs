@@ -1,6 +1,7 @@
 //! The validated model of a circuit: what the loader produces and every front end reads. The
 //! shape of one unit of a state (`shape`: its grammar, syntax tree and checked evaluation),
-//! what `[config]` says (`config_map`), the [`Circuit`] itself with its block templates,
+//! what `[config]` says (`config_map`) and
+//! the one law of which layers a rule of `[config.layer_rules]` names (`layer_law`), the [`Circuit`] itself with its block templates,
 //! layout and checkpoints (`validated`), where a KV side that reads another layer's KV finds
 //! its owner (`sharing`), and a checkpoint placed in the model: its instances and their
 //! declarations, for one GPU or one parallel rank (`instances`).
@@ -14,6 +15,7 @@
 
 mod config_map;
 mod instances;
+pub(crate) mod layer_law;
 pub mod shape;
 mod sharing;
 mod validated;

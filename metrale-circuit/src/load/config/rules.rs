@@ -13,7 +13,8 @@
 //!
 //! A rule is *fixed* when it names the same layers whatever the config says: an `every` with
 //! numbers for its period and offset, or a written list of `indices`. Only fixed rules can
-//! prove that a layer gets a kind, or that a rule is overridden.
+//! prove that a layer gets a kind, or that a rule is overridden. Which layers a fixed rule names
+//! is the one law the config reader evaluates every rule by (`circuit::layer_law`).
 //!
 //! Invariants:
 //! - Each error is located at the value or key at fault (a missing key at the table that lacks
@@ -24,6 +25,7 @@
 use std::ops::Range;
 
 use super::{Context, key_path, mapped_kind, required};
+use crate::load::circuit::layer_law;
 use crate::load::circuit::{ConfigInt, KindRule, LayerRule, LayerRules, RuleIndices, RuleLayers};
 use crate::load::raw::{FULL, LINEAR};
 use crate::load::text::diag::Diagnostic;
@@ -463,7 +465,7 @@ fn every(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
     }
     if let (Some((n, _, _)), Some((o, at, what))) = (&known_period, known(&offset, "offset"))
         && *n >= 1
-        && !offset_fits(o, *n)
+        && !layer_law::offset_fits(i128::from(o), i128::from(*n))
     {
         let (message, label) = if o >= 0 {
             (
@@ -491,11 +493,6 @@ fn every(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
         period: period.int,
         offset: offset.int,
     })
-}
-
-/// Whether offset `o` names a layer of each period `n` (`n >= 1`).
-fn offset_fits(o: i64, n: i64) -> bool {
-    if o >= 0 { o < n } else { o >= -n }
 }
 
 /// `indices = [...]` or `indices = "<key>"`, with its optional `base = 0 | 1`.
@@ -680,16 +677,8 @@ fn fixed_layers(rule: &KindRule) -> Option<Layers> {
             period: ConfigInt::Literal(n),
             offset: ConfigInt::Literal(o),
         } => {
-            let n = u64::try_from(*n).ok().filter(|n| *n >= 1)?;
-            let start = if *o >= 0 {
-                o.unsigned_abs()
-            } else {
-                n.checked_sub(o.unsigned_abs())?
-            };
-            for i in 0..LAYERS {
-                if (i as u64) % n == start {
-                    names.add(i);
-                }
+            for i in layer_law::every(i128::from(*n), i128::from(*o), MAX_LAYERS)? {
+                names.add(i);
             }
         }
         RuleLayers::Indices {
@@ -697,10 +686,7 @@ fn fixed_layers(rule: &KindRule) -> Option<Layers> {
             base,
         } => {
             for index in list {
-                if let Some(layer) = index
-                    .checked_sub(*base)
-                    .and_then(|l| usize::try_from(l).ok())
-                {
+                if let Some(layer) = layer_law::index(*index, *base, MAX_LAYERS) {
                     names.add(layer);
                 }
             }

@@ -22,10 +22,13 @@ mod pool;
 pub use cause::{KeyPath, OverflowCause};
 pub use file::{InputsFile, InputsView, ParallelCounts, StepCounts, VerifyCounts};
 
-// The key tables, one source of truth for the inputs file's JSON Schema (`load::json_schema`).
-pub(in crate::load) use agree::{SERVING_KEYS, SERVING_KV_KEYS};
-pub(in crate::load) use file::{
+// The key tables, one source of truth for the inputs file's JSON Schema (`crate::schema`).
+#[cfg(feature = "schema")]
+pub(crate) use agree::{SERVING_KEYS, SERVING_KV_KEYS};
+#[cfg(feature = "schema")]
+pub(crate) use file::{
     CACHE_KEYS, CARRY_KEYS, DRAFT_KEYS, KV_KEYS, LOOKUP_KEYS, PARALLEL_KEYS, RING_KEYS, TOP_KEYS,
     TREE_KEYS, VERIFY_KEYS, WINDOW_KEYS,
 };
-pub(in crate::load) use pool::{POLICIES, POOL_KEYS};
+#[cfg(feature = "schema")]
+pub(crate) use pool::{POLICIES, POOL_KEYS};

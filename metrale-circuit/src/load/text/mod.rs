@@ -1,7 +1,8 @@
 //! The loader's lowest layer: text in, located values and errors out. The one bounded read of
 //! a file (`source_file`), the limits on what is read (`limits`), rustc-like diagnostics
 //! against a file's one line table (`diag`), and the walk over `toml`'s spanned tree with the
-//! error sink every stage reports to (`walk`). The circuit loader and the inputs file both
+//! error sink every stage reports to (`walk`), and the one quoting of a string as JSON and TOML
+//! write it (`quote`, for the schemas and the config reader). The circuit loader and the inputs file both
 //! read through it, so their errors look alike.
 //!
 //! Owner: metrale-circuit (feature `load`).
@@ -12,6 +13,8 @@
 
 pub mod diag;
 pub mod limits;
+#[cfg(any(feature = "schema", feature = "config"))]
+pub(crate) mod quote;
 mod size;
 pub(crate) mod source_file;
 pub(crate) mod walk;

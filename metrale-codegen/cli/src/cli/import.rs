@@ -1,7 +1,7 @@
 //! `metrale-codegen import <circuit.toml> <config.json> [--name NAME] [--hf ID]`: one
 //! `[checkpoint.NAME]` table read from a Hugging Face config through the circuit's `[config]`.
 //!
-//! Invariants: stdout gets exactly the table (`metrale_circuit::load::config_json::Imported::to_toml`),
+//! Invariants: stdout gets exactly the table (`metrale_circuit::config::Imported::to_toml`),
 //! and only once the loader has accepted the circuit with it appended
 //! (`Circuit::with_imported`): it loads and plans; every error (the circuit, the config, each
 //! key, the loader's on the table) goes to stderr with exit 1. A checkpoint the circuit
@@ -12,7 +12,7 @@ use std::path::Path;
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
-use metrale_circuit::load::config_json::{ImportOptions, Imported, import};
+use metrale_circuit::config::{ImportOptions, Imported, import};
 use metrale_circuit::load::{CheckpointSpec, Circuit, read_source};
 
 use super::Outcome;

@@ -31,7 +31,6 @@ mod request;
 mod schema;
 mod svg;
 mod table;
-mod weights;
 
 use std::ffi::OsString;
 

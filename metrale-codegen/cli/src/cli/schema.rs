@@ -1,14 +1,14 @@
 //! `metrale-codegen schema circuit|inputs`: the JSON Schema of the circuit file (a block
 //! library's too) or of the inputs file, for editors: what `docs/schema/` ships.
 //!
-//! Invariants: stdout is exactly `metrale_circuit::load::json_schema::Schema::text`, so
+//! Invariants: stdout is exactly `metrale_circuit::schema::Schema::text`, so
 //! `metrale-codegen schema circuit > docs/schema/circuit.schema.json` regenerates the shipped
 //! file byte for byte; the argument's spellings are the schemas' own (`Schema::SPELLINGS`), and
 //! any other is a usage error (exit 2, with the valid ones).
 
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use metrale_circuit::load::json_schema::Schema;
+use metrale_circuit::schema::Schema;
 
 use super::Outcome;
 

@@ -5,11 +5,15 @@
 //! budget, exact to the byte, before any weight is loaded; over several ranks, that of the
 //! rank that binds first. With `--gpu`, the budget is what the GPU leaves the state
 //! ([`GpuMemory::state_budget`]): its usable share less the weights (read from a checkpoint's
-//! safetensors metadata by [`super::weights`], split evenly over the ranks) and a reserve.
+//! safetensors metadata by `metrale_circuit::weights::read`, split evenly over the ranks by
+//! `GpuMemory::sharded`) and a reserve. Every figure is the runtime's (`serving::Capacity`,
+//! `PoolCapacity`, `GpuMemory`): this command reads, fits and renders, computing no size.
 //!
 //! The path of `plan` ([`super::plan`]) up to its plans: the arguments make a [`Request`], and
 //! [`prepare`] loads and checks what it names; then each rank asked for is prepared and fitted
 //! in turn, and the answer ([`FitReport`]) is rendered by [`super::table`] or [`super::json`].
+//!
+//! Its options are `args.rs`'s, its refusals of a budget that answers nothing `refusals.rs`'s.
 //!
 //! Invariants:
 //! - The circuit, checkpoint and inputs are read and checked exactly as `plan` reads them; the
@@ -32,143 +36,26 @@
 //! - The answer says what one more of the free input costs: the plan's device bytes at one
 //!   more less those at the answer (`Fit::marginal_bytes`), every term that grows with it.
 
-use clap::builder::NonEmptyStringValueParser;
-use clap::{Args, ValueEnum};
 use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_profile};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::serving::{
     Capacity, FitError, GpuMemory, PoolCapacity, ProfileFree, Utilization,
 };
-use metrale_circuit::{DEFAULT_ALIGN, KvInputs, PlanError, StateInputs};
+use metrale_circuit::{KvInputs, PlanError, StateInputs};
+
+mod args;
+mod refusals;
+
+pub use args::{FitArgs, Free};
+use refusals::{budget_refused, unbounded};
 
 use super::Outcome;
 use super::blame::located_plan_error;
 use super::prepared::{Placement, Prepared, prepare};
 use super::report::{FitAnswer, FitReport, GpuReport, ProfileReport};
-use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
-use super::weights::Weights;
+use super::request::Request;
 use super::{json, table};
-
-/// Find the most of one input a device budget holds.
-///
-/// Sizes the checkpoint's plan under the inputs with one input free and prints its largest
-/// value whose device arena (alignment padding included) fits the budget, the device bytes at
-/// that value and at one more, and the bytes one sequence slot and one KV token take. With
-/// `--for kv-blocks` the free input is the main KV pool's `blocks` (a draft pool stays as
-/// given, unless the inputs' `[serving]` profile ties it to the main pool with `draft_kv`);
-/// with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
-/// profile, each holding TOKENS KV tokens, so slots, verify, caches and the KV pool all scale
-/// (without `--inputs`, the built-in metrale-codegen/cli/inputs/serving.toml). Exits 1 on a bad
-/// circuit or inputs, or when even 0 exceeds the budget.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
-#[command(after_long_help = json::FIT_FIELDS)]
-pub struct FitArgs {
-    /// The circuit file.
-    #[arg(value_name = "circuit.toml", value_parser = NonEmptyStringValueParser::new())]
-    pub circuit: String,
-    /// The device byte budget of the state alone: bytes, or a number with a unit (80GiB, 80GB,
-    /// 512MiB). Or give `--gpu`.
-    #[arg(
-        long,
-        value_name = "SIZE",
-        value_parser = size,
-        required_unless_present = "gpu",
-        conflicts_with = "gpu"
-    )]
-    pub budget: Option<u64>,
-    /// The GPU's memory (24GiB, 80GiB): the state's budget is then `--utilization` of it less
-    /// the weights and the reserve.
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub gpu: Option<u64>,
-    /// The weights, with `--gpu`: bytes, or read from safetensors metadata (a
-    /// model.safetensors.index.json, a .safetensors file, or a checkpoint's folder); over
-    /// several ranks, split evenly [default: 0].
-    #[arg(long, value_name = "SIZE|PATH")]
-    pub weights: Option<String>,
-    /// With `--gpu`: bytes kept for activations, CUDA graphs and workspace [default: 0].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub reserve: Option<u64>,
-    /// With `--gpu`: the share of its memory the server may use, vLLM's
-    /// `gpu_memory_utilization` [default: 0.92, vLLM's].
-    #[arg(long, value_name = "FRACTION", value_parser = Utilization::parse)]
-    pub utilization: Option<Utilization>,
-    /// The free input.
-    #[arg(long = "for", value_name = "INPUT")]
-    pub free: Free,
-    /// KV tokens per sequence, for `--for sequences` (required with it): a count, or with a
-    /// unit (`32k` = 32,000, `32Ki` = 32,768).
-    #[arg(
-        long,
-        value_name = "TOKENS",
-        required_if_eq("free", "sequences"),
-        value_parser = metrale_circuit::load::parse_count
-    )]
-    pub context: Option<u64>,
-    /// The checkpoint to size [default: the circuit's first].
-    #[arg(long, value_name = "NAME")]
-    pub checkpoint: Option<String>,
-    /// The plan inputs file [default: the built-in metrale-codegen/cli/inputs/default.toml, or
-    /// inputs/serving.toml for `--for sequences`].
-    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
-    pub inputs: Option<String>,
-    /// The alignment of every region in bytes, a power of two.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_ALIGN)]
-    pub align: u64,
-    /// Print the answer as JSON: `{"for", "value", "budget", "device_bytes",
-    /// "next_device_bytes"}`, over several ranks with `tp`, `pp`, `tp_rank`, `pp_rank` (the
-    /// rank that binds).
-    #[arg(long)]
-    pub json: bool,
-    /// Tensor- and pipeline-parallel ranks: the budget is per GPU, so over several ranks the
-    /// answer is that of the rank that binds first (or of the rank given).
-    #[command(flatten)]
-    pub parallel: ParallelArgs,
-}
-
-/// The input `fit` solves for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Free {
-    /// The main KV pool's blocks.
-    KvBlocks,
-    /// The serving profile's concurrent sequences, at `--context` tokens each.
-    Sequences,
-}
-
-impl Free {
-    /// Its spelling on the command line and in the JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Free::KvBlocks => "kv-blocks",
-            Free::Sequences => "sequences",
-        }
-    }
-}
-
-/// Reads a `--budget`: [`metrale_circuit::load::parse_size`].
-pub fn size(text: &str) -> Result<u64, String> {
-    metrale_circuit::load::parse_size(text)
-}
-
-impl FitArgs {
-    /// The facts of this command line `fit` plans from: without `--inputs`, the built-in
-    /// default inputs, or for `--for sequences` the built-in serving profile.
-    pub fn request(&self) -> Request {
-        let built_in = match self.free {
-            Free::KvBlocks => DEFAULT_INPUTS,
-            Free::Sequences => SERVING_INPUTS,
-        };
-        Request {
-            circuit: self.circuit.clone(),
-            checkpoint: self.checkpoint.clone(),
-            inputs: self
-                .inputs
-                .clone()
-                .map_or(Inputs::BuiltIn(built_in), Inputs::File),
-            align: self.align,
-            parallel: self.parallel.clone(),
-        }
-    }
-}
+use metrale_circuit::weights::{self, Weights};
 
 /// Runs `fit`.
 pub fn run(args: &FitArgs) -> Outcome {
@@ -270,33 +157,6 @@ fn profile_report(prepared: &Prepared) -> Option<ProfileReport> {
     })
 }
 
-/// The refusal of an answer the budget does not bound: the search reached the plan's own
-/// limit (one more cannot be planned, its sizes past u64) with the budget still unspent, so
-/// nothing in the plan grows with the free input and the "answer" would be that limit.
-fn unbounded(args: &FitArgs, answer: &FitAnswer) -> Diagnostic {
-    let free = args.free.name();
-    let d = Diagnostic::error(format!(
-        "`--for {free}` has no answer: no budget bounds it, the plan's device bytes are {} B at \
-         {} {free} and one more cannot be planned (its sizes pass u64)",
-        answer.fit.device_bytes, answer.fit.value
-    ));
-    let d = match args.free {
-        Free::KvBlocks => d.note(
-            "no state of the checkpoint is kept per KV block: its KV (if any) does not grow \
-             with the pool's `blocks`",
-        ),
-        Free::Sequences => d.note(format!(
-            "no state of the checkpoint grows with the sequences at `--context {}`",
-            args.context.unwrap_or(0)
-        )),
-    };
-    let d = d.help("fit the input the checkpoint's states grow with (`--for kv-blocks` or `--for sequences --context TOKENS`)");
-    match &args.inputs {
-        Some(path) => d.in_file(path),
-        None => d,
-    }
-}
-
 /// With `--gpu`: the GPU, the weights read and split over the ranks, and the state's budget.
 ///
 /// # Errors
@@ -306,25 +166,25 @@ fn gpu(args: &FitArgs, prepared: &Prepared) -> Result<Option<GpuReport>, Diagnos
         return Ok(None);
     };
     let weights = match &args.weights {
-        Some(arg) => super::weights::weights(arg)?,
+        Some(arg) => weights::read(arg)?,
         None => Weights {
             bytes: 0,
             source: "none given".to_owned(),
         },
     };
-    // Every GPU of `tp x pp` holds its share of the weights, evenly split.
+    // Every GPU of `tp x pp` holds its share of the weights.
     let ranks = prepared
         .ranks()
         .counts
         .tp
-        .saturating_mul(prepared.ranks().counts.pp)
-        .max(1);
-    let memory = GpuMemory {
+        .saturating_mul(prepared.ranks().counts.pp);
+    let memory = GpuMemory::sharded(
         total,
-        utilization: args.utilization.unwrap_or(Utilization::VLLM_DEFAULT),
-        weights: weights.bytes.div_ceil(ranks),
-        reserve: args.reserve.unwrap_or(0),
-    };
+        args.utilization.unwrap_or(Utilization::VLLM_DEFAULT),
+        weights.bytes,
+        ranks,
+        args.reserve.unwrap_or(0),
+    );
     let budget = memory.state_budget().map_err(|shortfall| {
         Diagnostic::error(format!(
             "the GPU leaves the state nothing: {shortfall}"
@@ -460,40 +320,4 @@ fn fit_rank(
         capacity,
         pool,
     })
-}
-
-/// Why `budget` holds nothing: even 0 needs `needs` device bytes (`empty` `None`), or 0 takes
-/// `empty` and 1 needs `needs` (`u64::MAX`: the plan of one could not be made).
-fn budget_refused(args: &FitArgs, budget: u64, empty: Option<u64>, needs: u64) -> Diagnostic {
-    let Some(empty) = empty else {
-        return Diagnostic::error(format!(
-            "a budget of {budget} bytes is too small: even 0 {} need {needs} device bytes",
-            args.free.name()
-        ))
-        .help(format!(
-            "the smallest budget that fits anything is {needs} bytes"
-        ));
-    };
-    let one = match args.free {
-        Free::KvBlocks => "KV block",
-        Free::Sequences => "sequence",
-    };
-    if needs == u64::MAX {
-        let lower = match args.free {
-            Free::KvBlocks => "the counts of the inputs".to_owned(),
-            Free::Sequences => format!("`--context {}`", args.context.unwrap_or(0)),
-        };
-        return Diagnostic::error(format!(
-            "no budget holds one {one}: the plan of one overflows u64 (0 take {empty} device \
-             bytes)"
-        ))
-        .help(format!("lower {lower}"));
-    }
-    Diagnostic::error(format!(
-        "a budget of {budget} bytes holds no {one}: 0 take {empty} device bytes, 1 needs {needs}"
-    ))
-    .help(format!(
-        "the smallest budget that serves one is {needs} bytes ({} more)",
-        needs.saturating_sub(budget)
-    ))
 }

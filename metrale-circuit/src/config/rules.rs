@@ -10,16 +10,20 @@
 //! - Every error is located in the config: at the value read (a period, an offset, an index, a
 //!   count), or at the layer count when the rule's own numbers meet the config's depth; each
 //!   names the rule and its `file:line` in the circuit.
-//! - The work is one pass per rule over at most [`MAX_LAYERS`](super::MAX_LAYERS) layers (the
-//!   layer count is checked before), and one pass over each list read.
+//! - The work is one pass per rule over at most
+//!   [`MAX_LAYERS`](crate::load::limits::MAX_LAYERS) layers (the layer count is checked
+//!   before), and one pass over each list read.
+//! - Which layers a rule names, its integers read, is the loader's one law
+//!   (`load::circuit::layer_law`), the law the loader checks a rule set by without a config.
 
 use std::ops::Range;
 
+use crate::load::circuit::layer_law;
 use crate::load::text::diag::Diagnostic;
 use crate::load::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 use jsonc_parser::ast::Value;
 
-use super::{Depth, Found, Layer, Reader, describe, span};
+use super::json::{Depth, Found, Layer, Reader, describe, span};
 
 /// An integer of a rule as evaluated: its value, and the config value it was read from (`None`
 /// when written in the circuit or taken from `or`).
@@ -163,12 +167,7 @@ impl Reader<'_> {
             );
             return None;
         }
-        let fits = if o.value >= 0 {
-            o.value < n.value
-        } else {
-            o.value >= -n.value
-        };
-        if !fits {
+        if !layer_law::offset_fits(o.value, n.value) {
             let mut d = Diagnostic::error(format!(
                 "the offset {} of {by} does not fit its period {}",
                 o.value, n.value
@@ -190,16 +189,9 @@ impl Reader<'_> {
             );
             return None;
         }
-        let start = if o.value >= 0 {
-            o.value
-        } else {
-            n.value + o.value
-        };
         let at = n.at.or(o.at).unwrap_or_else(|| depth.at.clone());
         Some(
-            (0..i128::from(depth.layers))
-                .filter(|i| i % n.value == start)
-                .filter_map(|i| usize::try_from(i).ok())
+            layer_law::every(n.value, o.value, depth.layers)?
                 .map(|i| (i, at.clone()))
                 .collect(),
         )
@@ -215,10 +207,7 @@ impl Reader<'_> {
     ) -> Option<Vec<(usize, Range<usize>)>> {
         let mut out = Vec::with_capacity(list.len());
         for &index in list {
-            let layer = index
-                .checked_sub(base)
-                .filter(|l| *l < depth.layers)
-                .and_then(|l| usize::try_from(l).ok());
+            let layer = layer_law::index(index, base, depth.layers);
             let Some(layer) = layer else {
                 self.report(
                     depth.at.clone(),
@@ -247,9 +236,8 @@ impl Reader<'_> {
         depth: &Depth,
         by: &str,
     ) -> Option<Vec<(usize, Range<usize>)>> {
-        let layers = i128::from(depth.layers);
         let k = self.rule_int(count, by)?;
-        if k.value > layers || k.value < 0 {
+        let Some(named) = layer_law::last(k.value, depth.layers) else {
             let message = match count {
                 ConfigInt::Key { key, .. } if k.at.is_some() => format!(
                     "config key `{key}` is {}, but the model has {} layers",
@@ -267,14 +255,9 @@ impl Reader<'_> {
                     .note(format!("{by} names the last K layers")),
             );
             return None;
-        }
+        };
         let at = k.at.unwrap_or_else(|| depth.at.clone());
-        Some(
-            (layers - k.value..layers)
-                .filter_map(|i| usize::try_from(i).ok())
-                .map(|i| (i, at.clone()))
-                .collect(),
-        )
+        Some(named.map(|i| (i, at.clone())).collect())
     }
 
     /// The indices of a list at `key`: integers, each a layer of the model, none twice.
@@ -309,10 +292,7 @@ impl Reader<'_> {
                 valid = false;
                 continue;
             };
-            let layer = index
-                .checked_sub(base)
-                .filter(|l| *l < depth.layers)
-                .and_then(|l| usize::try_from(l).ok());
+            let layer = layer_law::index(index, base, depth.layers);
             let Some(layer) = layer else {
                 self.report(
                     span(element),

@@ -4,15 +4,17 @@
 //! circuit|inputs` prints them.
 //!
 //! ```
-//! use metrale_circuit::load::json_schema::Schema;
+//! use metrale_circuit::schema::Schema;
 //!
 //! let text = Schema::Circuit.text();
 //! assert!(text.contains("\"$schema\": \"https://json-schema.org/draft/2020-12/schema\""));
 //! assert_eq!(Schema::parse("inputs"), Some(Schema::Inputs));
 //! ```
 //!
-//! Owner: metrale-circuit (feature `load`). `spec` holds the kinds of doc line, `circuit` and
-//! `inputs` the doc lines, `build` the generator, `json` the text.
+//! Owner: metrale-circuit (feature `schema`, off by default: a `build.rs` user and the
+//! `circuit!` macro compile none of it). It sits beside the loader, above it: it reads the
+//! loader's key tables and limits, and the loader reads nothing of it. `spec` holds the kinds
+//! of doc line, `circuit` and `inputs` the doc lines, `build` the generator, `json` the text.
 //!
 //! Invariants:
 //! - One source of truth: each table's keys are the loader's own key tables, each spelling list

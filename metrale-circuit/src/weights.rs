@@ -1,14 +1,18 @@
-//! `fit --weights`: the bytes of a checkpoint's weights, as a size (`17GiB`) or read exactly
+//! The bytes of a checkpoint's weights (feature `weights`), as a size (`17GiB`) or read exactly
 //! from its safetensors metadata, never from its tensors: a `model.safetensors.index.json`'s
 //! `metadata.total_size`, a `.safetensors` file's header (its tensors' `data_offsets`), or a
 //! folder holding either (the index when there is one, else every `.safetensors` file in it).
+//! What `metrale-codegen fit --weights` reads, so an engine sizing itself at start reads the
+//! same figure ([`read`], then `serving::GpuMemory`'s budget).
+//!
+//! Owner: metrale-circuit (feature `weights`).
 //!
 //! The safetensors format (huggingface/safetensors, `safetensors/src/tensor.rs`,
 //! `SafeTensors::read_metadata` and `Metadata::validate`): 8 bytes, the header's length `N` as a
 //! little-endian `u64`; then `N` bytes of UTF-8 JSON, an object mapping each tensor's name to
 //! `{ dtype, shape, data_offsets: [begin, end] }` (byte offsets into the data that follows the
 //! header) and an optional `__metadata__` of strings; then the data, exactly as long as the
-//! spans say. A header is refused as safetensors refuses it ([`Tensor::validate`]).
+//! spans say. A header is refused as safetensors refuses it (`Tensor::validate`).
 //!
 //! Invariants:
 //! - Only regular files are opened (as the loader's `read_source`): a FIFO, socket or device
@@ -25,16 +29,16 @@ use std::io::{ErrorKind, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::load::diag::{Diagnostic, Diagnostics, Source};
 use jsonc_parser::ast::{ObjectPropName, Value};
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
-use metrale_circuit::load::diag::{Diagnostic, Diagnostics, Source};
 
 /// The most bytes of a safetensors header read (safetensors itself refuses headers past
 /// 100 MB: `MAX_HEADER_SIZE` in the same `tensor.rs`).
-const MAX_HEADER: u64 = 100_000_000;
+pub const MAX_HEADER: u64 = 100_000_000;
 
 /// The most bytes of an index file read.
-const MAX_INDEX: u64 = 64 << 20;
+pub const MAX_INDEX: u64 = 64 << 20;
 
 /// The index file a sharded checkpoint's folder holds.
 const INDEX: &str = "model.safetensors.index.json";
@@ -53,12 +57,13 @@ pub struct Weights {
     pub source: String,
 }
 
-/// Reads `--weights`: a size, or a path as the module doc says.
+/// Reads a checkpoint's weights as `metrale-codegen fit --weights` takes them: a size, or a
+/// path as the module doc says.
 ///
 /// # Errors
 /// A diagnostic naming the file and what is wrong with it.
-pub fn weights(arg: &str) -> Result<Weights, Diagnostics> {
-    let size = metrale_circuit::load::parse_size(arg);
+pub fn read(arg: &str) -> Result<Weights, Diagnostics> {
+    let size = crate::load::parse_size(arg);
     if let Ok(bytes) = size {
         return Ok(Weights {
             bytes,
@@ -630,7 +635,7 @@ mod tests {
 
     #[test]
     fn a_size_an_index_a_file_and_a_folder() {
-        assert_eq!(weights("17GiB").map(|w| w.bytes), Ok(17 << 30));
+        assert_eq!(read("17GiB").map(|w| w.bytes), Ok(17 << 30));
         let dir = scratch("shards");
         // Two shards: 2 x 3 bf16 (12 B) + 4 f32 (16 B) = 28 B, and 5 u8 = 5 B, by hand.
         let a = safetensors(
@@ -645,8 +650,8 @@ mod tests {
             r#"{"c":{"dtype":"U8","shape":[5],"data_offsets":[0,5]}}"#,
             5,
         );
-        assert_eq!(weights(a.to_str().unwrap()).map(|w| w.bytes), Ok(28));
-        let folder = weights(dir.to_str().unwrap()).unwrap();
+        assert_eq!(read(a.to_str().unwrap()).map(|w| w.bytes), Ok(28));
+        let folder = read(dir.to_str().unwrap()).unwrap();
         assert_eq!(folder.bytes, 33);
         assert!(folder.source.ends_with("(2 files)"), "{}", folder.source);
         // With an index, the folder is its total.
@@ -655,14 +660,14 @@ mod tests {
             r#"{"metadata":{"total_size":33},"weight_map":{"a":"model-00001-of-00002.safetensors"}}"#,
         )
         .unwrap();
-        assert_eq!(weights(dir.to_str().unwrap()).map(|w| w.bytes), Ok(33));
+        assert_eq!(read(dir.to_str().unwrap()).map(|w| w.bytes), Ok(33));
     }
 
     #[test]
     fn bad_files_are_refused_with_what_is_wrong() {
         let dir = scratch("bad");
         let message = |arg: &Path| {
-            weights(arg.to_str().unwrap()).unwrap_err().0[0]
+            read(arg.to_str().unwrap()).unwrap_err().0[0]
                 .message
                 .clone()
         };
@@ -691,7 +696,7 @@ mod tests {
         let empty = scratch("empty");
         assert!(message(&empty).contains("holds no"));
         assert!(
-            weights("no/such/file").unwrap_err().0[0]
+            read("no/such/file").unwrap_err().0[0]
                 .message
                 .contains("neither a size nor a file")
         );

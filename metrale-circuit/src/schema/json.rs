@@ -2,7 +2,7 @@
 //! loader writes a schema without a JSON crate (the runtime's `load` feature pulls in `toml` and
 //! `strsim` only).
 //!
-//! Owner: metrale-circuit (feature `load`).
+//! Owner: metrale-circuit (feature `schema`). Strings are quoted by `load::text::quote`.
 //! Invariants:
 //! - An object keeps its keys in the order built: the same value always prints the same text.
 //! - The text is valid JSON (RFC 8259): strings are escaped (`"`, `\`, every control character),
@@ -11,6 +11,8 @@
 //!   scalars on one line (an enum reads as one list), other arrays one item a line.
 
 use std::fmt::Write as _;
+
+use crate::load::text::quote::write_quoted;
 
 /// A JSON value: what a JSON Schema needs (no floats, no negative numbers, no null).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +91,7 @@ impl Json {
             Json::Int(n) => {
                 let _ = write!(out, "{n}");
             }
-            Json::Str(s) => write_str(out, s),
+            Json::Str(s) => write_quoted(out, s),
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
             Json::Arr(items) if items.iter().all(Json::is_scalar) => {
                 out.push('[');
@@ -118,7 +120,7 @@ impl Json {
                 for (i, (key, value)) in entries.iter().enumerate() {
                     out.push_str(if i > 0 { ",\n" } else { "\n" });
                     indent(out, depth + 1);
-                    write_str(out, key);
+                    write_quoted(out, key);
                     out.push_str(": ");
                     value.write(out, depth + 1);
                 }
@@ -135,35 +137,6 @@ fn indent(out: &mut String, depth: usize) {
     for _ in 0..depth {
         out.push_str("  ");
     }
-}
-
-/// `s` as a JSON string, which is also a TOML basic string (the checkpoint table `import`
-/// writes): quotes, backslashes, control characters and DEL (which TOML refuses raw) escaped,
-/// the rest as is.
-#[cfg(feature = "config")]
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    write_str(&mut out, s);
-    out
-}
-
-/// [`quote`] onto `out`.
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]
