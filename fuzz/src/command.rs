@@ -14,7 +14,7 @@
 //! Invariants: nothing here panics on any bytes; [`split`] of an input without a header gives
 //! no tokens and the whole input as the body.
 
-use metrale_circuit::load::{parse_count, parse_size};
+use metrale_circuit::load::text::{parse_count, parse_size};
 use metrale_circuit::serving::Utilization;
 
 /// The header's marker at the start of an input.

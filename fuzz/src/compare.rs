@@ -13,9 +13,9 @@
 //! `Inputs` refuses (a format key the circuit names and the file lacks) are not compared,
 //! since the dynamic plan needs only the keys of one checkpoint.
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::serving::PoolPlan;
+use metrale_circuit::serving::pages::PoolPlan;
 use metrale_circuit::{DEFAULT_ALIGN, Lifetime, PlanError, Region, Space, StateInputs, TermInfo};
 
 /// A real circuit, loaded, with every checkpoint instantiated once.
@@ -275,7 +275,7 @@ macro_rules! generated_modules {
         )*
 
         /// Every generated circuit's checkpoints, for a registry over all of them.
-        pub const ENTRIES: &[metrale_circuit::serving::CircuitEntry<'static>] =
+        pub const ENTRIES: &[metrale_circuit::serving::registry::CircuitEntry<'static>] =
             &[$(metrale_tests::$arch::ENTRY),*];
 
         /// Every circuit of `circuits/` (the arch is the file's stem) and its comparisons.

@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::dynamic::StateAccess;
+use metrale_circuit::dynamic::decl::StateAccess;
 use metrale_circuit::{Holding, Lifetime, Space, StateDtype, StateKind};
 
 /// The command lines of the `fit` target's seeds, each paired with every inputs seed: every

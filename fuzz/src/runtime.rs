@@ -6,7 +6,7 @@
 //!   refusal changing nothing, a block handed out for writing its writer's alone, references
 //!   equal to the tables holding a block, a ring within its blocks.
 //! - `registry`: a script of circuits (`circuit ARCH`, then `NAME HF` lines, `-` for no id) and
-//!   queries (`? QUERY`), resolved by `serving::Registry` and by the rules it documents, stated
+//!   queries (`? QUERY`), resolved by `serving::registry::Registry` and by the rules it documents, stated
 //!   here as plainly as they read (a name exact, an id with ASCII case ignored, `<arch>:` asking
 //!   one circuit, an empty name naming nothing): the same answer, the same list of matches.
 //! - `config`: a mutated `config.json` read at run time through its circuit's `[config]`
@@ -23,7 +23,7 @@ use metrale_circuit::config::ImportOptions;
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::load::diag::Source;
-use metrale_circuit::serving::{CircuitEntry, Registry, RegistryError, Resolved};
+use metrale_circuit::serving::registry::{CircuitEntry, Registry, RegistryError, Resolved};
 use metrale_tests::alloc_model::{Allocator, Op};
 
 use crate::invariants::{first_line, located};
@@ -361,7 +361,7 @@ mod tests {
             .find(|l| l.path == "circuits/llama.toml")
             .expect("llama");
         let circuit = Circuit::load(root.join(llama.path)).expect("loads");
-        let config = metrale_circuit::load::read_source(
+        let config = metrale_circuit::load::text::read_source(
             &root.join("circuits/configs/llama_3_1_8b.json"),
             "config.json",
             "config",

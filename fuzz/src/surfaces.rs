@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use metrale_circuit::config::{ImportOptions, import};
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::diag::Source;
-use metrale_circuit::load::{Circuit, CircuitSource, load, read_source};
+use metrale_circuit::load::{Circuit, CircuitSource, load, text::read_source};
 use metrale_circuit::{DEFAULT_ALIGN, PlanError};
 use metrale_cli::{Outcome, Status};
 use metrale_codegen::{Builder, DEFAULT_RUNTIME_PATH, Options, generate_file};

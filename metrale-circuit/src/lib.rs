@@ -9,8 +9,9 @@
 //!
 //! # What an engine on a generated plan reads (the root)
 //! - The plan's regions and field groups: [`Region`] (with each unit's address),
-//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`Unit`],
-//!   [`RegionList`] (the regions of a plan whose checkpoint is chosen at run time).
+//!   [`RecurrentRegions`], [`KvRegions`], [`CacheRegions`], [`TermInfo`], [`RegionList`]
+//!   (the regions of a plan whose checkpoint is chosen at run time); a region's unit is
+//!   [`units::Unit`].
 //! - The arenas: [`Arena`], [`Space`], [`Lifetime`], [`DEFAULT_ALIGN`].
 //! - What a term is: [`StateKind`], [`Holding`], [`StateDtype`].
 //! - The inputs a generated `Inputs` holds: [`StateInputs`], [`KvInputs`], [`VerifyInputs`],
@@ -24,11 +25,13 @@
 //!   the parts of a unit made of a layout ([`units::Part`], [`units::Parts`]).
 //! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
 //! - [`serving`]: the serving profile, its free inputs, the counts that must agree, and
-//!   capacity ([`serving::Fit`], [`serving::FitError`]).
+//!   capacity ([`serving::Fit`], [`serving::FitError`]); vLLM's page pool
+//!   ([`serving::pages`]) and the registry of checkpoints chosen at run time
+//!   ([`serving::registry`]).
 //! - [`parallel`]: tensor- and pipeline-parallel ranks ([`parallel::RankError`]), a block's
 //!   model position.
-//! - [`dynamic`]: the dynamic plan (declarations in, a plan at run time: the reference
-//!   generated plans are tested against) and its fits.
+//! - [`dynamic`]: the dynamic plan (declarations in, [`dynamic::decl`]; a plan at run time:
+//!   the reference generated plans are tested against) and its fits.
 //! - `load` (feature `load`, on by default): the circuit TOML reader with rustc-like
 //!   diagnostics, and the inputs file. An engine that only includes generated plans turns it
 //!   off with `default-features = false` and links nothing outside `std`.
@@ -41,7 +44,7 @@
 //!   metadata, the figure `metrale-codegen fit --weights` takes.
 //!
 //! ```
-//! use metrale_circuit::dynamic::{DynamicPlan, StateDecl, StateFormat};
+//! use metrale_circuit::dynamic::{DynamicPlan, decl::{StateDecl, StateFormat}};
 //! use metrale_circuit::inputs::FormatChoice;
 //! use metrale_circuit::{KvInputs, PlanError, StateDtype, StateInputs, StateKind};
 //!
@@ -120,7 +123,7 @@ pub use model::{
     CacheInputs, KvInputs, Lifetime, StateDtype, StateInputs, StateKind, VerifyInputs,
 };
 pub use plan::{
-    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo, Unit,
+    CacheRegions, KvRegions, MissingFormat, PlanError, RecurrentRegions, RegionList, TermInfo,
 };
 
 pub mod alloc {
@@ -174,23 +177,38 @@ pub mod inputs {
 
 pub mod serving {
     //! Serving: the profile an operator decides ([`ServingProfile`]) and the one rule deriving
-    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), what a fit's
-    //! answer holds per unit and what one more costs ([`Capacity`], [`PageCosts`]) and the page
-    //! pool a budget's rest makes ([`PoolCapacity`]), the budget a
-    //! GPU leaves the state once its weights and a reserve are counted ([`GpuMemory`]), which
-    //! circuit and checkpoint a model asked for at run time is ([`Registry`]), why dims given by
-    //! name are not a generated `Dims` ([`DimsError`]), and the
-    //! counts that must agree with each other and with it ([`Disagreement`]); and the layout policy of
-    //! what a request holds ([`PoolPolicy`]): today's arenas, or vLLM's unified page pool
-    //! ([`VllmPool`], shaped by [`PoolShape`] from its [`PoolLayer`]s, a plan's [`PagePool`]).
-    pub use crate::law::{Family, PoolFault, PoolLayer, PoolShape};
-    pub use crate::model::{PoolPages, PoolPolicy, VllmPool};
-    pub use crate::plan::{PagePool, PoolMember, PoolPlan};
+    //! every plan count from it, which of its inputs a fit frees ([`ProfileFree`]), the counts
+    //! that must agree with each other and with it ([`Disagreement`]), what a fit's answer holds
+    //! per unit and what one more costs ([`Capacity`]), the budget a GPU leaves the state once
+    //! its weights and a reserve are counted ([`GpuMemory`]), and the policy that lays out what
+    //! a request holds ([`PoolPolicy`]): the arenas, or vLLM's unified page pool ([`pages`]).
+    //! Which circuit and checkpoint a model asked for at run time is: [`registry`].
+    pub use crate::model::PoolPolicy;
     pub use crate::serve::{
-        Capacity, CircuitEntry, DimsError, Disagreement, Fit, FitError, GpuMemory, GpuShortfall,
-        KvTokens, PageCosts, PoolCapacity, ProfileFree, ProfileKv, Registry, RegistryError,
-        Resolved, ServingProfile, Utilization,
+        Capacity, Disagreement, Fit, FitError, GpuMemory, GpuShortfall, KvTokens, ProfileFree,
+        ProfileKv, ServingProfile, Utilization,
     };
+
+    pub mod pages {
+        //! vLLM's unified page pool: its shape from the circuit's layers ([`VllmPool`],
+        //! [`PoolPages`], [`PoolShape`] from each [`PoolLayer`] of a [`Family`]), a plan's pool
+        //! ([`PoolPlan`], [`PagePool`], each [`PoolMember`]), what one more page or request's
+        //! pages cost ([`PageCosts`]) and the pool a budget's rest makes, with the figures vLLM
+        //! logs ([`PoolCapacity`]); why a pool cannot be shaped ([`PoolFault`]). A page here is
+        //! vLLM's; the arenas' KV blocks are another pool ([`crate::alloc::BlockPool`]).
+        pub use crate::law::{Family, PoolFault, PoolLayer, PoolShape};
+        pub use crate::model::{PoolPages, VllmPool};
+        pub use crate::plan::{PagePool, PoolMember, PoolPlan};
+        pub use crate::serve::{PageCosts, PoolCapacity};
+    }
+
+    pub mod registry {
+        //! Which circuit and checkpoint a model asked for at run time is ([`Registry`] over
+        //! each generated module's [`CircuitEntry`], an answer [`Resolved`] or a
+        //! [`RegistryError`]), and why dims given by name are not a generated `Dims`
+        //! ([`DimsError`]).
+        pub use crate::serve::{CircuitEntry, DimsError, Registry, RegistryError, Resolved};
+    }
 }
 
 pub mod parallel {
@@ -204,14 +222,23 @@ pub mod parallel {
 }
 
 pub mod dynamic {
-    //! The dynamic plan: declarations in ([`StateDecl`], made by `load::Circuit::instantiate` or
-    //! by hand), a plan at run time ([`DynamicPlan`], its terms also in field groups:
-    //! [`DynamicPlan::states`]), and its fits. It is the reference every generated plan is tested
-    //! against; an engine without generated code plans with it.
-    pub use crate::model::{
-        FormatError, LayoutDecl, PartDecl, Position, Reach, Section, StateAccess, StateDecl,
-        StateFormat, UnitAxis, VerifySteps,
-    };
+    //! The dynamic plan: a plan at run time ([`DynamicPlan`], its terms also in field groups:
+    //! [`DynamicPlan::states`]) from the declarations of [`decl`] (made by
+    //! `load::Circuit::instantiate` or by hand), and its fits. It is the reference every
+    //! generated plan is tested against; an engine without generated code plans with it.
+    pub use crate::model::Position;
     pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
     pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
+
+    pub mod decl {
+        //! What a dynamic plan is declared from: each state ([`StateDecl`]) with its format
+        //! ([`StateFormat`], a [`FormatError`] when it names what the inputs do not give), its
+        //! unit made of parts ([`LayoutDecl`], [`PartDecl`], each axis a [`UnitAxis`]), where
+        //! it lives in the model and who reads it ([`Section`], [`Reach`], [`StateAccess`]), and
+        //! the verify rows it takes ([`VerifySteps`]).
+        pub use crate::model::{
+            FormatError, LayoutDecl, PartDecl, Reach, Section, StateAccess, StateDecl, StateFormat,
+            UnitAxis, VerifySteps,
+        };
+    }
 }

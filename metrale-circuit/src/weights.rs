@@ -63,7 +63,7 @@ pub struct Weights {
 /// # Errors
 /// A diagnostic naming the file and what is wrong with it.
 pub fn read(arg: &str) -> Result<Weights, Diagnostics> {
-    let size = crate::load::parse_size(arg);
+    let size = crate::load::text::parse_size(arg);
     if let Ok(bytes) = size {
         return Ok(Weights {
             bytes,

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{check, errors, loads, only};
-use metrale_circuit::load::LayerKindsSource;
+use metrale_circuit::load::circuit::config_map::LayerKindsSource;
 
 /// A schema-2 pattern circuit (no layout pattern; the checkpoint gives its own) up to the
 /// `[config]` header (line 24, after [`with_config`]'s `verify` line). `[layout.blocks]` also names `attention`, which has no symbol.
@@ -366,7 +366,7 @@ d = "hidden_size"
 
 #[test]
 fn layer_rules_of_every_form_are_kept_in_order() {
-    use metrale_circuit::load::{ConfigInt, RuleIndices, RuleLayers};
+    use metrale_circuit::load::circuit::config_map::{ConfigInt, RuleIndices, RuleLayers};
     let c = loads(&with_rules(
         "",
         r#"default = "sliding"
@@ -451,7 +451,7 @@ rules = [
 
 #[test]
 fn last_restricts_a_rule_and_indices_take_an_or() {
-    use metrale_circuit::load::{ConfigInt, RuleIndices, RuleLayers};
+    use metrale_circuit::load::circuit::config_map::{ConfigInt, RuleIndices, RuleLayers};
     let c = loads(&with_rules(
         "",
         r#"default = "sliding"

@@ -6,13 +6,15 @@
 use std::error::Error;
 
 use metrale_circuit::alloc::AllocError;
-use metrale_circuit::dynamic::FormatError;
+use metrale_circuit::dynamic::decl::FormatError;
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::load::shape::{EvalError, ShapeSyntaxError};
-use metrale_circuit::load::{ReadFailure, read_source};
+use metrale_circuit::load::text::{ReadFailure, read_source};
 use metrale_circuit::parallel::{ParallelError, RankError, ShardFault, StageFault};
 use metrale_circuit::serving::{
-    DimsError, Disagreement, FitError, GpuShortfall, PoolFault, RegistryError,
+    Disagreement, FitError, GpuShortfall,
+    pages::PoolFault,
+    registry::{DimsError, RegistryError},
 };
 use metrale_circuit::units::ViewError;
 use metrale_circuit::{MissingFormat, PlanError, SizeFault};

@@ -3,12 +3,12 @@
 //! inputs the CLI ships are checked in metrale-codegen, beside the file
 //! (`metrale-codegen/cli/tests/default_inputs.rs`).
 
-use metrale_circuit::dynamic::{PartDecl, StateDecl, StateFormat};
+use metrale_circuit::dynamic::decl::{PartDecl, StateDecl, StateFormat};
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, FormatChoice, LookupInputs, RingInputs, TreeInputs,
 };
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::load::{InputsFile, VerifyCounts};
+use metrale_circuit::load::{InputsFile, inputs_file::VerifyCounts};
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype, StateInputs, StateKind, VerifyInputs};
 
 /// Every key, each count distinct so a swapped field shows, but for the counts that must agree
@@ -91,7 +91,7 @@ fn a_full_file_parses_to_the_exact_values() {
         ],
         3,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![3, 1, 2]),
+            h_steps: metrale_circuit::load::inputs_file::StepCounts::PerSlot(vec![3, 1, 2]),
             conv_steps: 7,
         }),
         Some(KvInputs {
@@ -553,7 +553,7 @@ fn a_serving_profile_gives_every_count() {
     assert_eq!(
         file.verify,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::load::StepCounts::Uniform { slots: 4, rows: 2 },
+            h_steps: metrale_circuit::load::inputs_file::StepCounts::Uniform { slots: 4, rows: 2 },
             conv_steps: 2
         })
     );
@@ -718,7 +718,10 @@ fn a_serving_profile_with_a_verify_batch_derives_the_reference_engines_counts() 
 
 #[test]
 fn a_vllm_pool_takes_a_default_servers_figures() {
-    use metrale_circuit::serving::{PoolPages, PoolPolicy, VllmPool};
+    use metrale_circuit::serving::{
+        PoolPolicy,
+        pages::{PoolPages, VllmPool},
+    };
     let file = InputsFile::parse(
         "in.toml",
         "slots = 1\n[pool]\npolicy = \"vllm\"\ncontext = 32768\nrequests = 4\ncheckpoint_alignment = 64\n",
@@ -786,7 +789,7 @@ fn a_pool_that_cannot_be_is_refused_where_it_is_written() {
 
 #[test]
 fn a_pool_without_context_loads_and_says_it_lacks_one() {
-    use metrale_circuit::serving::{PoolPages, PoolPolicy};
+    use metrale_circuit::serving::{PoolPolicy, pages::PoolPages};
 
     // `context` is left to the caller (`fit --for sequences --context`): the file loads, its
     // pool's context 0, and `lacks_context` tells a caller that plans it as it is to refuse.
@@ -823,7 +826,7 @@ fn serving_tiers_name_the_verify_slots() {
     assert_eq!(
         file.verify,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![3, 3]),
+            h_steps: metrale_circuit::load::inputs_file::StepCounts::PerSlot(vec![3, 3]),
             conv_steps: 3
         })
     );

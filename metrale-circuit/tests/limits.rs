@@ -1,4 +1,4 @@
-//! The loader's limits (`metrale_circuit::load::limits`) and bounded reads: at each limit a circuit
+//! The loader's limits (`metrale_circuit::load::text::limits`) and bounded reads: at each limit a circuit
 //! loads, one past it gets one located error naming the limit at the first item past it; only
 //! regular files inside the circuit's folder are read; errors past the hundredth are counted,
 //! not kept; positions of errors the TOML parser or UTF-8 decoding give without a span.
@@ -13,7 +13,7 @@ mod common;
 
 use common::{TempDir, errors, loads, place};
 use metrale_circuit::load::diag::Diagnostic;
-use metrale_circuit::load::limits::{
+use metrale_circuit::load::text::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_ERRORS, MAX_FILE_BYTES,
     MAX_LAYER_KINDS, MAX_LAYERS, MAX_LIBRARIES, MAX_NAME_BYTES, MAX_SHAPE_TERMS, MAX_STATES,
     MAX_STATES_PER_BLOCK, MAX_TERMS,
@@ -498,7 +498,7 @@ fn a_file_over_the_size_limit_is_refused_unread() {
     assert_eq!(
         all[0].message,
         "cannot read circuit `c.toml`: larger than the limit of 1048576 bytes \
-         (`metrale_circuit::load::limits::MAX_FILE_BYTES`)"
+         (`metrale_circuit::load::text::limits::MAX_FILE_BYTES`)"
     );
     assert_eq!(all[0].file.as_deref(), Some("c.toml"));
 }

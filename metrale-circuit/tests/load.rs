@@ -12,8 +12,11 @@ mod common;
 
 use common::{TempDir, check, loads, only};
 use metrale_circuit::StateKind;
-use metrale_circuit::dynamic::{Position, Reach, Section};
-use metrale_circuit::load::{Circuit, LayerRule};
+use metrale_circuit::dynamic::{
+    Position,
+    decl::{Reach, Section},
+};
+use metrale_circuit::load::{Circuit, circuit::LayerRule};
 use metrale_circuit::load::{CircuitSource, load};
 
 const QWEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../circuits/qwen3_5.toml");
@@ -105,7 +108,7 @@ fn qwen3_5_loads() {
     let blocks: Vec<&str> = c
         .blocks()
         .iter()
-        .map(metrale_circuit::load::BlockTemplate::name)
+        .map(metrale_circuit::load::circuit::BlockTemplate::name)
         .collect();
     assert_eq!(
         blocks,

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{errors, place};
-use metrale_circuit::dynamic::StateDecl;
+use metrale_circuit::dynamic::decl::StateDecl;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::parallel::{Parallel, Position, Rank};
 

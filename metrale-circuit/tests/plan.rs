@@ -1,6 +1,9 @@
 //! The dynamic plan against figures worked out by hand (issue: "Figures to check by hand").
 
-use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl, StateFormat, VerifySteps};
+use metrale_circuit::dynamic::{
+    DynamicPlan,
+    decl::{Section, StateDecl, StateFormat, VerifySteps},
+};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::{
     Holding, KvInputs, Lifetime, PlanError, Space, StateDtype, StateInputs, StateKind, VerifyInputs,

@@ -3,7 +3,10 @@
 //! heads of 256, 48 layers of which every fourth is full attention, and a one-layer MTP draft
 //! head with its own KV), each figure worked out by hand.
 
-use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl};
+use metrale_circuit::dynamic::{
+    DynamicPlan,
+    decl::{Section, StateDecl},
+};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::{Holding, PlanError, StateDtype, StateInputs, StateKind};

@@ -130,7 +130,7 @@ pub fn arch_of(text: &str) -> Option<String> {
 
 /// `name` as an identifier, when it is lower snake case and not a keyword.
 fn identifier(name: &str) -> Option<Ident> {
-    (metrale_circuit::load::is_snake_identifier(name) && crate::emit::names::is_ident(name))
+    (metrale_circuit::load::names::is_snake_identifier(name) && crate::emit::names::is_ident(name))
         .then(|| Ident::new(name, Span::call_site()))
 }
 

@@ -24,10 +24,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use metrale_circuit::load::reserved::{
+use metrale_circuit::load::names::reserved::{
     ARCH_ITEMS, CHECKPOINT_ITEMS, DIMS_METHODS, FORMAT_ITEMS, PLAN_FIELDS,
 };
-use metrale_circuit::load::{Circuit, CircuitSource, camel_case, load};
+use metrale_circuit::load::{Circuit, CircuitSource, load, names::camel_case};
 use metrale_codegen::{Options, tokens};
 
 /// The zoo's circuits, and a schema-3 one whose format key declares layouts (an enum
@@ -176,7 +176,7 @@ fn collect(path: &str, items: &[syn::Item], types: &mut BTreeMap<(String, String
 
 /// A name a circuit's snake-case name could be: a field, a method, a module.
 fn snake_shaped(name: &str) -> bool {
-    metrale_circuit::load::is_snake_identifier(name)
+    metrale_circuit::load::names::is_snake_identifier(name)
 }
 
 /// A name `camel_case` could give a circuit's name: a variant.

@@ -94,7 +94,7 @@ pub mod deepseek_v32 {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -305,7 +305,7 @@ pub mod deepseek_v32 {
             pub const fn latent_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 match formats.kv_cache_dtype {
                     super::super::KvCacheDtypeFormat::Dtype(dtype) => {
                         __abi::unit(
@@ -412,7 +412,7 @@ pub mod deepseek_v32 {
             pub const fn index_k_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::layout_unit([
                     ("k", value(dims.index_head_dim), __rt::StateDtype::Fp8),
                     (
@@ -451,7 +451,7 @@ pub mod deepseek_v32 {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -470,7 +470,7 @@ pub mod deepseek_v32 {
             pub const fn accepted_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.accepted_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -489,7 +489,7 @@ pub mod deepseek_v32 {
             pub const fn hidden_capture_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.hidden_capture`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -508,7 +508,7 @@ pub mod deepseek_v32 {
             pub const fn draft_tokens_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::F32)
             }
             /// The tensor shape of one unit of `head.draft_tokens`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -854,7 +854,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -864,7 +864,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -874,7 +874,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -884,7 +884,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 3,
@@ -894,7 +894,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 4,
@@ -904,7 +904,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 5,
@@ -914,7 +914,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -924,7 +924,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1074,7 +1074,7 @@ pub mod deepseek_v32 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1329,7 +1329,7 @@ pub mod deepseek_v32 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -1655,7 +1655,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1665,7 +1665,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1675,7 +1675,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1685,7 +1685,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 3,
@@ -1695,7 +1695,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 4,
@@ -1705,7 +1705,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 5,
@@ -1715,7 +1715,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1725,7 +1725,7 @@ pub mod deepseek_v32 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1754,7 +1754,7 @@ pub mod deepseek_v32 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1893,7 +1893,7 @@ pub mod deepseek_v32 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2126,9 +2126,9 @@ pub mod deepseek_v32 {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 128;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "deepseek_v32",
         checkpoints: &[
             ("deepseek_v3_2", ::core::option::Option::Some("deepseek-ai/DeepSeek-V3.2")),
@@ -2374,7 +2374,9 @@ pub mod deepseek_v32 {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::DeepseekV32(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),

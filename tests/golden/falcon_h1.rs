@@ -149,7 +149,7 @@ pub mod falcon_h1 {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -330,7 +330,7 @@ pub mod falcon_h1 {
             pub const fn k_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -355,7 +355,7 @@ pub mod falcon_h1 {
             pub const fn v_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -385,7 +385,7 @@ pub mod falcon_h1 {
             pub const fn h_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -418,7 +418,7 @@ pub mod falcon_h1 {
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -462,7 +462,7 @@ pub mod falcon_h1 {
             pub const fn h_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -495,7 +495,7 @@ pub mod falcon_h1 {
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -539,7 +539,7 @@ pub mod falcon_h1 {
             pub const fn h_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -572,7 +572,7 @@ pub mod falcon_h1 {
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -621,7 +621,7 @@ pub mod falcon_h1 {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -1425,7 +1425,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1435,7 +1435,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1445,9 +1445,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -1457,9 +1457,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -1469,9 +1469,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -1481,9 +1481,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -1493,9 +1493,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -1505,9 +1505,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -1517,7 +1517,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1527,7 +1527,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1537,7 +1537,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 6,
@@ -1547,7 +1547,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -1557,7 +1557,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -1671,7 +1671,7 @@ pub mod falcon_h1 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1934,7 +1934,7 @@ pub mod falcon_h1 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2282,7 +2282,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -2292,7 +2292,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -2302,9 +2302,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -2314,9 +2314,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -2326,9 +2326,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 2,
@@ -2338,9 +2338,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -2350,9 +2350,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -2362,9 +2362,9 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 3,
@@ -2374,7 +2374,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -2384,7 +2384,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -2394,7 +2394,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 6,
@@ -2404,7 +2404,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -2414,7 +2414,7 @@ pub mod falcon_h1 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -2443,7 +2443,7 @@ pub mod falcon_h1 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -2586,7 +2586,7 @@ pub mod falcon_h1 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2820,9 +2820,9 @@ pub mod falcon_h1 {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 529;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "falcon_h1",
         checkpoints: &[
             (
@@ -3071,7 +3071,9 @@ pub mod falcon_h1 {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::FalconH17b(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),

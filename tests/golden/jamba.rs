@@ -118,7 +118,7 @@ pub mod jamba {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -291,7 +291,7 @@ pub mod jamba {
             pub const fn h_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
@@ -317,7 +317,7 @@ pub mod jamba {
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
@@ -343,7 +343,7 @@ pub mod jamba {
             pub const fn h_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
@@ -369,7 +369,7 @@ pub mod jamba {
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
@@ -395,7 +395,7 @@ pub mod jamba {
             pub const fn h_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.inner(), value(dims.ssm_state)),
                     formats.ssm_h_storage,
@@ -421,7 +421,7 @@ pub mod jamba {
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(dims.conv_window(), dims.inner()),
                     formats.ssm_conv_storage,
@@ -453,7 +453,7 @@ pub mod jamba {
             pub const fn k_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
@@ -480,7 +480,7 @@ pub mod jamba {
             pub const fn v_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), dims.head_dim()),
                     formats.kv_cache_dtype,
@@ -511,7 +511,7 @@ pub mod jamba {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -1080,9 +1080,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1092,9 +1092,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1104,9 +1104,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1116,9 +1116,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1128,9 +1128,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1140,9 +1140,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1152,7 +1152,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1162,7 +1162,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1172,7 +1172,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1182,7 +1182,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1192,7 +1192,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1202,7 +1202,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1212,7 +1212,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -1301,7 +1301,7 @@ pub mod jamba {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1497,7 +1497,7 @@ pub mod jamba {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -1853,9 +1853,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1865,9 +1865,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1877,9 +1877,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1889,9 +1889,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1901,9 +1901,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1913,9 +1913,9 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1925,7 +1925,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1935,7 +1935,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1945,7 +1945,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1955,7 +1955,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1965,7 +1965,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1975,7 +1975,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1985,7 +1985,7 @@ pub mod jamba {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -2022,7 +2022,7 @@ pub mod jamba {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -2170,7 +2170,7 @@ pub mod jamba {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2408,9 +2408,9 @@ pub mod jamba {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 289;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "jamba",
         checkpoints: &[
             ("jamba_v0_1", ::core::option::Option::Some("ai21labs/Jamba-v0.1")),
@@ -2654,7 +2654,9 @@ pub mod jamba {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::JambaV01(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),

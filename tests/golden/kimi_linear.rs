@@ -113,7 +113,7 @@ pub mod kimi_linear {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -288,7 +288,7 @@ pub mod kimi_linear {
             pub const fn h_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
@@ -321,7 +321,7 @@ pub mod kimi_linear {
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -359,7 +359,7 @@ pub mod kimi_linear {
             pub const fn h_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
@@ -392,7 +392,7 @@ pub mod kimi_linear {
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -430,7 +430,7 @@ pub mod kimi_linear {
             pub const fn h_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.kda_heads), value(dims.kda_head_dim)),
@@ -463,7 +463,7 @@ pub mod kimi_linear {
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -506,7 +506,7 @@ pub mod kimi_linear {
             pub const fn latent_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     add(value(dims.kv_lora_rank), value(dims.qk_rope_head_dim)),
                     formats.kv_cache_dtype,
@@ -536,7 +536,7 @@ pub mod kimi_linear {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -1018,9 +1018,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1030,9 +1030,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1042,9 +1042,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1054,9 +1054,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1066,9 +1066,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1078,9 +1078,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1090,7 +1090,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1100,7 +1100,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1110,7 +1110,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1120,7 +1120,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1130,7 +1130,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1140,7 +1140,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -1218,7 +1218,7 @@ pub mod kimi_linear {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1403,7 +1403,7 @@ pub mod kimi_linear {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -1725,9 +1725,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1737,9 +1737,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1749,9 +1749,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1761,9 +1761,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1773,9 +1773,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1785,9 +1785,9 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1797,7 +1797,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1807,7 +1807,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1817,7 +1817,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1827,7 +1827,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1837,7 +1837,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1847,7 +1847,7 @@ pub mod kimi_linear {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 7,
@@ -1880,7 +1880,7 @@ pub mod kimi_linear {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -2023,7 +2023,7 @@ pub mod kimi_linear {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2259,9 +2259,9 @@ pub mod kimi_linear {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 208;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "kimi_linear",
         checkpoints: &[
             (
@@ -2514,7 +2514,9 @@ pub mod kimi_linear {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::KimiLinear48bA3b(plan) => plan.pool(),
                 Self::Tiny(plan) => plan.pool(),

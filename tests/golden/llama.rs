@@ -96,7 +96,7 @@ pub mod llama {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -234,7 +234,7 @@ pub mod llama {
             pub const fn k_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -259,7 +259,7 @@ pub mod llama {
             pub const fn v_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -472,7 +472,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -482,7 +482,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -568,7 +568,7 @@ pub mod llama {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -759,7 +759,7 @@ pub mod llama {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -1200,7 +1200,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -1210,7 +1210,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -1395,7 +1395,7 @@ pub mod llama {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1682,7 +1682,7 @@ pub mod llama {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2019,7 +2019,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 0,
@@ -2029,7 +2029,7 @@ pub mod llama {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 1,
@@ -2056,7 +2056,7 @@ pub mod llama {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -2191,7 +2191,7 @@ pub mod llama {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2425,9 +2425,9 @@ pub mod llama {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 160;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "llama",
         checkpoints: &[
             ("llama_3_1_8b", ::core::option::Option::Some("meta-llama/Llama-3.1-8B")),
@@ -2709,7 +2709,9 @@ pub mod llama {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::Llama318b(plan) => plan.pool(),
                 Self::Llama3170b(plan) => plan.pool(),

@@ -137,7 +137,7 @@ pub mod nemotron_h {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -316,7 +316,7 @@ pub mod nemotron_h {
             pub const fn h_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -349,7 +349,7 @@ pub mod nemotron_h {
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -396,7 +396,7 @@ pub mod nemotron_h {
             pub const fn h_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -429,7 +429,7 @@ pub mod nemotron_h {
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -476,7 +476,7 @@ pub mod nemotron_h {
             pub const fn h_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.mamba_heads), value(dims.mamba_head_dim)),
@@ -509,7 +509,7 @@ pub mod nemotron_h {
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -561,7 +561,7 @@ pub mod nemotron_h {
             pub const fn k_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -586,7 +586,7 @@ pub mod nemotron_h {
             pub const fn v_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -616,7 +616,7 @@ pub mod nemotron_h {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -1158,9 +1158,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1170,9 +1170,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1182,9 +1182,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1194,9 +1194,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1206,9 +1206,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1218,9 +1218,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1230,7 +1230,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1240,7 +1240,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1250,7 +1250,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1260,7 +1260,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1270,7 +1270,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -1280,7 +1280,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1290,7 +1290,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -1420,7 +1420,7 @@ pub mod nemotron_h {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -1631,7 +1631,7 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -2398,9 +2398,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -2410,9 +2410,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -2422,9 +2422,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -2434,9 +2434,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -2446,9 +2446,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -2458,9 +2458,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -2470,7 +2470,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -2480,7 +2480,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -2490,7 +2490,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -2500,7 +2500,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -2510,7 +2510,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -2520,7 +2520,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -2530,7 +2530,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -2755,7 +2755,7 @@ pub mod nemotron_h {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -3034,7 +3034,7 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -3665,9 +3665,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3677,9 +3677,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3689,9 +3689,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3701,9 +3701,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3713,9 +3713,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3725,9 +3725,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3737,7 +3737,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -3747,7 +3747,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -3757,7 +3757,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -3767,7 +3767,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -3777,7 +3777,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -3787,7 +3787,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -3797,7 +3797,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -3935,7 +3935,7 @@ pub mod nemotron_h {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -4153,7 +4153,7 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -4486,9 +4486,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4498,9 +4498,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4510,9 +4510,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4522,9 +4522,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4534,9 +4534,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4546,9 +4546,9 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4558,7 +4558,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -4568,7 +4568,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -4578,7 +4578,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -4588,7 +4588,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -4598,7 +4598,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 6,
@@ -4608,7 +4608,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -4618,7 +4618,7 @@ pub mod nemotron_h {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 8,
@@ -4651,7 +4651,7 @@ pub mod nemotron_h {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -4791,7 +4791,7 @@ pub mod nemotron_h {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -5027,9 +5027,9 @@ pub mod nemotron_h {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 461;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "nemotron_h",
         checkpoints: &[
             (
@@ -5363,7 +5363,9 @@ pub mod nemotron_h {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::NemotronH8b(plan) => plan.pool(),
                 Self::NemotronH47b(plan) => plan.pool(),

@@ -137,7 +137,7 @@ pub mod qwen3_5 {
     /// else), such as `Circuit::dims_from_config` reads from a `config.json` at
     /// run time.
     impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-        type Error = __rt::serving::DimsError;
+        type Error = __rt::serving::registry::DimsError;
         fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
             let values = __abi::dims_by_name(
                 values,
@@ -316,7 +316,7 @@ pub mod qwen3_5 {
             pub const fn h_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.lin_v_heads), value(dims.lin_k_dim)),
@@ -349,7 +349,7 @@ pub mod qwen3_5 {
             pub const fn conv_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -396,7 +396,7 @@ pub mod qwen3_5 {
             pub const fn h_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.lin_v_heads), value(dims.lin_k_dim)),
@@ -429,7 +429,7 @@ pub mod qwen3_5 {
             pub const fn conv_prefix_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -476,7 +476,7 @@ pub mod qwen3_5 {
             pub const fn h_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.lin_v_heads), value(dims.lin_k_dim)),
@@ -509,7 +509,7 @@ pub mod qwen3_5 {
             pub const fn conv_ring_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         dims.conv_window(),
@@ -556,7 +556,7 @@ pub mod qwen3_5 {
             pub const fn carry_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(
                         mul(value(dims.lin_v_heads), value(dims.lin_k_dim)),
@@ -588,7 +588,7 @@ pub mod qwen3_5 {
             pub const fn carry_table_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(4), __rt::StateDtype::U64)
             }
             /// The tensor shape of one unit of `gdn.carry_table`: `4`, outermost first, so a region of it is `[units, 4]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -607,7 +607,7 @@ pub mod qwen3_5 {
             pub const fn wy_table_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::U64)
             }
             /// The tensor shape of one unit of `gdn.wy_table`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -631,7 +631,7 @@ pub mod qwen3_5 {
             pub const fn prefix_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.prefix_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -650,7 +650,7 @@ pub mod qwen3_5 {
             pub const fn accepted_hidden_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.accepted_hidden`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -669,7 +669,7 @@ pub mod qwen3_5 {
             pub const fn hidden_capture_unit(
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(dims.hidden), __rt::StateDtype::Bf16)
             }
             /// The tensor shape of one unit of `head.hidden_capture`: `hidden`, outermost first, so a region of it is `[units, hidden]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -688,7 +688,7 @@ pub mod qwen3_5 {
             pub const fn lookup_index_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::U32)
             }
             /// The tensor shape of one unit of `head.lookup_index`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -707,7 +707,7 @@ pub mod qwen3_5 {
             pub const fn tree_mask_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(1), __rt::StateDtype::U8)
             }
             /// The tensor shape of one unit of `head.tree_mask`: `1`, outermost first, so a region of it is `[units, 1]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -726,7 +726,7 @@ pub mod qwen3_5 {
             pub const fn draft_tokens_unit(
                 _dims: &super::super::Dims,
                 _formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(value(2), __rt::StateDtype::F32)
             }
             /// The tensor shape of one unit of `head.draft_tokens`: `2`, outermost first, so a region of it is `[units, 2]` (`Axes::strides` gives the element strides). On a tensor-parallel rank, pass that rank's dims (`Dims::on_tp`).
@@ -750,7 +750,7 @@ pub mod qwen3_5 {
             pub const fn k_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -775,7 +775,7 @@ pub mod qwen3_5 {
             pub const fn v_unit(
                 dims: &super::super::Dims,
                 formats: super::super::Formats,
-            ) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 __abi::unit(
                     mul(value(dims.kv_heads), value(dims.head_dim)),
                     formats.kv_cache_dtype,
@@ -1804,9 +1804,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1816,9 +1816,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1828,9 +1828,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -1840,9 +1840,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1852,9 +1852,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1864,9 +1864,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -1876,7 +1876,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -1886,7 +1886,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -1896,7 +1896,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -1906,7 +1906,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -1916,7 +1916,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 6,
@@ -1926,7 +1926,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -1936,7 +1936,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::VerifyTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 8,
@@ -1946,7 +1946,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -1956,7 +1956,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -1966,7 +1966,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 9,
@@ -1976,7 +1976,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 10,
@@ -1986,7 +1986,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 11,
@@ -1996,7 +1996,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PromptLookupIndex,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 12,
@@ -2006,7 +2006,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::TokenTreeMask,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 13,
@@ -2016,7 +2016,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 14,
@@ -2026,7 +2026,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -2036,7 +2036,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -2193,7 +2193,7 @@ pub mod qwen3_5 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -2455,7 +2455,7 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -3396,9 +3396,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3408,9 +3408,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3420,9 +3420,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -3432,9 +3432,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3444,9 +3444,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3456,9 +3456,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -3468,7 +3468,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -3478,7 +3478,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -3488,7 +3488,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -3498,7 +3498,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -3508,7 +3508,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 6,
@@ -3518,7 +3518,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -3528,7 +3528,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::VerifyTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 8,
@@ -3538,7 +3538,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -3548,7 +3548,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -3558,7 +3558,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 9,
@@ -3568,7 +3568,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 10,
@@ -3578,7 +3578,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 11,
@@ -3588,7 +3588,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PromptLookupIndex,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 12,
@@ -3598,7 +3598,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::TokenTreeMask,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 13,
@@ -3608,7 +3608,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 14,
@@ -3618,7 +3618,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -3628,7 +3628,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -3777,7 +3777,7 @@ pub mod qwen3_5 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -4031,7 +4031,7 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -4763,9 +4763,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4775,9 +4775,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4787,9 +4787,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -4799,9 +4799,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4811,9 +4811,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4823,9 +4823,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -4835,7 +4835,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -4845,7 +4845,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -4855,7 +4855,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -4865,7 +4865,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -4875,7 +4875,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 6,
@@ -4885,7 +4885,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -4895,7 +4895,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::VerifyTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 8,
@@ -4905,7 +4905,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -4915,7 +4915,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -4925,7 +4925,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 9,
@@ -4935,7 +4935,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 10,
@@ -4945,7 +4945,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 11,
@@ -4955,7 +4955,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PromptLookupIndex,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 12,
@@ -4965,7 +4965,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::TokenTreeMask,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 13,
@@ -4975,7 +4975,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 14,
@@ -4985,7 +4985,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -4995,7 +4995,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -5102,7 +5102,7 @@ pub mod qwen3_5 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -5316,7 +5316,7 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -5946,9 +5946,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -5958,9 +5958,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -5970,9 +5970,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -5982,9 +5982,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -5994,9 +5994,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -6006,9 +6006,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -6018,7 +6018,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -6028,7 +6028,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -6038,7 +6038,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -6048,7 +6048,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -6058,7 +6058,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 6,
@@ -6068,7 +6068,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -6078,7 +6078,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::VerifyTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 8,
@@ -6088,7 +6088,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -6098,7 +6098,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -6108,7 +6108,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 9,
@@ -6118,7 +6118,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 10,
@@ -6128,7 +6128,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 11,
@@ -6138,7 +6138,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PromptLookupIndex,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 12,
@@ -6148,7 +6148,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::TokenTreeMask,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 13,
@@ -6158,7 +6158,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 14,
@@ -6168,7 +6168,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -6178,7 +6178,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -6269,7 +6269,7 @@ pub mod qwen3_5 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -6467,7 +6467,7 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -6843,9 +6843,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -6855,9 +6855,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -6867,9 +6867,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::HSteps,
+                        __rt::dynamic::decl::VerifySteps::HSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 0,
@@ -6879,9 +6879,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Live,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -6891,9 +6891,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Steps,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -6903,9 +6903,9 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::Recurrent,
                     holding: __rt::Holding::Checkpoint,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::Some(
-                        __rt::dynamic::VerifySteps::ConvSteps,
+                        __rt::dynamic::decl::VerifySteps::ConvSteps,
                     ),
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 1,
@@ -6915,7 +6915,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 2,
@@ -6925,7 +6925,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 3,
@@ -6935,7 +6935,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 4,
@@ -6945,7 +6945,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::RingSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 5,
@@ -6955,7 +6955,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 6,
@@ -6965,7 +6965,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::CarryTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 7,
@@ -6975,7 +6975,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::VerifyTable,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 8,
@@ -6985,7 +6985,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -6995,7 +6995,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -7005,7 +7005,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PrefixSnapshot,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Snapshot,
                     unit: 9,
@@ -7015,7 +7015,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::AcceptStash,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 10,
@@ -7025,7 +7025,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::HiddenCapture,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 11,
@@ -7035,7 +7035,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PromptLookupIndex,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Sequence,
                     unit: 12,
@@ -7045,7 +7045,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::TokenTreeMask,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 13,
@@ -7055,7 +7055,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::DraftTokens,
                     holding: __rt::Holding::Cache,
-                    section: __rt::dynamic::Section::Main,
+                    section: __rt::dynamic::decl::Section::Main,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Verify,
                     unit: 14,
@@ -7065,7 +7065,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 15,
@@ -7075,7 +7075,7 @@ pub mod qwen3_5 {
                 __abi::SizeClass {
                     kind: __rt::StateKind::PagedKv,
                     holding: __rt::Holding::Blocks,
-                    section: __rt::dynamic::Section::Draft,
+                    section: __rt::dynamic::decl::Section::Draft,
                     verify: ::core::option::Option::None,
                     lifetime: __rt::Lifetime::Model,
                     unit: 16,
@@ -7114,7 +7114,7 @@ pub mod qwen3_5 {
             /// The arena sizes and per-lifetime totals.
             arena: __rt::Arena,
             /// Under vLLM's policy, the page pool after the arena.
-            pool: ::core::option::Option<__rt::serving::PoolPlan>,
+            pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
             /// The verify rows it was made with (`inputs.verify`), which say where
             /// each verify slot's `h_steps` rows start.
             h_steps: __rt::inputs::HSteps<'a>,
@@ -7264,7 +7264,7 @@ pub mod qwen3_5 {
             #[must_use]
             pub const fn pool(
                 &self,
-            ) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+            ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                 self.pool.as_ref()
             }
             /// The host arena's size (the prompt-lookup index), rounded up to the
@@ -7502,9 +7502,9 @@ pub mod qwen3_5 {
     /// `regions()` can hold.
     pub const MAX_TERM_COUNT: usize = 664;
     /// This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`
-    /// order), for a `serving::Registry` over every circuit an engine serves: it
+    /// order), for a `serving::registry::Registry` over every circuit an engine serves: it
     /// resolves a model by name or id across them and reports an ambiguity.
-    pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+    pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
         arch: "qwen3_5",
         checkpoints: &[
             ("qwen3_5_27b", ::core::option::Option::Some("Qwen/Qwen3.5-27B")),
@@ -7865,7 +7865,9 @@ pub mod qwen3_5 {
         /// Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's
         /// `StatePlan::pool`.
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(
+            &self,
+        ) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self {
                 Self::Qwen3527b(plan) => plan.pool(),
                 Self::Qwen35397bA17b(plan) => plan.pool(),

@@ -60,9 +60,9 @@ macro_rules! choice_agrees {
         // The bare decode with its KV and live states in vLLM's page pool: two requests of
         // 4,096 tokens.
         let pooled = Inputs {
-            pool: metrale_circuit::serving::PoolPolicy::Vllm(metrale_circuit::serving::VllmPool {
-                pages: metrale_circuit::serving::PoolPages::Requests(2),
-                ..metrale_circuit::serving::VllmPool::serving(4096)
+            pool: metrale_circuit::serving::PoolPolicy::Vllm(metrale_circuit::serving::pages::VllmPool {
+                pages: metrale_circuit::serving::pages::PoolPages::Requests(2),
+                ..metrale_circuit::serving::pages::VllmPool::serving(4096)
             }),
             ..bare
         };
@@ -502,7 +502,7 @@ fn the_readme_engine_runs_every_checkpoint() {
 /// ambiguity (`tiny` is in both) reported instead of the first match.
 #[test]
 fn a_registry_resolves_across_circuits_and_reports_ambiguity() {
-    use metrale_circuit::serving::{Registry, RegistryError};
+    use metrale_circuit::serving::registry::{Registry, RegistryError};
     use metrale_tests::{deepseek_v3, qwen3_5};
     let registry = Registry {
         circuits: &[qwen3_5::ENTRY, deepseek_v3::ENTRY],

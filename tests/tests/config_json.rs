@@ -13,7 +13,7 @@ use metrale_circuit::config::ImportOptions;
 use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::diag::Source;
 use metrale_circuit::load::{Circuit, InputsFile};
-use metrale_circuit::serving::DimsError;
+use metrale_circuit::serving::registry::DimsError;
 use metrale_tests::nemotron_h::{AnyPlan, Checkpoint, Dims, Inputs, nemotron_h_8b};
 
 fn root() -> PathBuf {

@@ -10,14 +10,17 @@
 //! dynamic plan (`DynamicPlan::term` of the reader), or empty where the rank does not hold it.
 
 use metrale_circuit::TermInfo;
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl};
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, FormatChoice, HSteps, LookupInputs, RingInputs, TreeInputs,
     WindowInputs,
 };
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, ParallelError, Rank};
-use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
+use metrale_circuit::serving::{
+    PoolPolicy,
+    pages::{PoolPages, PoolPlan, VllmPool},
+};
 use metrale_circuit::{
     CacheInputs, Holding, KvInputs, Lifetime, PlanError, Region, Space, StateDtype, StateInputs,
     VerifyInputs, parallel::RankError,

@@ -6,13 +6,16 @@
 //! generated `fit_kv_blocks_for_rank` against the dynamic fit of `instantiate_rank`'s states.
 
 use metrale_circuit::dynamic::{
-    DynamicPlan, StateDecl, fit_kv_blocks, fit_profile_blocks, fit_sequences,
+    DynamicPlan, decl::StateDecl, fit_kv_blocks, fit_profile_blocks, fit_sequences,
 };
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
-use metrale_circuit::serving::{KvTokens, PoolFault, PoolPages, PoolPolicy, ProfileKv, VllmPool};
+use metrale_circuit::serving::{
+    KvTokens, PoolPolicy, ProfileKv,
+    pages::{PoolFault, PoolPages, VllmPool},
+};
 use metrale_circuit::{
     DEFAULT_ALIGN, KvInputs, PlanError, StateDtype, StateInputs,
     parallel::RankError,

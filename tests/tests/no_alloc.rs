@@ -67,10 +67,10 @@ fn the_generated_plan_allocates_nothing() {
     let plan = plan.expect("plan");
     assert_eq!(after - before, 0, "allocations during DynamicPlan::new");
     // The count is real: the dynamic plan of the same circuit does allocate.
-    let decls = vec![metrale_circuit::dynamic::StateDecl::new(
+    let decls = vec![metrale_circuit::dynamic::decl::StateDecl::new(
         "l0.gdn.h",
         metrale_circuit::StateKind::Recurrent,
-        metrale_circuit::dynamic::StateFormat::Fixed(StateDtype::F32),
+        metrale_circuit::dynamic::decl::StateFormat::Fixed(StateDtype::F32),
         1,
     )];
     let before = ALLOCATIONS.load(Ordering::SeqCst);

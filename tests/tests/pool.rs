@@ -6,10 +6,13 @@
 //! H100-class GPU: `FlashAttention` (kernel block 16), 8192 batched tokens, two batches in
 //! flight, prefix caching on (recurrent layers in `align` mode, one checkpoint page).
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_sequences};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl, fit_kv_blocks, fit_sequences};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::Circuit;
-use metrale_circuit::serving::{PoolPages, PoolPlan, PoolPolicy, VllmPool};
+use metrale_circuit::serving::{
+    PoolPolicy,
+    pages::{PoolPages, PoolPlan, VllmPool},
+};
 use metrale_circuit::{DEFAULT_ALIGN, StateDtype, StateInputs, serving::ServingProfile};
 
 /// 40 GiB.

@@ -6,12 +6,19 @@
 //! `PlanError::MissingOwner` in both plans and their fits; under vLLM's page pool a reader
 //! takes no page. Figures by hand; the drawn inputs are tests/tests/differential.rs's.
 
-use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, StateDecl, StateFormat, fit_kv_blocks};
+use metrale_circuit::dynamic::{
+    DynamicPlan, FieldGroup,
+    decl::{StateDecl, StateFormat},
+    fit_kv_blocks,
+};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::WindowInputs;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::parallel::{Parallel, Rank};
-use metrale_circuit::serving::{PoolPages, PoolPolicy, VllmPool};
+use metrale_circuit::serving::{
+    PoolPolicy,
+    pages::{PoolPages, VllmPool},
+};
 use metrale_circuit::{
     Holding, KvInputs, PlanError, Region, StateDtype, StateInputs, parallel::RankError,
     serving::FitError,
@@ -150,7 +157,7 @@ fn the_dynamic_plan_gives_a_reader_its_owners_regions() {
         (
             128,
             &StateFormat::Keyed("kv_cache_dtype".into()),
-            Some(metrale_circuit::dynamic::Reach::Window(512))
+            Some(metrale_circuit::dynamic::decl::Reach::Window(512))
         )
     );
     let cross = decls

@@ -1,7 +1,8 @@
 //! The generated const unit functions against figures worked out by hand from the Qwen3.5-27B
 //! config (48 value heads x 128 x 128; conv: 3 rows of 16*128*2 + 48*128 channels).
 
-use metrale_circuit::{SizeFault, StateDtype, Unit};
+use metrale_circuit::units::Unit;
+use metrale_circuit::{SizeFault, StateDtype};
 use metrale_tests::qwen3_5::{Dims, Formats, blocks, qwen3_5_27b};
 
 const FORMATS: Formats = Formats {

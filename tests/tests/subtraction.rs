@@ -4,7 +4,8 @@
 //! checkpoint's dims. Figures by hand.
 
 use metrale_circuit::dynamic::DynamicPlan;
-use metrale_circuit::{Holding, PlanError, SizeFault, StateDtype, StateInputs, Unit};
+use metrale_circuit::units::Unit;
+use metrale_circuit::{Holding, PlanError, SizeFault, StateDtype, StateInputs};
 
 mod plans {
     metrale_macros::circuit!(

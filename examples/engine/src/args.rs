@@ -54,7 +54,7 @@ pub struct ProfileFlags {
     /// KV tokens per sequence, the context the fit sizes each sequence at (`32k` = 32,000,
     /// `32Ki` = 32,768, as `metrale-codegen fit --context` reads it) [default: the profile's
     /// `tokens_per_sequence`].
-    #[arg(long, value_name = "TOKENS", value_parser = metrale_circuit::load::parse_count)]
+    #[arg(long, value_name = "TOKENS", value_parser = metrale_circuit::load::text::parse_count)]
     pub context: Option<u64>,
     /// Rows a speculative step verifies (K); 0 for no verify.
     #[arg(long, value_name = "K")]
@@ -93,12 +93,12 @@ pub struct ProfileFlags {
     pub formats: Vec<(String, FormatChoice<String>)>,
 }
 
-/// Reads a size: [`metrale_circuit::load::parse_size`], the one the CLI's `fit --budget` reads.
+/// Reads a size: [`metrale_circuit::load::text::parse_size`], the one the CLI's `fit --budget` reads.
 ///
 /// # Errors
 /// The message clap prints for a malformed or overflowing size.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    metrale_circuit::load::parse_size(text)
+    metrale_circuit::load::text::parse_size(text)
 }
 
 /// Reads `KEY=DTYPE` or `KEY=LAYOUT`.

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use metrale_circuit::dynamic::{Reach, Section};
+use metrale_circuit::dynamic::decl::{Reach, Section};
 use metrale_circuit::{Space, StateKind};
 
 use crate::kv::{KvSide, Ring, window_per_sequence};

@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use metrale_circuit::alloc::{BlockPool, BlockTable};
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl};
 use metrale_circuit::inputs::{FormatChoice, WindowInputs};
 use metrale_circuit::{KvInputs, KvRegions, StateInputs};
 
@@ -227,7 +227,7 @@ pub fn window_per_sequence(
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::dynamic::StateFormat;
+    use metrale_circuit::dynamic::decl::StateFormat;
     use metrale_circuit::{StateDtype, StateKind};
 
     use super::*;

@@ -22,7 +22,10 @@
 
 use std::collections::HashMap;
 
-use metrale_circuit::dynamic::{DynamicPlan, FieldGroup, Reach, Section, StateDecl};
+use metrale_circuit::dynamic::{
+    DynamicPlan, FieldGroup,
+    decl::{Reach, Section, StateDecl},
+};
 use metrale_circuit::inputs::HSteps;
 use metrale_circuit::{
     CacheRegions, Holding, KvRegions, RecurrentRegions, Region, Space, StateKind,
@@ -731,7 +734,7 @@ fn group_terms(group: &Group) -> Vec<(usize, Holding)> {
 
 #[cfg(test)]
 mod tests {
-    use metrale_circuit::dynamic::{StateFormat, UnitAxis, VerifySteps};
+    use metrale_circuit::dynamic::decl::{StateFormat, UnitAxis, VerifySteps};
     use metrale_circuit::inputs::HSteps;
     use metrale_circuit::{KvInputs, StateDtype, StateInputs, VerifyInputs};
 

@@ -10,7 +10,7 @@
 //! - A profile that tiers its verify slots (`h_steps`) is refused: the script verifies up to
 //!   `verify_rows` rows in each.
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_sequences};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl, fit_sequences};
 use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::load::{Circuit, InputsFile};
 use metrale_circuit::serving::{Capacity, KvTokens, ProfileKv};

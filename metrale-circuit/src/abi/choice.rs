@@ -14,7 +14,7 @@ pub const fn same_str(a: &str, b: &str) -> bool {
 
 /// `a == b` with ASCII case ignored, in a `const fn`: a generated `Checkpoint::from_hf` compares
 /// Hugging Face ids by it (the Hub resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`), by the
-/// rule `serving::Registry` resolves ids by.
+/// rule `serving::registry::Registry` resolves ids by.
 #[must_use]
 pub const fn same_id(a: &str, b: &str) -> bool {
     crate::model::inputs::same_id(a, b)

@@ -13,7 +13,9 @@
 
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
 use crate::load::text::limits::MAX_LAYERS;
-use crate::load::{Circuit, ConfigMap, LayerRule, is_snake_identifier};
+use crate::load::{
+    Circuit, circuit::LayerRule, circuit::config_map::ConfigMap, names::is_snake_identifier,
+};
 use jsonc_parser::ast::Value;
 
 use super::json::{Depth, Found, Reader, parse, span};

@@ -66,7 +66,7 @@ pub(super) struct Reader<'a> {
 
 /// The layer count as read: its value, its key and where the value is.
 pub(super) struct Depth {
-    /// The layer count, 1 to [`MAX_LAYERS`](crate::load::limits::MAX_LAYERS).
+    /// The layer count, 1 to [`MAX_LAYERS`](crate::load::text::limits::MAX_LAYERS).
     pub(super) layers: u64,
     /// Its key path.
     pub(super) key: String,

@@ -16,7 +16,11 @@ use std::ops::Range;
 
 use crate::load::circuit::layer_law;
 use crate::load::text::diag::Diagnostic;
-use crate::load::{Circuit, ConfigMap, LayerKindsSource, LayerRule};
+use crate::load::{
+    Circuit,
+    circuit::LayerRule,
+    circuit::config_map::{ConfigMap, LayerKindsSource},
+};
 use jsonc_parser::ast::Value;
 
 use super::json::{Depth, Found, Layer, Reader, describe, span};

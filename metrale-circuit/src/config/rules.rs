@@ -11,16 +11,16 @@
 //!   count), or at the layer count when the rule's own numbers meet the config's depth; each
 //!   names the rule and its `file:line` in the circuit.
 //! - The work is one pass per rule over at most
-//!   [`MAX_LAYERS`](crate::load::limits::MAX_LAYERS) layers (the layer count is checked
+//!   [`MAX_LAYERS`](crate::load::text::limits::MAX_LAYERS) layers (the layer count is checked
 //!   before), and one pass over each list read.
 //! - Which layers a rule names, its integers read, is the loader's one law
 //!   (`load::circuit::layer_law`), the law the loader checks a rule set by without a config.
 
 use std::ops::Range;
 
+use crate::load::circuit::config_map::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 use crate::load::circuit::layer_law;
 use crate::load::text::diag::Diagnostic;
-use crate::load::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 use jsonc_parser::ast::Value;
 
 use super::json::{Depth, Found, Layer, Reader, describe, span};

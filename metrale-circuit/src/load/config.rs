@@ -18,7 +18,10 @@ use std::ops::Range;
 
 use super::raw::{FULL, LINEAR, RawLayout};
 use crate::load::circuit::shape::Shape;
-use crate::load::circuit::{ConfigDim, ConfigMap, LayerKindsSource, LayerRule, LayerRules};
+use crate::load::circuit::{
+    LayerRule,
+    config_map::{ConfigDim, ConfigMap, LayerKindsSource, LayerRules},
+};
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
 

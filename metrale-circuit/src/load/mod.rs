@@ -35,9 +35,9 @@
 //!   listed on [`Circuit`] (module `circuit`).
 
 // Beneath the stages: text in, located values and errors out; then the validated model.
-pub(crate) mod text;
+pub mod text;
 
-pub(crate) mod circuit;
+pub mod circuit;
 
 // The stages of the pipeline above. The key tables of `blocks`, `checkpoints`, `config`,
 // `names`, `nodes` and `top` are read by `crate::schema`, the raw model by `crate::config`.
@@ -45,7 +45,7 @@ pub(crate) mod blocks;
 pub(crate) mod checkpoints;
 pub(crate) mod config;
 mod derive;
-pub(crate) mod names;
+pub mod names;
 pub(crate) mod nodes;
 mod raw;
 mod read;
@@ -54,7 +54,7 @@ mod sharing;
 pub(crate) mod top;
 
 // Beside the stages: the inputs file, and a file of one kind given as the other.
-pub(crate) mod inputs_file;
+pub mod inputs_file;
 mod mixup;
 
 use std::path::{Path, PathBuf};
@@ -62,18 +62,10 @@ use std::path::{Path, PathBuf};
 use text::diag::{Diagnostic, Diagnostics, Source};
 use text::walk::Sink;
 
-pub use crate::model::is_snake_identifier;
-pub use circuit::{
-    BlockTemplate, CheckpointSpec, Circuit, ConfigDim, ConfigInt, ConfigMap, Instance, KindRule,
-    LayerKindsSource, LayerLayout, LayerRule, LayerRules, LayoutTemplate, PartTemplate, RankStates,
-    RuleIndices, RuleLayers, Shares, StateTemplate, shape,
-};
-pub use inputs_file::{
-    InputsFile, InputsView, KeyPath, OverflowCause, ParallelCounts, StepCounts, VerifyCounts,
-};
-pub use names::{camel_case, reserved};
+pub use circuit::{CheckpointSpec, Circuit, shape};
+pub use inputs_file::InputsFile;
 pub use read::CircuitSource;
-pub use text::{Origin, ReadFailure, diag, limits, parse_count, parse_size, read_source};
+pub use text::diag;
 
 /// Loads a circuit: reads it and its includes, walks every file, resolves, and returns the
 /// validated circuit or every error, with the files read either way. Every front end calls

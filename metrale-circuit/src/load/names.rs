@@ -31,6 +31,7 @@
 use super::raw::{RawBlock, Top};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::{Sink, Text};
+pub use crate::model::is_snake_identifier;
 
 pub mod reserved {
     //! The names the generated code defines on its types beside those a circuit gives them:

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
 use crate::load::circuit::{
-    BlockTemplate, CheckpointSpec, ConfigMap, LayerRule, LayoutTemplate, PartTemplate, Shares,
-    StateTemplate,
+    BlockTemplate, CheckpointSpec, LayerRule, LayoutTemplate, PartTemplate, Shares, StateTemplate,
+    config_map::ConfigMap,
 };
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
 use crate::model::{Lifetime, Reach, StateDtype, StateFormat, StateKind, VerifySteps};

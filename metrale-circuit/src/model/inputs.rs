@@ -81,7 +81,7 @@ pub(crate) const fn format_in<'a>(
 
 /// `a == b` with ASCII case ignored, in a `const fn`: how Hugging Face ids compare (the Hub
 /// resolves `qwen/qwen3.5-27b` to `Qwen/Qwen3.5-27B`), for a generated `Checkpoint::from_hf`
-/// and `serving::Registry` alike.
+/// and `serving::registry::Registry` alike.
 pub(crate) const fn same_id(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {

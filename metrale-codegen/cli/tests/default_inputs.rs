@@ -6,7 +6,7 @@ use metrale_circuit::inputs::FormatChoice;
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, LookupInputs, RingInputs, TreeInputs, WindowInputs,
 };
-use metrale_circuit::load::{InputsFile, VerifyCounts};
+use metrale_circuit::load::{InputsFile, inputs_file::VerifyCounts};
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype};
 
 #[test]
@@ -34,7 +34,7 @@ fn the_shipped_default_parses_to_its_documented_figures() {
     assert_eq!(
         file.verify,
         Some(VerifyCounts {
-            h_steps: metrale_circuit::load::StepCounts::PerSlot(vec![4; 9]),
+            h_steps: metrale_circuit::load::inputs_file::StepCounts::PerSlot(vec![4; 9]),
             conv_steps: 4
         })
     );

@@ -1,7 +1,7 @@
 //! Sizes and counts as people write them on `fit`'s command line (issue 29, part 8): a size
 //! with a decimal fraction (`--budget 16.2GB`, `--weights 1.5GiB`) is its exact bytes, a count
 //! with a unit (`--context 32k`) its exact count, and a fraction of a byte is refused naming
-//! the text. The grammar itself is `metrale_circuit::load::{parse_size, parse_count}`'s, tested
+//! the text. The grammar itself is `metrale_circuit::load::text::{parse_size, parse_count}`'s, tested
 //! there; these check that each option reads through it.
 
 mod common;

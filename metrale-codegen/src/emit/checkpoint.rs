@@ -27,7 +27,7 @@
 //!   fixed size.
 
 use metrale_circuit::Holding;
-use metrale_circuit::load::{BlockTemplate, CheckpointSpec};
+use metrale_circuit::load::{CheckpointSpec, circuit::BlockTemplate};
 use metrale_circuit::parallel::Position;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -119,7 +119,7 @@ impl Emitter<'_> {
                     #[doc = " The arena sizes and per-lifetime totals."]
                     #arena: __rt::Arena,
                     #[doc = " Under vLLM's policy, the page pool after the arena."]
-                    #pool: ::core::option::Option<__rt::serving::PoolPlan>,
+                    #pool: ::core::option::Option<__rt::serving::pages::PoolPlan>,
                     #[doc = " The verify rows it was made with (`inputs.verify`), which say where"]
                     #[doc = " each verify slot's `h_steps` rows start."]
                     #h_steps: __rt::inputs::HSteps<'a>,
@@ -154,7 +154,7 @@ impl Emitter<'_> {
                     #[doc = " slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as"]
                     #[doc = " the dynamic plan's `pool()`."]
                     #[must_use]
-                    pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+                    pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
                         self.#pool.as_ref()
                     }
 

@@ -132,9 +132,9 @@ impl Emitter<'_> {
             pub const MAX_TERM_COUNT: usize = #max_terms;
 
             #[doc = " This circuit's checkpoints (name and Hugging Face id, in `Checkpoint::ALL`"]
-            #[doc = " order), for a `serving::Registry` over every circuit an engine serves: it"]
+            #[doc = " order), for a `serving::registry::Registry` over every circuit an engine serves: it"]
             #[doc = " resolves a model by name or id across them and reports an ambiguity."]
-            pub const ENTRY: __rt::serving::CircuitEntry<'static> = __rt::serving::CircuitEntry {
+            pub const ENTRY: __rt::serving::registry::CircuitEntry<'static> = __rt::serving::registry::CircuitEntry {
                 arch: #arch,
                 checkpoints: &[#(#entries),*],
             };
@@ -619,7 +619,7 @@ fn any_plan_sizes(device_bytes: &TokenStream, pool: &TokenStream) -> TokenStream
         #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its checkpoint's"]
         #[doc = " `StatePlan::pool`."]
         #[must_use]
-        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::PoolPlan> {
+        pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
             match self { #pool }
         }
 

@@ -32,7 +32,10 @@ pub(crate) mod names;
 mod sizes;
 mod table;
 
-use metrale_circuit::load::{BlockTemplate, Circuit, StateTemplate};
+use metrale_circuit::load::{
+    Circuit,
+    circuit::{BlockTemplate, StateTemplate},
+};
 use proc_macro2::TokenStream;
 use quote::quote;
 

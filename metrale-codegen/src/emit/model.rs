@@ -13,7 +13,7 @@
 //!   it its owner's regions after the lays).
 
 use metrale_circuit::StateKind;
-use metrale_circuit::load::{BlockTemplate, StateTemplate};
+use metrale_circuit::load::circuit::{BlockTemplate, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -102,7 +102,7 @@ impl Emitter<'_> {
             #[doc = " else), such as `Circuit::dims_from_config` reads from a `config.json` at"]
             #[doc = " run time."]
             impl<S: ::core::convert::AsRef<str>> ::core::convert::TryFrom<&[(S, u64)]> for Dims {
-                type Error = __rt::serving::DimsError;
+                type Error = __rt::serving::registry::DimsError;
                 fn try_from(values: &[(S, u64)]) -> ::core::result::Result<Self, Self::Error> {
                     #read
                     Ok(Self { #(#fields),* })

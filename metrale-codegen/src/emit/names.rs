@@ -168,7 +168,7 @@ fn path_separator() -> [TokenTree; 2] {
     ]
 }
 
-pub use metrale_circuit::load::{camel_case, reserved};
+pub use metrale_circuit::load::names::{camel_case, reserved};
 
 /// A name the generated code gives on its own (`on_tp`, `arena`, `Checkpoint::ALL`, ...), spelled
 /// from the loader's [`reserved`] list: the names it refuses a circuit's names against, so a

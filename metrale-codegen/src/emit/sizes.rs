@@ -10,9 +10,9 @@
 //! - A copy (`of`) evaluates the copied state's shape, the one shape both units come from.
 //! - Its `# Errors` names only the faults its shape can produce.
 
-use metrale_circuit::dynamic::{Reach, StateFormat};
+use metrale_circuit::dynamic::decl::{Reach, StateFormat};
+use metrale_circuit::load::circuit::{BlockTemplate, LayoutTemplate, PartTemplate, StateTemplate};
 use metrale_circuit::load::shape::{Divisor, Factor, Shape};
-use metrale_circuit::load::{BlockTemplate, LayoutTemplate, PartTemplate, StateTemplate};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -288,7 +288,7 @@ impl Emitter<'_> {
             #[doc = ""]
             #[doc = " # Errors"]
             #(#[doc = #errors])*
-            pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::Unit, __rt::SizeFault> {
+            pub const fn #unit_fn(#dims_param: &super::super::Dims, #formats_param: super::super::Formats) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
                 #unit
             }
             #parts

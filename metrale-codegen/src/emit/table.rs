@@ -15,8 +15,11 @@
 use std::collections::HashMap;
 
 use metrale_circuit::Holding;
-use metrale_circuit::dynamic::{Reach, Section};
-use metrale_circuit::load::{BlockTemplate, CheckpointSpec, StateTemplate};
+use metrale_circuit::dynamic::decl::{Reach, Section};
+use metrale_circuit::load::{
+    CheckpointSpec,
+    circuit::{BlockTemplate, StateTemplate},
+};
 use metrale_circuit::parallel::Position;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -124,7 +127,7 @@ impl<'a> Emitter<'a> {
                 let section = format_ident!("{}", camel_case(section.name()));
                 let verify = if let Some(steps) = state.verify() {
                     let steps = format_ident!("{}", camel_case(steps.name()));
-                    quote!(::core::option::Option::Some(__rt::dynamic::VerifySteps::#steps))
+                    quote!(::core::option::Option::Some(__rt::dynamic::decl::VerifySteps::#steps))
                 } else {
                     quote!(::core::option::Option::None)
                 };
@@ -138,14 +141,14 @@ impl<'a> Emitter<'a> {
                             Reach::Window(_) => quote!(Window),
                             Reach::Chunk(_) => quote!(Chunk),
                         };
-                        quote!(::core::option::Option::Some(__rt::dynamic::Reach::#variant(#i)))
+                        quote!(::core::option::Option::Some(__rt::dynamic::decl::Reach::#variant(#i)))
                     },
                 );
                 quote! {
                     __abi::SizeClass {
                         kind: __rt::StateKind::#kind,
                         holding: __rt::Holding::#holding,
-                        section: __rt::dynamic::Section::#section,
+                        section: __rt::dynamic::decl::Section::#section,
                         verify: #verify,
                         lifetime: __rt::Lifetime::#lifetime,
                         unit: #unit,

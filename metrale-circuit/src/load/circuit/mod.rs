@@ -13,17 +13,13 @@
 //! - Lists keep file order, so everything derived from a circuit is deterministic.
 //! - It reads the vocabulary, the serving ranks and the text layer; never the loader's stages.
 
-mod config_map;
+pub mod config_map;
 mod instances;
 pub(crate) mod layer_law;
 pub mod shape;
 mod sharing;
 mod validated;
 
-pub use config_map::{
-    ConfigDim, ConfigInt, ConfigMap, KindRule, LayerKindsSource, LayerRules, RuleIndices,
-    RuleLayers,
-};
 pub use instances::{Instance, RankStates};
 pub use sharing::Shares;
 pub(crate) use sharing::{OwnerFault, owner_layer};

@@ -26,7 +26,10 @@ use std::ops::Range;
 
 use super::{Context, key_path, mapped_kind, required};
 use crate::load::circuit::layer_law;
-use crate::load::circuit::{ConfigInt, KindRule, LayerRule, LayerRules, RuleIndices, RuleLayers};
+use crate::load::circuit::{
+    LayerRule,
+    config_map::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers},
+};
 use crate::load::raw::{FULL, LINEAR};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::MAX_LAYERS;

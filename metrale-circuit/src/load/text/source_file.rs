@@ -66,7 +66,7 @@ pub fn read_source(path: &Path, name: &str, what: &str) -> Result<Source, ReadFa
     }
     let too_large = || {
         unlocated(format!(
-            "larger than the limit of {MAX_FILE_BYTES} bytes (`metrale_circuit::load::limits::MAX_FILE_BYTES`)"
+            "larger than the limit of {MAX_FILE_BYTES} bytes (`metrale_circuit::load::text::limits::MAX_FILE_BYTES`)"
         ))
     };
     if metadata.len() > MAX_FILE_BYTES {

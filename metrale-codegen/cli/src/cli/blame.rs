@@ -14,10 +14,13 @@
 //! - Without an inputs file, the help names the built-in default inputs
 //!   ([`DEFAULT_INPUTS`]), whichever built-in inputs the command read.
 
-use metrale_circuit::dynamic::{DynamicPlan, Section, StateDecl};
+use metrale_circuit::dynamic::{
+    DynamicPlan,
+    decl::{Section, StateDecl},
+};
 use metrale_circuit::load::diag::Diagnostic;
-use metrale_circuit::load::{InputsFile, OverflowCause};
-use metrale_circuit::serving::PoolFault;
+use metrale_circuit::load::{InputsFile, inputs_file::OverflowCause};
+use metrale_circuit::serving::pages::PoolFault;
 use metrale_circuit::{PlanError, StateInputs};
 
 use super::request::{DEFAULT_INPUTS, Request};

@@ -13,7 +13,7 @@ use std::path::Path;
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
 use metrale_circuit::config::{ImportOptions, Imported, import};
-use metrale_circuit::load::{CheckpointSpec, Circuit, read_source};
+use metrale_circuit::load::{CheckpointSpec, Circuit, text::read_source};
 
 use super::Outcome;
 

@@ -11,7 +11,7 @@
 //!   `device_bytes`, `host_bytes`) are kept as they were. What only some plans have is a key
 //!   of its own, absent from the others: `pool`, `shared`, a rank's `tp` ... `layers`.
 
-use metrale_circuit::serving::{Family, PagePool};
+use metrale_circuit::serving::pages::{Family, PagePool};
 use metrale_circuit::{Lifetime, Space, StateKind};
 use serde_json::{Map, Value, json};
 

@@ -12,7 +12,7 @@
 //!   rank was named or is one of every rank's table.
 //! - Every plan is at the request's alignment, under the one prepared inputs file.
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl};
 use metrale_circuit::load::diag::Diagnostics;
 
 use super::blame::located_plan_error;

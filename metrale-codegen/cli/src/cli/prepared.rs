@@ -16,10 +16,10 @@
 //!   gives ([`Prepared::require_context`]): `plan` never sizes requests of 0 tokens.
 
 use metrale_circuit::PlanError;
-use metrale_circuit::dynamic::{StateDecl, StateFormat};
+use metrale_circuit::dynamic::decl::{StateDecl, StateFormat};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
-use metrale_circuit::load::limits::MAX_RANKS;
-use metrale_circuit::load::{Circuit, InputsFile, RankStates};
+use metrale_circuit::load::text::limits::MAX_RANKS;
+use metrale_circuit::load::{Circuit, InputsFile, circuit::RankStates};
 use metrale_circuit::parallel::{Rank, Stage};
 
 use super::blame::plan_error;

@@ -11,7 +11,7 @@
 //!   share of every sharded dim, the same share), so every rank is planned and fitted once per
 //!   stage ([`Ranks::stages`]): the work grows with `pp` (at most the layers), never with `tp`.
 
-use metrale_circuit::load::ParallelCounts;
+use metrale_circuit::load::inputs_file::ParallelCounts;
 use metrale_circuit::parallel::Rank;
 
 use super::request::ParallelArgs;

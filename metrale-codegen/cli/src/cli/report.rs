@@ -17,7 +17,7 @@
 
 use metrale_circuit::dynamic::{DynamicPlan, Position, StateTerm};
 use metrale_circuit::load::Circuit;
-use metrale_circuit::serving::{Capacity, Fit, PoolCapacity};
+use metrale_circuit::serving::{Capacity, Fit, pages::PoolCapacity};
 use metrale_circuit::{Lifetime, Space, StateKind};
 
 use super::planned::RankPlan;

@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use metrale_circuit::dynamic::StateTerm;
-use metrale_circuit::serving::PagePool;
+use metrale_circuit::serving::pages::PagePool;
 use metrale_circuit::{Lifetime, Space};
 
 use metrale_circuit::dynamic::Position;

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use clap::ValueEnum;
 use metrale_circuit::dynamic::{Position, StateTerm};
-use metrale_circuit::serving::{Family, PageCosts, PagePool, PoolCapacity};
+use metrale_circuit::serving::pages::{Family, PageCosts, PagePool, PoolCapacity};
 use metrale_circuit::{Lifetime, Space};
 
 use super::report::{

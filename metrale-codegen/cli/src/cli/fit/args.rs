@@ -65,7 +65,7 @@ pub struct FitArgs {
         long,
         value_name = "TOKENS",
         required_if_eq("free", "sequences"),
-        value_parser = metrale_circuit::load::parse_count
+        value_parser = metrale_circuit::load::text::parse_count
     )]
     pub context: Option<u64>,
     /// The checkpoint to size [default: the circuit's first].
@@ -108,9 +108,9 @@ impl Free {
     }
 }
 
-/// Reads a `--budget`: [`metrale_circuit::load::parse_size`].
+/// Reads a `--budget`: [`metrale_circuit::load::text::parse_size`].
 pub fn size(text: &str) -> Result<u64, String> {
-    metrale_circuit::load::parse_size(text)
+    metrale_circuit::load::text::parse_size(text)
 }
 
 impl FitArgs {

@@ -36,10 +36,10 @@
 //! - The answer says what one more of the free input costs: the plan's device bytes at one
 //!   more less those at the answer (`Fit::marginal_bytes`), every term that grows with it.
 
-use metrale_circuit::dynamic::{DynamicPlan, StateDecl, fit_kv_blocks, fit_profile};
+use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl, fit_kv_blocks, fit_profile};
 use metrale_circuit::load::diag::{Diagnostic, Diagnostics};
 use metrale_circuit::serving::{
-    Capacity, FitError, GpuMemory, PoolCapacity, ProfileFree, Utilization,
+    Capacity, FitError, GpuMemory, ProfileFree, Utilization, pages::PoolCapacity,
 };
 use metrale_circuit::{KvInputs, PlanError, StateInputs};
 
