@@ -302,8 +302,15 @@ pub fn positionals(args: &[String]) -> Vec<usize> {
 /// The value of option `flag` in `args`, if given once with a value.
 #[must_use]
 pub fn option<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
-    let at = args.iter().position(|a| a == flag)?;
-    args.get(at + 1).map(String::as_str)
+    // clap takes a long option's value after it (`--for sequences`) or joined by `=`
+    // (`--for=sequences`); the first one given is read.
+    args.iter().enumerate().find_map(|(at, arg)| {
+        if arg == flag {
+            args.get(at + 1).map(String::as_str)
+        } else {
+            arg.strip_prefix(flag)?.strip_prefix('=')
+        }
+    })
 }
 
 #[cfg(test)]
@@ -312,6 +319,15 @@ mod tests {
 
     fn args(line: &str) -> Vec<String> {
         split(format!("#! {line}\nbody").as_bytes()).0
+    }
+
+    #[test]
+    fn an_option_is_read_apart_or_joined_by_equals() {
+        let line = args("fit c.toml --for=sequences --context 4096 --format=x");
+        assert_eq!(option(&line, "--for"), Some("sequences"));
+        assert_eq!(option(&line, "--context"), Some("4096"));
+        assert_eq!(option(&line, "--form"), None);
+        assert_eq!(option(&line, "--budget"), None);
     }
 
     #[test]
