@@ -35,8 +35,8 @@ fn plan() -> DynamicPlan {
             h_steps: HSteps::PerSlot(&H_STEPS),
             conv_steps: 2,
         }),
-        kv: Some(KvInputs::pool(4, 16)),
-        draft_kv: Some(KvInputs::pool(2, 8)),
+        kv: Some(KvInputs::blocks(4, 16)),
+        draft_kv: Some(KvInputs::blocks(2, 8)),
         draft_kv_dtype: None,
         caches: CacheInputs {
             prefix_snapshot_slots: 2,

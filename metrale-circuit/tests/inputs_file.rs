@@ -557,7 +557,7 @@ fn a_serving_profile_gives_every_count() {
             conv_steps: 2
         })
     );
-    assert_eq!(file.kv, Some(KvInputs::pool(19, 16)));
+    assert_eq!(file.kv, Some(KvInputs::blocks(19, 16)));
     assert_eq!(file.draft_kv, None);
     assert_eq!(
         file.caches.ring,

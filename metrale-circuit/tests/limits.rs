@@ -82,7 +82,7 @@ impl Synth {
 }
 
 /// `c.toml:line:col` of the `nth` (0-based) occurrence of `marker` in `text`.
-fn place_of(text: &str, marker: &str, nth: usize) -> String {
+fn position_of(text: &str, marker: &str, nth: usize) -> String {
     let at = text
         .match_indices(marker)
         .nth(nth)
@@ -119,7 +119,7 @@ fn layers_of_a_checkpoint() {
         &text,
         "layers",
         MAX_LAYERS,
-        &place_of(&text, "\"k0\"", layers),
+        &position_of(&text, "\"k0\"", layers),
     );
 }
 
@@ -142,7 +142,7 @@ fn checkpoints() {
         &text,
         "checkpoints",
         MAX_CHECKPOINTS,
-        &place_of(&text, &name, 0),
+        &position_of(&text, &name, 0),
     );
 }
 
@@ -161,7 +161,7 @@ fn blocks() {
     }
     .text();
     let name = format!("b{MAX_BLOCKS}.");
-    past_limit(&text, "blocks", MAX_BLOCKS, &place_of(&text, &name, 0));
+    past_limit(&text, "blocks", MAX_BLOCKS, &position_of(&text, &name, 0));
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn states_of_a_block() {
     }
     .text();
     // Reported at the state's table: the header line of the 65th state of `b0`.
-    let header = place_of(&text, "[[block.b0.state]]", MAX_STATES_PER_BLOCK);
+    let header = position_of(&text, "[[block.b0.state]]", MAX_STATES_PER_BLOCK);
     let line = header.split(':').nth(1).unwrap();
     let all = errors(&text);
     let d = all
@@ -233,7 +233,7 @@ fn states_over_all_blocks() {
         blocks,
     );
     let header = format!("[[block.b{blocks}.state]]");
-    past_limit(&text, "states", MAX_STATES, &place_of(&text, &header, 0));
+    past_limit(&text, "states", MAX_STATES, &position_of(&text, &header, 0));
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn a_checkpoint_without_state_is_refused() {
         all[0].message,
         "checkpoint `c0` holds no state: its plan would be empty"
     );
-    assert_eq!(place(&all[0]), place_of(&text, "[checkpoint.c0]", 0));
+    assert_eq!(place(&all[0]), position_of(&text, "[checkpoint.c0]", 0));
 }
 
 #[test]
@@ -273,7 +273,7 @@ fn layer_kinds() {
         &text,
         "layer kinds",
         MAX_LAYER_KINDS,
-        &place_of(&text, &key, 0),
+        &position_of(&text, &key, 0),
     );
 }
 
@@ -292,7 +292,7 @@ fn dims_declared_and_derived() {
     }
     .text();
     let name = format!("\"e{MAX_DIMS}\"");
-    past_limit(&text, "dims", MAX_DIMS, &place_of(&text, &name, 0));
+    past_limit(&text, "dims", MAX_DIMS, &position_of(&text, &name, 0));
 
     let derived = |n: usize| {
         let mut t = SMALL.text().replace("[layout]", "[derive]\n[layout]");
@@ -306,7 +306,12 @@ fn dims_declared_and_derived() {
     loads(&derived(MAX_DIMS));
     let text = derived(MAX_DIMS + 1);
     let key = format!("f{MAX_DIMS} = ");
-    past_limit(&text, "derived dims", MAX_DIMS, &place_of(&text, &key, 0));
+    past_limit(
+        &text,
+        "derived dims",
+        MAX_DIMS,
+        &position_of(&text, &key, 0),
+    );
 }
 
 #[test]
@@ -330,7 +335,7 @@ fn blocks_in_a_list() {
         &text,
         "blocks in `prologue`",
         MAX_BLOCKS_PER_LIST,
-        &place_of(&text, &name, 0),
+        &position_of(&text, &name, 0),
     );
 }
 
@@ -349,7 +354,7 @@ fn name_length() {
         all[0].message,
         "invalid state id: 65 bytes long, the limit is 64"
     );
-    assert_eq!(place(&all[0]), place_of(&text, "\"sss", 0));
+    assert_eq!(place(&all[0]), position_of(&text, "\"sss", 0));
 }
 
 #[test]
@@ -369,7 +374,7 @@ fn shape_terms() {
         "invalid shape: too many terms: the limit is 32 factors in one shape"
     );
     // At the 33rd `d` of the shape: column of `shape = "` plus 4 chars per `d * `.
-    let start = place_of(&text, "shape = \"", 0);
+    let start = position_of(&text, "shape = \"", 0);
     let (line, column) = {
         let mut parts = start.rsplitn(3, ':');
         let column: usize = parts.next().unwrap().parse().unwrap();
@@ -399,7 +404,7 @@ fn state_terms_over_all_checkpoints() {
         &text,
         "state terms",
         MAX_TERMS,
-        &place_of(&text, "[checkpoint.c16]", 0),
+        &position_of(&text, "[checkpoint.c16]", 0),
     );
 }
 

@@ -243,7 +243,7 @@ fn fit_errors() {
         Err(FitError::NoKvPool)
     );
     let with_kv = StateInputs {
-        kv: Some(KvInputs::pool(1, 16)),
+        kv: Some(KvInputs::blocks(1, 16)),
         ..inputs
     };
     let Err(FitError::TooSmall { needs }) = fit_kv_blocks(&decls, &with_kv, DEFAULT_ALIGN, 10)
@@ -418,7 +418,7 @@ proptest! {
         let dynamic = fit_profile_blocks(decls, &pairs, &profile, DEFAULT_ALIGN, budget);
         prop_assert_eq!(&generated, &dynamic);
         let bytes = |blocks: u64| {
-            let inputs = profile.with_pool(blocks).inputs().ok()?;
+            let inputs = profile.with_kv_blocks(blocks).inputs().ok()?;
             DynamicPlan::new(decls, &StateInputs { formats: &pairs, ..inputs }, DEFAULT_ALIGN).ok().map(|p| p.device_bytes())
         };
         if let Ok(fit) = dynamic {
@@ -428,7 +428,7 @@ proptest! {
             let first_over = (0..=fit.value + 1).find(|&n| bytes(n).is_none_or(|b| b > budget));
             prop_assert_eq!(first_over, Some(fit.value + 1));
             // The tied draft pool is the main one's size.
-            let inputs = profile.with_pool(fit.value).inputs().unwrap();
+            let inputs = profile.with_kv_blocks(fit.value).inputs().unwrap();
             prop_assert_eq!(inputs.draft_kv, if draft_kv { inputs.kv } else { None });
             let untied = fit_profile_blocks(decls, &pairs, &ServingProfile { draft_kv: false, ..profile }, DEFAULT_ALIGN, budget).unwrap();
             prop_assert!(fit.value <= untied.value);

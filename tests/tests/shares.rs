@@ -46,7 +46,7 @@ fn inputs(pool: PoolPolicy) -> Inputs<'static> {
         slots: 3,
         verify: None,
         kv: Some(KV),
-        draft_kv: Some(KvInputs::pool(10, 16)),
+        draft_kv: Some(KvInputs::blocks(10, 16)),
         draft_kv_dtype: None,
         caches: metrale_circuit::CacheInputs::EMPTY,
         pool,

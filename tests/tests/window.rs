@@ -90,13 +90,13 @@ fn a_windowed_side_holds_what_the_window_law_gives() {
 #[test]
 fn a_windowed_side_needs_window_inputs() {
     assert_eq!(
-        small::StatePlan::new(&small::DIMS, &inputs(KvInputs::pool(1_000, 16)), 256).map(|_| ()),
+        small::StatePlan::new(&small::DIMS, &inputs(KvInputs::blocks(1_000, 16)), 256).map(|_| ()),
         Err(PlanError::MissingWindow {
             state: "l0.local.k"
         })
     );
     assert_eq!(
-        dynamic_plan(KvInputs::pool(1_000, 16)).map(|_| ()),
+        dynamic_plan(KvInputs::blocks(1_000, 16)).map(|_| ()),
         Err(metrale_circuit::PlanError::MissingWindow {
             state: "l0.local.k".to_owned()
         })

@@ -305,6 +305,6 @@ mod tests {
         };
         // ceil(min(15 + 32, 512) / 16) + 1 = 3 + 1.
         assert_eq!(window_per_sequence(&decl, &[], kv).unwrap(), 4);
-        assert!(window_per_sequence(&decl, &[], KvInputs::pool(1, 16)).is_err());
+        assert!(window_per_sequence(&decl, &[], KvInputs::blocks(1, 16)).is_err());
     }
 }

@@ -761,7 +761,7 @@ mod tests {
                 h_steps,
                 conv_steps: 2,
             }),
-            kv: Some(KvInputs::pool(4, 8)),
+            kv: Some(KvInputs::blocks(4, 8)),
             ..StateInputs::EMPTY
         };
         (

@@ -33,8 +33,8 @@ pub use crate::serve::{dims_by_name, shard};
 pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
-pub use plan::{Sized, Units, in_rank, replay};
-pub use stage::{Held, StageClasses, held, place_of, window};
+pub use plan::{StageSizes, Units, in_rank, replay};
+pub use stage::{Held, StageClasses, held, position_of, window};
 pub use table::{Row, SizeClass, Step, Table, put};
 
 use crate::law::Holding;
@@ -42,7 +42,7 @@ use crate::model::{Lifetime, StateKind};
 
 /// Bumped whenever what generated code calls changes its shape or meaning; each revision's
 /// change is listed in the workspace's `CHANGELOG.md` ("ABI revisions").
-const REVISION: u64 = 13;
+const REVISION: u64 = 14;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -23,7 +23,7 @@
 use super::lanes::{
     ClassSize, GROUPS, Lanes, first_fault, reach_of, size_class, state_of, valid_align,
 };
-use super::stage::{Held, StageClasses, held, place_of};
+use super::stage::{Held, StageClasses, held, position_of};
 use super::table::{Step, Table};
 use crate::law::layout::{Arena, LayoutKey, Placer};
 use crate::law::pages::{join, shape};
@@ -48,7 +48,7 @@ pub struct Units<const U: usize, const W: usize> {
 /// A stage's sized classes, the layout cursor of each group, and the arena: what a generated
 /// plan lays its fields out from, one `lay` per block instance.
 #[derive(Debug, Clone, Copy)]
-pub struct Sized<const C: usize> {
+pub struct StageSizes<const C: usize> {
     /// The classes each block instance reads, absent where the stage does not hold it.
     pub classes: StageClasses<C>,
     /// Each layout group's cursor: where its next term goes.
@@ -78,14 +78,14 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         inputs: &StateInputs<'_>,
         align: u64,
         stage: &Stage,
-    ) -> Result<Sized<C>, PlanError> {
+    ) -> Result<StageSizes<C>, PlanError> {
         // The alignment is checked first, as the dynamic plan does.
         if let Err(error) = valid_align(align) {
             return Err(error);
         }
         let held = held(self, stage);
         let mut lanes = Lanes::new(align);
-        let mut sized = Sized {
+        let mut sized = StageSizes {
             classes: StageClasses::new([ClassSize::ABSENT; C], stage),
             cursors: [0; GROUPS],
             arena: Arena::EMPTY,
@@ -202,7 +202,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
                     Ok(reach) => reach,
                     Err(_) => None,
                 };
-                let position = place_of(&self.place_rows, row);
+                let position = position_of(&self.position_rows, row);
                 let attention = matches!(class.kind, StateKind::PagedKv);
                 match join(&mut layers, count, position, attention, unit_bytes, reach) {
                     Ok(at) if at == count => {
@@ -318,8 +318,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         budget: u64,
         stage: &Stage,
     ) -> Result<Fit, FitError<PlanError>> {
-        if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() && profile.pool.is_none()
-        {
+        if matches!(free, ProfileFree::KvBlocks) && profile.kv.is_none() && profile.pool.is_none() {
             return Err(FitError::NoKvPool);
         }
         search_fit!(budget, |value| match profile.varied(free, value).inputs() {

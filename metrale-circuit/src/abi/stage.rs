@@ -1,5 +1,5 @@
-//! What one pipeline stage holds of a generated plan: each row's place ([`place_of`], from the
-//! table's place starts), each class's held terms ([`held`]), and the classes a block instance
+//! What one pipeline stage holds of a generated plan: each row's position ([`position_of`], from the
+//! table's position starts), each class's held terms ([`held`]), and the classes a block instance
 //! lays its terms out from ([`StageClasses`]: the sized ones where the stage holds it,
 //! [`ClassSize::ABSENT`] where another rank does).
 //!
@@ -60,7 +60,7 @@ impl<const C: usize> StageClasses<C> {
         &mut self.sized
     }
 
-    /// The [`window`] of the `K` classes from `first` of the block instance at `place`.
+    /// The [`window`] of the `K` classes from `first` of the block instance at `position`.
     #[must_use]
     #[inline(always)]
     #[allow(
@@ -109,13 +109,13 @@ impl<const C: usize> StageClasses<C> {
     }
 }
 
-/// The place of row `row` of a generated plan whose places start at `starts` (plan order puts
+/// The position of row `row` of a generated plan whose positions start at `starts` (plan order puts
 /// them in order: the prologue's rows, each layer's, the epilogue's, the draft head's):
 /// `starts[k]` is the first row of layer `k` for `k` below the layers, then the first of the
 /// epilogue, then the first of the draft head; rows before `starts[0]` are the prologue's.
 #[must_use]
-pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Position {
-    // The number of places that start at or before `row`: a binary search on the sorted starts.
+pub const fn position_of<const S: usize>(starts: &[usize; S], row: usize) -> Position {
+    // The number of positions that start at or before `row`: a binary search on the sorted starts.
     let (mut low, mut high) = (0, S);
     while low < high {
         let mid = low + (high - low) / 2;
@@ -128,7 +128,7 @@ pub const fn place_of<const S: usize>(starts: &[usize; S], row: usize) -> Positi
     place_at::<S>(low)
 }
 
-/// The place whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
+/// The position whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
 const fn place_at<const S: usize>(begun: usize) -> Position {
     let layers = S.saturating_sub(2);
     if begun == 0 {
@@ -151,23 +151,23 @@ pub struct Held<'p, const C: usize, const S: usize> {
     pub counts: [u64; C],
     /// The first held row of each class (`usize::MAX` when none).
     pub first: [usize; C],
-    /// Where the places start, and the stage; `None` when the stage holds the whole model.
-    places: Option<(&'p [usize; S], Stage)>,
+    /// Where the positions start, and the stage; `None` when the stage holds the whole model.
+    positions: Option<(&'p [usize; S], Stage)>,
 }
 
 impl<const C: usize, const S: usize> Held<'_, C, S> {
     /// Whether the stage holds row `row`.
     #[must_use]
     pub const fn holds_row(&self, row: usize) -> bool {
-        match self.places {
+        match self.positions {
             None => true,
-            Some((starts, stage)) => stage.holds(place_of(starts, row)),
+            Some((starts, stage)) => stage.holds(position_of(starts, row)),
         }
     }
 }
 
-/// What `stage` holds of the plan of `table` (whose places start at its `place_rows`, read by
-/// [`place_of`]). The whole model is read from the static table; a stage is one pass over the
+/// What `stage` holds of the plan of `table` (whose positions start at its `position_rows`, read by
+/// [`position_of`]). The whole model is read from the static table; a stage is one pass over the
 /// rows.
 #[must_use]
 pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
@@ -178,16 +178,16 @@ pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
         return Held {
             counts: table.counts,
             first: table.first_rows,
-            places: None,
+            positions: None,
         };
     }
     let mut counts = [0; C];
     let mut first = [usize::MAX; C];
-    // Rows are in place order: `begun` counts the places started so far.
+    // Rows are in position order: `begun` counts the positions started so far.
     let mut begun = 0;
     let mut row = 0;
     while row < N {
-        while begun < S && table.place_rows[begun] <= row {
+        while begun < S && table.position_rows[begun] <= row {
             begun += 1;
         }
         let class = table.rows[row].1;
@@ -202,7 +202,7 @@ pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
     Held {
         counts,
         first,
-        places: Some((&table.place_rows, *stage)),
+        positions: Some((&table.position_rows, *stage)),
     }
 }
 
@@ -218,9 +218,11 @@ mod tests {
         // One prologue row, layers 0 and 1 of two rows each, layer 2 without state, one
         // epilogue row, two draft rows: starts are [1, 3, 5, 5, 6].
         let starts = [1, 3, 5, 5, 6];
-        let places = (0..8).map(|row| place_of(&starts, row)).collect::<Vec<_>>();
+        let positions = (0..8)
+            .map(|row| position_of(&starts, row))
+            .collect::<Vec<_>>();
         assert_eq!(
-            places,
+            positions,
             [
                 Position::Prologue,
                 Position::Layer(0),

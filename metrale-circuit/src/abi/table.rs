@@ -1,12 +1,12 @@
 //! A checkpoint's static table, the IR the generator builds and a generated module holds as
 //! one `const`: its rows (each term's state id and size class, in plan order), its size
-//! classes, where each place's rows start, and what follows from them at compile time (each
+//! classes, where each position's rows start, and what follows from them at compile time (each
 //! term's [`TermInfo`], each class's first row, the layout order). [`Table::new`] derives the
 //! rest from the first three, so a generated module writes only those.
 //!
 //! Invariants:
-//! - Rows are in plan order, which is place order (prologue, layer by layer, epilogue, draft):
-//!   `place_rows` is sorted.
+//! - Rows are in plan order, which is position order (prologue, layer by layer, epilogue, draft):
+//!   `position_rows` is sorted.
 //! - Every row's class is below `C`.
 
 use crate::law::layout::LayoutKey;
@@ -38,7 +38,7 @@ pub struct SizeClass {
 }
 
 /// One row of a generated plan's table, one per term in plan order: its state id and its size
-/// class. Where its block instance sits comes from the table's place starts ([`super::place_of`]).
+/// class. Where its block instance sits comes from the table's position starts ([`super::position_of`]).
 pub type Row = (&'static str, usize);
 
 /// The [`TermInfo`] of every row of a generated plan's table.
@@ -153,7 +153,7 @@ pub const fn put<const K: usize, const N: usize>(
 
 /// A checkpoint's static table: the IR the generator builds (its `emit::table::Table`), held
 /// by a generated module as one `const` and read by reference. `N` terms, `C` size classes, `S`
-/// place starts (the layers and two more).
+/// position starts (the layers and two more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Table<const N: usize, const C: usize, const S: usize> {
     /// Every term's state id and size class, in plan order.
@@ -161,9 +161,9 @@ pub struct Table<const N: usize, const C: usize, const S: usize> {
     /// Every size class: terms of one state of one block template, holding one thing in one
     /// section, sized once per plan.
     pub classes: [SizeClass; C],
-    /// Where each place's rows start in `rows` (which pipeline rank holds them): each
+    /// Where each position's rows start in `rows` (which pipeline rank holds them): each
     /// layer's, then the epilogue's, then the draft head's; the prologue's come before.
-    pub place_rows: [usize; S],
+    pub position_rows: [usize; S],
     /// Every term of the plan, in plan order: a generated module's `TERMS`.
     pub terms: [TermInfo; N],
     /// How many terms of the plan are of each size class.
@@ -176,13 +176,13 @@ pub struct Table<const N: usize, const C: usize, const S: usize> {
 }
 
 impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
-    /// The table of `rows`, `classes` and `place_rows`, with what follows from them.
+    /// The table of `rows`, `classes` and `position_rows`, with what follows from them.
     #[must_use]
-    pub const fn new(rows: [Row; N], classes: [SizeClass; C], place_rows: [usize; S]) -> Self {
+    pub const fn new(rows: [Row; N], classes: [SizeClass; C], position_rows: [usize; S]) -> Self {
         Self {
             rows,
             classes,
-            place_rows,
+            position_rows,
             terms: terms(&rows, &classes),
             counts: counts(&rows),
             first_rows: first_rows(&rows),

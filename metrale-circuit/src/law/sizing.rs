@@ -456,7 +456,7 @@ mod tests {
         };
         assert_eq!(reach_blocks(Reach::Window(128), &short), Ok(8 * 8));
         assert_eq!(
-            reach_blocks(Reach::Window(128), &KvInputs::pool(10, 16)),
+            reach_blocks(Reach::Window(128), &KvInputs::blocks(10, 16)),
             Err(SizeFault::MissingWindow)
         );
         assert_eq!(
@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(reach_blocks(Reach::Chunk(8192), &short), Ok(8 * 63));
         assert_eq!(reach_blocks(Reach::Chunk(0), &kv), Err(SizeFault::Negative));
         assert_eq!(
-            reach_blocks(Reach::Chunk(1), &KvInputs::pool(10, 16)),
+            reach_blocks(Reach::Chunk(1), &KvInputs::blocks(10, 16)),
             Err(SizeFault::MissingWindow)
         );
     }

@@ -282,7 +282,7 @@ pub struct KvInputs {
 impl KvInputs {
     /// A pool of `blocks` blocks of `block_size` tokens, without window inputs.
     #[must_use]
-    pub const fn pool(blocks: u64, block_size: u64) -> Self {
+    pub const fn blocks(blocks: u64, block_size: u64) -> Self {
         Self {
             blocks,
             block_size,

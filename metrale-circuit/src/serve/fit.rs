@@ -333,7 +333,7 @@ pub fn fit_profile(
     budget: u64,
 ) -> Result<Fit, FitError<PlanError<String>>> {
     owners_held(decls).map_err(FitError::Plan)?;
-    if matches!(free, ProfileFree::PoolBlocks) && profile.kv.is_none() && profile.pool.is_none() {
+    if matches!(free, ProfileFree::KvBlocks) && profile.kv.is_none() && profile.pool.is_none() {
         return Err(FitError::NoKvPool);
     }
     drive(budget, |value| match profile.varied(free, value).inputs() {
@@ -377,7 +377,7 @@ pub fn fit_profile_blocks(
         decls,
         formats,
         profile,
-        ProfileFree::PoolBlocks,
+        ProfileFree::KvBlocks,
         align,
         budget,
     )

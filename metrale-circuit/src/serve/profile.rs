@@ -314,8 +314,8 @@ pub enum ProfileFree {
         /// KV tokens per sequence.
         context: u64,
     },
-    /// The main KV pool's blocks ([`ServingProfile::with_pool`]).
-    PoolBlocks,
+    /// The main KV pool's blocks ([`ServingProfile::with_kv_blocks`]).
+    KvBlocks,
 }
 
 impl<'a> ServingProfile<'a> {
@@ -324,7 +324,7 @@ impl<'a> ServingProfile<'a> {
     pub const fn varied(&self, free: ProfileFree, value: u64) -> ServingProfile<'a> {
         match free {
             ProfileFree::Sequences { context } => self.at(value, context),
-            ProfileFree::PoolBlocks => self.with_pool(value),
+            ProfileFree::KvBlocks => self.with_kv_blocks(value),
         }
     }
 
@@ -332,7 +332,7 @@ impl<'a> ServingProfile<'a> {
     /// varies under a profile): the draft pool follows it when `draft_kv` ties them. A profile
     /// without a KV pool is returned as it is.
     #[must_use]
-    pub const fn with_pool(&self, blocks: u64) -> ServingProfile<'a> {
+    pub const fn with_kv_blocks(&self, blocks: u64) -> ServingProfile<'a> {
         let mut profile = *self;
         if let Some(mut kv) = profile.kv {
             kv.tokens = KvTokens::Pool(blocks);
@@ -634,7 +634,7 @@ mod tests {
         assert_eq!(verify.h_steps, HSteps::Uniform { slots: 9, rows: 4 });
         assert_eq!(verify.conv_steps, 4);
         // 8 x 4096 tokens / 16 = 2048 blocks, for both pools.
-        assert_eq!(inputs.kv, Some(KvInputs::pool(2048, 16)));
+        assert_eq!(inputs.kv, Some(KvInputs::blocks(2048, 16)));
         assert_eq!(inputs.draft_kv, inputs.kv);
         let c = inputs.caches;
         assert_eq!(c.prefix_snapshot_slots, 16);

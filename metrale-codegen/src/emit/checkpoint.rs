@@ -249,7 +249,7 @@ impl Emitter<'_> {
         parts: &PlanParts,
     ) -> TokenStream {
         // `on_stage` names its locals as the plan's fields and initializes them by shorthand;
-        // the arena's local is `Sized`'s field, named `arena` as the plan's is.
+        // the arena's local is `StageSizes`'s field, named `arena` as the plan's is.
         let (arena, pool, h_steps) = plan_fields();
         let units_fn = taken(reserved::UNITS);
         let init = &parts.init;
@@ -302,7 +302,7 @@ impl Emitter<'_> {
                     #owners_held
                     let units = super::#units_fn(dims, inputs.formats);
                     let counts = inputs.state_inputs();
-                    let __abi::Sized { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
+                    let __abi::StageSizes { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
                         Ok(sized) => sized,
                         Err(error) => return Err(error),
                     };
@@ -807,7 +807,7 @@ fn fit_fns(shared: bool) -> TokenStream {
             align: u64,
             budget: u64,
         ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::PoolBlocks, align, budget)
+            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::KvBlocks, align, budget)
         }
 
         #kv

@@ -1,6 +1,6 @@
 //! The IR of one checkpoint's plan: its static table (rows in plan order, size classes,
 //! where each place's rows start), built from `Circuit::instances`, and the tokens of its
-//! runtime twin, `__private_v0_1::Table::new(rows, classes, place_rows)`, which derives every
+//! runtime twin, `__private_v0_1::Table::new(rows, classes, position_rows)`, which derives every
 //! other table (terms, counts, first rows, layout order) at compile time.
 //!
 //! Owner: metrale-codegen.
@@ -171,7 +171,7 @@ impl<'a> Emitter<'a> {
 
 /// Where each place's rows start, for a table whose rows sit at `places` (in plan order) in a
 /// checkpoint of `layers` layers: the first row of each layer, of the epilogue and of the draft
-/// head, as `__private_v0_1::place_of` reads them (a place without rows starts where the
+/// head, as `__private_v0_1::position_of` reads them (a place without rows starts where the
 /// next does).
 fn place_starts(places: &[Position], layers: usize) -> Vec<usize> {
     // A place's rank in plan order: the prologue 0, layer k k + 1, then epilogue and draft.

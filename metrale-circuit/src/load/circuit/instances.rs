@@ -24,7 +24,7 @@ use crate::model::{
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
 /// The states one tensor- and pipeline-parallel rank holds, and the pipeline stage that chose
-/// them ([`Circuit::place_rank`]).
+/// them ([`Circuit::rank_states`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankStates {
     /// What the rank's pipeline stage holds: its layers, and the prologue, epilogue and draft
@@ -188,7 +188,7 @@ impl Circuit {
         parallel: &Parallel<'_>,
         rank: Rank,
     ) -> Result<Vec<StateDecl>, Diagnostic> {
-        self.place_rank(name, parallel, rank)
+        self.rank_states(name, parallel, rank)
             .map(|placed| placed.decls)
     }
 
@@ -201,7 +201,7 @@ impl Circuit {
         clippy::result_large_err,
         reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
     )]
-    pub fn place_rank(
+    pub fn rank_states(
         &self,
         name: &str,
         parallel: &Parallel<'_>,

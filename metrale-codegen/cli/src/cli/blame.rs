@@ -49,7 +49,7 @@ pub fn located_plan_error(
             ))
             .note("the plan fits at `--align 1`: the alignment padding overflows")
             .help("lower `--align` (the default is 256)"),
-            Some(Cause::Inputs(OverflowCause::Alone(path))) => {
+            Some(Cause::InputsFile(OverflowCause::Alone(path))) => {
                 let key = key_name(path);
                 inputs.locate_key(
                     path,
@@ -59,7 +59,7 @@ pub fn located_plan_error(
                         .help(format!("lower {key}")),
                 )
             }
-            Some(Cause::Inputs(OverflowCause::Together(paths))) => {
+            Some(Cause::InputsFile(OverflowCause::Together(paths))) => {
                 let keys: Vec<String> = paths.iter().map(|path| key_name(path)).collect();
                 let all = and_list(&keys);
                 inputs.locate_key(
@@ -139,7 +139,7 @@ pub enum Cause {
     /// The plan fits at alignment 1: `--align` made it overflow.
     Align,
     /// Counts of the inputs file ([`InputsFile::overflow_cause`]).
-    Inputs(OverflowCause),
+    InputsFile(OverflowCause),
 }
 
 /// Whether `error` is an overflow: of a term's size or offset, or of the page pool's size.
@@ -169,7 +169,7 @@ fn overflow_cause(decls: &[StateDecl], inputs: &InputsFile, align: u64) -> Optio
     }
     inputs
         .overflow_cause(|inputs| overflows(inputs, align))
-        .map(Cause::Inputs)
+        .map(Cause::InputsFile)
 }
 
 /// `a`, `a and b`, `a, b and c`.

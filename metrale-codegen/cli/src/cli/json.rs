@@ -151,12 +151,12 @@ pub fn plan(report: &Report) -> String {
         fields.insert("pool".to_owned(), page_pool(pool));
     }
     // One rank of several: which, and the model's layers it holds.
-    if let (Some(placement), Some(fields)) = (report.placement, value.as_object_mut()) {
-        fields.insert("tp".to_owned(), json!(placement.tp));
-        fields.insert("pp".to_owned(), json!(placement.pp));
-        fields.insert("tp_rank".to_owned(), json!(placement.rank.tp));
-        fields.insert("pp_rank".to_owned(), json!(placement.rank.pp));
-        let layers: Vec<u64> = (placement.stage.start..placement.stage.end).collect();
+    if let (Some(parallel_rank), Some(fields)) = (report.parallel_rank, value.as_object_mut()) {
+        fields.insert("tp".to_owned(), json!(parallel_rank.tp));
+        fields.insert("pp".to_owned(), json!(parallel_rank.pp));
+        fields.insert("tp_rank".to_owned(), json!(parallel_rank.rank.tp));
+        fields.insert("pp_rank".to_owned(), json!(parallel_rank.rank.pp));
+        let layers: Vec<u64> = (parallel_rank.stage.start..parallel_rank.stage.end).collect();
         fields.insert("layers".to_owned(), json!(layers));
     }
     format!("{value:#}\n")
@@ -214,7 +214,7 @@ pub fn every_rank(report: &EveryRankReport) -> String {
         .ranks
         .iter()
         .flat_map(|r| {
-            let (rank, stage) = (r.placement.rank, r.placement.stage);
+            let (rank, stage) = (r.parallel_rank.rank, r.parallel_rank.stage);
             (0..report.tp).map(move |tp| {
                 json!({
                     "tp_rank": tp,
@@ -313,12 +313,12 @@ pub fn fit(report: &FitReport) -> String {
             fields.insert(key.to_owned(), n);
         }
     }
-    if let (Some(placement), Some(fields)) = (answer.placement, value.as_object_mut()) {
+    if let (Some(parallel_rank), Some(fields)) = (answer.parallel_rank, value.as_object_mut()) {
         for (key, n) in [
-            ("tp", placement.tp),
-            ("pp", placement.pp),
-            ("tp_rank", placement.rank.tp),
-            ("pp_rank", placement.rank.pp),
+            ("tp", parallel_rank.tp),
+            ("pp", parallel_rank.pp),
+            ("tp_rank", parallel_rank.rank.tp),
+            ("pp_rank", parallel_rank.rank.pp),
         ] {
             fields.insert(key.to_owned(), json!(n));
         }

@@ -173,7 +173,7 @@ mod tests {
     use clap::error::ErrorKind;
     use metrale_circuit::DEFAULT_ALIGN;
 
-    use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
+    use super::request::{DEFAULT_INPUTS, InputsSource, ParallelArgs, Request, SERVING_INPUTS};
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Command, clap::Error> {
@@ -283,7 +283,7 @@ mod tests {
             Request {
                 circuit: "c.toml".to_owned(),
                 checkpoint: Some("tiny".to_owned()),
-                inputs: Inputs::File("in.toml".to_owned()),
+                inputs: InputsSource::File("in.toml".to_owned()),
                 align: 64,
                 parallel: ParallelArgs {
                     tp: Some(2),
@@ -296,8 +296,8 @@ mod tests {
         // Without `--inputs`: the built-in defaults, or the serving profile `--for sequences`
         // varies.
         let built_in = |request: Request| match request.inputs {
-            Inputs::BuiltIn(built_in) => built_in,
-            Inputs::File(path) => panic!("{path}"),
+            InputsSource::BuiltIn(built_in) => built_in,
+            InputsSource::File(path) => panic!("{path}"),
         };
         assert_eq!(
             built_in(plan(&["plan", "c.toml"]).request()),

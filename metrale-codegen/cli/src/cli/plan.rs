@@ -32,7 +32,7 @@ use super::Outcome;
 use super::planned::{self, Planned};
 use super::prepared::prepare;
 use super::report::{EveryRankReport, Report};
-use super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request};
+use super::request::{DEFAULT_INPUTS, InputsSource, ParallelArgs, Request};
 use super::table::{Group, Sort};
 use super::{json, svg, table};
 
@@ -114,7 +114,7 @@ impl PlanArgs {
             inputs: self
                 .inputs
                 .clone()
-                .map_or(Inputs::BuiltIn(DEFAULT_INPUTS), Inputs::File),
+                .map_or(InputsSource::BuiltIn(DEFAULT_INPUTS), InputsSource::File),
             align: self.align,
             parallel: self.parallel.clone(),
         }
@@ -160,8 +160,11 @@ fn plan(args: &PlanArgs) -> Result<String, Diagnostics> {
                 table::every_rank(&report)
             })
         }
-        Planned::One { placement, plan } => {
-            let report = Report::new(&request, &prepared, placement, plan);
+        Planned::One {
+            parallel_rank,
+            plan,
+        } => {
+            let report = Report::new(&request, &prepared, parallel_rank, plan);
             if let Some(target) = &args.svg {
                 std::fs::write(target, svg::svg(&report)).map_err(|error| {
                     Diagnostic::error(format!(

@@ -16,7 +16,7 @@ use metrale_circuit::dynamic::{DynamicPlan, decl::StateDecl};
 use metrale_circuit::load::diag::Diagnostics;
 
 use super::blame::located_plan_error;
-use super::prepared::{Placement, Prepared};
+use super::prepared::{ParallelRank, Prepared};
 use super::ranks::Asked;
 use super::request::Request;
 
@@ -25,7 +25,7 @@ pub enum Planned {
     /// The whole checkpoint on one GPU, or the one rank asked for.
     One {
         /// The rank asked for; `None` for the whole checkpoint.
-        placement: Option<Placement>,
+        parallel_rank: Option<ParallelRank>,
         /// The plan.
         plan: DynamicPlan,
     },
@@ -37,7 +37,7 @@ pub enum Planned {
 /// `tp` ranks holds.
 pub struct RankPlan {
     /// Where tensor-parallel rank 0 of the stage sits.
-    pub placement: Placement,
+    pub parallel_rank: ParallelRank,
     /// Its plan.
     pub plan: DynamicPlan,
 }
@@ -61,13 +61,13 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
     };
     match prepared.ranks().asked {
         Asked::Whole => Ok(Planned::One {
-            placement: None,
+            parallel_rank: None,
             plan: plan_of(prepared.decls())?,
         }),
         Asked::One(rank) => {
             let held = prepared.rank(rank)?;
             Ok(Planned::One {
-                placement: Some(held.placement),
+                parallel_rank: Some(held.parallel_rank),
                 plan: plan_of(&held.decls)?,
             })
         }
@@ -77,7 +77,7 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
             .map(|rank| {
                 let held = prepared.rank(rank)?;
                 Ok(RankPlan {
-                    placement: held.placement,
+                    parallel_rank: held.parallel_rank,
                     plan: plan_of(&held.decls)?,
                 })
             })
@@ -90,7 +90,7 @@ pub fn plan(request: &Request, prepared: &Prepared) -> Result<Planned, Diagnosti
 mod tests {
     use super::*;
     use crate::cli::prepared::prepare;
-    use crate::cli::request::{DEFAULT_INPUTS, Inputs, ParallelArgs};
+    use crate::cli::request::{DEFAULT_INPUTS, InputsSource, ParallelArgs};
 
     /// What `plan` of `qwen3_next.toml`'s `tiny` (8 layers) over 2 x 2 ranks makes, for `rank`.
     fn planned(rank: Option<(u64, u64)>) -> Planned {
@@ -101,7 +101,7 @@ mod tests {
             )
             .to_owned(),
             checkpoint: Some("tiny".to_owned()),
-            inputs: Inputs::BuiltIn(DEFAULT_INPUTS),
+            inputs: InputsSource::BuiltIn(DEFAULT_INPUTS),
             align: 256,
             parallel: ParallelArgs {
                 tp: Some(2),
@@ -124,20 +124,24 @@ mod tests {
         };
         let order: Vec<(u64, u64)> = stages
             .iter()
-            .map(|r| (r.placement.rank.tp, r.placement.rank.pp))
+            .map(|r| (r.parallel_rank.rank.tp, r.parallel_rank.rank.pp))
             .collect();
         assert_eq!(order, [(0, 0), (0, 1)]);
         // Each stage's plan is that of each of its tensor-parallel ranks, asked alone.
         for every in &stages {
             for tp in 0..2 {
-                let pp = every.placement.rank.pp;
-                let Planned::One { placement, plan } = planned(Some((tp, pp))) else {
+                let pp = every.parallel_rank.rank.pp;
+                let Planned::One {
+                    parallel_rank,
+                    plan,
+                } = planned(Some((tp, pp)))
+                else {
                     panic!("a rank named plans that rank");
                 };
-                let placement = placement.expect("a placement");
+                let parallel_rank = parallel_rank.expect("a parallel_rank");
                 assert_eq!(
-                    (placement.rank.tp, placement.stage),
-                    (tp, every.placement.stage)
+                    (parallel_rank.rank.tp, parallel_rank.stage),
+                    (tp, every.parallel_rank.stage)
                 );
                 assert_eq!(plan, every.plan, "tp {tp}, pp {pp}");
             }

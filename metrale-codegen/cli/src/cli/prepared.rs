@@ -1,7 +1,7 @@
 //! The prepared stage of `plan` and `fit`: what a [`Request`] names, loaded and checked once
 //! ([`Prepared`]: the circuit, the checkpoint, the inputs file, the checkpoint's declarations
 //! and the ranks asked for), and each rank asked for, prepared once ([`PreparedRank`]: its
-//! declarations and its [`Placement`], the pipeline stage `instantiate_rank` placed it by).
+//! declarations and its [`ParallelRank`], the pipeline stage `instantiate_rank` placed it by).
 //!
 //! Invariants:
 //! - Every error of the alignment, the circuit and the inputs file is reported together; then
@@ -10,7 +10,7 @@
 //! - What is prepared is never changed: [`Prepared`] is made only by [`prepare`] and read
 //!   through accessors; a rank's declarations are a value of their own ([`Prepared::rank`]),
 //!   made once for each rank a later stage plans, never written over the checkpoint's.
-//! - A rank's stage is the one the runtime placed its declarations by (`Circuit::place_rank`
+//! - A rank's stage is the one the runtime placed its declarations by (`Circuit::rank_states`
 //!   returns both): never computed a second time.
 //! - Inputs whose vLLM pool leaves out `context` are planned only with a context the command
 //!   gives ([`Prepared::require_context`]): `plan` never sizes requests of 0 tokens.
@@ -24,7 +24,7 @@ use metrale_circuit::parallel::{Rank, Stage};
 
 use super::blame::plan_error;
 use super::ranks::Ranks;
-use super::request::{Inputs, Request};
+use super::request::{InputsSource, Request};
 
 /// What `plan` and `fit` plan from: the circuit, the checkpoint, the inputs, the checkpoint's
 /// declarations and the ranks asked for.
@@ -45,7 +45,7 @@ pub struct Prepared {
 
 /// Where one rank of several sits: the sizes, its indices, and what of the model it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placement {
+pub struct ParallelRank {
     /// Tensor-parallel ranks.
     pub tp: u64,
     /// Pipeline-parallel ranks.
@@ -60,7 +60,7 @@ pub struct Placement {
 /// One rank asked for, prepared: its place and the states it holds.
 pub struct PreparedRank {
     /// Where it sits.
-    pub placement: Placement,
+    pub parallel_rank: ParallelRank,
     /// Its states, in plan order, shaped by its tensor-parallel dims.
     pub decls: Vec<StateDecl>,
 }
@@ -137,9 +137,10 @@ impl Prepared {
         let parallel = counts.parallel();
         // The states, and the stage the runtime chose them by: computed once, there.
         let RankStates { stage, decls } =
-            self.circuit.place_rank(&self.checkpoint, &parallel, rank)?;
+            self.circuit
+                .rank_states(&self.checkpoint, &parallel, rank)?;
         Ok(PreparedRank {
-            placement: Placement {
+            parallel_rank: ParallelRank {
                 tp: counts.tp,
                 pp: counts.pp,
                 rank,
@@ -170,8 +171,8 @@ pub fn prepare(request: &Request) -> Result<Prepared, Diagnostics> {
         .map_err(|found| diagnostics.extend(found))
         .ok();
     let (inputs_name, inputs) = match &request.inputs {
-        Inputs::File(path) => (path.clone(), InputsFile::load(path)),
-        Inputs::BuiltIn(built_in) => (
+        InputsSource::File(path) => (path.clone(), InputsFile::load(path)),
+        InputsSource::BuiltIn(built_in) => (
             built_in.name.to_owned(),
             InputsFile::parse(built_in.name, built_in.text),
         ),
@@ -273,7 +274,7 @@ mod tests {
             )
             .to_owned(),
             checkpoint: None,
-            inputs: Inputs::BuiltIn(SPLIT),
+            inputs: InputsSource::BuiltIn(SPLIT),
             align: 256,
             parallel: ParallelArgs::default(),
         };
@@ -302,10 +303,13 @@ mod tests {
                     .instantiate_rank(prepared.checkpoint(), &parallel, rank)
                     .unwrap()
             );
-            let placement = held.placement;
-            assert_eq!((placement.tp, placement.pp, placement.rank), (2, 2, rank));
+            let parallel_rank = held.parallel_rank;
+            assert_eq!(
+                (parallel_rank.tp, parallel_rank.pp, parallel_rank.rank),
+                (2, 2, rank)
+            );
             // The file's split, not vLLM's 24 and 24.
-            let stage = placement.stage;
+            let stage = parallel_rank.stage;
             let (start, end) = if rank.pp == 0 { (0, 10) } else { (10, 48) };
             assert_eq!((stage.start, stage.end), (start, end), "{rank:?}");
             assert_eq!((stage.first, stage.last), (rank.pp == 0, rank.pp == 1));

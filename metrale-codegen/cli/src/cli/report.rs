@@ -21,7 +21,7 @@ use metrale_circuit::serving::{Capacity, Fit, pages::PoolCapacity};
 use metrale_circuit::{Lifetime, Space, StateKind};
 
 use super::planned::RankPlan;
-use super::prepared::{Placement, Prepared};
+use super::prepared::{ParallelRank, Prepared};
 use super::request::Request;
 
 /// A plan made, with what it was made from.
@@ -42,16 +42,16 @@ pub struct Report {
     /// The layer kinds of the circuit's layout, in file order.
     pub layer_kinds: Vec<String>,
     /// The tensor- and pipeline-parallel rank planned, when one was asked for.
-    pub placement: Option<Placement>,
+    pub parallel_rank: Option<ParallelRank>,
 }
 
 impl Report {
-    /// The report of `plan`, made for `request` from `prepared` (of the rank at `placement`,
+    /// The report of `plan`, made for `request` from `prepared` (of the rank at `parallel_rank`,
     /// when one was asked for).
     pub fn new(
         request: &Request,
         prepared: &Prepared,
-        placement: Option<Placement>,
+        parallel_rank: Option<ParallelRank>,
         plan: DynamicPlan,
     ) -> Self {
         Self {
@@ -62,7 +62,7 @@ impl Report {
             plan,
             layers: prepared.layer_kinds().to_vec(),
             layer_kinds: layer_kinds(prepared.circuit()),
-            placement,
+            parallel_rank,
         }
     }
 }
@@ -177,7 +177,7 @@ pub struct GpuReport {
 /// One fit's answer and the per-unit figures printed beside it.
 pub struct FitAnswer {
     /// The rank it is of, over several ranks (or the one asked for).
-    pub placement: Option<Placement>,
+    pub parallel_rank: Option<ParallelRank>,
     /// The largest value that fits, and the device bytes at it and at one more.
     pub fit: Fit,
     /// What the plan at the answer holds per unit and what one more costs.

@@ -1,6 +1,6 @@
 //! The request of `plan` and `fit`: the facts of their command line read once ([`Request`]):
 //! the circuit path, the checkpoint asked for, the inputs (a file, or a built-in text:
-//! [`Inputs`]), the alignment and the parallel options ([`ParallelArgs`], which both commands
+//! [`InputsSource`]), the alignment and the parallel options ([`ParallelArgs`], which both commands
 //! flatten into their arguments).
 //!
 //! Invariants:
@@ -41,7 +41,7 @@ pub const SERVING_INPUTS: BuiltIn = BuiltIn {
 
 /// The plan inputs a request names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Inputs {
+pub enum InputsSource {
     /// `--inputs FILE`: the path, as given.
     File(String),
     /// No `--inputs`: the command's built-in inputs.
@@ -73,7 +73,7 @@ pub struct Request {
     /// The checkpoint asked for (`None`: the circuit's first).
     pub checkpoint: Option<String>,
     /// The plan inputs.
-    pub inputs: Inputs,
+    pub inputs: InputsSource,
     /// The alignment of every region in bytes (a power of two once prepared).
     pub align: u64,
     /// The parallel sizes and rank asked for (over the inputs' `[parallel]`).
@@ -85,8 +85,8 @@ impl Request {
     #[must_use]
     pub fn inputs_file(&self) -> Option<&str> {
         match &self.inputs {
-            Inputs::File(path) => Some(path),
-            Inputs::BuiltIn(_) => None,
+            InputsSource::File(path) => Some(path),
+            InputsSource::BuiltIn(_) => None,
         }
     }
 }

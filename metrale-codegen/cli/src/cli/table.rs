@@ -72,16 +72,16 @@ pub fn plan(report: &Report, terms: Option<(Sort, Option<Group>)>) -> String {
         &report.inputs,
         report.plan.align(),
     );
-    if let Some(placement) = report.placement {
+    if let Some(parallel_rank) = report.parallel_rank {
         let _ = writeln!(
             out,
             "rank        tp {} of {}, pp {} of {} (layers {}..{})",
-            placement.rank.tp,
-            placement.tp,
-            placement.rank.pp,
-            placement.pp,
-            placement.stage.start,
-            placement.stage.end
+            parallel_rank.rank.tp,
+            parallel_rank.tp,
+            parallel_rank.rank.pp,
+            parallel_rank.pp,
+            parallel_rank.stage.start,
+            parallel_rank.stage.end
         );
     }
     out.push_str(&summary(report));
@@ -201,7 +201,7 @@ pub fn every_rank(report: &EveryRankReport) -> String {
         tp => format!("0..{} (each)", tp - 1),
     };
     for r in &report.ranks {
-        let (rank, stage) = (r.placement.rank, r.placement.stage);
+        let (rank, stage) = (r.parallel_rank.rank, r.parallel_rank.stage);
         rows.push(vec![
             tp_ranks.clone(),
             rank.pp.to_string(),
@@ -726,14 +726,17 @@ pub fn fit(report: &FitReport) -> String {
         gpu_rows(&mut rows, gpu, report.budget);
     }
     // Over several ranks: the one whose answer this is.
-    if let Some(placement) = answer.placement {
+    if let Some(parallel_rank) = answer.parallel_rank {
         rows.insert(
             1,
             (
                 "rank",
                 format!(
                     "tp {} of {}, pp {} of {} (the rank that binds first)",
-                    placement.rank.tp, placement.tp, placement.rank.pp, placement.pp
+                    parallel_rank.rank.tp,
+                    parallel_rank.tp,
+                    parallel_rank.rank.pp,
+                    parallel_rank.pp
                 ),
             ),
         );

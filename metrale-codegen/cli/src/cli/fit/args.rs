@@ -11,7 +11,7 @@ use metrale_circuit::DEFAULT_ALIGN;
 use metrale_circuit::serving::Utilization;
 
 use super::super::json;
-use super::super::request::{DEFAULT_INPUTS, Inputs, ParallelArgs, Request, SERVING_INPUTS};
+use super::super::request::{DEFAULT_INPUTS, InputsSource, ParallelArgs, Request, SERVING_INPUTS};
 
 /// Find the most of one input a device budget holds.
 ///
@@ -127,7 +127,7 @@ impl FitArgs {
             inputs: self
                 .inputs
                 .clone()
-                .map_or(Inputs::BuiltIn(built_in), Inputs::File),
+                .map_or(InputsSource::BuiltIn(built_in), InputsSource::File),
             align: self.align,
             parallel: self.parallel.clone(),
         }

@@ -51,7 +51,7 @@ use refusals::{budget_refused, unbounded};
 
 use super::Outcome;
 use super::blame::located_plan_error;
-use super::prepared::{Placement, Prepared, prepare};
+use super::prepared::{ParallelRank, Prepared, prepare};
 use super::report::{FitAnswer, FitReport, GpuReport, ProfileReport};
 use super::request::Request;
 use super::{json, table};
@@ -224,7 +224,7 @@ fn fit(
             request,
             prepared,
             &held.decls,
-            Some(held.placement),
+            Some(held.parallel_rank),
         )?;
         if binding
             .as_ref()
@@ -236,14 +236,14 @@ fn fit(
     binding.ok_or_else(|| Diagnostics::from(Diagnostic::error("no rank to fit")))
 }
 
-/// Fits `decls`, the prepared checkpoint's states on one GPU or those of the rank `placement`.
+/// Fits `decls`, the prepared checkpoint's states on one GPU or those of the rank `parallel_rank`.
 fn fit_rank(
     args: &FitArgs,
     budget: u64,
     request: &Request,
     prepared: &Prepared,
     decls: &[StateDecl],
-    placement: Option<Placement>,
+    parallel_rank: Option<ParallelRank>,
 ) -> Result<FitAnswer, Diagnostics> {
     let view = prepared.inputs().view();
     let inputs = view.inputs();
@@ -253,7 +253,7 @@ fn fit_rank(
     // Under a profile the free input is the profile's (a draft pool it ties to the main one
     // grows with it); without one, only the main pool's blocks can be free.
     let free = match args.free {
-        Free::KvBlocks => ProfileFree::PoolBlocks,
+        Free::KvBlocks => ProfileFree::KvBlocks,
         Free::Sequences => ProfileFree::Sequences { context },
     };
     let fit = match (args.free, &profile) {
@@ -315,7 +315,7 @@ fn fit_rank(
     );
     let pool = plan.pool().map(|pool| PoolCapacity::of(pool, budget));
     Ok(FitAnswer {
-        placement,
+        parallel_rank,
         fit,
         capacity,
         pool,
