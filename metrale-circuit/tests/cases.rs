@@ -12,7 +12,6 @@
 //! expected files; read each blessed file against its case (message, `line:col` counted in the
 //! case, help) before committing it.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::load::{CircuitSource, load};
@@ -91,58 +90,15 @@ fn render(case: &Case) -> Result<String, String> {
 }
 
 /// A line diff of `want` and `got`: `-` lines only expected, `+` lines only rendered, each
-/// change with up to two unchanged lines around it.
+/// change with two unchanged lines around it.
 fn diff(want: &str, got: &str) -> String {
-    let a: Vec<&str> = want.lines().collect();
-    let b: Vec<&str> = got.lines().collect();
-    // common[i][j]: the length of the longest common subsequence of a[i..] and b[j..].
-    let mut common = vec![vec![0_usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            common[i][j] = if a[i] == b[j] {
-                common[i + 1][j + 1] + 1
-            } else {
-                common[i + 1][j].max(common[i][j + 1])
-            };
-        }
+    let diff = similar::TextDiff::from_lines(want, got);
+    let shown = diff.unified_diff().context_radius(2).to_string();
+    if shown.is_empty() {
+        "(every line is the same: the files differ in their line endings)".to_owned()
+    } else {
+        shown
     }
-    let mut ops: Vec<(char, &str)> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            ops.push((' ', a[i]));
-            i += 1;
-            j += 1;
-        } else if i < a.len() && (j == b.len() || common[i + 1][j] >= common[i][j + 1]) {
-            ops.push(('-', a[i]));
-            i += 1;
-        } else {
-            ops.push(('+', b[j]));
-            j += 1;
-        }
-    }
-    let changed = |k: usize| {
-        ops[k.saturating_sub(2)..(k + 3).min(ops.len())]
-            .iter()
-            .any(|(op, _)| *op != ' ')
-    };
-    let mut out = String::new();
-    let mut skipped = false;
-    for (k, (op, line)) in ops.iter().enumerate() {
-        if changed(k) {
-            if skipped {
-                out.push_str("\n    ...");
-            }
-            skipped = false;
-            write!(out, "\n  {op} {line}").expect("a String takes writes");
-        } else {
-            skipped = true;
-        }
-    }
-    if out.is_empty() {
-        out.push_str("\n  (every line is the same: the files differ in their line endings)");
-    }
-    out
 }
 
 #[test]
@@ -167,7 +123,7 @@ fn every_case_renders_its_expected_diagnostics() {
             _ if bless => std::fs::write(&path, &rendered)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
             Ok(expected) => failures.push(format!(
-                "{}: the diagnostics differ from {}.stderr (- expected, + rendered):{}",
+                "{}: the diagnostics differ from {}.stderr (- expected, + rendered):\n{}",
                 case.shown,
                 case.name,
                 diff(&expected, &rendered)

@@ -1175,8 +1175,15 @@ fn the_taplo_config_maps_each_file_to_its_schema() {
         .into_iter()
         .chain(tomls(&root.join("circuits/blocks")))
         .map(|p| (p, Schema::Circuit));
+    let inputs_cases = root.join("metrale-circuit/tests/inputs_cases");
+    let case_groups = std::fs::read_dir(&inputs_cases)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.is_dir());
     let inputs = tomls(&root.join("metrale-codegen/cli/inputs"))
         .into_iter()
+        .chain(case_groups.flat_map(|group| tomls(&group)))
         .map(|p| (p, Schema::Inputs));
     for (path, schema) in circuits.chain(inputs) {
         let rel = path
