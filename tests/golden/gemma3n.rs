@@ -739,29 +739,6 @@ pub mod gemma3n {
             ("l34.attn_reader.k", "l19.attn.k", 34, 19),
             ("l34.attn_reader.v", "l19.attn.v", 34, 19),
         ];
-        /// `Ok` when `stage` holds the owner of every reader it holds.
-        ///
-        /// # Errors
-        /// `PlanError::MissingOwner` naming the first reader, in plan order, whose
-        /// owner's layer the stage does not hold.
-        const fn owners_held(
-            stage: &__rt::parallel::Stage,
-        ) -> ::core::result::Result<(), __rt::PlanError> {
-            let mut i = 0;
-            while i < SHARES.len() {
-                let (reader, owner, layer, owner_layer) = SHARES[i];
-                if stage.holds(__rt::parallel::Position::Layer(layer))
-                    && !stage.holds(__rt::parallel::Position::Layer(owner_layer))
-                {
-                    return Err(__rt::PlanError::MissingOwner {
-                        state: reader,
-                        owner,
-                    });
-                }
-                i += 1;
-            }
-            Ok(())
-        }
         /// Every state term of checkpoint `gemma_3n_e4b`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -898,7 +875,7 @@ pub mod gemma3n {
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
-                if let Err(error) = owners_held(stage) {
+                if let Err(error) = __abi::owners_held(&SHARES, stage) {
                     return Err(error);
                 }
                 let units = super::units(dims, inputs.formats);
@@ -1165,7 +1142,7 @@ pub mod gemma3n {
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
-                        match owners_held(&stage) {
+                        match __abi::owners_held(&SHARES, &stage) {
                             Ok(()) => {
                                 __abi::in_rank(
                                     TABLE
@@ -1290,7 +1267,7 @@ pub mod gemma3n {
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
-                        match owners_held(&stage) {
+                        match __abi::owners_held(&SHARES, &stage) {
                             Ok(()) => {
                                 __abi::in_rank(
                                     TABLE
@@ -1465,29 +1442,6 @@ pub mod gemma3n {
             ("l9.attn_reader.k", "l4.attn.k", 9, 4),
             ("l9.attn_reader.v", "l4.attn.v", 9, 4),
         ];
-        /// `Ok` when `stage` holds the owner of every reader it holds.
-        ///
-        /// # Errors
-        /// `PlanError::MissingOwner` naming the first reader, in plan order, whose
-        /// owner's layer the stage does not hold.
-        const fn owners_held(
-            stage: &__rt::parallel::Stage,
-        ) -> ::core::result::Result<(), __rt::PlanError> {
-            let mut i = 0;
-            while i < SHARES.len() {
-                let (reader, owner, layer, owner_layer) = SHARES[i];
-                if stage.holds(__rt::parallel::Position::Layer(layer))
-                    && !stage.holds(__rt::parallel::Position::Layer(owner_layer))
-                {
-                    return Err(__rt::PlanError::MissingOwner {
-                        state: reader,
-                        owner,
-                    });
-                }
-                i += 1;
-            }
-            Ok(())
-        }
         /// Every state term of checkpoint `tiny`, sized and laid out: one `Region` per term,
         /// reachable as a field path (`plan.l0.<block>.<state>.<holding>`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1574,7 +1528,7 @@ pub mod gemma3n {
                 align: u64,
                 stage: &__rt::parallel::Stage,
             ) -> ::core::result::Result<Self, __rt::PlanError> {
-                if let Err(error) = owners_held(stage) {
+                if let Err(error) = __abi::owners_held(&SHARES, stage) {
                     return Err(error);
                 }
                 let units = super::units(dims, inputs.formats);
@@ -1761,7 +1715,7 @@ pub mod gemma3n {
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
-                        match owners_held(&stage) {
+                        match __abi::owners_held(&SHARES, &stage) {
                             Ok(()) => {
                                 __abi::in_rank(
                                     TABLE
@@ -1886,7 +1840,7 @@ pub mod gemma3n {
             > {
                 match super::rank_of(dims, LAYERS, parallel, rank) {
                     Ok((dims, stage)) => {
-                        match owners_held(&stage) {
+                        match __abi::owners_held(&SHARES, &stage) {
                             Ok(()) => {
                                 __abi::in_rank(
                                     TABLE

@@ -34,7 +34,7 @@ pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, s
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{StageSizes, Units, in_rank, replay};
-pub use stage::{Held, StageClasses, held, position_of, window};
+pub use stage::{Held, Share, StageClasses, held, owners_held, position_of, window};
 pub use table::{Row, SizeClass, Step, Table, put};
 
 use crate::law::Holding;

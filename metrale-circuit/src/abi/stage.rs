@@ -9,6 +9,7 @@
 use super::lanes::ClassSize;
 use super::table::Table;
 use crate::model::Position;
+use crate::plan::PlanError;
 use crate::serve::Stage;
 
 /// The `K` classes of a generated plan from `first` on: the classes of one block instance's
@@ -125,11 +126,11 @@ pub const fn position_of<const S: usize>(starts: &[usize; S], row: usize) -> Pos
             high = mid;
         }
     }
-    place_at::<S>(low)
+    position_at::<S>(low)
 }
 
 /// The position whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
-const fn place_at<const S: usize>(begun: usize) -> Position {
+const fn position_at<const S: usize>(begun: usize) -> Position {
     let layers = S.saturating_sub(2);
     if begun == 0 {
         Position::Prologue
@@ -140,6 +141,32 @@ const fn place_at<const S: usize>(begun: usize) -> Position {
     } else {
         Position::Draft
     }
+}
+
+/// A generated `SHARES` row: a KV side that reads another layer's KV (`shares`), the id of the
+/// state it reads, and their layers.
+pub type Share = (&'static str, &'static str, u64, u64);
+
+/// `Ok` when `stage` holds the owner of every reader of `shares` it holds: the generated form of
+/// the dynamic plan's check (`plan::dynamic::owners_held`, on the states a rank declares),
+/// stated on layers because a generated plan knows each reader's owner layer at build time.
+///
+/// # Errors
+/// `PlanError::MissingOwner` naming the first reader, in plan order, whose owner's layer the
+/// stage does not hold.
+pub const fn owners_held(shares: &[Share], stage: &Stage) -> Result<(), PlanError> {
+    let mut i = 0;
+    while i < shares.len() {
+        let (reader, owner, layer, owner_layer) = shares[i];
+        if stage.holds(Position::Layer(layer)) && !stage.holds(Position::Layer(owner_layer)) {
+            return Err(PlanError::MissingOwner {
+                state: reader,
+                owner,
+            });
+        }
+        i += 1;
+    }
+    Ok(())
 }
 
 /// What one pipeline stage holds of a generated plan: each size class's held terms and the
@@ -191,7 +218,7 @@ pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
             begun += 1;
         }
         let class = table.rows[row].1;
-        if class < C && stage.holds(place_at::<S>(begun)) {
+        if class < C && stage.holds(position_at::<S>(begun)) {
             if counts[class] == 0 {
                 first[class] = row;
             }
@@ -212,6 +239,27 @@ mod tests {
     use super::*;
     use crate::law::{Holding, Region};
     use crate::model::{Lifetime, Section, StateKind};
+
+    #[test]
+    fn a_stage_holding_a_reader_holds_its_owner() {
+        // Layers 2 and 3 read layer 1's KV; layer 5 reads layer 4's.
+        let shares: [Share; 3] = [("a", "o1", 2, 1), ("b", "o1", 3, 1), ("c", "o4", 5, 4)];
+        let stage = |start, end| Stage {
+            start,
+            end,
+            first: start == 0,
+            last: end == 6,
+        };
+        assert_eq!(owners_held(&shares, &stage(0, 6)), Ok(()));
+        assert_eq!(owners_held(&shares, &stage(1, 4)), Ok(()));
+        // Neither a reader nor its owner: nothing to hold.
+        assert_eq!(owners_held(&shares, &stage(0, 1)), Ok(()));
+        let missing = |state, owner| Err(PlanError::MissingOwner { state, owner });
+        // The first reader in plan order is named.
+        assert_eq!(owners_held(&shares, &stage(2, 6)), missing("a", "o1"));
+        assert_eq!(owners_held(&shares, &stage(3, 4)), missing("b", "o1"));
+        assert_eq!(owners_held(&shares, &stage(5, 6)), missing("c", "o4"));
+    }
 
     #[test]
     fn rows_find_their_place() {

@@ -18,8 +18,8 @@
 //! - A KV side that reads another layer's KV (`shares`) has no row: after the lays, `on_stage`
 //!   assigns it its owner's regions (`plan.l20.shared.k = plan.l14.attn.k`, the owner placed
 //!   at generation time by `Circuit::owner_layer`) where the stage holds its layer, and before
-//!   anything else refuses a stage holding a reader without its owner (`owners_held` over
-//!   `SHARES`: `PlanError::MissingOwner`, as the dynamic plan), in `for_rank` and the per-rank
+//!   anything else refuses a stage holding a reader without its owner (the runtime's
+//!   `__abi::owners_held` over `SHARES`: `PlanError::MissingOwner`, as the dynamic plan), in `for_rank` and the per-rank
 //!   fits alike. A checkpoint without readers has neither `SHARES` nor the check.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
@@ -266,7 +266,7 @@ impl Emitter<'_> {
         // A rank that holds a reader but not its owner has no plan, whatever the inputs.
         let owners_held = if shared {
             quote! {
-                if let Err(error) = owners_held(stage) {
+                if let Err(error) = __abi::owners_held(&SHARES, stage) {
                     return Err(error);
                 }
             }
@@ -661,9 +661,9 @@ impl Emitter<'_> {
     }
 }
 
-/// `SHARES` and `owners_held`, for a checkpoint with readers (`shares`): each reader's id, its
-/// owner's and their layers, and the check that a stage holds the owner of every reader it
-/// holds (the dynamic plan's `MissingOwner`, first in plan order).
+/// `SHARES`, for a checkpoint with readers (`shares`): each reader's id, its owner's and their
+/// layers, which the runtime's `owners_held` checks a stage against (the dynamic plan's
+/// `MissingOwner`, first in plan order).
 fn shares_items(readers: &[(String, String, u64, u64)]) -> TokenStream {
     if readers.is_empty() {
         return TokenStream::new();
@@ -679,24 +679,6 @@ fn shares_items(readers: &[(String, String, u64, u64)]) -> TokenStream {
         #[doc = " regions."]
         pub const SHARES: [(&str, &str, u64, u64); #count] = [#(#rows),*];
 
-        #[doc = " `Ok` when `stage` holds the owner of every reader it holds."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " `PlanError::MissingOwner` naming the first reader, in plan order, whose"]
-        #[doc = " owner's layer the stage does not hold."]
-        const fn owners_held(stage: &__rt::parallel::Stage) -> ::core::result::Result<(), __rt::PlanError> {
-            let mut i = 0;
-            while i < SHARES.len() {
-                let (reader, owner, layer, owner_layer) = SHARES[i];
-                if stage.holds(__rt::parallel::Position::Layer(layer))
-                    && !stage.holds(__rt::parallel::Position::Layer(owner_layer))
-                {
-                    return Err(__rt::PlanError::MissingOwner { state: reader, owner });
-                }
-                i += 1;
-            }
-            Ok(())
-        }
     }
 }
 
@@ -705,7 +687,7 @@ fn shares_items(readers: &[(String, String, u64, u64)]) -> TokenStream {
 fn rank_fit(fit: &TokenStream, shared: bool) -> TokenStream {
     if shared {
         quote! {
-            match owners_held(&stage) {
+            match __abi::owners_held(&SHARES, &stage) {
                 Ok(()) => __abi::in_rank(#fit),
                 Err(error) => Err(__rt::parallel::RankError::Plan(__rt::serving::FitError::Plan(error))),
             }
