@@ -4,14 +4,16 @@
 //! Owns which files seed which target:
 //! - circuits: `circuits/*.toml`, `tests/ui/circuits/*.toml`, every inline circuit of the test
 //!   suites (a raw string `r#"..."#` holding `schema = `), every TOML block of `docs/*.md`
-//!   that holds `schema`, and the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`;
+//!   that holds `schema`, the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`,
+//!   and the circuits of the import cases `metrale-circuit/tests/import_cases/*/*/`;
 //! - block libraries: each circuit of `circuits/` and `tests/ui/circuits/` that includes one,
 //!   with the library it includes (`include = ["x"]` reads `<circuit dir>/blocks/x.toml`);
 //! - inputs files: `metrale-codegen/cli/inputs/*.toml`, the same with a `[parallel]` table
-//!   added, and the TOML blocks of `docs/inputs.md` (so `[serving]` and `[parallel]` are
-//!   mutated);
+//!   added, the TOML blocks of `docs/inputs.md` (so `[serving]` and `[parallel]` are
+//!   mutated), and the inputs file's cases `metrale-circuit/tests/inputs_cases/*/*.toml`;
 //! - shapes: every `shape = "..."` and `window = "..."` string of the circuits;
-//! - configs: `circuits/configs/*.json`, each with the circuit of its checkpoint;
+//! - configs: `circuits/configs/*.json`, each with the circuit of its checkpoint (and, for
+//!   `import` only, each import case's config with its circuit);
 //! - command inputs (a `#!` command line, then a file: [`crate::command`]): `fit` and `plan`
 //!   lines before every inputs file, `import` lines before every config, `gen` lines before
 //!   every circuit.
@@ -227,27 +229,12 @@ impl Corpus {
                 circuits.push(seed(root, &path)?);
             }
         }
-        for folder in [
-            "metrale-circuit/tests",
-            "metrale-codegen/tests",
-            "metrale-codegen/cli/tests",
-            "tests/tests",
-            "tests/ui/pass",
-            "tests/ui/fail",
-        ] {
-            for path in files_in(root, folder, "rs")? {
-                let file = seed(root, &path)?;
-                for (i, snippet) in raw_strings(&file.text).into_iter().enumerate() {
-                    if snippet.contains("schema = ") {
-                        circuits.push(Seed {
-                            name: format!("{}#{i}", file.name),
-                            text: snippet,
-                        });
-                    }
-                }
-            }
-        }
+        circuits.extend(inline_circuits(root)?);
         let mut inputs = cli_inputs(root)?;
+        // The inputs file's error cases, and the circuits and configs of the import cases.
+        inputs.extend(case_seeds(root, "metrale-circuit/tests/inputs_cases")?);
+        let (import_circuits, case_imports) = import_case_seeds(root)?;
+        circuits.extend(import_circuits);
         for path in files_in(root, "docs", "md")? {
             let file = seed(root, &path)?;
             for (i, block) in toml_blocks(&file.text).into_iter().enumerate() {
@@ -264,7 +251,7 @@ impl Corpus {
         }
         let libraries = library_seeds(root, &circuits)?;
         // The loader's error cases, after the libraries: a case may include a missing library.
-        circuits.extend(case_seeds(root)?);
+        circuits.extend(case_seeds(root, "metrale-circuit/tests/cases")?);
         let shapes = shape_strings(&circuits);
         let configs = config_seeds(root, &circuits)?;
         // One line each, in turn: `writes[i]` is `circuits[i]` after a command line.
@@ -297,7 +284,10 @@ impl Corpus {
             lines: lines.into_iter().collect(),
             fits: command_seeds(&FIT_LINES, &inputs),
             plans: command_seeds(&PLAN_LINES, &inputs),
-            imports: import_seeds(&configs),
+            imports: import_seeds(&configs)
+                .into_iter()
+                .chain(case_imports)
+                .collect(),
             writes,
             weights,
             allocs,
@@ -434,9 +424,36 @@ fn cli_inputs(root: &Path) -> Result<Vec<Seed>, String> {
     Ok(inputs)
 }
 
-/// The loader's case files, `metrale-circuit/tests/cases/*/*.toml`, sorted.
-fn case_seeds(root: &Path) -> Result<Vec<Seed>, String> {
-    let cases = root.join("metrale-circuit/tests/cases");
+/// Every inline circuit of the test suites: a raw string `r#"..."#` holding `schema = `.
+fn inline_circuits(root: &Path) -> Result<Vec<Seed>, String> {
+    let mut circuits = Vec::new();
+    for folder in [
+        "metrale-circuit/tests",
+        "metrale-codegen/tests",
+        "metrale-codegen/cli/tests",
+        "tests/tests",
+        "tests/ui/pass",
+        "tests/ui/fail",
+    ] {
+        for path in files_in(root, folder, "rs")? {
+            let file = seed(root, &path)?;
+            for (i, snippet) in raw_strings(&file.text).into_iter().enumerate() {
+                if snippet.contains("schema = ") {
+                    circuits.push(Seed {
+                        name: format!("{}#{i}", file.name),
+                        text: snippet,
+                    });
+                }
+            }
+        }
+    }
+    Ok(circuits)
+}
+
+/// The one-file cases of a case folder (`<folder>/*/*.toml`: the loader's, the inputs
+/// file's), sorted.
+fn case_seeds(root: &Path, folder: &str) -> Result<Vec<Seed>, String> {
+    let cases = root.join(folder);
     let mut groups: Vec<PathBuf> = std::fs::read_dir(&cases)
         .map_err(|e| format!("cannot read {}: {e}", cases.display()))?
         .filter_map(Result::ok)
@@ -451,6 +468,45 @@ fn case_seeds(root: &Path) -> Result<Vec<Seed>, String> {
         }
     }
     Ok(seeds)
+}
+
+/// The import cases (`metrale-circuit/tests/import_cases/<group>/<name>/`): each case's
+/// circuit, and its config after `import <that circuit> @config --name fuzzed`.
+fn import_case_seeds(root: &Path) -> Result<(Vec<Seed>, Vec<Seed>), String> {
+    let cases = root.join("metrale-circuit/tests/import_cases");
+    let mut folders = Vec::new();
+    for group in
+        std::fs::read_dir(&cases).map_err(|e| format!("cannot read {}: {e}", cases.display()))?
+    {
+        let group = group.map_err(|e| e.to_string())?.path();
+        if group.is_dir() {
+            for case in std::fs::read_dir(&group)
+                .map_err(|e| format!("cannot read {}: {e}", group.display()))?
+            {
+                let case = case.map_err(|e| e.to_string())?.path();
+                if case.join("circuit.toml").is_file() && case.join("config.json").is_file() {
+                    folders.push(case);
+                }
+            }
+        }
+    }
+    folders.sort();
+    let (mut circuits, mut imports) = (Vec::new(), Vec::new());
+    for case in folders {
+        let circuit = seed(root, &case.join("circuit.toml"))?;
+        let config = seed(root, &case.join("config.json"))?;
+        imports.push(Seed {
+            name: config.name,
+            text: format!(
+                "{} import {} @config --name fuzzed\n{}",
+                crate::command::HEADER,
+                circuit.name,
+                config.text
+            ),
+        });
+        circuits.push(circuit);
+    }
+    Ok((circuits, imports))
 }
 
 /// Every config of `circuits/configs/`, with the circuit holding its checkpoint (the config's
@@ -671,7 +727,20 @@ mod tests {
                 .iter()
                 .any(|c| c.stem == "gemma_2_2b" && c.circuit == "circuits/gemma2.toml")
         );
-        assert_eq!(corpus.imports.len(), 2 * corpus.configs.len());
+        // Two per zoo config, and one per import case.
+        let cases = corpus
+            .imports
+            .iter()
+            .filter(|s| s.name.starts_with("metrale-circuit/tests/import_cases/"))
+            .count();
+        assert!(cases >= 60, "{cases} import cases");
+        assert_eq!(corpus.imports.len(), 2 * corpus.configs.len() + cases);
+        assert!(
+            corpus
+                .inputs
+                .iter()
+                .any(|s| s.name.starts_with("metrale-circuit/tests/inputs_cases/"))
+        );
         assert_eq!(corpus.writes.len(), corpus.circuits.len());
     }
 
