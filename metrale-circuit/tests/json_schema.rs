@@ -631,8 +631,18 @@ fn every_circuit_and_library_of_the_repository_is_valid() {
         circuits.len() >= 13 && !libraries.is_empty(),
         "{circuits:?} {libraries:?}"
     );
+    // The import cases' circuits load (their runner checks it) and so are valid too.
+    let mut import_circuits = Vec::new();
+    for group in subfolders(&root.join("metrale-circuit/tests/import_cases")) {
+        import_circuits.extend(
+            subfolders(&group)
+                .into_iter()
+                .map(|case| case.join("circuit.toml")),
+        );
+    }
+    assert!(import_circuits.len() >= 60, "{import_circuits:?}");
     let mut found = Vec::new();
-    for path in circuits.iter().chain(&libraries) {
+    for path in circuits.iter().chain(&libraries).chain(&import_circuits) {
         let name = path
             .strip_prefix(&root)
             .unwrap_or(path)
@@ -648,6 +658,18 @@ fn every_circuit_and_library_of_the_repository_is_valid() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The folders in `dir`, sorted.
+fn subfolders(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.is_dir())
+        .collect();
+    found.sort();
+    found
 }
 
 #[test]
@@ -1176,14 +1198,14 @@ fn the_taplo_config_maps_each_file_to_its_schema() {
         .chain(tomls(&root.join("circuits/blocks")))
         .map(|p| (p, Schema::Circuit));
     let inputs_cases = root.join("metrale-circuit/tests/inputs_cases");
-    let case_groups = std::fs::read_dir(&inputs_cases)
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| Some(entry.ok()?.path()))
-        .filter(|path| path.is_dir());
     let inputs = tomls(&root.join("metrale-codegen/cli/inputs"))
         .into_iter()
-        .chain(case_groups.flat_map(|group| tomls(&group)))
+        .chain(
+            subfolders(&inputs_cases)
+                .iter()
+                .flat_map(|group| tomls(group))
+                .collect::<Vec<_>>(),
+        )
         .map(|p| (p, Schema::Inputs));
     for (path, schema) in circuits.chain(inputs) {
         let rel = path
