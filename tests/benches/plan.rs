@@ -34,7 +34,7 @@ use metrale_circuit::dynamic::DynamicPlan;
 use metrale_circuit::load::Circuit;
 use metrale_circuit::{StateDtype, StateInputs, VerifyInputs};
 use metrale_codegen::{Options, generate};
-// Every cache and the KV pool of a speculative, prefix-cached serve (the CLI's default inputs).
+// Every cache and the KV blocks of a speculative, prefix-cached serve (the CLI's default inputs).
 use metrale_tests::{SERVE_CACHES as CACHES, SERVE_KV as KV, qwen3_5};
 
 const H_STEPS: [u64; 9] = [4; 9];

@@ -71,7 +71,7 @@ pub fn inline_circuit(source: &str, name: &str) -> metrale_circuit::load::Circui
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A serve's KV pool, as in `metrale-codegen/cli/inputs/default.toml`: 2048 blocks of 16 tokens.
+/// A serve's KV blocks, as in `metrale-codegen/cli/inputs/default.toml`: 2048 blocks of 16 tokens.
 pub const SERVE_KV: Option<metrale_circuit::KvInputs> = Some(metrale_circuit::KvInputs {
     blocks: 2048,
     block_size: 16,

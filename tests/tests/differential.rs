@@ -65,7 +65,7 @@ fn count() -> impl Strategy<Value = u64> {
     ]
 }
 
-/// A KV pool, with or without window inputs (a windowed side without them is an error both
+/// KV blocks, with or without window inputs (a windowed side without them is an error both
 /// plans must agree on).
 fn kv() -> impl Strategy<Value = Option<KvInputs>> {
     let window = (count(), count(), count()).prop_map(|(sequences, chunk_tokens, max_tokens)| {

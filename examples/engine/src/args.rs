@@ -59,13 +59,13 @@ pub struct ProfileFlags {
     /// Rows a speculative step verifies (K); 0 for no verify.
     #[arg(long, value_name = "K")]
     pub verify_rows: Option<u64>,
-    /// Tokens per KV block (gives the profile a KV pool if it has none).
+    /// Tokens per KV block (gives the profile KV blocks if it has none).
     #[arg(long, value_name = "TOKENS")]
     pub block_size: Option<u64>,
     /// Tokens one chunked-prefill step writes (needed by sliding-window sides).
     #[arg(long, value_name = "TOKENS")]
     pub chunk_tokens: Option<u64>,
-    /// Whether the draft head's KV pool is the size of the main one.
+    /// Whether the draft head's KV blocks are as many as the main ones.
     #[arg(long, value_name = "BOOL")]
     pub draft_kv: Option<bool>,
     /// Prefix-cache snapshots per sequence.

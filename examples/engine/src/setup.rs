@@ -228,7 +228,7 @@ fn profile(args: &Args) -> Result<Profile, EngineError> {
         }),
         (None, None) if flags.chunk_tokens.is_some() => {
             return Err(EngineError::Profile(
-                "`--chunk-tokens` needs a KV pool: give `--block-size`, or a profile with `kv`"
+                "`--chunk-tokens` needs KV blocks: give `--block-size`, or a profile with `kv`"
                     .to_owned(),
             ));
         }
@@ -297,7 +297,7 @@ fn untiered(
 }
 
 /// The KV tokens per sequence: `--context`, else the profile's `tokens_per_sequence`; 0 for a
-/// profile without a KV pool.
+/// profile without KV blocks.
 fn context(args: &Args, profile: &ServingProfile<'_>) -> Result<u64, EngineError> {
     match (args.profile.context, profile.kv) {
         (Some(context), _) => Ok(context),
@@ -305,7 +305,7 @@ fn context(args: &Args, profile: &ServingProfile<'_>) -> Result<u64, EngineError
         (None, Some(kv)) => match kv.tokens {
             KvTokens::PerSequence(tokens) => Ok(tokens),
             KvTokens::Pool(_) => Err(EngineError::Profile(
-                "the profile's KV pool is a fixed number of blocks: give `--context TOKENS`, \
+                "the profile's KV is a fixed number of blocks: give `--context TOKENS`, \
                  the tokens each sequence holds"
                     .to_owned(),
             )),

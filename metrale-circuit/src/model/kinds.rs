@@ -95,7 +95,7 @@ spelled_enum! {
     /// How long a unit of state lives.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum Lifetime {
-        /// Allocated once with the model (a KV pool; its blocks are per sequence).
+        /// Allocated once with the model (KV blocks, each held by one sequence or shared by a prefix).
         Model = "model",
         /// Claimed with a sequence's slot and released with it.
         Sequence = "sequence",

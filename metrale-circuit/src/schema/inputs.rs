@@ -102,13 +102,13 @@ const TOP: Table = Table {
         Key::new(
             "kv",
             Value::Table(&KV),
-            "The main model's paged KV pool, `blocks` of `block_size` tokens. Absent: its \
+            "The main model's paged KV blocks, `blocks` of `block_size` tokens. Absent: its \
              `paged_kv` sides get no term.",
         ),
         Key::new(
             "draft_kv",
             Value::Table(&KV),
-            "The draft head's paged KV pool, like `[kv]`. Absent: its `paged_kv` sides get no \
+            "The draft head's paged KV blocks, like `[kv]`. Absent: its `paged_kv` sides get no \
              term.",
         ),
         Key::new(
@@ -376,7 +376,7 @@ const SERVING: Table = Table {
         Key::new(
             "kv",
             Value::Table(&SERVING_KV),
-            "The KV pool: `block_size`, and `tokens_per_sequence` or a fixed `blocks`.",
+            "The KV blocks: `block_size`, and `tokens_per_sequence` or a fixed `blocks`.",
         ),
         Key::new(
             "draft_kv",

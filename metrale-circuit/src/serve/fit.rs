@@ -79,7 +79,7 @@ pub enum FitError<E> {
         /// The device bytes at 1 (`u64::MAX` when that plan cannot be made).
         needs: u64,
     },
-    /// The inputs have no main KV pool to size (`kv` is `None`).
+    /// The inputs have no main KV blocks to size (`kv` is `None`).
     NoKvPool,
     /// The plan cannot be made even at 0.
     Plan(E),
@@ -262,7 +262,7 @@ impl Search {
     }
 }
 
-/// The most blocks of the main KV pool (`inputs.kv.blocks`) whose plan's device arena fits
+/// The most blocks of the main KV blocks (`inputs.kv.blocks`) whose plan's device arena fits
 /// `budget` bytes, every other input as given (a draft pool stays as it is).
 ///
 /// # Errors
@@ -285,14 +285,14 @@ pub fn fit_kv_blocks(
     })
 }
 
-/// Whether `inputs` have a pool whose blocks `fit --for kv-blocks` can vary: a main KV pool,
+/// Whether `inputs` have a pool whose blocks `fit --for kv-blocks` can vary: a main KV blocks,
 /// or a unified page pool.
 #[must_use]
 pub const fn has_blocks(inputs: &StateInputs<'_>) -> bool {
     matches!(inputs.pool, PoolPolicy::Vllm(_)) || inputs.kv.is_some()
 }
 
-/// `inputs` with the main KV pool at `blocks` blocks, or under a unified page pool, that pool
+/// `inputs` with the main KV blocks at `blocks` blocks, or under a unified page pool, that pool
 /// at `blocks` pages (what `fit --for kv-blocks` varies); as they are without either.
 #[must_use]
 pub const fn with_blocks<'a>(inputs: &StateInputs<'a>, blocks: u64) -> StateInputs<'a> {
@@ -343,7 +343,7 @@ pub fn fit_profile(
 }
 
 /// The most concurrent sequences of `context` tokens each whose plan's device arena fits
-/// `budget` bytes: [`fit_profile`] over `sequences`, so slots, verify, caches and the KV pool
+/// `budget` bytes: [`fit_profile`] over `sequences`, so slots, verify, caches and the KV blocks
 /// all scale with it.
 ///
 /// # Errors
@@ -360,7 +360,7 @@ pub fn fit_sequences(
     fit_profile(decls, formats, profile, free, align, budget)
 }
 
-/// The most blocks of a serving profile's main KV pool whose plan's device arena fits
+/// The most blocks of a serving profile's main KV blocks whose plan's device arena fits
 /// `budget` bytes: [`fit_profile`] over the pool, so a draft pool the profile ties to it
 /// (`draft_kv`) grows with it (where [`fit_kv_blocks`] keeps every other input as given).
 ///

@@ -69,9 +69,9 @@ pub struct ServingProfile<'a> {
     /// The decode-rollback ring covers the padding dummy's slot too (`true`, `S + 1` slots), or
     /// the real sequences only (`false`, `S`).
     pub ring_dummy: bool,
-    /// The main paged KV pool; `None` for a model without one.
+    /// The main paged KV blocks; `None` for a model without one.
     pub kv: Option<ProfileKv>,
-    /// The draft head's KV pool is the size of the main one.
+    /// The draft head's KV blocks are as many as the main ones.
     pub draft_kv: bool,
     /// The draft head's KV dtype, when not its format key's ([`StateInputs::draft_kv_dtype`]):
     /// not a count, passed through to the inputs.
@@ -93,7 +93,7 @@ pub struct ServingProfile<'a> {
     pub pool: Option<VllmPool>,
 }
 
-/// The main KV pool of a profile.
+/// The main KV blocks of a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProfileKv {
     /// Tokens per block.
@@ -105,7 +105,7 @@ pub struct ProfileKv {
     pub chunk_tokens: Option<u64>,
 }
 
-/// How large a profile's KV pool is.
+/// How many KV blocks a profile holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KvTokens {
     /// Tokens each sequence may hold (its context): the pool holds every sequence's.
@@ -287,7 +287,7 @@ impl<'a> ServingProfile<'a> {
     }
 
     /// The same profile at `sequences` sequences of `context` tokens each (what
-    /// `fit --for sequences --context` varies): the KV pool, if any, becomes `context` tokens
+    /// `fit --for sequences --context` varies): the KV blocks, if any, become `context` tokens
     /// per sequence.
     #[must_use]
     pub const fn at(&self, sequences: u64, context: u64) -> ServingProfile<'a> {
@@ -314,7 +314,7 @@ pub enum ProfileFree {
         /// KV tokens per sequence.
         context: u64,
     },
-    /// The main KV pool's blocks ([`ServingProfile::with_kv_blocks`]).
+    /// The main KV blocks's blocks ([`ServingProfile::with_kv_blocks`]).
     KvBlocks,
 }
 
@@ -328,9 +328,9 @@ impl<'a> ServingProfile<'a> {
         }
     }
 
-    /// The same profile with a main KV pool of `blocks` blocks (what `fit --for kv-blocks`
+    /// The same profile with a main KV blocks of `blocks` blocks (what `fit --for kv-blocks`
     /// varies under a profile): the draft pool follows it when `draft_kv` ties them. A profile
-    /// without a KV pool is returned as it is.
+    /// without KV blocks is returned as it is.
     #[must_use]
     pub const fn with_kv_blocks(&self, blocks: u64) -> ServingProfile<'a> {
         let mut profile = *self;

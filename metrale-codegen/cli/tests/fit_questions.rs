@@ -137,7 +137,7 @@ fn fit_says_the_serving_profile_it_answered_under() {
     let table = run(&args).stdout;
     for line in [
         "profile                   [serving]: 4 verify rows, a rollback ring of 4, 2 prefix \
-         snapshots, a draft KV pool, 16 tree nodes, KV blocks of 16 tokens",
+         snapshots, draft KV blocks, 16 tree nodes, KV blocks of 16 tokens",
         "formats                   kv_cache_dtype fp8, ssm_h_storage f32, ssm_conv_storage bf16",
         "context                   32768 tokens per sequence",
     ] {

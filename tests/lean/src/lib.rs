@@ -18,7 +18,7 @@ mod tests {
 
     #[test]
     fn a_plan_without_the_loader_has_the_figures_counted_by_hand() {
-        // Nine slots, no verify, no KV pool, no caches: the recurrent states alone.
+        // Nine slots, no verify, no KV blocks, no caches: the recurrent states alone.
         let inputs = Inputs {
             formats: Formats {
                 ssm_h_storage: StateDtype::F32,
@@ -41,7 +41,7 @@ mod tests {
         assert_eq!((h.live.units, h.live.dtype), (9, StateDtype::F32));
         // Without verify inputs, its verify terms are empty.
         assert_eq!((h.steps.bytes, h.checkpoint.bytes), (0, 0));
-        // Layer 3 is full attention: without a KV pool its KV sides hold nothing.
+        // Layer 3 is full attention: without KV blocks its KV sides hold nothing.
         assert_eq!(plan.l3.attn.k.blocks.bytes, 0);
     }
 }

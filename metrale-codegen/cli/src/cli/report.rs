@@ -150,7 +150,7 @@ pub struct ProfileReport {
     pub ring_depth: u64,
     /// Prefix-cache snapshot slots.
     pub prefix_snapshots: u64,
-    /// Whether a draft KV pool grows with the main one.
+    /// Whether the draft KV blocks grow with the main ones.
     pub draft_kv: bool,
     /// Speculative tree nodes a sequence.
     pub tree_nodes: u64,

@@ -584,7 +584,7 @@ fn profile_line(profile: &ProfileReport) -> String {
         profile.ring_depth,
         profile.prefix_snapshots,
         if profile.draft_kv {
-            "a draft KV pool"
+            "draft KV blocks"
         } else {
             "no draft KV"
         },
@@ -708,7 +708,7 @@ pub fn fit(report: &FitReport) -> String {
                 "one more KV block costs",
                 capacity
                     .block_bytes
-                    .map_or_else(|| "no KV pool".to_owned(), |b| format!("{b} B")),
+                    .map_or_else(|| "no KV blocks".to_owned(), |b| format!("{b} B")),
             ),
             (
                 "bytes per sequence slot",
