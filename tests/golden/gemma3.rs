@@ -1220,7 +1220,7 @@ pub mod gemma3 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -1245,7 +1245,7 @@ pub mod gemma3 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -1748,7 +1748,7 @@ pub mod gemma3 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -1773,7 +1773,7 @@ pub mod gemma3 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -2151,7 +2151,7 @@ pub mod gemma3 {
                 Self::Tiny(plan) => plan.layer(index),
             }
         }
-        /// The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`
+        /// The most main KV blocks whose plan of `checkpoint` fits `budget`
         /// device bytes, every other input as given: the checkpoint's
         /// `StatePlan::fit_kv_blocks`.
         ///

@@ -1840,7 +1840,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -1865,7 +1865,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -2952,7 +2952,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -2977,7 +2977,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -3594,7 +3594,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -3619,7 +3619,7 @@ pub mod granite_4_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -4050,7 +4050,7 @@ pub mod granite_4_h {
                 Self::Tiny(plan) => plan.layer(index),
             }
         }
-        /// The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`
+        /// The most main KV blocks whose plan of `checkpoint` fits `budget`
         /// device bytes, every other input as given: the checkpoint's
         /// `StatePlan::fit_kv_blocks`.
         ///

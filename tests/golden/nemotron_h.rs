@@ -1752,7 +1752,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -1777,7 +1777,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -3155,7 +3155,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -3180,7 +3180,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -4274,7 +4274,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -4299,7 +4299,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -4912,7 +4912,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -4937,7 +4937,7 @@ pub mod nemotron_h {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -5409,7 +5409,7 @@ pub mod nemotron_h {
                 Self::Tiny(plan) => plan.layer(index),
             }
         }
-        /// The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`
+        /// The most main KV blocks whose plan of `checkpoint` fits `budget`
         /// device bytes, every other input as given: the checkpoint's
         /// `StatePlan::fit_kv_blocks`.
         ///

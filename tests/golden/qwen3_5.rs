@@ -2576,7 +2576,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -2601,7 +2601,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -4152,7 +4152,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -4177,7 +4177,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -5437,7 +5437,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -5462,7 +5462,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -6588,7 +6588,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -6613,7 +6613,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -7385,7 +7385,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of `profile`'s main KV pool whose plan fits `budget` bytes,
+            /// The most main KV blocks of `profile` whose plan fits `budget` bytes,
             /// a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the
             /// pool, as `metrale_circuit::dynamic::fit_profile_blocks`.
             ///
@@ -7410,7 +7410,7 @@ pub mod qwen3_5 {
                     budget,
                 )
             }
-            /// The most blocks of the main KV pool (`inputs.kv`'s `blocks`) whose plan's
+            /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's
             /// device arena fits `budget` bytes, every other input as given, by the same
             /// search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes
             /// at it and at one more block.
@@ -7913,7 +7913,7 @@ pub mod qwen3_5 {
                 Self::Tiny(plan) => plan.layer(index),
             }
         }
-        /// The most blocks of the main KV pool whose plan of `checkpoint` fits `budget`
+        /// The most main KV blocks whose plan of `checkpoint` fits `budget`
         /// device bytes, every other input as given: the checkpoint's
         /// `StatePlan::fit_kv_blocks`.
         ///

@@ -32,7 +32,7 @@ fn decls(circuit: &str) -> Vec<StateDecl> {
     load(circuit).instantiate("tiny").unwrap()
 }
 
-/// The dynamic device bytes at `blocks` (None: the plan fails): the main KV blocks's blocks,
+/// The dynamic device bytes at `blocks` (None: the plan fails): the main KV blocks,
 /// or under vLLM's policy the page pool's pages.
 fn device_bytes(decls: &[StateDecl], inputs: &StateInputs<'_>, blocks: u64) -> Option<u64> {
     let kv = inputs.kv.map(|kv| KvInputs { blocks, ..kv });

@@ -270,7 +270,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         }
     }
 
-    /// The most blocks of the main KV blocks (`inputs.kv`'s `blocks`) whose plan on `stage` has a
+    /// The most main KV blocks (`inputs.kv`'s `blocks`) whose plan on `stage` has a
     /// device arena of at most `budget` bytes, every other input as given: the search of the
     /// dynamic `fit_kv_blocks`.
     ///

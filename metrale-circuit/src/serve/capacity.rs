@@ -25,7 +25,7 @@ pub struct Capacity {
     pub per_slot: u64,
     /// Bytes one token of the main KV takes over every layer (draft sides aside).
     pub per_token: u64,
-    /// Under the arenas: what one more block of the main KV blocks costs, the device bytes with
+    /// Under the arenas: what one more main KV block costs, the device bytes with
     /// it less without it, padding included (`None` without KV blocks, under vLLM's policy, or
     /// when that plan fails).
     pub block_bytes: Option<u64>,
@@ -80,7 +80,7 @@ impl Capacity {
     }
 }
 
-/// The plan with one more block of the main KV blocks, everything else as it is, less `plan`.
+/// The plan with one more main KV block, everything else as it is, less `plan`.
 fn one_more_block(
     plan: &DynamicPlan,
     decls: &[StateDecl],

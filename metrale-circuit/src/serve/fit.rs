@@ -262,7 +262,7 @@ impl Search {
     }
 }
 
-/// The most blocks of the main KV blocks (`inputs.kv.blocks`) whose plan's device arena fits
+/// The most main KV blocks (`inputs.kv.blocks`) whose plan's device arena fits
 /// `budget` bytes, every other input as given (a draft pool stays as it is).
 ///
 /// # Errors
@@ -285,14 +285,14 @@ pub fn fit_kv_blocks(
     })
 }
 
-/// Whether `inputs` have a pool whose blocks `fit --for kv-blocks` can vary: a main KV blocks,
+/// Whether `inputs` have a pool whose blocks `fit --for kv-blocks` can vary: main KV blocks,
 /// or a unified page pool.
 #[must_use]
 pub const fn has_blocks(inputs: &StateInputs<'_>) -> bool {
     matches!(inputs.pool, PoolPolicy::Vllm(_)) || inputs.kv.is_some()
 }
 
-/// `inputs` with the main KV blocks at `blocks` blocks, or under a unified page pool, that pool
+/// `inputs` with `blocks` main KV blocks, or under a unified page pool, that pool
 /// at `blocks` pages (what `fit --for kv-blocks` varies); as they are without either.
 #[must_use]
 pub const fn with_blocks<'a>(inputs: &StateInputs<'a>, blocks: u64) -> StateInputs<'a> {
@@ -360,7 +360,7 @@ pub fn fit_sequences(
     fit_profile(decls, formats, profile, free, align, budget)
 }
 
-/// The most blocks of a serving profile's main KV blocks whose plan's device arena fits
+/// The most main KV blocks of a serving profile whose plan's device arena fits
 /// `budget` bytes: [`fit_profile`] over the pool, so a draft pool the profile ties to it
 /// (`draft_kv`) grows with it (where [`fit_kv_blocks`] keeps every other input as given).
 ///

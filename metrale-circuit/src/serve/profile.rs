@@ -314,7 +314,7 @@ pub enum ProfileFree {
         /// KV tokens per sequence.
         context: u64,
     },
-    /// The main KV blocks's blocks ([`ServingProfile::with_kv_blocks`]).
+    /// The main KV blocks ([`ServingProfile::with_kv_blocks`]).
     KvBlocks,
 }
 
@@ -328,7 +328,7 @@ impl<'a> ServingProfile<'a> {
         }
     }
 
-    /// The same profile with a main KV blocks of `blocks` blocks (what `fit --for kv-blocks`
+    /// The same profile with `blocks` main KV blocks (what `fit --for kv-blocks`
     /// varies under a profile): the draft pool follows it when `draft_kv` ties them. A profile
     /// without KV blocks is returned as it is.
     #[must_use]

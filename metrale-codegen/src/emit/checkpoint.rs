@@ -776,7 +776,7 @@ fn fit_fns(shared: bool) -> TokenStream {
             Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
         }
 
-        #[doc = " The most blocks of `profile`'s main KV blocks whose plan fits `budget` bytes,"]
+        #[doc = " The most main KV blocks of `profile` whose plan fits `budget` bytes,"]
         #[doc = " a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
         #[doc = " pool, as `metrale_circuit::dynamic::fit_profile_blocks`."]
         #[doc = ""]
@@ -811,7 +811,7 @@ fn fit_kv_fns(shared: bool) -> TokenStream {
         shared,
     );
     quote! {
-        #[doc = " The most blocks of the main KV blocks (`inputs.kv`'s `blocks`) whose plan's"]
+        #[doc = " The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's"]
         #[doc = " device arena fits `budget` bytes, every other input as given, by the same"]
         #[doc = " search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes"]
         #[doc = " at it and at one more block."]

@@ -544,7 +544,7 @@ impl Emitter<'_> {
         });
 
         quote! {
-            #[doc = " The most blocks of the main KV blocks whose plan of `checkpoint` fits `budget`"]
+            #[doc = " The most main KV blocks whose plan of `checkpoint` fits `budget`"]
             #[doc = " device bytes, every other input as given: the checkpoint's"]
             #[doc = " `StatePlan::fit_kv_blocks`."]
             #[doc = ""]

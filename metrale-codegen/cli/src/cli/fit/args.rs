@@ -18,7 +18,7 @@ use super::super::request::{DEFAULT_INPUTS, InputsSource, ParallelArgs, Request,
 /// Sizes the checkpoint's plan under the inputs with one input free and prints its largest
 /// value whose device arena (alignment padding included) fits the budget, the device bytes at
 /// that value and at one more, and the bytes one sequence slot and one KV token take. With
-/// `--for kv-blocks` the free input is the main KV blocks's `blocks` (a draft pool stays as
+/// `--for kv-blocks` the free input is the main KV side's `blocks` (a draft pool stays as
 /// given, unless the inputs' `[serving]` profile ties it to the main pool with `draft_kv`);
 /// with `--for sequences --context TOKENS`, the `sequences` of the inputs' `[serving]`
 /// profile, each holding TOKENS KV tokens, so slots, verify, caches and the KV blocks all scale
@@ -92,7 +92,7 @@ pub struct FitArgs {
 /// The input `fit` solves for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Free {
-    /// The main KV blocks's blocks.
+    /// The main KV blocks.
     KvBlocks,
     /// The serving profile's concurrent sequences, at `--context` tokens each.
     Sequences,
