@@ -1,0 +1,2 @@
+# The missing file is named.
+check circuits/no_such.toml

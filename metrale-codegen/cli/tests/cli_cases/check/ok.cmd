@@ -1,0 +1,1 @@
+check circuits/qwen3_5.toml

@@ -1,0 +1,2 @@
+# -o <FILE>, --runtime-path <PATH> [default: ::metrale_circuit].
+gen --help

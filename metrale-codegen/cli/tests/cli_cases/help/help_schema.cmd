@@ -1,0 +1,2 @@
+# Usage: metrale-codegen schema <FILE>
+help schema

@@ -1,0 +1,2 @@
+# The name and version on stdout (the version read as $VERSION).
+--version

@@ -1,0 +1,2 @@
+# The missing file is named.
+plan circuits/no_such.toml

@@ -1,0 +1,2 @@
+# The nearest command is `plan`.
+plna

@@ -1,0 +1,2 @@
+# A malformed size.
+fit circuits/qwen3_5.toml --budget 80XB --for kv-blocks

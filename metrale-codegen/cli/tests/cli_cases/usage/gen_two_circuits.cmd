@@ -1,0 +1,2 @@
+# gen takes one circuit too.
+gen circuits/qwen3_5.toml circuits/qwen3_5.toml

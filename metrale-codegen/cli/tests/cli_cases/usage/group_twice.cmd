@@ -1,0 +1,1 @@
+plan circuits/qwen3_5.toml --group kind --group layer

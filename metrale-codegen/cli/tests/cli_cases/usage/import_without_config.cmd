@@ -1,0 +1,2 @@
+# The config.json argument is required.
+import circuits/gpt_oss.toml

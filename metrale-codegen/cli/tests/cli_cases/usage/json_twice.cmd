@@ -1,0 +1,1 @@
+plan circuits/qwen3_5.toml --json --json

@@ -1,0 +1,2 @@
+# `--sort` is offset or plan.
+plan circuits/qwen3_5.toml --sort size
