@@ -5,12 +5,14 @@
 //! - circuits: `circuits/*.toml`, `tests/ui/circuits/*.toml`, every inline circuit of the test
 //!   suites (a raw string `r#"..."#` holding `schema = `), every TOML block of `docs/*.md`
 //!   that holds `schema`, the one-file loader cases `metrale-circuit/tests/cases/*/*.toml`,
-//!   and the circuits of the import cases `metrale-circuit/tests/import_cases/*/*/`;
+//!   the circuits of the import cases `metrale-circuit/tests/import_cases/*/*/`, and the
+//!   circuits the CLI's cases read (`metrale-codegen/cli/tests/cli_cases/*/*.toml`);
 //! - block libraries: each circuit of `circuits/` and `tests/ui/circuits/` that includes one,
 //!   with the library it includes (`include = ["x"]` reads `<circuit dir>/blocks/x.toml`);
 //! - inputs files: `metrale-codegen/cli/inputs/*.toml`, the same with a `[parallel]` table
 //!   added, the TOML blocks of `docs/inputs.md` (so `[serving]` and `[parallel]` are
-//!   mutated), and the inputs file's cases `metrale-circuit/tests/inputs_cases/*/*.toml`;
+//!   mutated), the inputs file's cases `metrale-circuit/tests/inputs_cases/*/*.toml`, and
+//!   the inputs files the CLI's cases read;
 //! - shapes: every `shape = "..."` and `window = "..."` string of the circuits;
 //! - configs: `circuits/configs/*.json`, each with the circuit of its checkpoint (and, for
 //!   `import` only, each import case's config with its circuit);
@@ -233,6 +235,14 @@ impl Corpus {
         let mut inputs = cli_inputs(root)?;
         // The inputs file's error cases, and the circuits and configs of the import cases.
         inputs.extend(case_seeds(root, "metrale-circuit/tests/inputs_cases")?);
+        // The files the CLI's cases read: circuits (they hold `schema`) and inputs files.
+        for file in case_seeds(root, "metrale-codegen/cli/tests/cli_cases")? {
+            if file.text.contains("schema") {
+                circuits.push(file);
+            } else {
+                inputs.push(file);
+            }
+        }
         let (import_circuits, case_imports) = import_case_seeds(root)?;
         circuits.extend(import_circuits);
         for path in files_in(root, "docs", "md")? {
