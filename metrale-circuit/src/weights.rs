@@ -30,8 +30,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::load::diag::{Diagnostic, Diagnostics, Source};
-use jsonc_parser::ast::{ObjectPropName, Value};
-use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
+use jsonc_parser::ast::Value;
+use jsonc_parser::{CollectOptions, parse_to_ast};
+
+use crate::load::text::json::{prop_name, prop_span, span, strict_options};
+use crate::load::text::source_file::file_kind;
 
 /// The most bytes of a safetensors header read (safetensors itself refuses headers past
 /// 100 MB: `MAX_HEADER_SIZE` in the same `tensor.rs`).
@@ -433,7 +436,7 @@ fn regular(path: &Path, what: &str) -> Result<Metadata, Diagnostics> {
     let kind = if metadata.is_dir() {
         "a directory".to_owned()
     } else {
-        format!("not a regular file ({})", special_kind(&metadata))
+        format!("not a regular file ({})", file_kind(metadata.file_type()))
     };
     Err(
         Diagnostic::error(format!("`{shown}` is {kind}, not {what}"))
@@ -441,26 +444,6 @@ fn regular(path: &Path, what: &str) -> Result<Metadata, Diagnostics> {
             .help(format!("{what} is read from a regular file"))
             .into(),
     )
-}
-
-/// What a file that is neither a regular file nor a directory is, in words.
-fn special_kind(metadata: &Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-    }
-    let _ = metadata;
-    "a special file"
 }
 
 /// "cannot read `path`: <the OS's reason>", e.g. a symlink loop or a missing shard.
@@ -511,18 +494,7 @@ impl JsonFault {
 
 /// Strict JSON (no comments, trailing commas or JSON5), with no object holding a key twice.
 fn strict_json(text: &str) -> Result<Value<'_>, JsonFault> {
-    let strict = ParseOptions {
-        allow_comments: false,
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
+    let strict = strict_options(false);
     let parsed = parse_to_ast(text, &CollectOptions::default(), &strict).map_err(|e| {
         let range = e.range();
         JsonFault {
@@ -572,35 +544,6 @@ fn twice_written(value: &Value<'_>) -> Option<JsonFault> {
         }
     }
     None
-}
-
-/// A property's name.
-fn prop_name<'n>(name: &'n ObjectPropName<'_>) -> &'n str {
-    match name {
-        ObjectPropName::String(s) => &s.value,
-        ObjectPropName::Word(w) => w.value,
-    }
-}
-
-/// A property name's byte span.
-fn prop_span(name: &ObjectPropName<'_>) -> Range<usize> {
-    match name {
-        ObjectPropName::String(s) => s.range.start..s.range.end,
-        ObjectPropName::Word(w) => w.range.start..w.range.end,
-    }
-}
-
-/// A value's byte span.
-fn span(value: &Value<'_>) -> Range<usize> {
-    let range = match value {
-        Value::StringLit(v) => v.range,
-        Value::NumberLit(v) => v.range,
-        Value::BooleanLit(v) => v.range,
-        Value::Object(v) => v.range,
-        Value::Array(v) => v.range,
-        Value::NullKeyword(v) => v.range,
-    };
-    range.start..range.end
 }
 
 /// A non-negative integer that fits u64.

@@ -16,8 +16,11 @@
 use std::ops::Range;
 
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
-use jsonc_parser::ast::{ObjectPropName, Value};
-use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
+use jsonc_parser::ast::Value;
+use jsonc_parser::{CollectOptions, parse_to_ast};
+
+pub(super) use crate::load::text::json::{prop_name, span};
+use crate::load::text::json::{prop_span, strict_options};
 
 /// The config's JSON tree, parsed strictly (no comments, trailing commas, single quotes, ...;
 /// non-finite numbers allowed, as Python's `json` writes them).
@@ -25,19 +28,7 @@ use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 /// # Errors
 /// Malformed JSON, located; an empty config.
 pub(super) fn parse(config: &Source) -> Result<Value<'_>, Diagnostics> {
-    let strict = ParseOptions {
-        allow_comments: false,
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        // Python's json module writes these for non-finite floats; no figure read is one.
-        allow_non_finite_numbers: true,
-        allow_extended_string_escapes: false,
-    };
+    let strict = strict_options(true);
     let parsed = match parse_to_ast(config.text(), &CollectOptions::default(), &strict) {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -117,10 +108,7 @@ impl<'a> Reader<'a> {
                         std::collections::HashMap::new();
                     for property in &object.properties {
                         let name = prop_name(&property.name);
-                        let at = match &property.name {
-                            ObjectPropName::String(s) => s.range.start..s.range.end,
-                            ObjectPropName::Word(w) => w.range.start..w.range.end,
-                        };
+                        let at = prop_span(&property.name);
                         if let Some(first) = seen.get(name) {
                             let (line, column) = self.config.line_col(first.start);
                             self.report(
@@ -247,27 +235,6 @@ impl<'a> Reader<'a> {
             Found::Missing(parent) => parent.start..parent.start.saturating_add(1),
         }
     }
-}
-
-/// A property's name.
-pub(super) fn prop_name<'n>(name: &'n ObjectPropName<'_>) -> &'n str {
-    match name {
-        ObjectPropName::String(s) => &s.value,
-        ObjectPropName::Word(w) => w.value,
-    }
-}
-
-/// A value's byte span in the config.
-pub(super) fn span(value: &Value<'_>) -> Range<usize> {
-    let range = match value {
-        Value::StringLit(v) => v.range,
-        Value::NumberLit(v) => v.range,
-        Value::BooleanLit(v) => v.range,
-        Value::Object(v) => v.range,
-        Value::Array(v) => v.range,
-        Value::NullKeyword(v) => v.range,
-    };
-    range.start..range.end
 }
 
 /// Whether `value` is a non-negative integer (digits only) too large for u64.

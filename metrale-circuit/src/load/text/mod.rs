@@ -12,6 +12,8 @@
 //! - It knows no circuit: it reads only the vocabulary's identifier rule, nothing above.
 
 pub mod diag;
+#[cfg(any(feature = "config", feature = "weights"))]
+pub(crate) mod json;
 pub mod limits;
 #[cfg(any(feature = "schema", feature = "config"))]
 pub(crate) mod quote;

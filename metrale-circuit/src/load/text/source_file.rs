@@ -102,7 +102,7 @@ pub fn read_source(path: &Path, name: &str, what: &str) -> Result<Source, ReadFa
 }
 
 /// What a file that is not a regular one is, in words.
-fn file_kind(kind: std::fs::FileType) -> &'static str {
+pub(crate) fn file_kind(kind: std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
