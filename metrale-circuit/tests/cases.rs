@@ -12,6 +12,9 @@
 //! expected files; read each blessed file against its case (message, `line:col` counted in the
 //! case, help) before committing it.
 
+#[path = "support/diff.rs"]
+mod diff;
+
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::load::{CircuitSource, load};
@@ -89,18 +92,6 @@ fn render(case: &Case) -> Result<String, String> {
     }
 }
 
-/// A line diff of `want` and `got`: `-` lines only expected, `+` lines only rendered, each
-/// change with two unchanged lines around it.
-fn diff(want: &str, got: &str) -> String {
-    let diff = similar::TextDiff::from_lines(want, got);
-    let shown = diff.unified_diff().context_radius(2).to_string();
-    if shown.is_empty() {
-        "(every line is the same: the files differ in their line endings)".to_owned()
-    } else {
-        shown
-    }
-}
-
 #[test]
 fn every_case_renders_its_expected_diagnostics() {
     let bless = std::env::var_os("METRALE_BLESS").is_some();
@@ -126,7 +117,7 @@ fn every_case_renders_its_expected_diagnostics() {
                 "{}: the diagnostics differ from {}.stderr (- expected, + rendered):\n{}",
                 case.shown,
                 case.name,
-                diff(&expected, &rendered)
+                diff::lines(&expected, &rendered)
             )),
             Err(_) => failures.push(format!(
                 "{}: no expected file {}.stderr",

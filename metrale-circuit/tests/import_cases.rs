@@ -24,6 +24,9 @@
 //! against its case (figures, message, `line:col` counted in the case files, help) before
 //! committing it.
 
+#[path = "support/diff.rs"]
+mod diff;
+
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::config::{ImportOptions, import};
@@ -132,18 +135,6 @@ fn run(dir: &Path, name: &str) -> Result<(&'static str, String), String> {
     })
 }
 
-/// A line diff of `want` and `got`: `-` lines only expected, `+` lines only made, each change
-/// with two unchanged lines around it.
-fn diff(want: &str, got: &str) -> String {
-    let diff = similar::TextDiff::from_lines(want, got);
-    let shown = diff.unified_diff().context_radius(2).to_string();
-    if shown.is_empty() {
-        "(every line is the same: the files differ in their line endings)".to_owned()
-    } else {
-        shown
-    }
-}
-
 #[test]
 fn every_case_makes_its_expected_output() {
     let bless = std::env::var_os("METRALE_BLESS").is_some();
@@ -179,7 +170,7 @@ fn every_case_makes_its_expected_output() {
                 let shown = if expected == made {
                     "(the same text: only the extension is wrong)".to_owned()
                 } else {
-                    diff(&expected, &made)
+                    diff::lines(&expected, &made)
                 };
                 failures.push(format!(
                     "{name}: {what}, but {name}.{other} is expected (- expected, + made):\n{shown}"
@@ -194,7 +185,7 @@ fn every_case_makes_its_expected_output() {
             }
             Ok(expected) => failures.push(format!(
                 "{name}: {what}, and differs from {name}.{extension} (- expected, + made):\n{}",
-                diff(&expected, &made)
+                diff::lines(&expected, &made)
             )),
             Err(_) => failures.push(format!(
                 "{name}: {what}, and there is no expected file {name}.{extension}"

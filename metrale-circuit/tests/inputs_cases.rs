@@ -14,6 +14,9 @@
 //! expected files; read each blessed file against its case (message, `line:col` counted in
 //! the case, help) before committing it.
 
+#[path = "support/diff.rs"]
+mod diff;
+
 use std::path::{Path, PathBuf};
 
 use metrale_circuit::load::InputsFile;
@@ -65,18 +68,6 @@ fn render(dir: &Path, name: &str) -> Result<String, String> {
     }
 }
 
-/// A line diff of `want` and `got`: `-` lines only expected, `+` lines only rendered, each
-/// change with two unchanged lines around it.
-fn diff(want: &str, got: &str) -> String {
-    let diff = similar::TextDiff::from_lines(want, got);
-    let shown = diff.unified_diff().context_radius(2).to_string();
-    if shown.is_empty() {
-        "(every line is the same: the files differ in their line endings)".to_owned()
-    } else {
-        shown
-    }
-}
-
 #[test]
 fn every_case_renders_its_expected_diagnostics() {
     let bless = std::env::var_os("METRALE_BLESS").is_some();
@@ -100,7 +91,7 @@ fn every_case_renders_its_expected_diagnostics() {
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
             Ok(expected) => failures.push(format!(
                 "{name}.toml: the diagnostics differ from {name}.stderr (- expected, + rendered):\n{}",
-                diff(&expected, &rendered)
+                diff::lines(&expected, &rendered)
             )),
             Err(_) => failures.push(format!("{name}.toml: no expected file {name}.stderr")),
         }
