@@ -51,5 +51,51 @@ fn pretty(tokens: TokenStream, source: &str) -> Result<String, Diagnostics> {
         ))
         .help("please report this with the circuit that caused it")
     })?;
-    Ok(prettyplease::unparse(&file))
+    let mut text = prettyplease::unparse(&file);
+    // prettyplease prints a `macro_rules!` body as it lexes it, one run of tokens; the
+    // generator's one macro (`state_plan_api!`, a checkpoint's shared `impl`) is items, so
+    // they are formatted as items, in place.
+    for item in &file.items {
+        if let syn::Item::Mod(module) = item
+            && let Some((_, items)) = &module.content
+        {
+            for inner in items {
+                if let syn::Item::Macro(mac) = inner {
+                    text = formatted_macro(&text, mac).unwrap_or(text);
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// `text` with the body of `mac` (a `macro_rules!` of one arm `() => { items };`, printed at
+/// the module's indent of four spaces) formatted as items; `None` for any other macro.
+#[cfg(feature = "pretty")]
+fn formatted_macro(text: &str, mac: &syn::ItemMacro) -> Option<String> {
+    use proc_macro2::TokenTree;
+    let name = mac.ident.as_ref()?;
+    let tokens: Vec<TokenTree> = mac.mac.tokens.clone().into_iter().collect();
+    let [TokenTree::Group(empty), _, _, TokenTree::Group(body), _] = tokens.as_slice() else {
+        return None;
+    };
+    if !empty.stream().is_empty() {
+        return None;
+    }
+    let items: syn::File = syn::parse2(body.stream()).ok()?;
+    let opening = format!("    macro_rules! {name} {{\n");
+    let start = text.find(&opening)?;
+    let end = start + text[start..].find("\n    }\n")? + "\n    }\n".len();
+    let mut formatted = format!("{opening}        () => {{\n");
+    for line in prettyplease::unparse(&items).lines() {
+        if line.is_empty() {
+            formatted.push('\n');
+        } else {
+            formatted.push_str("            ");
+            formatted.push_str(line);
+            formatted.push('\n');
+        }
+    }
+    formatted.push_str("        };\n    }\n");
+    Some(format!("{}{formatted}{}", &text[..start], &text[end..]))
 }

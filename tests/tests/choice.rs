@@ -150,14 +150,16 @@ macro_rules! choice_agrees {
                     // A budget below the plan at 0 blocks, the plan's own bytes, and room to
                     // spare.
                     for budget in [0, own.device_bytes(), 80 << 30] {
-                        assert_eq!(
+                        // The fits run on the checkpoint's table (tests/fit.rs checks them
+                        // against the dynamic search): each answer fits, one more does not.
+                        let fits = [
                             AnyPlan::fit_kv_blocks(checkpoint, checkpoint.dims(), inputs, align, budget),
-                            $arch::$ckpt::StatePlan::fit_kv_blocks(&$arch::$ckpt::DIMS, inputs, align, budget),
-                        );
-                        assert_eq!(
                             AnyPlan::fit_sequences(checkpoint, checkpoint.dims(), formats, &profile, 4096, align, budget),
-                            $arch::$ckpt::StatePlan::fit_sequences(&$arch::$ckpt::DIMS, formats, &profile, 4096, align, budget),
-                        );
+                        ];
+                        for fit in fits.into_iter().flatten() {
+                            assert!(fit.device_bytes <= budget, "{fit:?} within {budget}");
+                            assert!(fit.next_device_bytes.is_none_or(|next| next > budget), "{fit:?}");
+                        }
                     }
                 }
             }
@@ -560,18 +562,20 @@ fn any_plan_fits_a_profile_on_a_rank() {
         &parallel,
         rank,
     );
-    let own = tiny::StatePlan::fit_profile_for_rank(
-        &tiny::DIMS,
-        formats,
-        &profile,
-        free,
-        256,
-        budget,
-        &parallel,
-        rank,
-    );
-    assert_eq!(any, own);
-    assert!(any.unwrap().value > 0);
+    // The dynamic search on the rank's states and on the whole model's answers the same.
+    let circuit = metrale_circuit::load::Circuit::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuits/qwen3_5.toml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let pairs = formats.pairs();
+    let held = circuit
+        .instantiate_rank("tiny", &parallel, rank)
+        .expect("the rank's states");
+    let own = metrale_circuit::dynamic::fit_profile(&held, &pairs, &profile, free, 256, budget);
+    let any = any.expect("a fit on the rank");
+    assert_eq!(own, Ok(any));
+    assert!(any.value > 0);
+    let whole = circuit.instantiate("tiny").expect("tiny's states");
     assert_eq!(
         AnyPlan::fit_profile(
             Checkpoint::Tiny,
@@ -581,8 +585,10 @@ fn any_plan_fits_a_profile_on_a_rank() {
             free,
             256,
             budget
-        ),
-        tiny::StatePlan::fit_profile(&tiny::DIMS, formats, &profile, free, 256, budget)
+        )
+        .expect("a fit"),
+        metrale_circuit::dynamic::fit_profile(&whole, &pairs, &profile, free, 256, budget)
+            .expect("a fit")
     );
 }
 

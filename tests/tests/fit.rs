@@ -160,7 +160,7 @@ macro_rules! fit_agrees {
                 (tp_rank, pp_rank) in (any::<u64>(), any::<u64>()),
                 pool in pools(),
             ) {
-                use metrale_tests::$arch::{Formats, Inputs, tiny};
+                use metrale_tests::$arch::{AnyPlan, Checkpoint, Formats, Inputs, tiny};
                 static CIRCUIT: std::sync::OnceLock<Circuit> = std::sync::OnceLock::new();
                 static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
                 let circuit = CIRCUIT.get_or_init(|| load($circuit));
@@ -180,7 +180,7 @@ macro_rules! fit_agrees {
                     caches: metrale_tests::SERVE_CACHES,
                     pool: pool.map_or(PoolPolicy::Arenas, PoolPolicy::Vllm),
                 };
-                let generated = tiny::StatePlan::fit_kv_blocks(&tiny::DIMS, &inputs, DEFAULT_ALIGN, budget);
+                let generated = AnyPlan::fit_kv_blocks(Checkpoint::Tiny, &tiny::DIMS, &inputs, DEFAULT_ALIGN, budget);
                 let pairs = inputs.formats.pairs();
                 let state = StateInputs { formats: &pairs, ..inputs.state_inputs() };
                 let dynamic = fit_kv_blocks(decls, &state, DEFAULT_ALIGN, budget);
@@ -191,8 +191,8 @@ macro_rules! fit_agrees {
                 let parallel = Parallel { tp, pp, pp_layers: None };
                 let rank = Rank { tp: tp_rank % tp, pp: pp_rank % pp };
                 let held = circuit.instantiate_rank("tiny", &parallel, rank).unwrap();
-                let generated = tiny::StatePlan::fit_kv_blocks_for_rank(
-                    &tiny::DIMS, &inputs, DEFAULT_ALIGN, budget, &parallel, rank,
+                let generated = AnyPlan::fit_kv_blocks_for_rank(
+                    Checkpoint::Tiny, &tiny::DIMS, &inputs, DEFAULT_ALIGN, budget, &parallel, rank,
                 )
                 .map_err(|e| match e {
                     RankError::Plan(e) => e.map_plan(PlanError::from),
@@ -301,7 +301,7 @@ macro_rules! fit_sequences_agrees {
                 dtype in proptest::sample::select(StateDtype::ALL.to_vec()),
                 pool in pools(),
             ) {
-                use metrale_tests::$arch::{Formats, tiny};
+                use metrale_tests::$arch::{AnyPlan, Checkpoint, Formats, tiny};
                 static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
                 let decls = DECLS.get_or_init(|| decls($circuit));
                 let profile = ServingProfile {
@@ -323,7 +323,7 @@ macro_rules! fit_sequences_agrees {
                     pool,
                 };
                 let formats = Formats { $($format: dtype),* };
-                let generated = tiny::StatePlan::fit_sequences(&tiny::DIMS, formats, &profile, context, DEFAULT_ALIGN, budget)
+                let generated = AnyPlan::fit_sequences(Checkpoint::Tiny, &tiny::DIMS, formats, &profile, context, DEFAULT_ALIGN, budget)
                     .map_err(|e| e.map_plan(PlanError::from));
                 let pairs = formats.pairs();
                 let dynamic = fit_sequences(decls, &pairs, &profile, context, DEFAULT_ALIGN, budget);
@@ -397,7 +397,7 @@ proptest! {
         draft_kv: bool,
         budget in 0u64..6_000_000,
     ) {
-        use metrale_tests::qwen3_5::{Formats, tiny};
+        use metrale_tests::qwen3_5::{AnyPlan, Checkpoint, Formats, tiny};
         static DECLS: std::sync::OnceLock<Vec<StateDecl>> = std::sync::OnceLock::new();
         let decls = DECLS.get_or_init(|| decls("circuits/qwen3_5.toml"));
         let profile = ServingProfile {
@@ -413,7 +413,7 @@ proptest! {
             kv_cache_dtype: StateDtype::Fp8,
         };
         let pairs = formats.pairs();
-        let generated = tiny::StatePlan::fit_profile_blocks(&tiny::DIMS, formats, &profile, DEFAULT_ALIGN, budget)
+        let generated = AnyPlan::fit_profile(Checkpoint::Tiny, &tiny::DIMS, formats, &profile, metrale_circuit::serving::ProfileFree::KvBlocks, DEFAULT_ALIGN, budget)
             .map_err(|e| e.map_plan(PlanError::from));
         let dynamic = fit_profile_blocks(decls, &pairs, &profile, DEFAULT_ALIGN, budget);
         prop_assert_eq!(&generated, &dynamic);

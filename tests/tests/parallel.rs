@@ -440,17 +440,6 @@ fn a_checkpoint_chosen_at_run_time_plans_and_fits_a_rank() {
         rank,
     )
     .expect("a fit");
-    assert_eq!(
-        Ok(fit),
-        qwen3_5_27b::StatePlan::fit_kv_blocks_for_rank(
-            &qwen3_5_27b::DIMS,
-            &inputs,
-            256,
-            budget,
-            &layout,
-            rank
-        )
-    );
     // The answer fits that rank's budget, one block more does not.
     let at = |blocks| {
         let kv = metrale_tests::SERVE_KV.map(|kv| metrale_circuit::KvInputs { blocks, ..kv });

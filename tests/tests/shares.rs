@@ -23,7 +23,7 @@ use metrale_circuit::{
     Holding, KvInputs, PlanError, Region, StateDtype, StateInputs, parallel::RankError,
     serving::FitError,
 };
-use metrale_tests::shared_kv::{Formats, Inputs, blocks, small, tiny};
+use metrale_tests::shared_kv::{AnyPlan, Checkpoint, Formats, Inputs, blocks, small, tiny};
 
 /// 1,000 blocks of 16 tokens; 2 sequences, chunks of 64 tokens, a 4,096-token context.
 const KV: KvInputs = KvInputs {
@@ -230,7 +230,8 @@ fn a_rank_without_the_owner_has_no_plan() {
     );
     // The fits of the rank, both plans: the missing owner, before the missing pool.
     assert_eq!(
-        small::StatePlan::fit_kv_blocks_for_rank(
+        AnyPlan::fit_kv_blocks_for_rank(
+            Checkpoint::Small,
             &small::DIMS,
             &inputs,
             256,

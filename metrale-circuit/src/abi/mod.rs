@@ -2,11 +2,13 @@
 //! re-exports and fingerprints.
 //!
 //! - `arith`: the checked `const fn` arithmetic unit functions are written in.
-//! - `table`: a checkpoint's static table, the IR a generated module holds as one `const`.
-//! - `plan`: the algorithms the runtime runs on a table: a stage's sizes and arena
-//!   ([`Table::size`]), the capacity searches ([`Table::fit_kv_blocks`], [`Table::fit_profile`])
-//!   and the rank wrapper ([`in_rank`]). A generated `new`, `for_rank` and `fit_*` call these
-//!   and add only the typed `lay` calls.
+//! - `table`: a checkpoint's static table, the IR a generated module holds as one `const`, and
+//!   its view with the lengths erased ([`TableView`]), one type for every checkpoint of a circuit.
+//! - `plan`: the algorithms the runtime runs on a view: a plan's start ([`TableView::start`]),
+//!   the capacity searches
+//!   ([`TableView::fit_kv_blocks`], [`TableView::fit_profile`]) and the rank wrapper
+//!   ([`in_rank`]). A generated `new` and `for_rank` call these and add only the typed `lay`
+//!   calls; a circuit's `AnyPlan::fit_*` are these calls on its checkpoint's view.
 //! - `lanes`: sizing a class and summing the layout, the exact replay.
 //! - `stage`: what a pipeline stage holds, and the classes a block instance lays out from.
 //! - `choice`: what a checkpoint chosen at run time reads in `const fn`.
@@ -33,16 +35,16 @@ pub use crate::serve::{dims_by_name, shard};
 pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
-pub use plan::{StageSizes, Units, in_rank, replay};
+pub use plan::{PlanStart, StageSizes, Units, in_rank, replay};
 pub use stage::{Held, Share, StageClasses, held, owners_held, position_of, window};
-pub use table::{Row, SizeClass, Step, Table, put};
+pub use table::{Row, SizeClass, Step, Table, TableView, nth, put};
 
 use crate::law::Holding;
 use crate::model::{Lifetime, StateKind};
 
 /// Bumped whenever what generated code calls changes its shape or meaning; each revision's
 /// change is listed in the workspace's `CHANGELOG.md` ("ABI revisions").
-const REVISION: u64 = 14;
+const REVISION: u64 = 15;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -1,18 +1,22 @@
-//! The algorithms the runtime runs on a checkpoint's [`Table`], so a generated module holds
-//! only data and the typed `lay` calls: a stage's sizes and arena ([`Table::size`], what a
-//! generated `new` and `for_rank` call before laying out their fields), the capacity searches
-//! ([`Table::fit_kv_blocks`], [`Table::fit_profile`], the generated `fit_*`), and the rank
-//! wrapper ([`in_rank`]); and the exact layout ([`replay`]), term by term, when a sum could
-//! overflow.
+//! The algorithms the runtime runs on a checkpoint's table ([`TableView`]), so a generated
+//! module holds only data and the typed `lay` calls: a stage's start ([`TableView::start`]:
+//! its owners checked, its sizes, arena and page pool, what a generated `new` and `for_rank`
+//! call before laying out their fields), what every plan holds beside its regions
+//! ([`PlanCommon`], read by a plan's `arena()`, `device_bytes()` and the rest), the capacity
+//! searches ([`TableView::fit_kv_blocks`], [`TableView::fit_profile`], a circuit's
+//! `AnyPlan::fit_*`), and the rank wrapper ([`in_rank`]); and the exact layout ([`replay`]),
+//! term by term, when a sum could overflow.
 //!
 //! Invariants:
-//! - [`Table::size`] is the one constructor of a stage's layout: the alignment is checked
+//! - [`TableView::size`] is the one constructor of a stage's layout: the alignment is checked
 //!   first, then each class the stage holds is sized, the first fault in plan order is
 //!   reported, and the layout summed ([`Lanes`]) or, when a sum could overflow, replayed term by
 //!   term, as the dynamic plan places it.
-//! - A fit reads only the device arena of each probe, which [`Table::size`] knows before any
-//!   region is laid out: the fits build no plan. Their loop is the runtime's one search
-//!   (`fit::search_fit!`).
+//! - A stage that holds a KV side reading another layer's KV but not that layer has no plan and
+//!   no fit ([`owners_held`], checked before anything else, as the dynamic plan does).
+//! - A fit reads only the device bytes of each probe, which [`TableView::size`] and the pool
+//!   know before any region is laid out: the fits build no plan. Their loop is the runtime's
+//!   one search (`fit::search_fit!`).
 //! - Everything is a `const fn` without allocation.
 
 #![allow(
@@ -23,19 +27,19 @@
 use super::lanes::{
     ClassSize, GROUPS, Lanes, first_fault, reach_of, size_class, state_of, valid_align,
 };
-use super::stage::{Held, StageClasses, held, position_of};
-use super::table::{Step, Table};
+use super::stage::{Held, StageClasses, held, owners_held, position_of};
+use super::table::{Step, TableView};
 use crate::law::layout::{Arena, LayoutKey, Placer};
 use crate::law::pages::{join, shape};
 use crate::law::sizing::held_in_pool;
 use crate::law::{PoolFault, PoolLayer, PoolShape, SizeFault};
-use crate::model::{PoolPolicy, StateInputs, StateKind};
+use crate::model::{HSteps, PoolPolicy, StateInputs, StateKind};
 use crate::plan::{PlanError, PoolPlan, TermInfo, Unit};
 use crate::serve::fit::{has_blocks, search_fit, with_blocks};
 use crate::serve::{Fit, FitError, ProfileFree, RankError, ServingProfile, Stage};
 
 /// Every state's unit and every KV side's reach (sliding window or attention chunk) of a circuit, under one checkpoint's
-/// dims and formats: what a [`Table`]'s size classes index (`SizeClass::unit`,
+/// dims and formats: what a [`TableView`]'s size classes index (`SizeClass::unit`,
 /// `SizeClass::reach`). A generated module computes it once per plan or fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Units<const U: usize, const W: usize> {
@@ -57,11 +61,76 @@ pub struct StageSizes<const C: usize> {
     pub arena: Arena,
 }
 
-impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
+/// Where a generated plan starts laying out its fields ([`TableView::start`]): the classes
+/// each block instance reads, each layout group's cursor, and what the plan holds beside its
+/// regions (its `arena`, `pool` and `h_steps` fields, named alike).
+#[derive(Debug, Clone, Copy)]
+pub struct PlanStart<'a, const C: usize> {
+    /// The classes each block instance reads, absent where the stage does not hold it.
+    pub classes: StageClasses<C>,
+    /// Each layout group's cursor: where its next term goes.
+    pub cursors: [u64; GROUPS],
+    /// The arena sizes and per-lifetime totals.
+    pub arena: Arena,
+    /// Under vLLM's policy, the page pool after the arena.
+    pub pool: Option<PoolPlan>,
+    /// The verify rows the plan is made with (`inputs.verify`), which say where each verify
+    /// slot's `h_steps` rows start.
+    pub h_steps: HSteps<'a>,
+}
+
+impl<const C: usize, const P: usize> TableView<'_, C, P> {
     /// The stage that holds the whole model (one GPU).
     #[must_use]
     pub const fn whole(&self) -> Stage {
         Stage::whole(self.layers())
+    }
+
+    /// The start of a generated plan of `stage` under `units` and `inputs`: the stage's owners
+    /// checked ([`owners_held`]), its classes sized and its layout summed ([`TableView::size`]),
+    /// its page pool ([`TableView::pool_plan`]), and the verify rows kept.
+    ///
+    /// # Errors
+    /// [`PlanError::MissingOwner`] first; then those of [`TableView::size`] and
+    /// [`TableView::pool_plan`].
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "once per checkpoint: its constant table folds the size law per class, as before the view"
+    )]
+    pub const fn start<'a, const U: usize, const W: usize>(
+        &self,
+        units: &Units<U, W>,
+        inputs: &StateInputs<'a>,
+        align: u64,
+        stage: &Stage,
+    ) -> Result<PlanStart<'a, C>, PlanError> {
+        if let Err(error) = owners_held(self.shares, stage) {
+            return Err(error);
+        }
+        let StageSizes {
+            classes,
+            cursors,
+            arena,
+        } = match self.size(units, inputs, align, stage) {
+            Ok(sized) => sized,
+            Err(error) => return Err(error),
+        };
+        let pool = match self.pool_plan(units, inputs, stage, &arena) {
+            Ok(pool) => pool,
+            Err(error) => return Err(error),
+        };
+        let h_steps = match inputs.verify {
+            Some(verify) => verify.h_steps,
+            None => HSteps::NONE,
+        };
+        Ok(PlanStart {
+            classes,
+            cursors,
+            arena,
+            pool,
+            h_steps,
+        })
     }
 
     /// Sizes every class `stage` holds under `units` and `inputs` and sums its layout, every
@@ -72,6 +141,11 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two; the error of the
     /// first term in plan order that cannot be sized; [`PlanError::Overflow`] naming the first
     /// term that cannot be placed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "inlined into `start`, where the table is a constant"
+    )]
     pub const fn size<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
@@ -103,7 +177,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
             );
             c += 1;
         }
-        if let Some(error) = first_fault(classes, &held.first, &self.terms) {
+        if let Some(error) = first_fault(classes, &held.first, self.terms) {
             return Err(error);
         }
         let (cursors, arena) = lanes.finish();
@@ -111,7 +185,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         sized.arena = match arena {
             Some(arena) => arena,
             // A sum could overflow: the exact layout names the term.
-            None => match replay(classes, &self.steps, &self.terms, &held, align) {
+            None => match replay(classes, self.steps, self.terms, &held, align) {
                 Ok(arena) => arena,
                 Err(error) => return Err(error),
             },
@@ -119,7 +193,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         Ok(sized)
     }
 
-    /// The device bytes of the plan [`Table::size`] lays out.
+    /// The device bytes of the plan [`TableView::size`] lays out.
     const fn device_bytes<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
@@ -142,7 +216,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     /// vLLM's policy; `None` under the arenas. What a generated plan holds.
     ///
     /// # Errors
-    /// The pool's fault ([`Table::pool`]), or an overflow of the buffer's end.
+    /// The pool's fault ([`TableView::pool`]), or an overflow of the buffer's end.
     pub const fn pool_plan<const U: usize, const W: usize>(
         &self,
         units: &Units<U, W>,
@@ -166,7 +240,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
 
     /// The unified page pool of `stage` under `inputs` (its shape and pages), by the law of the
     /// dynamic plan's: its layers joined row by row in plan order ([`join`]), then shaped
-    /// ([`shape`]); `None` under the arenas. `N` rows bound the layers.
+    /// ([`shape`]); `None` under the arenas. At most `P` layers, the circuit's bound: more is
+    /// an overflow, which no generated table reaches.
     ///
     /// # Errors
     /// The pool's fault, naming a state of the layer at fault as the dynamic plan does.
@@ -180,12 +255,12 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
             return Ok(None);
         };
         let held = held(self, stage);
-        let mut layers = [PoolLayer::EMPTY; N];
+        let mut layers = [PoolLayer::EMPTY; P];
         // The first row of each layer, to name it in a fault.
-        let mut first_rows = [0usize; N];
+        let mut first_rows = [0usize; P];
         let mut count = 0;
         let mut row = 0;
-        while row < N {
+        while row < self.rows.len() {
             let class = &self.classes[self.rows[row].1];
             if held.holds_row(row) && held_in_pool(class.kind, class.holding, class.section, inputs)
             {
@@ -202,8 +277,14 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
                     Ok(reach) => reach,
                     Err(_) => None,
                 };
-                let position = position_of(&self.position_rows, row);
+                let position = position_of(self.position_rows, row);
                 let attention = matches!(class.kind, StateKind::PagedKv);
+                if count == P {
+                    return Err(PlanError::Pool {
+                        state: self.rows[row].0,
+                        fault: PoolFault::Overflow,
+                    });
+                }
                 match join(&mut layers, count, position, attention, unit_bytes, reach) {
                     Ok(at) if at == count => {
                         first_rows[count] = row;
@@ -255,7 +336,7 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         let held = held(self, stage);
         let mut row = 0;
         let mut named = "";
-        while row < N {
+        while row < self.rows.len() {
             let class = &self.classes[self.rows[row].1];
             if held.holds_row(row) && held_in_pool(class.kind, class.holding, class.section, inputs)
             {
@@ -275,8 +356,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     /// dynamic `fit_kv_blocks`.
     ///
     /// # Errors
-    /// [`FitError::NoKvPool`] without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0
-    /// blocks; [`FitError::TooSmall`] when even 0 blocks exceed `budget`;
+    /// [`FitError::Plan`] with [`PlanError::MissingOwner`] first; [`FitError::NoKvPool`]
+    /// without `inputs.kv`; [`FitError::Plan`] when the plan fails at 0 blocks; [`FitError::TooSmall`] when even 0 blocks exceed `budget`;
     /// [`FitError::NoneFits`] when 0 blocks fit and 1 does not.
     pub const fn fit_kv_blocks<const U: usize, const W: usize>(
         &self,
@@ -286,6 +367,9 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         budget: u64,
         stage: &Stage,
     ) -> Result<Fit, FitError<PlanError>> {
+        if let Err(error) = owners_held(self.shares, stage) {
+            return Err(FitError::Plan(error));
+        }
         if !has_blocks(inputs) {
             return Err(FitError::NoKvPool);
         }
@@ -302,8 +386,8 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
     /// ([`ServingProfile::varied`]), the search of the dynamic `fit_profile`.
     ///
     /// # Errors
-    /// [`FitError::NoKvPool`] when `free` is the pool and the profile has none;
-    /// [`FitError::Plan`] when the plan fails at 0; [`FitError::TooSmall`] when even 0 exceeds
+    /// [`FitError::Plan`] with [`PlanError::MissingOwner`] first; [`FitError::NoKvPool`] when
+    /// `free` is the pool and the profile has none; [`FitError::Plan`] when the plan fails at 0; [`FitError::TooSmall`] when even 0 exceeds
     /// `budget`; [`FitError::NoneFits`] when 0 fits and 1 does not.
     #[allow(
         clippy::too_many_arguments,
@@ -318,6 +402,9 @@ impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
         budget: u64,
         stage: &Stage,
     ) -> Result<Fit, FitError<PlanError>> {
+        if let Err(error) = owners_held(self.shares, stage) {
+            return Err(FitError::Plan(error));
+        }
         if matches!(free, ProfileFree::KvBlocks) && profile.kv.is_none() && profile.pool.is_none() {
             return Err(FitError::NoKvPool);
         }
@@ -346,16 +433,16 @@ pub const fn in_rank<T: Copy, E: Copy>(result: Result<T, E>) -> Result<T, RankEr
 ///
 /// # Errors
 /// The [`PlanError::Overflow`] of the first term that cannot be placed.
-pub const fn replay<const N: usize, const C: usize, const S: usize>(
+pub const fn replay<const C: usize>(
     classes: &[ClassSize; C],
-    steps: &[Step; N],
-    terms: &[TermInfo; N],
-    held: &Held<'_, C, S>,
+    steps: &[Step],
+    terms: &[TermInfo],
+    held: &Held<'_, C>,
     align: u64,
 ) -> Result<Arena, PlanError> {
     let mut placer = Placer::new(align);
     let mut k = 0;
-    while k < N {
+    while k < steps.len() {
         let class = &classes[steps[k].class];
         if class.present && held.holds_row(steps[k].row) {
             let key = LayoutKey {

@@ -7,7 +7,7 @@
 //! read from the static table without a pass over the rows.
 
 use super::lanes::ClassSize;
-use super::table::Table;
+use super::table::TableView;
 use crate::model::Position;
 use crate::plan::PlanError;
 use crate::serve::Stage;
@@ -115,9 +115,9 @@ impl<const C: usize> StageClasses<C> {
 /// `starts[k]` is the first row of layer `k` for `k` below the layers, then the first of the
 /// epilogue, then the first of the draft head; rows before `starts[0]` are the prologue's.
 #[must_use]
-pub const fn position_of<const S: usize>(starts: &[usize; S], row: usize) -> Position {
+pub const fn position_of(starts: &[usize], row: usize) -> Position {
     // The number of positions that start at or before `row`: a binary search on the sorted starts.
-    let (mut low, mut high) = (0, S);
+    let (mut low, mut high) = (0, starts.len());
     while low < high {
         let mid = low + (high - low) / 2;
         if starts[mid] <= row {
@@ -126,12 +126,13 @@ pub const fn position_of<const S: usize>(starts: &[usize; S], row: usize) -> Pos
             high = mid;
         }
     }
-    position_at::<S>(low)
+    position_at(starts.len(), low)
 }
 
-/// The position whose rows begin after `begun` starts: the prologue for 0, then layer by layer.
-const fn position_at<const S: usize>(begun: usize) -> Position {
-    let layers = S.saturating_sub(2);
+/// The position whose rows begin after `begun` of `starts` position starts: the prologue for 0,
+/// then layer by layer.
+const fn position_at(starts: usize, begun: usize) -> Position {
+    let layers = starts.saturating_sub(2);
     if begun == 0 {
         Position::Prologue
     } else if begun <= layers {
@@ -173,16 +174,16 @@ pub const fn owners_held(shares: &[Share], stage: &Stage) -> Result<(), PlanErro
 /// first of them in plan order (where its fault is reported), by [`Stage::holds`] on each
 /// row's [`Position`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held<'p, const C: usize, const S: usize> {
+pub struct Held<'p, const C: usize> {
     /// How many terms of each class the stage holds.
     pub counts: [u64; C],
     /// The first held row of each class (`usize::MAX` when none).
     pub first: [usize; C],
     /// Where the positions start, and the stage; `None` when the stage holds the whole model.
-    positions: Option<(&'p [usize; S], Stage)>,
+    positions: Option<(&'p [usize], Stage)>,
 }
 
-impl<const C: usize, const S: usize> Held<'_, C, S> {
+impl<const C: usize> Held<'_, C> {
     /// Whether the stage holds row `row`.
     #[must_use]
     pub const fn holds_row(&self, row: usize) -> bool {
@@ -197,28 +198,29 @@ impl<const C: usize, const S: usize> Held<'_, C, S> {
 /// [`position_of`]). The whole model is read from the static table; a stage is one pass over the
 /// rows.
 #[must_use]
-pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
-    table: &'p Table<N, C, S>,
+pub const fn held<'p, const C: usize, const P: usize>(
+    table: &TableView<'p, C, P>,
     stage: &Stage,
-) -> Held<'p, C, S> {
+) -> Held<'p, C> {
     if stage.is_whole(table.layers()) {
         return Held {
-            counts: table.counts,
-            first: table.first_rows,
+            counts: *table.counts,
+            first: *table.first_rows,
             positions: None,
         };
     }
+    let starts = table.position_rows.len();
     let mut counts = [0; C];
     let mut first = [usize::MAX; C];
     // Rows are in position order: `begun` counts the positions started so far.
     let mut begun = 0;
     let mut row = 0;
-    while row < N {
-        while begun < S && table.position_rows[begun] <= row {
+    while row < table.rows.len() {
+        while begun < starts && table.position_rows[begun] <= row {
             begun += 1;
         }
         let class = table.rows[row].1;
-        if class < C && stage.holds(position_at::<S>(begun)) {
+        if class < C && stage.holds(position_at(starts, begun)) {
             if counts[class] == 0 {
                 first[class] = row;
             }
@@ -229,13 +231,13 @@ pub const fn held<'p, const N: usize, const C: usize, const S: usize>(
     Held {
         counts,
         first,
-        positions: Some((&table.position_rows, *stage)),
+        positions: Some((table.position_rows, *stage)),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{Row, SizeClass};
+    use super::super::table::{Row, SizeClass, Table, TableView};
     use super::*;
     use crate::law::{Holding, Region};
     use crate::model::{Lifetime, Section, StateKind};
@@ -293,7 +295,7 @@ mod tests {
             ("d", 4),
             ("d", 4),
         ];
-        let class = |_| SizeClass {
+        let class = SizeClass {
             kind: StateKind::Recurrent,
             holding: Holding::Live,
             section: Section::Main,
@@ -303,8 +305,10 @@ mod tests {
             reach: None,
             group: 1,
         };
-        let classes = [class(1), class(2), class(2), class(1), class(2)];
-        let table = Table::new(table, classes, starts);
+        let classes: &'static [SizeClass; 5] = Box::leak(Box::new([class; 5]));
+        let table = Table::new(table, classes, starts, &[]);
+        let table = &*Box::leak(Box::new(table));
+        let table: TableView<'_, 5, 10> = table.view();
         let stage = Stage {
             start: 1,
             end: 3,
@@ -318,7 +322,7 @@ mod tests {
         // The whole model is the static table.
         let whole = super::held(&table, &Stage::whole(3));
         assert_eq!(whole.counts, [1, 2, 2, 1, 2]);
-        assert_eq!(whole.first, table.first_rows);
+        assert_eq!(whole.first, *table.first_rows);
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! A checkpoint's static table, the IR the generator builds and a generated module holds as
-//! one `const`: its rows (each term's state id and size class, in plan order), its size
-//! classes, where each position's rows start, and what follows from them at compile time (each
-//! term's [`TermInfo`], each class's first row, the layout order). [`Table::new`] derives the
-//! rest from the first three, so a generated module writes only those.
+//! one `const`: its rows (each term's state id and size class, in plan order), where each
+//! position's rows start, the KV sides that read another layer's KV, and what follows from them
+//! at compile time (each term's [`TermInfo`], each class's count and first row, the layout
+//! order). The size classes are the circuit's, shared by its checkpoints. [`Table::new`]
+//! derives the rest, so a generated module writes only its rows, its position starts and its
+//! readers; [`Table::view`] erases the lengths, so every checkpoint of a circuit is read
+//! through one type ([`TableView`]) by the algorithms of `plan.rs`.
 //!
 //! Invariants:
 //! - Rows are in plan order, which is position order (prologue, layer by layer, epilogue, draft):
 //!   `position_rows` is sorted.
-//! - Every row's class is below `C`.
+//! - Every row's class is below `C`; a class no row uses has count 0 and is never sized.
 
+use super::stage::Share;
 use crate::law::layout::LayoutKey;
 use crate::law::{Holding, Region, Space};
 use crate::model::{Lifetime, Reach, Section, StateKind, VerifySteps};
@@ -151,19 +155,27 @@ pub const fn put<const K: usize, const N: usize>(
     at + K
 }
 
+/// Item `index` of `items`, or `None` past the end (a generated plan's `layer(i)`).
+#[must_use]
+pub const fn nth<T: Copy, const L: usize>(items: [T; L], index: usize) -> Option<T> {
+    if index < L { Some(items[index]) } else { None }
+}
+
 /// A checkpoint's static table: the IR the generator builds (its `emit::table::Table`), held
-/// by a generated module as one `const` and read by reference. `N` terms, `C` size classes, `S`
-/// position starts (the layers and two more).
+/// by a generated module as one `const` and read through its [`TableView`]. `N` terms, `C`
+/// size classes (the circuit's), `S` position starts (the layers and two more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Table<const N: usize, const C: usize, const S: usize> {
     /// Every term's state id and size class, in plan order.
     pub rows: [Row; N],
-    /// Every size class: terms of one state of one block template, holding one thing in one
-    /// section, sized once per plan.
-    pub classes: [SizeClass; C],
+    /// The circuit's size classes: terms of one state of one block template, holding one thing
+    /// in one section, sized once per plan.
+    pub classes: &'static [SizeClass; C],
     /// Where each position's rows start in `rows` (which pipeline rank holds them): each
     /// layer's, then the epilogue's, then the draft head's; the prologue's come before.
     pub position_rows: [usize; S],
+    /// Every KV side that reads another layer's KV (`shares`), in plan order.
+    pub shares: &'static [Share],
     /// Every term of the plan, in plan order: a generated module's `TERMS`.
     pub terms: [TermInfo; N],
     /// How many terms of the plan are of each size class.
@@ -176,23 +188,81 @@ pub struct Table<const N: usize, const C: usize, const S: usize> {
 }
 
 impl<const N: usize, const C: usize, const S: usize> Table<N, C, S> {
-    /// The table of `rows`, `classes` and `position_rows`, with what follows from them.
+    /// The table of `rows`, the circuit's `classes`, `position_rows` and the readers `shares`,
+    /// with what follows from them.
     #[must_use]
-    pub const fn new(rows: [Row; N], classes: [SizeClass; C], position_rows: [usize; S]) -> Self {
+    pub const fn new(
+        rows: [Row; N],
+        classes: &'static [SizeClass; C],
+        position_rows: [usize; S],
+        shares: &'static [Share],
+    ) -> Self {
         Self {
             rows,
             classes,
             position_rows,
-            terms: terms(&rows, &classes),
+            shares,
+            terms: terms(&rows, classes),
             counts: counts(&rows),
             first_rows: first_rows(&rows),
-            steps: steps(&rows, &classes),
+            steps: steps(&rows, classes),
         }
     }
 
+    /// The table with its lengths erased: what every algorithm reads, and what a circuit's
+    /// `Checkpoint` hands out for any of its checkpoints. `P` bounds the page pool's layers
+    /// (`TableView`).
+    #[must_use]
+    pub const fn view<const P: usize>(&'static self) -> TableView<'static, C, P> {
+        TableView {
+            rows: &self.rows,
+            classes: self.classes,
+            position_rows: &self.position_rows,
+            shares: self.shares,
+            terms: &self.terms,
+            counts: &self.counts,
+            first_rows: &self.first_rows,
+            steps: &self.steps,
+        }
+    }
+}
+
+/// A checkpoint's [`Table`] with its lengths erased: the rows, terms and layout steps as
+/// slices, the size classes and what is per class as arrays of the circuit's `C`. `P` is the
+/// circuit's bound on the layers of a page pool: two per position (one attention, one
+/// recurrent: `law::pages::join`) over its most layers, the prologue, epilogue and draft head;
+/// the pool is joined in a buffer of `P`. Built by [`Table::view`]; the algorithms of `plan.rs`
+/// run on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableView<'t, const C: usize, const P: usize> {
+    /// Every term's state id and size class, in plan order.
+    pub rows: &'t [Row],
+    /// The circuit's size classes.
+    pub classes: &'t [SizeClass; C],
+    /// Where each position's rows start (`Table::position_rows`).
+    pub position_rows: &'t [usize],
+    /// Every KV side that reads another layer's KV, in plan order.
+    pub shares: &'t [Share],
+    /// Every term of the plan, in plan order.
+    pub terms: &'t [TermInfo],
+    /// How many terms of the plan are of each size class.
+    pub counts: &'t [u64; C],
+    /// The first row of every size class.
+    pub first_rows: &'t [usize; C],
+    /// Every term in layout order, with its size class.
+    pub steps: &'t [Step],
+}
+
+impl<const C: usize, const P: usize> TableView<'_, C, P> {
     /// How many layers the checkpoint has.
     #[must_use]
+    pub const fn layer_count(&self) -> usize {
+        self.position_rows.len().saturating_sub(2)
+    }
+
+    /// How many layers the checkpoint has, as a pipeline stage counts them.
+    #[must_use]
     pub const fn layers(&self) -> u64 {
-        S.saturating_sub(2) as u64
+        self.layer_count() as u64
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Owner: metrale-circuit (runtime). The inputs file's `[serving]` table reads into a
 //! [`ServingProfile`]; the CLI's `fit --for sequences` and the generated
-//! `StatePlan::fit_sequences` vary its `sequences`.
+//! `AnyPlan::fit_sequences` vary its `sequences`.
 //!
 //! The rule ([`ServingProfile::inputs`]), for `S` sequences, `K` verified rows per step and
 //! `V` verify slots (`min(verify_batch, S) + 1`: the sequences that verify at once, all `S`

@@ -1,9 +1,11 @@
 //! One checkpoint's module: its `DIMS` and `LAYERS`, its static table (`TABLE`, the IR of
-//! `table.rs` as one `__private_v0_1::Table`) and `TERMS`, and `StatePlan`, a struct with one
-//! named `Region` field per term. The runtime runs the checkpoint's algorithms on the table
-//! (a stage's sizes and arena, the capacity searches, the rank wrapper): `new`, `for_rank`
-//! and each `fit_*` are a call into it, plus the typed `lay` calls only generated code can
-//! write.
+//! `table.rs` as one `__private_v0_1::Table`, and `VIEW`, the same with its lengths erased)
+//! and `TERMS`, and `StatePlan`, a struct with one named `Region` field per term and the reads
+//! of its arena, pool and verify rows. The runtime runs the checkpoint's algorithms on the
+//! view (a stage's owners, sizes, arena and pool, the capacity searches, the rank wrapper):
+//! `new` and `for_rank` are a call into it plus the typed `lay` calls only generated code can
+//! write; the fits are the circuit's `AnyPlan::fit_*`, calls into it with no code per
+//! checkpoint.
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
@@ -17,10 +19,10 @@
 //!   is `Region::EMPTY` and takes no room.
 //! - A KV side that reads another layer's KV (`shares`) has no row: after the lays, `on_stage`
 //!   assigns it its owner's regions (`plan.l20.shared.k = plan.l14.attn.k`, the owner placed
-//!   at generation time by `Circuit::owner_layer`) where the stage holds its layer, and before
-//!   anything else refuses a stage holding a reader without its owner (the runtime's
-//!   `__abi::owners_held` over `SHARES`: `PlanError::MissingOwner`, as the dynamic plan), in `for_rank` and the per-rank
-//!   fits alike. A checkpoint without readers has neither `SHARES` nor the check.
+//!   at generation time by `Circuit::owner_layer`) where the stage holds its layer. Its table
+//!   holds `SHARES`, so the runtime refuses a stage holding a reader without its owner before
+//!   anything else (`__abi::owners_held`: `PlanError::MissingOwner`, as the dynamic plan), in
+//!   `for_rank` and the per-rank fits alike.
 //! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
 //!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
@@ -35,17 +37,15 @@ use quote::{format_ident, quote};
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
 use super::names::{doc_line, ident, index, int, reserved, taken};
-use super::table::Table;
+use super::table::{Class, Table};
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
 #[derive(Default)]
 struct PlanParts {
     /// The struct's fields.
     fields: TokenStream,
-    /// The fields of the empty plan `new` starts from, in plan order.
+    /// The fields of the plan `new` builds, each laid out, in plan order.
     init: TokenStream,
-    /// One `lay` per block instance, in plan order.
-    lays: TokenStream,
     /// After the lays: each reader (`shares`) given its owner's regions, where the stage holds
     /// it.
     shares: TokenStream,
@@ -60,7 +60,6 @@ impl Emitter<'_> {
         let name = ident(checkpoint.name());
         let table = self.table(checkpoint);
         let n = index(table.rows.len());
-        let c = index(table.classes.len());
         let layers = index(checkpoint.layer_kinds().len());
 
         let source = checkpoint
@@ -78,10 +77,15 @@ impl Emitter<'_> {
             let value = int(*value);
             quote!(#field: #value)
         });
-        let value = self.table_value(checkpoint, &table);
         let parts = self.plan_fields(checkpoint, &table);
+        let readers = if parts.readers.is_empty() {
+            quote!(&[])
+        } else {
+            quote!(&SHARES)
+        };
+        let value = Self::table_value(checkpoint, &table, &readers);
         let fields = &parts.fields;
-        let plan_impl = self.plan_impl(checkpoint, &table, &parts);
+        let plan_impl = self.plan_impl(checkpoint, &parts);
         let shares = shares_items(&parts.readers);
         let plan_doc = doc_line(&format!(
             "Every state term of checkpoint `{}`, sized and laid out: one `Region` per term,",
@@ -91,7 +95,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = #doc]
             pub mod #name {
-                use super::{Err, Ok, __abi, __rt};
+                use super::{CLASS_COUNT, Err, Ok, POOL_LAYERS, __abi, __rt};
 
                 #[doc = " The checkpoint's dims."]
                 pub const DIMS: super::Dims = super::Dims { #(#dims),* };
@@ -102,14 +106,18 @@ impl Emitter<'_> {
                 #[doc = " The number of terms of the plan (and of `TERMS` and `regions()`)."]
                 pub const TERM_COUNT: usize = #n;
 
-                #[doc = " The plan's static table: every term's state id and size class in plan"]
-                #[doc = " order, every size class, and where each layer's rows start."]
-                const TABLE: __abi::Table<TERM_COUNT, #c, { LAYERS + 2 }> = #value;
+                #shares
+
+                #[doc = " The plan's static table: every term's state id and size class (of the"]
+                #[doc = " circuit's `CLASSES`) in plan order, and where each layer's rows start."]
+                const TABLE: __abi::Table<TERM_COUNT, CLASS_COUNT, { LAYERS + 2 }> = #value;
+
+                #[doc = " The table as the runtime reads every checkpoint's: `new`, `for_rank` and"]
+                #[doc = " the circuit's `Checkpoint` and `AnyPlan` run on it."]
+                pub(super) const VIEW: __abi::TableView<'static, CLASS_COUNT, POOL_LAYERS> = TABLE.view();
 
                 #[doc = " Every term of the plan, in plan order: the order of `regions()`."]
                 pub const TERMS: [__rt::TermInfo; TERM_COUNT] = TABLE.terms;
-
-                #shares
 
                 #[doc = #plan_doc]
                 #[doc = " reachable as a field path (`plan.l0.<block>.<state>.<holding>`)."]
@@ -130,168 +138,161 @@ impl Emitter<'_> {
         }
     }
 
-    /// A plan's arena, device and host bytes, per-lifetime totals and page pool.
-    fn totals_fns() -> TokenStream {
-        let (arena, pool, _) = plan_fields();
+    /// A plan's verify rows and step addresses, arena, device and host bytes, per-lifetime
+    /// totals and page pool: each a read of its fields, documented at length once, on
+    /// `AnyPlan`.
+    fn reads_fns() -> TokenStream {
+        let (arena, pool, h_steps) = plan_fields();
         quote! {
-                    #[doc = " The arena sizes and per-lifetime totals."]
-                    #[must_use]
-                    pub const fn arena(&self) -> &__rt::Arena {
-                        &self.#arena
-                    }
+            #[doc = " The verify rows the plan was made with (`inputs.verify`'s)."]
+            #[must_use]
+            pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
+                self.#h_steps
+            }
 
-                    #[doc = " The device bytes: the arena's (the end of its last region, rounded up"]
-                    #[doc = " to the alignment) and, under vLLM's policy, the page pool after it."]
-                    #[must_use]
-                    pub const fn device_bytes(&self) -> u64 {
-                        match &self.#pool {
-                            ::core::option::Option::Some(pool) => pool.end(),
-                            ::core::option::Option::None => self.#arena.device_bytes,
-                        }
-                    }
+            #[doc = " Verified row `row` of verify slot `slot` of `state` (`RecurrentRegions::step`)."]
+            #[must_use]
+            pub const fn step(&self, state: &__rt::RecurrentRegions, slot: u64, row: u64) -> ::core::option::Option<__rt::Region> {
+                state.step(slot, row, &self.#h_steps)
+            }
 
-                    #[doc = " Under vLLM's policy (`inputs.pool`), the page pool: its shape, pages,"]
-                    #[doc = " slots (`slot(s)`) and page addresses (`page(slot, p)`); the same pool as"]
-                    #[doc = " the dynamic plan's `pool()`."]
-                    #[must_use]
-                    pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
-                        self.#pool.as_ref()
-                    }
+            #[doc = " The arena sizes and per-lifetime totals."]
+            #[must_use]
+            pub const fn arena(&self) -> &__rt::Arena {
+                &self.#arena
+            }
 
-                    #[doc = " The host arena's size (the prompt-lookup index), rounded up to the"]
-                    #[doc = " alignment."]
-                    #[must_use]
-                    pub const fn host_bytes(&self) -> u64 {
-                        self.#arena.host_bytes
-                    }
+            #[doc = " The device bytes: the arena's and, under vLLM's policy, the page pool's."]
+            #[must_use]
+            pub const fn device_bytes(&self) -> u64 {
+                match &self.#pool {
+                    ::core::option::Option::Some(pool) => pool.end(),
+                    ::core::option::Option::None => self.#arena.device_bytes,
+                }
+            }
 
-                    #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
-                    #[must_use]
-                    pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
-                        self.#arena.lifetime_bytes(space, lifetime)
-                    }
+            #[doc = " Under vLLM's policy (`inputs.pool`), the page pool after the arena."]
+            #[must_use]
+            pub const fn pool(&self) -> ::core::option::Option<&__rt::serving::pages::PoolPlan> {
+                self.#pool.as_ref()
+            }
 
-                    #[doc = " The bytes the terms of `space` hold, padding excluded."]
-                    #[must_use]
-                    pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
-                        self.#arena.term_bytes(space)
-                    }
+            #[doc = " The host arena's size, rounded up to the alignment."]
+            #[must_use]
+            pub const fn host_bytes(&self) -> u64 {
+                self.#arena.host_bytes
+            }
+
+            #[doc = " The bytes the terms of `space` with `lifetime` hold, padding excluded."]
+            #[must_use]
+            pub const fn lifetime_bytes(&self, space: __rt::Space, lifetime: __rt::Lifetime) -> u64 {
+                self.#arena.lifetime_bytes(space, lifetime)
+            }
+
+            #[doc = " The bytes the terms of `space` hold, padding excluded."]
+            #[must_use]
+            pub const fn term_bytes(&self, space: __rt::Space) -> u64 {
+                self.#arena.term_bytes(space)
+            }
         }
     }
 
-    /// `StatePlan::for_rank`: `new` on one rank's dims and stage.
-    fn for_rank_fn(shared: bool) -> TokenStream {
+    /// `state_plan_api!`, once per circuit: the `impl` every checkpoint's `StatePlan` shares
+    /// word for word (`new`, `for_rank`, `regions()`, the reads, `layer(i)`), which each
+    /// checkpoint's module expands with one line. Its paths (`VIEW`, `LAYERS`, `TERM_COUNT`,
+    /// `Self::on_stage`) resolve where it is expanded.
+    pub(super) fn plan_api_macro(&self) -> TokenStream {
+        let regions = self.regions_body();
+        let errors = self.plan_errors_doc(&self.classes());
+        let layer_fn = self.layer_fn();
+        let reads = Self::reads_fns();
+        // A circuit with KV readers (`shares`): a rank may hold one without its owner.
+        let shared = self
+            .stateful_blocks()
+            .any(|block| !block.states().iter().all(super::has_terms));
         let missing_owner: &[&str] = if shared {
             &[
-                " A rank that holds a KV side that reads another layer's KV (`SHARES`) but not",
-                " that layer has no plan: `RankError::Plan(PlanError::MissingOwner)`, before any",
-                " other plan error.",
+                " `RankError::Plan(PlanError::MissingOwner)` first when the rank holds a reader of `SHARES` but not its owner;",
             ]
         } else {
             &[]
         };
         quote! {
-                #[doc = " The plan of one rank of `parallel`: `dims` (the checkpoint's, such as"]
-                #[doc = " `DIMS`) on its tensor-parallel rank (`Dims::on_tp`), and only what its"]
-                #[doc = " pipeline stage holds (`Stage::of`): the layers it does not hold, and the"]
-                #[doc = " prologue off the first rank and the epilogue and draft head off the last,"]
-                #[doc = " are empty regions at offset 0 that take no room, as absent groups are. The"]
-                #[doc = " same plan as the dynamic one of `Circuit::instantiate_rank`."]
-                #[doc = ""]
-                #[doc = " # Errors"]
-                #[doc = " `RankError::Stage` when a size is 0, the rank is outside them or the"]
-                #[doc = " layers do not split; `RankError::Shard` when a sharded dim does not split;"]
-                #[doc = " `RankError::Plan` with the rank's `PlanError`, as `new`."]
-                #(#[doc = #missing_owner])*
-                pub const fn for_rank(
-                    dims: &super::Dims,
-                    inputs: &super::Inputs<'a>,
-                    align: u64,
-                    parallel: &__rt::parallel::Parallel<'_>,
-                    rank: __rt::parallel::Rank,
-                ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
-                    match super::rank_of(dims, LAYERS, parallel, rank) {
-                        Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
-                        Err(error) => Err(error),
+            #[doc = " The `impl` every checkpoint's `StatePlan` shares: `new`, `for_rank`, `regions()`,"]
+            #[doc = " the reads of its arena, pool and verify rows, and `layer(i)`."]
+            macro_rules! state_plan_api {
+                () => {
+                    impl<'a> StatePlan<'a> {
+                        #[doc = " Sizes every term under `inputs` and lays it out, every offset a multiple of"]
+                        #[doc = " `align`, by the law of the dynamic `DynamicPlan::new`; a term whose inputs"]
+                        #[doc = " are absent is an empty region at offset 0."]
+                        #[doc = ""]
+                        #[doc = " # Errors"]
+                        #(#[doc = #errors])*
+                        pub const fn new(
+                            dims: &super::Dims,
+                            inputs: &super::Inputs<'a>,
+                            align: u64,
+                        ) -> ::core::result::Result<Self, __rt::PlanError> {
+                            Self::on_stage(dims, inputs, align, &VIEW.whole())
+                        }
+
+                        #[doc = " The plan of one rank of `parallel` (`Circuit::instantiate_rank`'s): `dims`"]
+                        #[doc = " on its tensor-parallel rank, and only what its pipeline stage holds; the"]
+                        #[doc = " rest are empty regions at offset 0."]
+                        #[doc = ""]
+                        #[doc = " # Errors"]
+                        #(#[doc = #missing_owner])*
+                        #[doc = " `RankError::Stage` or `Shard` for a rank or dim that does not split;"]
+                        #[doc = " `RankError::Plan` with the rank's `PlanError`, as `new`."]
+                        pub const fn for_rank(
+                            dims: &super::Dims,
+                            inputs: &super::Inputs<'a>,
+                            align: u64,
+                            parallel: &__rt::parallel::Parallel<'_>,
+                            rank: __rt::parallel::Rank,
+                        ) -> ::core::result::Result<Self, __rt::parallel::RankError<__rt::PlanError>> {
+                            match super::rank_of(dims, LAYERS, parallel, rank) {
+                                Ok((dims, stage)) => __abi::in_rank(Self::on_stage(&dims, inputs, align, &stage)),
+                                Err(error) => Err(error),
+                            }
+                        }
+
+                        #[doc = " Every term's region, in the order of `TERMS`."]
+                        #[must_use]
+                        pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
+                            #regions
+                        }
+
+                        #reads
+
+                        #layer_fn
                     }
-                }
-
+                };
+            }
         }
     }
 
-    /// The verify rows a plan keeps, and a step's address under them.
-    fn verify_fns() -> TokenStream {
-        let (_, _, h_steps) = plan_fields();
-        quote! {
-                #[doc = " The verify rows the plan was made with (`inputs.verify`'s `h_steps`;"]
-                #[doc = " no slot without verify inputs)."]
-                #[must_use]
-                pub const fn h_steps(&self) -> __rt::inputs::HSteps<'a> {
-                    self.#h_steps
-                }
-
-                #[doc = " Verified row `row` of verify slot `slot` of the recurrent state `state`"]
-                #[doc = " (one of this plan's fields, `plan.step(&plan.l0.gdn.h, slot, row)`): its"]
-                #[doc = " `RecurrentRegions::step` under the verify rows the plan was made with."]
-                #[doc = " `None` out of range."]
-                #[must_use]
-                pub const fn step(&self, state: &__rt::RecurrentRegions, slot: u64, row: u64) -> ::core::option::Option<__rt::Region> {
-                    state.step(slot, row, &self.#h_steps)
-                }
-        }
-    }
-
-    /// `impl StatePlan { new, for_rank, regions, totals, verify, fits, layers }`.
-    fn plan_impl(
-        &self,
-        checkpoint: &CheckpointSpec,
-        table: &Table<'_>,
-        parts: &PlanParts,
-    ) -> TokenStream {
-        // `on_stage` names its locals as the plan's fields and initializes them by shorthand;
-        // the arena's local is `StageSizes`'s field, named `arena` as the plan's is.
+    /// `impl StatePlan { on_stage, layers }` and the expansion of `state_plan_api!`: what is
+    /// the checkpoint's own, its lays and its layers, and the rest, shared.
+    fn plan_impl(&self, checkpoint: &CheckpointSpec, parts: &PlanParts) -> TokenStream {
+        // `on_stage` names its locals as the plan's fields and initializes them by shorthand,
+        // as `PlanStart` names them.
         let (arena, pool, h_steps) = plan_fields();
         let units_fn = taken(reserved::UNITS);
         let init = &parts.init;
-        let lays = &parts.lays;
-        let regions = self.regions_body();
-        let errors = self.plan_errors_doc(table);
         let layers_fn = self.layers_fn(checkpoint);
-        let shared = !parts.readers.is_empty();
-        let fits = fit_fns(shared);
-        let totals = Self::totals_fns();
-        let verify = Self::verify_fns();
-        let for_rank = Self::for_rank_fn(shared);
         let assign_owners = &parts.shares;
-        // A rank that holds a reader but not its owner has no plan, whatever the inputs.
-        let owners_held = if shared {
-            quote! {
-                if let Err(error) = __abi::owners_held(&SHARES, stage) {
-                    return Err(error);
-                }
-            }
+        // The readers (`shares`) are given their owners' regions after the plan is built.
+        let binding = if assign_owners.is_empty() {
+            quote!(plan)
         } else {
-            TokenStream::new()
+            quote!(mut plan)
         };
         quote! {
+            state_plan_api!();
+
             impl<'a> StatePlan<'a> {
-                #[doc = " Sizes every term under `inputs` and lays the terms out, every offset a"]
-                #[doc = " multiple of `align`, by the same law as the dynamic"]
-                #[doc = " `metrale_circuit::dynamic::DynamicPlan::new`. A term whose inputs are absent"]
-                #[doc = " (no verify, no KV, no cache group) is an empty region at offset 0."]
-                #[doc = ""]
-                #[doc = " # Errors"]
-                #(#[doc = #errors])*
-                pub const fn new(
-                    dims: &super::Dims,
-                    inputs: &super::Inputs<'a>,
-                    align: u64,
-                ) -> ::core::result::Result<Self, __rt::PlanError> {
-                    Self::on_stage(dims, inputs, align, &TABLE.whole())
-                }
-
-                #for_rank
-
                 #[doc = " `new` for what `stage` holds, under `dims` (a rank's)."]
                 const fn on_stage(
                     dims: &super::Dims,
@@ -299,48 +300,27 @@ impl Emitter<'_> {
                     align: u64,
                     stage: &__rt::parallel::Stage,
                 ) -> ::core::result::Result<Self, __rt::PlanError> {
-                    #owners_held
                     let units = super::#units_fn(dims, inputs.formats);
-                    let counts = inputs.state_inputs();
-                    let __abi::StageSizes { classes, mut cursors, arena } = match TABLE.size(&units, &counts, align, stage) {
-                        Ok(sized) => sized,
+                    let __abi::PlanStart { classes, mut cursors, #arena, #pool, #h_steps } = match VIEW.start(&units, &inputs.state_inputs(), align, stage) {
+                        Ok(start) => start,
                         Err(error) => return Err(error),
                     };
-                    let #pool = match TABLE.pool_plan(&units, &counts, stage, &arena) {
-                        Ok(pool) => pool,
-                        Err(error) => return Err(error),
-                    };
-                    // Each block instance is laid out in place, in plan order, so each group's
+                    // Each field is laid out as it is built, in plan order, so each group's
                     // cursor meets its terms in the order the layout places them.
-                    let #h_steps = match inputs.verify {
-                        ::core::option::Option::Some(verify) => verify.h_steps,
-                        ::core::option::Option::None => __rt::inputs::HSteps::NONE,
-                    };
-                    let mut plan = Self { #init #arena, #pool, #h_steps };
-                    #lays
+                    let #binding = Self { #init #arena, #pool, #h_steps };
                     #assign_owners
                     Ok(plan)
                 }
-
-                #[doc = " Every term's region, in the order of `TERMS`."]
-                #[must_use]
-                pub const fn regions(&self) -> [__rt::Region; TERM_COUNT] {
-                    #regions
-                }
-
-                #verify
-
-                #totals
-
-                #fits
 
                 #layers_fn
             }
         }
     }
 
-    /// The plan struct's fields and the fields of the literal `new` builds, in the order of `Circuit::instances` (plan order): prologue, layers, epilogue,
-    /// draft.
+    /// The plan struct's fields and the fields of the literal `new` builds, in the order of
+    /// `Circuit::instances` (plan order): prologue, layers, epilogue, draft. Each field of
+    /// terms is built laid out (`laid`), in that order, so each layout group's cursor meets
+    /// its terms in plan order.
     fn plan_fields(&self, checkpoint: &CheckpointSpec, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
         let mut parts = PlanParts::default();
@@ -354,19 +334,23 @@ impl Emitter<'_> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            self.group_lays(
-                circuit.layout().blocks_of(kind),
-                (&format!("l{i}"), Position::Layer(i as u64)),
-                table,
-                &mut parts,
-            );
             self.share_fields(
                 checkpoint,
                 i as u64,
                 circuit.layout().blocks_of(kind),
                 &mut parts,
             );
-            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
+            let laid = circuit
+                .layout()
+                .blocks_of(kind)
+                .iter()
+                .any(|name| self.stateful(name).is_some_and(super::block_has_terms));
+            let layer = int(i as u64);
+            parts.init.extend(if laid {
+                quote! { #field: super::#ty::laid(&classes, #layer, &mut cursors), }
+            } else {
+                quote! { #field: super::#ty::EMPTY, }
+            });
         }
         for name in circuit.epilogue() {
             self.top_block(name, Position::Epilogue, table, &mut parts);
@@ -377,18 +361,20 @@ impl Emitter<'_> {
                 #[doc = " The draft head's blocks."]
                 pub #draft: super::Draft,
             });
-            self.group_lays(
-                circuit.draft(),
-                ("draft", Position::Draft),
-                table,
-                &mut parts,
-            );
-            parts.init.extend(quote! { #draft: super::Draft::EMPTY, });
+            let laid = circuit
+                .draft()
+                .iter()
+                .any(|name| self.stateful(name).is_some_and(super::block_has_terms));
+            parts.init.extend(if laid {
+                quote! { #draft: super::Draft::laid(&classes, &mut cursors), }
+            } else {
+                quote! { #draft: super::Draft::EMPTY, }
+            });
         }
         parts
     }
 
-    /// A prologue or epilogue block: a field of the plan itself, laid out by its own `lay`.
+    /// A prologue or epilogue block: a field of the plan itself, built laid out from its window.
     fn top_block(&self, name: &str, place: Position, table: &Table<'_>, parts: &mut PlanParts) {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
@@ -397,35 +383,13 @@ impl Emitter<'_> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
-            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
             if super::block_has_terms(block) {
                 let window = Self::window(block, (name, place), table);
                 parts
-                    .lays
-                    .extend(quote! { plan.#field.lay(#window, &mut cursors); });
-            }
-        }
-    }
-
-    /// The `lay` of each stateful block of a layer or of the draft head, in order:
-    /// `plan.<group>.<block>.lay(<its window>, &mut cursors);`.
-    fn group_lays(
-        &self,
-        blocks: &[String],
-        (prefix, place): (&str, Position),
-        table: &Table<'_>,
-        parts: &mut PlanParts,
-    ) {
-        let group = format_ident!("{prefix}");
-        for name in blocks {
-            if let Some(block) = self.stateful(name)
-                && super::block_has_terms(block)
-            {
-                let field = ident(name);
-                let window = Self::window(block, (&format!("{prefix}.{name}"), place), table);
-                parts
-                    .lays
-                    .extend(quote! { plan.#group.#field.lay(#window, &mut cursors); });
+                    .init
+                    .extend(quote! { #field: super::#ty::laid(#window, &mut cursors), });
+            } else {
+                parts.init.extend(quote! { #field: super::#ty::EMPTY, });
             }
         }
     }
@@ -607,8 +571,8 @@ impl Emitter<'_> {
         }
     }
 
-    /// `layers()` and `layer(i)`, when the circuit has layer kinds: `layers()` lists the
-    /// fields, `layer(i)` reads it, so only `layers()` grows with the layers.
+    /// `layers()`, when the circuit has layer kinds: the fields, listed (what `layer(i)` and
+    /// `regions()` read, so only it grows with the layers).
     fn layers_fn(&self, checkpoint: &CheckpointSpec) -> TokenStream {
         if self.circuit.layout().blocks().is_empty() {
             return TokenStream::new();
@@ -628,23 +592,27 @@ impl Emitter<'_> {
             pub const fn layers(&self) -> [super::Layer<'_>; LAYERS] {
                 [#(#layers),*]
             }
+        }
+    }
 
+    /// `layer(i)`, when the circuit has layer kinds: `layers()` read at `i`.
+    fn layer_fn(&self) -> TokenStream {
+        if self.circuit.layout().blocks().is_empty() {
+            return TokenStream::new();
+        }
+        quote! {
             #[doc = " Layer `index`, or `None` past the last one."]
             #[must_use]
             pub const fn layer(&self, index: usize) -> ::core::option::Option<super::Layer<'_>> {
-                if index < LAYERS {
-                    ::core::option::Option::Some(self.layers()[index])
-                } else {
-                    ::core::option::Option::None
-                }
+                __abi::nth(self.layers(), index)
             }
         }
     }
 
-    /// The `# Errors` lines of a checkpoint's `new`: the faults its states can produce.
-    fn plan_errors_doc(&self, table: &Table<'_>) -> Vec<Literal> {
+    /// The `# Errors` lines of a plan's `new`: the faults the states of `classes` can produce.
+    fn plan_errors_doc(&self, classes: &[Class<'_>]) -> Vec<Literal> {
         let mut faults = super::sizes::Faults::default();
-        for (block, state, ..) in &table.classes {
+        for (block, state, ..) in classes {
             let of = self.faults(block.shape_of(state));
             faults.divides |= of.divides;
             faults.subtracts |= of.subtracts;
@@ -679,175 +647,6 @@ fn shares_items(readers: &[(String, String, u64, u64)]) -> TokenStream {
         #[doc = " regions."]
         pub const SHARES: [(&str, &str, u64, u64); #count] = [#(#rows),*];
 
-    }
-}
-
-/// A rank's fit (`fit`, a call of the checkpoint's table on `stage`), after the check that the
-/// stage holds the owner of every reader it holds, when the checkpoint has readers (`shared`).
-fn rank_fit(fit: &TokenStream, shared: bool) -> TokenStream {
-    if shared {
-        quote! {
-            match __abi::owners_held(&SHARES, &stage) {
-                Ok(()) => __abi::in_rank(#fit),
-                Err(error) => Err(__rt::parallel::RankError::Plan(__rt::serving::FitError::Plan(error))),
-            }
-        }
-    } else {
-        quote!(__abi::in_rank(#fit))
-    }
-}
-
-/// The fits of `StatePlan`: each a call of the runtime's search on the checkpoint's table
-/// (`Table::fit_profile`, `Table::fit_kv_blocks`), for the whole model or, through
-/// `rank_of`, for one rank (whose stage must hold the owner of every reader it holds, when the
-/// checkpoint has readers: `shared`).
-fn fit_fns(shared: bool) -> TokenStream {
-    let units_fn = taken(reserved::UNITS);
-    let kv = fit_kv_fns(shared);
-    let profile_rank = rank_fit(
-        &quote!(TABLE.fit_profile(
-            &super::#units_fn(&dims, formats),
-            profile,
-            free,
-            align,
-            budget,
-            &stage
-        )),
-        shared,
-    );
-    quote! {
-        #[doc = " The largest value of `profile`'s free input `free` whose plan's device arena"]
-        #[doc = " fits `budget` bytes: the profile at each probed value"]
-        #[doc = " (`ServingProfile::varied`), by the same search as"]
-        #[doc = " `metrale_circuit::dynamic::fit_profile`."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " `FitError::NoKvPool` when `free` is the pool and the profile has none;"]
-        #[doc = " `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
-        #[doc = " exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not."]
-        pub const fn fit_profile(
-            dims: &super::Dims,
-            formats: super::Formats,
-            profile: &__rt::serving::ServingProfile,
-            free: __rt::serving::ProfileFree,
-            align: u64,
-            budget: u64,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-            TABLE.fit_profile(&super::#units_fn(dims, formats), profile, free, align, budget, &TABLE.whole())
-        }
-
-        #[doc = " `fit_profile` for one rank of `parallel` (its plan is `for_rank`'s; the"]
-        #[doc = " budget is that GPU's)."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " `for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
-        #[doc = " with the rank's `FitError`, as `fit_profile`."]
-        #[allow(clippy::too_many_arguments, reason = "`fit_profile`'s arguments and the rank's two")]
-        pub const fn fit_profile_for_rank(
-            dims: &super::Dims,
-            formats: super::Formats,
-            profile: &__rt::serving::ServingProfile,
-            free: __rt::serving::ProfileFree,
-            align: u64,
-            budget: u64,
-            parallel: &__rt::parallel::Parallel<'_>,
-            rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
-            match super::rank_of(dims, LAYERS, parallel, rank) {
-                Ok((dims, stage)) => #profile_rank,
-                Err(error) => Err(error),
-            }
-        }
-
-        #[doc = " The most concurrent sequences of `context` tokens each whose plan fits"]
-        #[doc = " `budget` bytes: `fit_profile` over `sequences`, as"]
-        #[doc = " `metrale_circuit::dynamic::fit_sequences`."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " As `fit_profile`."]
-        pub const fn fit_sequences(
-            dims: &super::Dims,
-            formats: super::Formats,
-            profile: &__rt::serving::ServingProfile,
-            context: u64,
-            align: u64,
-            budget: u64,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
-        }
-
-        #[doc = " The most main KV blocks of `profile` whose plan fits `budget` bytes,"]
-        #[doc = " a draft pool it ties (`draft_kv`) growing with it: `fit_profile` over the"]
-        #[doc = " pool, as `metrale_circuit::dynamic::fit_profile_blocks`."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " As `fit_profile`."]
-        pub const fn fit_profile_blocks(
-            dims: &super::Dims,
-            formats: super::Formats,
-            profile: &__rt::serving::ServingProfile,
-            align: u64,
-            budget: u64,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-            Self::fit_profile(dims, formats, profile, __rt::serving::ProfileFree::KvBlocks, align, budget)
-        }
-
-        #kv
-    }
-}
-
-/// `fit_kv_blocks` and `fit_kv_blocks_for_rank`: the runtime's search over the main KV blocks
-/// (on a rank, after `owners_held` when the checkpoint has readers: `shared`).
-fn fit_kv_fns(shared: bool) -> TokenStream {
-    let units_fn = taken(reserved::UNITS);
-    let kv_rank = rank_fit(
-        &quote!(TABLE.fit_kv_blocks(
-            &super::#units_fn(&dims, inputs.formats),
-            &inputs.state_inputs(),
-            align,
-            budget,
-            &stage
-        )),
-        shared,
-    );
-    quote! {
-        #[doc = " The most main KV blocks (`inputs.kv`'s `blocks`) whose plan's"]
-        #[doc = " device arena fits `budget` bytes, every other input as given, by the same"]
-        #[doc = " search as `metrale_circuit::dynamic::fit_kv_blocks`: the value, and the device bytes"]
-        #[doc = " at it and at one more block."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " `FitError::NoKvPool` without `inputs.kv`; `FitError::Plan` when the plan"]
-        #[doc = " fails at 0 blocks; `FitError::TooSmall` when even 0 blocks exceed `budget`;"]
-        #[doc = " `FitError::NoneFits` when 0 blocks fit and 1 does not."]
-        pub const fn fit_kv_blocks(
-            dims: &super::Dims,
-            inputs: &super::Inputs<'_>,
-            align: u64,
-            budget: u64,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-            TABLE.fit_kv_blocks(&super::#units_fn(dims, inputs.formats), &inputs.state_inputs(), align, budget, &TABLE.whole())
-        }
-
-        #[doc = " `fit_kv_blocks` for one rank of `parallel` (its plan is `for_rank`'s; the"]
-        #[doc = " budget is that GPU's)."]
-        #[doc = ""]
-        #[doc = " # Errors"]
-        #[doc = " `for_rank`'s `RankError::Stage` and `RankError::Shard`; `RankError::Plan`"]
-        #[doc = " with the rank's `FitError`, as `fit_kv_blocks`."]
-        pub const fn fit_kv_blocks_for_rank(
-            dims: &super::Dims,
-            inputs: &super::Inputs<'_>,
-            align: u64,
-            budget: u64,
-            parallel: &__rt::parallel::Parallel<'_>,
-            rank: __rt::parallel::Rank,
-        ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
-            match super::rank_of(dims, LAYERS, parallel, rank) {
-                Ok((dims, stage)) => #kv_rank,
-                Err(error) => Err(error),
-            }
-        }
     }
 }
 

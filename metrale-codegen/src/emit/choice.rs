@@ -261,9 +261,7 @@ impl Emitter<'_> {
                 .collect()
         };
         let dims = arms(quote!(DIMS), true);
-        let terms = arms(quote!(TERMS), true);
-        let term_counts = arms(quote!(TERM_COUNT), false);
-        let layer_counts = arms(quote!(LAYERS), false);
+        let views = arms(quote!(VIEW), false);
         quote! {
             #[doc = " Its dims (its module's `DIMS`)."]
             #[must_use]
@@ -271,23 +269,28 @@ impl Emitter<'_> {
                 match self { #dims }
             }
 
+            #[doc = " Its plan's table (its module's `VIEW`), which the runtime's algorithms read."]
+            const fn view(self) -> __abi::TableView<'static, CLASS_COUNT, POOL_LAYERS> {
+                match self { #views }
+            }
+
             #[doc = " Every term of its plan, in plan order (its module's `TERMS`): the order"]
             #[doc = " of an `AnyPlan`'s `regions()`."]
             #[must_use]
             pub const fn terms(self) -> &'static [__rt::TermInfo] {
-                match self { #terms }
+                self.view().terms
             }
 
             #[doc = " How many terms its plan has (its module's `TERM_COUNT`)."]
             #[must_use]
             pub const fn term_count(self) -> usize {
-                match self { #term_counts }
+                self.view().terms.len()
             }
 
             #[doc = " How many layers it has (its module's `LAYERS`)."]
             #[must_use]
             pub const fn layer_count(self) -> usize {
-                match self { #layer_counts }
+                self.view().layer_count()
             }
         }
     }
@@ -353,8 +356,8 @@ impl Emitter<'_> {
             &self.plan_arms(&|_| quote!(plan.pool())),
         );
         let layer = self.any_plan_layer();
-        let fits = self.any_plan_fits();
-        let profile_fits = self.any_plan_profile_fits();
+        let fits = Self::any_plan_fits();
+        let profile_fits = Self::any_plan_profile_fits();
         quote! {
             #[doc = " The plan of any checkpoint, behind one type: one variant per checkpoint, holding"]
             #[doc = " its module's `StatePlan`. An engine that reads the model's name at start builds"]
@@ -479,22 +482,20 @@ impl Emitter<'_> {
         }
     }
 
-    /// `AnyPlan::fit_profile` and its rank's form: the chosen checkpoint's profile searches
-    /// (sequences per rank among them).
-    fn any_plan_profile_fits(&self) -> TokenStream {
-        let fit_profile = self.checkpoint_arms(&|_, module| {
-            quote!(#module::StatePlan::fit_profile(dims, formats, profile, free, align, budget))
-        });
-        let fit_profile_rank = self.checkpoint_arms(&|_, module| {
-            quote!(#module::StatePlan::fit_profile_for_rank(dims, formats, profile, free, align, budget, parallel, rank))
-        });
+    /// `AnyPlan::fit_profile` and its rank's form: the runtime's profile search on the chosen
+    /// checkpoint's table (sequences per rank among them).
+    fn any_plan_profile_fits() -> TokenStream {
+        let units = taken(reserved::UNITS);
         quote! {
             #[doc = " The largest value of `profile`'s free input `free` (its sequences at a"]
             #[doc = " context, or its pool's blocks) whose plan of `checkpoint` fits `budget`"]
-            #[doc = " device bytes: the checkpoint's `StatePlan::fit_profile`."]
+            #[doc = " device bytes: the profile at each probed value (`ServingProfile::varied`), by"]
+            #[doc = " the search of `metrale_circuit::dynamic::fit_profile`, on the checkpoint's table."]
             #[doc = ""]
             #[doc = " # Errors"]
-            #[doc = " Those of the checkpoint's `StatePlan::fit_profile`."]
+            #[doc = " `FitError::NoKvPool` when `free` is the pool and the profile has none;"]
+            #[doc = " `FitError::Plan` when the plan fails at 0; `FitError::TooSmall` when even 0"]
+            #[doc = " exceeds `budget`; `FitError::NoneFits` when 0 fits and 1 does not."]
             pub const fn fit_profile(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -504,15 +505,17 @@ impl Emitter<'_> {
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-                match checkpoint { #fit_profile }
+                let view = checkpoint.view();
+                view.fit_profile(&#units(dims, formats), profile, free, align, budget, &view.whole())
             }
 
-            #[doc = " `fit_profile` on one rank of `parallel` (the budget is that GPU's): the"]
-            #[doc = " checkpoint's `StatePlan::fit_profile_for_rank`; its sequences on a rank are"]
-            #[doc = " `free = ProfileFree::Sequences { context }`."]
+            #[doc = " `fit_profile` on one rank of `parallel` (its plan `for_rank`'s, the budget"]
+            #[doc = " that GPU's); its sequences on a rank are `free = ProfileFree::Sequences { context }`."]
             #[doc = ""]
             #[doc = " # Errors"]
-            #[doc = " Those of the checkpoint's `StatePlan::fit_profile_for_rank`."]
+            #[doc = " `RankError::Stage` or `Shard` for a rank or dim that does not split;"]
+            #[doc = " `RankError::Plan` with the rank's `FitError`, as `fit_profile`"]
+            #[doc = " (`PlanError::MissingOwner` first, for a rank holding a KV reader but not its owner)."]
             #[allow(clippy::too_many_arguments, reason = "`fit_profile`'s arguments and the rank's two")]
             pub const fn fit_profile_for_rank(
                 checkpoint: Checkpoint,
@@ -525,34 +528,28 @@ impl Emitter<'_> {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
-                match checkpoint { #fit_profile_rank }
+                match rank_of(dims, checkpoint.layer_count(), parallel, rank) {
+                    Ok((dims, stage)) => __abi::in_rank(checkpoint.view().fit_profile(&#units(&dims, formats), profile, free, align, budget, &stage)),
+                    Err(error) => Err(error),
+                }
             }
         }
     }
 
-    /// `AnyPlan::fit_kv_blocks`, its rank's form, and `AnyPlan::fit_sequences`: the chosen
-    /// checkpoint's searches.
-    fn any_plan_fits(&self) -> TokenStream {
-        let fit_kv = self.checkpoint_arms(
-            &|_, module| quote!(#module::StatePlan::fit_kv_blocks(dims, inputs, align, budget)),
-        );
-        let fit_kv_rank = self.checkpoint_arms(&|_, module| {
-            quote!(#module::StatePlan::fit_kv_blocks_for_rank(dims, inputs, align, budget, parallel, rank))
-        });
-        let fit_sequences = self.checkpoint_arms(&|_, module| {
-            quote!(#module::StatePlan::fit_sequences(dims, formats, profile, context, align, budget))
-        });
-
+    /// `AnyPlan::fit_kv_blocks`, its rank's form, and `AnyPlan::fit_sequences`: the runtime's
+    /// searches on the chosen checkpoint's table.
+    fn any_plan_fits() -> TokenStream {
+        let units = taken(reserved::UNITS);
         quote! {
-            #[doc = " The most main KV blocks whose plan of `checkpoint` fits `budget`"]
-            #[doc = " device bytes, every other input as given: the checkpoint's"]
-            #[doc = " `StatePlan::fit_kv_blocks`."]
+            #[doc = " The most main KV blocks (`inputs.kv`'s, or the pages of `inputs.pool`) whose"]
+            #[doc = " plan of `checkpoint` fits `budget` device bytes, every other input as given,"]
+            #[doc = " by the search of `metrale_circuit::dynamic::fit_kv_blocks`: the value, and"]
+            #[doc = " the device bytes at it and at one more block."]
             #[doc = ""]
             #[doc = " # Errors"]
-            #[doc = " Those of the checkpoint's `StatePlan::fit_kv_blocks`: `FitError::NoKvPool`"]
-            #[doc = " without `inputs.kv`, `FitError::Plan` when the plan fails at 0 blocks,"]
-            #[doc = " `FitError::TooSmall` when even 0 blocks exceed `budget`, `FitError::NoneFits`"]
-            #[doc = " when 0 blocks fit and 1 does not."]
+            #[doc = " `FitError::NoKvPool` without `inputs.kv`, `FitError::Plan` when the plan"]
+            #[doc = " fails at 0 blocks, `FitError::TooSmall` when even 0 blocks exceed `budget`,"]
+            #[doc = " `FitError::NoneFits` when 0 blocks fit and 1 does not."]
             pub const fn fit_kv_blocks(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -560,14 +557,17 @@ impl Emitter<'_> {
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-                match checkpoint { #fit_kv }
+                let view = checkpoint.view();
+                view.fit_kv_blocks(&#units(dims, inputs.formats), &inputs.state_inputs(), align, budget, &view.whole())
             }
 
-            #[doc = " `fit_kv_blocks` on one rank of `parallel` (the budget is that GPU's): the"]
-            #[doc = " checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            #[doc = " `fit_kv_blocks` on one rank of `parallel` (its plan `for_rank`'s, the budget"]
+            #[doc = " that GPU's)."]
             #[doc = ""]
             #[doc = " # Errors"]
-            #[doc = " Those of the checkpoint's `StatePlan::fit_kv_blocks_for_rank`."]
+            #[doc = " `RankError::Stage` or `Shard` for a rank or dim that does not split;"]
+            #[doc = " `RankError::Plan` with the rank's `FitError`, as `fit_kv_blocks`"]
+            #[doc = " (`PlanError::MissingOwner` first, for a rank holding a KV reader but not its owner)."]
             pub const fn fit_kv_blocks_for_rank(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -577,17 +577,18 @@ impl Emitter<'_> {
                 parallel: &__rt::parallel::Parallel<'_>,
                 rank: __rt::parallel::Rank,
             ) -> ::core::result::Result<__rt::serving::Fit, __rt::parallel::RankError<__rt::serving::FitError<__rt::PlanError>>> {
-                match checkpoint { #fit_kv_rank }
+                match rank_of(dims, checkpoint.layer_count(), parallel, rank) {
+                    Ok((dims, stage)) => __abi::in_rank(checkpoint.view().fit_kv_blocks(&#units(&dims, inputs.formats), &inputs.state_inputs(), align, budget, &stage)),
+                    Err(error) => Err(error),
+                }
             }
 
             #[doc = " The most concurrent sequences of `context` tokens each whose plan of"]
             #[doc = " `checkpoint` fits `budget` device bytes, `profile` scaled to each probed"]
-            #[doc = " count: the checkpoint's `StatePlan::fit_sequences`."]
+            #[doc = " count: `fit_profile` over `ProfileFree::Sequences { context }`."]
             #[doc = ""]
             #[doc = " # Errors"]
-            #[doc = " Those of the checkpoint's `StatePlan::fit_sequences`: `FitError::Plan` when"]
-            #[doc = " the plan fails at 0 sequences, `FitError::TooSmall` when even 0 sequences"]
-            #[doc = " exceed `budget`, `FitError::NoneFits` when 0 fit and 1 does not."]
+            #[doc = " As `fit_profile`."]
             pub const fn fit_sequences(
                 checkpoint: Checkpoint,
                 dims: &Dims,
@@ -597,9 +598,8 @@ impl Emitter<'_> {
                 align: u64,
                 budget: u64,
             ) -> ::core::result::Result<__rt::serving::Fit, __rt::serving::FitError<__rt::PlanError>> {
-                match checkpoint { #fit_sequences }
+                Self::fit_profile(checkpoint, dims, formats, profile, __rt::serving::ProfileFree::Sequences { context }, align, budget)
             }
-
         }
     }
 }

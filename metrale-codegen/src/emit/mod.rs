@@ -6,8 +6,9 @@
 //!     blocks::<block>::<state>_*     const size functions (sizes.rs)
 //!     <Block>Block, <Kind>Layer,     the typed field groups a plan is made of (model.rs)
 //!     Layer, Draft
-//!     <checkpoint>::{DIMS, LAYERS, TABLE, TERMS,       one module per checkpoint (checkpoint.rs),
-//!                    StatePlan}                        its table the IR of table.rs
+//!     CLASSES                        the size classes of every checkpoint's table (table.rs)
+//!     <checkpoint>::{DIMS, LAYERS, TABLE, VIEW,        one module per checkpoint (checkpoint.rs),
+//!                    TERMS, StatePlan}                 its table the IR of table.rs
 //!     MAX_TERM_COUNT, Checkpoint, AnyPlan               a checkpoint chosen at run time, and
 //!     Formats::from_pairs, Inputs::from_state_inputs    inputs from a loaded file (choice.rs)
 //! }
@@ -98,6 +99,8 @@ impl<'a> Emitter<'a> {
         let inputs = self.inputs_types();
         let blocks = self.blocks_module();
         let units = self.units_fn();
+        let classes = self.classes_items();
+        let plan_api = self.plan_api_macro();
         let rank_of = rank_of_fn();
         let put_layers = self.put_layers_fn();
         let regions = self.region_types();
@@ -126,9 +129,11 @@ impl<'a> Emitter<'a> {
                 #inputs
                 #blocks
                 #units
+                #classes
                 #rank_of
                 #put_layers
                 #regions
+                #plan_api
                 #(#checkpoints)*
                 #choice
             }

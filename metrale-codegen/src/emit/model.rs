@@ -13,12 +13,14 @@
 //!   it its owner's regions after the lays).
 
 use metrale_circuit::StateKind;
+use metrale_circuit::dynamic::decl::Section;
 use metrale_circuit::load::circuit::{BlockTemplate, StateTemplate};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::Emitter;
-use super::names::{camel_case, doc_line, ident, reserved, taken, type_name};
+use super::names::{camel_case, doc_line, ident, index, reserved, taken, type_name};
+use super::table::Class;
 
 impl Emitter<'_> {
     /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
@@ -365,7 +367,16 @@ impl Emitter<'_> {
 
     /// The block structs, layer structs, the `Layer` enum and the `Draft` struct.
     pub(super) fn region_types(&self) -> TokenStream {
-        let blocks = self.stateful_blocks().map(Self::block_struct);
+        let classes = self.classes();
+        let top: Vec<&String> = self
+            .circuit
+            .prologue()
+            .iter()
+            .chain(self.circuit.epilogue())
+            .collect();
+        let blocks = self
+            .stateful_blocks()
+            .map(|block| Self::block_struct(block, top.iter().any(|name| *name == block.name())));
         let layers = self.circuit.layout().blocks().iter().map(|(kind, blocks)| {
             let ty = layer_type(kind);
             let fields = self.block_fields(blocks);
@@ -375,6 +386,7 @@ impl Emitter<'_> {
                 listed.join(", ")
             ));
             let empty = self.empty_fields(blocks);
+            let laid = self.laid_fn(&classes, blocks, Section::Main);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,6 +395,8 @@ impl Emitter<'_> {
                 impl #ty {
                     #[doc = " Every block empty, before a plan lays the layer out."]
                     const EMPTY: Self = Self { #empty };
+
+                    #laid
                 }
             }
         });
@@ -390,6 +404,7 @@ impl Emitter<'_> {
         let draft = if self.has_draft() {
             let fields = self.block_fields(self.circuit.draft());
             let empty = self.empty_fields(self.circuit.draft());
+            let laid = self.laid_fn(&classes, self.circuit.draft(), Section::Draft);
             quote! {
                 #[doc = " The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,6 +413,8 @@ impl Emitter<'_> {
                 impl Draft {
                     #[doc = " Every block empty, before a plan lays the draft head out."]
                     const EMPTY: Self = Self { #empty };
+
+                    #laid
                 }
             }
         } else {
@@ -408,6 +425,50 @@ impl Emitter<'_> {
             #(#layers)*
             #layer_enum
             #draft
+        }
+    }
+
+    /// `laid`, for a layer type (`section` main) or the draft head's (`section` draft) whose
+    /// `blocks` have terms: each block laid out from its window of the classes, in order. Not
+    /// inlined: a plan's `new` stays one call per layer, so its size, and the time to compile
+    /// it, grow linearly with the layers.
+    fn laid_fn(&self, classes: &[Class<'_>], blocks: &[String], section: Section) -> TokenStream {
+        let lays: Vec<TokenStream> = blocks
+            .iter()
+            .filter_map(|name| self.stateful(name))
+            .filter(|block| super::block_has_terms(block))
+            .map(|block| {
+                let field = ident(block.name());
+                let first = index(first_class(classes, block, section));
+                match section {
+                    Section::Main => {
+                        quote!(laid.#field.lay(classes.layer(#first, layer), cursors);)
+                    }
+                    Section::Draft => quote!(laid.#field.lay(classes.draft(#first), cursors);),
+                }
+            })
+            .collect();
+        if lays.is_empty() {
+            return TokenStream::new();
+        }
+        let (doc, layer) = match section {
+            Section::Main => (
+                " Layer `layer` of a plan, laid out from the classes its stage reads, block by block.",
+                quote!(layer: u64,),
+            ),
+            Section::Draft => (
+                " The draft head of a plan, laid out from the classes its stage reads, block by block.",
+                TokenStream::new(),
+            ),
+        };
+        quote! {
+            #[doc = #doc]
+            #[inline(never)]
+            const fn laid(classes: &__abi::StageClasses<CLASS_COUNT>, #layer cursors: &mut [u64; __abi::GROUPS]) -> Self {
+                let mut laid = Self::EMPTY;
+                #(#lays)*
+                laid
+            }
         }
     }
 
@@ -446,7 +507,9 @@ impl Emitter<'_> {
             .collect()
     }
 
-    fn block_struct(block: &BlockTemplate) -> TokenStream {
+    /// A block's struct; `top` for a prologue or epilogue block, a plan's own field, which a
+    /// plan builds laid out (`laid`).
+    fn block_struct(block: &BlockTemplate, top: bool) -> TokenStream {
         let ty = block_type(block.name());
         let doc = doc_line(&format!(
             "The regions of one `{}` block instance (`{}`).",
@@ -511,6 +574,20 @@ impl Emitter<'_> {
                 }
             }
         };
+        let laid = if top && !lays.is_empty() {
+            quote! {
+                #[doc = " This instance laid out (`lay`) from empty: a plan's field."]
+                #[inline(always)]
+                #[allow(clippy::inline_always, reason = "built in place in the plan: `lay` stays one call")]
+                const fn laid(classes: &[__abi::ClassSize; #count], cursors: &mut [u64; __abi::GROUPS]) -> Self {
+                    let mut laid = Self::EMPTY;
+                    laid.lay(classes, cursors);
+                    laid
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -524,6 +601,8 @@ impl Emitter<'_> {
                 const EMPTY: Self = Self { #(#empties)* };
 
                 #lay
+
+                #laid
 
                 #[doc = " Every term's region, state by state, in plan order."]
                 #[must_use]
@@ -589,6 +668,17 @@ pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
 }
 
 /// The doc of a state's field: where it was declared, what it is, what a unit is.
+/// The circuit's class of the first term of an instance of `block` in `section`: the first of
+/// its window (a block's classes are consecutive, `table.rs`).
+fn first_class(classes: &[Class<'_>], block: &BlockTemplate, section: Section) -> usize {
+    classes
+        .iter()
+        .position(|(b, s, _, sec, _)| {
+            b.name() == block.name() && *sec == section && super::has_terms(s)
+        })
+        .unwrap_or_default()
+}
+
 fn state_doc(block: &BlockTemplate, state: &StateTemplate) -> String {
     if let Some(shares) = state.shares() {
         let owner = match shares.layer() {

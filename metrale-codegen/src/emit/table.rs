@@ -1,6 +1,7 @@
-//! The IR of one checkpoint's plan: its static table (rows in plan order, size classes,
-//! where each place's rows start), built from `Circuit::instances`, and the tokens of its
-//! runtime twin, `__private_v0_1::Table::new(rows, classes, position_rows)`, which derives every
+//! The IR of a circuit's plans: its size classes (`CLASSES`, one list for every checkpoint)
+//! and each checkpoint's static table (rows in plan order, where each position's rows start),
+//! built from `Circuit::instances`, and the tokens of the table's runtime twin,
+//! `__private_v0_1::Table::new(rows, &CLASSES, position_rows, readers)`, which derives every
 //! other table (terms, counts, first rows, layout order) at compile time.
 //!
 //! Owner: metrale-codegen.
@@ -10,7 +11,9 @@
 //!   sizes in; a block instance's terms are consecutive rows of consecutive
 //!   classes, so its `lay` takes a window of the classes.
 //! - Terms that size alike (one state of one block template, one holding, one section) share
-//!   a size class; each state's unit is computed once per plan (`units()`).
+//!   a size class, in every checkpoint of the circuit: the classes are listed in first use over
+//!   the checkpoints in file order, a block's all at once, so a block instance's classes are
+//!   consecutive in every checkpoint. Each state's unit is computed once per plan (`units()`).
 
 use std::collections::HashMap;
 
@@ -27,34 +30,53 @@ use quote::{format_ident, quote};
 use super::Emitter;
 use super::names::{camel_case, index};
 
+/// One size class: `(block, state, holding, section, unit)`; `unit` indexes the circuit's
+/// `units()`.
+pub(super) type Class<'a> = (
+    &'a BlockTemplate,
+    &'a StateTemplate,
+    Holding,
+    Section,
+    usize,
+);
+
 /// The static table of one checkpoint's plan: the IR whose runtime twin is
 /// `__private_v0_1::Table`, built once per checkpoint from `Circuit::instances`.
 pub(super) struct Table<'a> {
-    /// `(state id, class)` per term, in plan order.
+    /// `(state id, class)` per term, in plan order; the class indexes the circuit's classes.
     pub(super) rows: Vec<(String, usize)>,
     /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
     pub(super) places: Vec<Position>,
     /// Row of each `(state id, holding)`.
     pub(super) row_of: HashMap<(String, Holding), usize>,
-    /// `(block, state, holding, section, unit)` per class, in first-use order; `unit` indexes
-    /// the circuit's `units()`.
-    pub(super) classes: Vec<(
-        &'a BlockTemplate,
-        &'a StateTemplate,
-        Holding,
-        Section,
-        usize,
-    )>,
+    /// The circuit's classes (`Emitter::classes`), which the rows index.
+    pub(super) classes: Vec<Class<'a>>,
 }
 
 impl<'a> Emitter<'a> {
-    /// The table of `checkpoint`'s plan.
+    /// The size classes of the circuit: those of every checkpoint's table, in first use over
+    /// the checkpoints in file order.
+    pub(super) fn classes(&self) -> Vec<Class<'a>> {
+        let mut classes = Vec::new();
+        for checkpoint in self.circuit.checkpoints() {
+            classes = self.table_over(checkpoint, classes).classes;
+        }
+        classes
+    }
+
+    /// The table of `checkpoint`'s plan, its rows indexing the circuit's classes.
     pub(super) fn table(&self, checkpoint: &CheckpointSpec) -> Table<'a> {
+        self.table_over(checkpoint, self.classes())
+    }
+
+    /// The table of `checkpoint`'s plan over `classes`, each class its rows need and `classes`
+    /// lacks appended.
+    fn table_over(&self, checkpoint: &CheckpointSpec, classes: Vec<Class<'a>>) -> Table<'a> {
         let mut table = Table {
             rows: Vec::new(),
             places: Vec::new(),
             row_of: HashMap::new(),
-            classes: Vec::new(),
+            classes,
         };
         for instance in self.circuit.instances(checkpoint) {
             let Some(block) = self.stateful(&instance.block) else {
@@ -94,13 +116,13 @@ impl<'a> Emitter<'a> {
         self.table(checkpoint).rows.len()
     }
 
-    /// `__abi::Table::new([rows], [classes], [place rows])`: the table's `const` value.
+    /// `__abi::Table::new([rows], &super::CLASSES, [position rows], readers)`: the table's
+    /// `const` value (`readers` is `&SHARES` or `&[]`).
     pub(super) fn table_value(
-        &self,
         checkpoint: &CheckpointSpec,
         table: &Table<'_>,
+        readers: &TokenStream,
     ) -> TokenStream {
-        let classes = self.class_literals(table);
         let rows = table.rows.iter().map(|(id, class)| {
             let class = index(*class);
             quote!((#id, #class))
@@ -108,13 +130,40 @@ impl<'a> Emitter<'a> {
         let starts = place_starts(&table.places, checkpoint.layer_kinds().len())
             .into_iter()
             .map(index);
-        quote!(__abi::Table::new([#(#rows),*], [#(#classes),*], [#(#starts),*]))
+        quote!(__abi::Table::new([#(#rows),*], &super::CLASSES, [#(#starts),*], #readers))
+    }
+
+    /// `CLASSES` and `CLASS_COUNT`: the circuit's size classes, which every checkpoint's table
+    /// indexes; and `POOL_LAYERS`, the bound of a page pool's layers its views are read with.
+    pub(super) fn classes_items(&self) -> TokenStream {
+        let classes = self.class_literals(&self.classes());
+        let count = index(classes.len());
+        // Two pool layers a position at most (one attention, one recurrent), over the most
+        // layers of a checkpoint and the prologue, epilogue and draft head.
+        let most_layers = self
+            .circuit
+            .checkpoints()
+            .iter()
+            .map(|checkpoint| checkpoint.layer_kinds().len())
+            .max()
+            .unwrap_or_default();
+        let pool_layers = index(2 * (most_layers + 3));
+        quote! {
+            #[doc = " How many size classes the circuit's plans have."]
+            const CLASS_COUNT: usize = #count;
+
+            #[doc = " The most layers a page pool of the circuit's plans can have: two a position."]
+            const POOL_LAYERS: usize = #pool_layers;
+
+            #[doc = " The size classes of every checkpoint's plan: the terms of one state of one"]
+            #[doc = " block template, holding one thing in one section, sized once per plan."]
+            const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [#(#classes),*];
+        }
     }
 
     /// The `SizeClass` literal of every class.
-    fn class_literals(&self, table: &Table<'_>) -> Vec<TokenStream> {
-        table
-            .classes
+    fn class_literals(&self, classes: &[Class<'_>]) -> Vec<TokenStream> {
+        classes
             .iter()
             .map(|(_, state, holding, section, unit)| {
                 let group = index(metrale_circuit::__private_v0_1::group(
