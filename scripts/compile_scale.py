@@ -121,23 +121,23 @@ path = "src/lib.rs"
 include!("generated.rs");
 
 /// Keeps the plan alive: a run-time call of the generated `StatePlan::new`.
-pub fn plan(
+pub fn plan<'a>(
     dims: &{arch()}::Dims,
-    inputs: &{arch()}::Inputs<'_>,
+    inputs: &{arch()}::Inputs<'a>,
     align: u64,
-) -> Result<{arch()}::{checkpoint}::StatePlan, ::metrale_circuit::PlanError> {{
+) -> Result<{arch()}::{checkpoint}::StatePlan<'a>, ::metrale_circuit::PlanError> {{
     {arch()}::{checkpoint}::StatePlan::new(dims, inputs, align)
 }}
 
 /// The same plan's regions, so `regions()` is compiled too.
 pub fn regions(
-    plan: &{arch()}::{checkpoint}::StatePlan,
+    plan: &{arch()}::{checkpoint}::StatePlan<'_>,
 ) -> [::metrale_circuit::Region; {arch()}::{checkpoint}::TERM_COUNT] {{
     plan.regions()
 }}
 
 /// Its layers, so `layers()` is compiled too.
-pub fn layer_count(plan: &{arch()}::{checkpoint}::StatePlan) -> usize {{
+pub fn layer_count(plan: &{arch()}::{checkpoint}::StatePlan<'_>) -> usize {{
     plan.layers().len()
 }}
 

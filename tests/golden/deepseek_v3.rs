@@ -347,69 +347,26 @@ pub mod deepseek_v3 {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 128;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::AcceptStash,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::HiddenCapture,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::DraftTokens,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Draft,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::None;
+        use __rt::Holding::{Blocks, Cache};
+        use __rt::Lifetime::{Model, Sequence, Snapshot, Verify};
+        use __rt::dynamic::decl::Section::{Draft, Main};
+        use __rt::StateKind::{
+            AcceptStash, DraftTokens, HiddenCapture, PagedKv, PrefixSnapshot,
+        };
+        [
+            C::of(PagedKv, Blocks, Main, None, Model, 0, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 1, None, 2),
+            C::of(AcceptStash, Cache, Main, None, Verify, 2, None, 3),
+            C::of(HiddenCapture, Cache, Main, None, Sequence, 3, None, 1),
+            C::of(DraftTokens, Cache, Main, None, Verify, 4, None, 3),
+            C::of(PagedKv, Blocks, Draft, None, Model, 0, None, 0),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -529,20 +486,6 @@ pub mod deepseek_v3 {
                 cache: classes[3].take(&mut cursors[3]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 4],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 4] {
@@ -563,16 +506,15 @@ pub mod deepseek_v3 {
     impl FullAttentionLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.mla.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.mla.lay(classes.layer(0, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -590,15 +532,14 @@ pub mod deepseek_v3 {
     impl Draft {
         /// Every block empty, before a plan lays the draft head out.
         const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
-        /// The draft head of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out the draft head of a plan in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.mla.lay(classes.draft(5), cursors);
-            laid
+        ) {
+            self.mla.lay(classes.draft(5), cursors);
         }
     }
     /// The `impl` every checkpoint's `StatePlan` shares: `new`, `for_rank`, `regions()`,
@@ -967,74 +908,137 @@ pub mod deepseek_v3 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::FullAttentionLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::FullAttentionLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::FullAttentionLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::FullAttentionLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::FullAttentionLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::FullAttentionLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::FullAttentionLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::FullAttentionLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::FullAttentionLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::FullAttentionLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::FullAttentionLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::FullAttentionLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::FullAttentionLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::FullAttentionLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::FullAttentionLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::FullAttentionLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::FullAttentionLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::FullAttentionLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::FullAttentionLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::FullAttentionLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::FullAttentionLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::FullAttentionLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::FullAttentionLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::FullAttentionLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::FullAttentionLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::FullAttentionLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::FullAttentionLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::FullAttentionLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::FullAttentionLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::FullAttentionLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::FullAttentionLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::FullAttentionLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::FullAttentionLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::FullAttentionLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::FullAttentionLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::FullAttentionLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::FullAttentionLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::FullAttentionLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::FullAttentionLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::FullAttentionLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::FullAttentionLayer::laid(&classes, 40, &mut cursors),
-                    l41: super::FullAttentionLayer::laid(&classes, 41, &mut cursors),
-                    l42: super::FullAttentionLayer::laid(&classes, 42, &mut cursors),
-                    l43: super::FullAttentionLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::FullAttentionLayer::laid(&classes, 44, &mut cursors),
-                    l45: super::FullAttentionLayer::laid(&classes, 45, &mut cursors),
-                    l46: super::FullAttentionLayer::laid(&classes, 46, &mut cursors),
-                    l47: super::FullAttentionLayer::laid(&classes, 47, &mut cursors),
-                    l48: super::FullAttentionLayer::laid(&classes, 48, &mut cursors),
-                    l49: super::FullAttentionLayer::laid(&classes, 49, &mut cursors),
-                    l50: super::FullAttentionLayer::laid(&classes, 50, &mut cursors),
-                    l51: super::FullAttentionLayer::laid(&classes, 51, &mut cursors),
-                    l52: super::FullAttentionLayer::laid(&classes, 52, &mut cursors),
-                    l53: super::FullAttentionLayer::laid(&classes, 53, &mut cursors),
-                    l54: super::FullAttentionLayer::laid(&classes, 54, &mut cursors),
-                    l55: super::FullAttentionLayer::laid(&classes, 55, &mut cursors),
-                    l56: super::FullAttentionLayer::laid(&classes, 56, &mut cursors),
-                    l57: super::FullAttentionLayer::laid(&classes, 57, &mut cursors),
-                    l58: super::FullAttentionLayer::laid(&classes, 58, &mut cursors),
-                    l59: super::FullAttentionLayer::laid(&classes, 59, &mut cursors),
-                    l60: super::FullAttentionLayer::laid(&classes, 60, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(1), &mut cursors),
-                    draft: super::Draft::laid(&classes, &mut cursors),
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::FullAttentionLayer::EMPTY,
+                    l5: super::FullAttentionLayer::EMPTY,
+                    l6: super::FullAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::FullAttentionLayer::EMPTY,
+                    l9: super::FullAttentionLayer::EMPTY,
+                    l10: super::FullAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::FullAttentionLayer::EMPTY,
+                    l13: super::FullAttentionLayer::EMPTY,
+                    l14: super::FullAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::FullAttentionLayer::EMPTY,
+                    l17: super::FullAttentionLayer::EMPTY,
+                    l18: super::FullAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::FullAttentionLayer::EMPTY,
+                    l21: super::FullAttentionLayer::EMPTY,
+                    l22: super::FullAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::FullAttentionLayer::EMPTY,
+                    l25: super::FullAttentionLayer::EMPTY,
+                    l26: super::FullAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::FullAttentionLayer::EMPTY,
+                    l29: super::FullAttentionLayer::EMPTY,
+                    l30: super::FullAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::FullAttentionLayer::EMPTY,
+                    l33: super::FullAttentionLayer::EMPTY,
+                    l34: super::FullAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::FullAttentionLayer::EMPTY,
+                    l37: super::FullAttentionLayer::EMPTY,
+                    l38: super::FullAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::FullAttentionLayer::EMPTY,
+                    l41: super::FullAttentionLayer::EMPTY,
+                    l42: super::FullAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::FullAttentionLayer::EMPTY,
+                    l45: super::FullAttentionLayer::EMPTY,
+                    l46: super::FullAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    l48: super::FullAttentionLayer::EMPTY,
+                    l49: super::FullAttentionLayer::EMPTY,
+                    l50: super::FullAttentionLayer::EMPTY,
+                    l51: super::FullAttentionLayer::EMPTY,
+                    l52: super::FullAttentionLayer::EMPTY,
+                    l53: super::FullAttentionLayer::EMPTY,
+                    l54: super::FullAttentionLayer::EMPTY,
+                    l55: super::FullAttentionLayer::EMPTY,
+                    l56: super::FullAttentionLayer::EMPTY,
+                    l57: super::FullAttentionLayer::EMPTY,
+                    l58: super::FullAttentionLayer::EMPTY,
+                    l59: super::FullAttentionLayer::EMPTY,
+                    l60: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l45.lay(&classes, 45, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l47.lay(&classes, 47, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l49.lay(&classes, 49, &mut cursors);
+                plan.l50.lay(&classes, 50, &mut cursors);
+                plan.l51.lay(&classes, 51, &mut cursors);
+                plan.l52.lay(&classes, 52, &mut cursors);
+                plan.l53.lay(&classes, 53, &mut cursors);
+                plan.l54.lay(&classes, 54, &mut cursors);
+                plan.l55.lay(&classes, 55, &mut cursors);
+                plan.l56.lay(&classes, 56, &mut cursors);
+                plan.l57.lay(&classes, 57, &mut cursors);
+                plan.l58.lay(&classes, 58, &mut cursors);
+                plan.l59.lay(&classes, 59, &mut cursors);
+                plan.l60.lay(&classes, 60, &mut cursors);
+                plan.head.lay(classes.epilogue(1), &mut cursors);
+                plan.draft.lay(&classes, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1182,16 +1186,21 @@ pub mod deepseek_v3 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::FullAttentionLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::FullAttentionLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::FullAttentionLayer::laid(&classes, 2, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(1), &mut cursors),
-                    draft: super::Draft::laid(&classes, &mut cursors),
+                let mut plan = Self {
+                    l0: super::FullAttentionLayer::EMPTY,
+                    l1: super::FullAttentionLayer::EMPTY,
+                    l2: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.head.lay(classes.epilogue(1), &mut cursors);
+                plan.draft.lay(&classes, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

@@ -373,49 +373,23 @@ pub mod gemma2 {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 58;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 0,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Window(0)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 1,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Window(1)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::Blocks;
+        use __rt::Lifetime::Model;
+        use __rt::dynamic::decl::Reach::Window;
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::PagedKv;
+        [
+            C::of(PagedKv, Blocks, Main, None, Model, 0, Some(Window(0)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 1, Some(Window(1)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 2, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 3, None, 0),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -547,16 +521,15 @@ pub mod gemma2 {
     impl SlidingLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { swa: SwaBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.swa.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.swa.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `full` layer: its blocks `attn`, `ffn` (a block without state has no field).
@@ -568,16 +541,15 @@ pub mod gemma2 {
     impl FullLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(2, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(2, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -862,37 +834,63 @@ pub mod gemma2 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::SlidingLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::FullLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::SlidingLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::FullLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::SlidingLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::FullLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::SlidingLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::FullLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::SlidingLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::FullLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::SlidingLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::FullLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::SlidingLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::FullLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::SlidingLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::FullLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::SlidingLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::FullLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::SlidingLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::FullLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::SlidingLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::FullLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::SlidingLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::FullLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::SlidingLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::FullLayer::laid(&classes, 25, &mut cursors),
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::FullLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::FullLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
+                    l6: super::SlidingLayer::EMPTY,
+                    l7: super::FullLayer::EMPTY,
+                    l8: super::SlidingLayer::EMPTY,
+                    l9: super::FullLayer::EMPTY,
+                    l10: super::SlidingLayer::EMPTY,
+                    l11: super::FullLayer::EMPTY,
+                    l12: super::SlidingLayer::EMPTY,
+                    l13: super::FullLayer::EMPTY,
+                    l14: super::SlidingLayer::EMPTY,
+                    l15: super::FullLayer::EMPTY,
+                    l16: super::SlidingLayer::EMPTY,
+                    l17: super::FullLayer::EMPTY,
+                    l18: super::SlidingLayer::EMPTY,
+                    l19: super::FullLayer::EMPTY,
+                    l20: super::SlidingLayer::EMPTY,
+                    l21: super::FullLayer::EMPTY,
+                    l22: super::SlidingLayer::EMPTY,
+                    l23: super::FullLayer::EMPTY,
+                    l24: super::SlidingLayer::EMPTY,
+                    l25: super::FullLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1003,15 +1001,19 @@ pub mod gemma2 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::SlidingLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::FullLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::SlidingLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::FullLayer::laid(&classes, 3, &mut cursors),
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::FullLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::FullLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

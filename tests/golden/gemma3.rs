@@ -373,49 +373,23 @@ pub mod gemma3 {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 130;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 0,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Window(0)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 1,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Window(1)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::Blocks;
+        use __rt::Lifetime::Model;
+        use __rt::dynamic::decl::Reach::Window;
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::PagedKv;
+        [
+            C::of(PagedKv, Blocks, Main, None, Model, 0, Some(Window(0)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 1, Some(Window(1)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 2, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 3, None, 0),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -547,16 +521,15 @@ pub mod gemma3 {
     impl SlidingLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { swa: SwaBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.swa.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.swa.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `full` layer: its blocks `attn`, `ffn` (a block without state has no field).
@@ -568,16 +541,15 @@ pub mod gemma3 {
     impl FullLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(2, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(2, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -1008,73 +980,135 @@ pub mod gemma3 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::SlidingLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::SlidingLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::SlidingLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::SlidingLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::SlidingLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::FullLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::SlidingLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::SlidingLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::SlidingLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::SlidingLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::SlidingLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::FullLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::SlidingLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::SlidingLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::SlidingLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::SlidingLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::SlidingLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::FullLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::SlidingLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::SlidingLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::SlidingLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::SlidingLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::SlidingLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::FullLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::SlidingLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::SlidingLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::SlidingLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::SlidingLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::SlidingLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::FullLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::SlidingLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::SlidingLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::SlidingLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::SlidingLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::SlidingLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::FullLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::SlidingLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::SlidingLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::SlidingLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::SlidingLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::SlidingLayer::laid(&classes, 40, &mut cursors),
-                    l41: super::FullLayer::laid(&classes, 41, &mut cursors),
-                    l42: super::SlidingLayer::laid(&classes, 42, &mut cursors),
-                    l43: super::SlidingLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::SlidingLayer::laid(&classes, 44, &mut cursors),
-                    l45: super::SlidingLayer::laid(&classes, 45, &mut cursors),
-                    l46: super::SlidingLayer::laid(&classes, 46, &mut cursors),
-                    l47: super::FullLayer::laid(&classes, 47, &mut cursors),
-                    l48: super::SlidingLayer::laid(&classes, 48, &mut cursors),
-                    l49: super::SlidingLayer::laid(&classes, 49, &mut cursors),
-                    l50: super::SlidingLayer::laid(&classes, 50, &mut cursors),
-                    l51: super::SlidingLayer::laid(&classes, 51, &mut cursors),
-                    l52: super::SlidingLayer::laid(&classes, 52, &mut cursors),
-                    l53: super::FullLayer::laid(&classes, 53, &mut cursors),
-                    l54: super::SlidingLayer::laid(&classes, 54, &mut cursors),
-                    l55: super::SlidingLayer::laid(&classes, 55, &mut cursors),
-                    l56: super::SlidingLayer::laid(&classes, 56, &mut cursors),
-                    l57: super::SlidingLayer::laid(&classes, 57, &mut cursors),
-                    l58: super::SlidingLayer::laid(&classes, 58, &mut cursors),
-                    l59: super::FullLayer::laid(&classes, 59, &mut cursors),
-                    l60: super::SlidingLayer::laid(&classes, 60, &mut cursors),
-                    l61: super::SlidingLayer::laid(&classes, 61, &mut cursors),
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::SlidingLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::SlidingLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
+                    l6: super::SlidingLayer::EMPTY,
+                    l7: super::SlidingLayer::EMPTY,
+                    l8: super::SlidingLayer::EMPTY,
+                    l9: super::SlidingLayer::EMPTY,
+                    l10: super::SlidingLayer::EMPTY,
+                    l11: super::FullLayer::EMPTY,
+                    l12: super::SlidingLayer::EMPTY,
+                    l13: super::SlidingLayer::EMPTY,
+                    l14: super::SlidingLayer::EMPTY,
+                    l15: super::SlidingLayer::EMPTY,
+                    l16: super::SlidingLayer::EMPTY,
+                    l17: super::FullLayer::EMPTY,
+                    l18: super::SlidingLayer::EMPTY,
+                    l19: super::SlidingLayer::EMPTY,
+                    l20: super::SlidingLayer::EMPTY,
+                    l21: super::SlidingLayer::EMPTY,
+                    l22: super::SlidingLayer::EMPTY,
+                    l23: super::FullLayer::EMPTY,
+                    l24: super::SlidingLayer::EMPTY,
+                    l25: super::SlidingLayer::EMPTY,
+                    l26: super::SlidingLayer::EMPTY,
+                    l27: super::SlidingLayer::EMPTY,
+                    l28: super::SlidingLayer::EMPTY,
+                    l29: super::FullLayer::EMPTY,
+                    l30: super::SlidingLayer::EMPTY,
+                    l31: super::SlidingLayer::EMPTY,
+                    l32: super::SlidingLayer::EMPTY,
+                    l33: super::SlidingLayer::EMPTY,
+                    l34: super::SlidingLayer::EMPTY,
+                    l35: super::FullLayer::EMPTY,
+                    l36: super::SlidingLayer::EMPTY,
+                    l37: super::SlidingLayer::EMPTY,
+                    l38: super::SlidingLayer::EMPTY,
+                    l39: super::SlidingLayer::EMPTY,
+                    l40: super::SlidingLayer::EMPTY,
+                    l41: super::FullLayer::EMPTY,
+                    l42: super::SlidingLayer::EMPTY,
+                    l43: super::SlidingLayer::EMPTY,
+                    l44: super::SlidingLayer::EMPTY,
+                    l45: super::SlidingLayer::EMPTY,
+                    l46: super::SlidingLayer::EMPTY,
+                    l47: super::FullLayer::EMPTY,
+                    l48: super::SlidingLayer::EMPTY,
+                    l49: super::SlidingLayer::EMPTY,
+                    l50: super::SlidingLayer::EMPTY,
+                    l51: super::SlidingLayer::EMPTY,
+                    l52: super::SlidingLayer::EMPTY,
+                    l53: super::FullLayer::EMPTY,
+                    l54: super::SlidingLayer::EMPTY,
+                    l55: super::SlidingLayer::EMPTY,
+                    l56: super::SlidingLayer::EMPTY,
+                    l57: super::SlidingLayer::EMPTY,
+                    l58: super::SlidingLayer::EMPTY,
+                    l59: super::FullLayer::EMPTY,
+                    l60: super::SlidingLayer::EMPTY,
+                    l61: super::SlidingLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l45.lay(&classes, 45, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l47.lay(&classes, 47, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l49.lay(&classes, 49, &mut cursors);
+                plan.l50.lay(&classes, 50, &mut cursors);
+                plan.l51.lay(&classes, 51, &mut cursors);
+                plan.l52.lay(&classes, 52, &mut cursors);
+                plan.l53.lay(&classes, 53, &mut cursors);
+                plan.l54.lay(&classes, 54, &mut cursors);
+                plan.l55.lay(&classes, 55, &mut cursors);
+                plan.l56.lay(&classes, 56, &mut cursors);
+                plan.l57.lay(&classes, 57, &mut cursors);
+                plan.l58.lay(&classes, 58, &mut cursors);
+                plan.l59.lay(&classes, 59, &mut cursors);
+                plan.l60.lay(&classes, 60, &mut cursors);
+                plan.l61.lay(&classes, 61, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1229,17 +1263,23 @@ pub mod gemma3 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::SlidingLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::SlidingLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::SlidingLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::SlidingLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::SlidingLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::FullLayer::laid(&classes, 5, &mut cursors),
+                let mut plan = Self {
+                    l0: super::SlidingLayer::EMPTY,
+                    l1: super::SlidingLayer::EMPTY,
+                    l2: super::SlidingLayer::EMPTY,
+                    l3: super::SlidingLayer::EMPTY,
+                    l4: super::SlidingLayer::EMPTY,
+                    l5: super::FullLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

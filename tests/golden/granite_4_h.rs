@@ -655,151 +655,32 @@ pub mod granite_4_h {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 86;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 5,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 6,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 7,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 8,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::{Blocks, Cache, Checkpoint, Live, Steps};
+        use __rt::Lifetime::{Model, Sequence, Snapshot};
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::{PagedKv, PrefixSnapshot, Recurrent, RingSnapshot};
+        use __rt::dynamic::decl::VerifySteps::{ConvSteps, HSteps};
+        [
+            C::of(Recurrent, Live, Main, Some(HSteps), Sequence, 0, None, 1),
+            C::of(Recurrent, Steps, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Live, Main, Some(ConvSteps), Sequence, 1, None, 1),
+            C::of(Recurrent, Steps, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 2, None, 2),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 3, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 4, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 5, None, 2),
+            C::of(PagedKv, Blocks, Main, None, Model, 6, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 7, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 8, None, 2),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -989,20 +870,6 @@ pub mod granite_4_h {
                 cache: classes[0].take(&mut cursors[2]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 1],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 1] {
@@ -1018,16 +885,15 @@ pub mod granite_4_h {
     impl MambaLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { mamba2: Mamba2Block::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.mamba2.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.mamba2.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `attention` layer: its blocks `attn`, `moe` (a block without state has no field).
@@ -1039,16 +905,15 @@ pub mod granite_4_h {
     impl AttentionLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(10, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(10, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -1688,52 +1553,93 @@ pub mod granite_4_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::MambaLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::MambaLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::MambaLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::AttentionLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::MambaLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::MambaLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::MambaLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::MambaLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::MambaLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::MambaLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::MambaLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::MambaLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::MambaLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::AttentionLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::MambaLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::MambaLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::MambaLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::MambaLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::MambaLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::MambaLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::MambaLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::MambaLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::MambaLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::AttentionLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::MambaLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::MambaLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::MambaLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::MambaLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::MambaLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::MambaLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::MambaLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::MambaLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::MambaLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::AttentionLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::MambaLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::MambaLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::MambaLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::MambaLayer::laid(&classes, 39, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::AttentionLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MambaLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::AttentionLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::AttentionLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MambaLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MambaLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MambaLayer::EMPTY,
+                    l35: super::AttentionLayer::EMPTY,
+                    l36: super::MambaLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2301,52 +2207,93 @@ pub mod granite_4_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::MambaLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::MambaLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::MambaLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::AttentionLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::MambaLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::MambaLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::MambaLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::MambaLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::MambaLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::MambaLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::MambaLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::MambaLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::MambaLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::AttentionLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::MambaLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::MambaLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::MambaLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::MambaLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::MambaLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::MambaLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::MambaLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::MambaLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::MambaLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::AttentionLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::MambaLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::MambaLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::MambaLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::MambaLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::MambaLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::MambaLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::MambaLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::MambaLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::MambaLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::AttentionLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::MambaLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::MambaLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::MambaLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::MambaLayer::laid(&classes, 39, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::MambaLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    l5: super::AttentionLayer::EMPTY,
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
+                    l8: super::MambaLayer::EMPTY,
+                    l9: super::MambaLayer::EMPTY,
+                    l10: super::MambaLayer::EMPTY,
+                    l11: super::MambaLayer::EMPTY,
+                    l12: super::MambaLayer::EMPTY,
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::MambaLayer::EMPTY,
+                    l15: super::AttentionLayer::EMPTY,
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::MambaLayer::EMPTY,
+                    l19: super::MambaLayer::EMPTY,
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::MambaLayer::EMPTY,
+                    l22: super::MambaLayer::EMPTY,
+                    l23: super::MambaLayer::EMPTY,
+                    l24: super::MambaLayer::EMPTY,
+                    l25: super::AttentionLayer::EMPTY,
+                    l26: super::MambaLayer::EMPTY,
+                    l27: super::MambaLayer::EMPTY,
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::MambaLayer::EMPTY,
+                    l31: super::MambaLayer::EMPTY,
+                    l32: super::MambaLayer::EMPTY,
+                    l33: super::MambaLayer::EMPTY,
+                    l34: super::MambaLayer::EMPTY,
+                    l35: super::AttentionLayer::EMPTY,
+                    l36: super::MambaLayer::EMPTY,
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2514,17 +2461,23 @@ pub mod granite_4_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::MambaLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::AttentionLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::MambaLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
+                    l1: super::MambaLayer::EMPTY,
+                    l2: super::AttentionLayer::EMPTY,
+                    l3: super::MambaLayer::EMPTY,
+                    l4: super::MambaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

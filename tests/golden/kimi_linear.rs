@@ -572,141 +572,31 @@ pub mod kimi_linear {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 60;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 5,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 6,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 7,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::{Blocks, Cache, Checkpoint, Live, Steps};
+        use __rt::Lifetime::{Model, Sequence, Snapshot};
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::{PagedKv, PrefixSnapshot, Recurrent, RingSnapshot};
+        use __rt::dynamic::decl::VerifySteps::{ConvSteps, HSteps};
+        [
+            C::of(Recurrent, Live, Main, Some(HSteps), Sequence, 0, None, 1),
+            C::of(Recurrent, Steps, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Live, Main, Some(ConvSteps), Sequence, 1, None, 1),
+            C::of(Recurrent, Steps, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 2, None, 2),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 3, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 4, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 5, None, 2),
+            C::of(PagedKv, Blocks, Main, None, Model, 6, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 7, None, 2),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -890,20 +780,6 @@ pub mod kimi_linear {
                 cache: classes[0].take(&mut cursors[2]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 1],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 1] {
@@ -919,16 +795,15 @@ pub mod kimi_linear {
     impl KdaLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { kda: KdaBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.kda.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.kda.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `mla` layer: its blocks `mla`, `ffn` (a block without state has no field).
@@ -940,16 +815,15 @@ pub mod kimi_linear {
     impl MlaLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { mla: MlaBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.mla.lay(classes.layer(10, layer), cursors);
-            laid
+        ) {
+            self.mla.lay(classes.layer(10, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -1398,39 +1272,67 @@ pub mod kimi_linear {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::KdaLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::KdaLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::KdaLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::MlaLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::KdaLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::KdaLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::KdaLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::MlaLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::KdaLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::KdaLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::KdaLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::MlaLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::KdaLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::KdaLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::KdaLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::MlaLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::KdaLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::KdaLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::KdaLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::MlaLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::KdaLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::KdaLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::KdaLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::MlaLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::KdaLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::KdaLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::MlaLayer::laid(&classes, 26, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(11), &mut cursors),
+                let mut plan = Self {
+                    l0: super::KdaLayer::EMPTY,
+                    l1: super::KdaLayer::EMPTY,
+                    l2: super::KdaLayer::EMPTY,
+                    l3: super::MlaLayer::EMPTY,
+                    l4: super::KdaLayer::EMPTY,
+                    l5: super::KdaLayer::EMPTY,
+                    l6: super::KdaLayer::EMPTY,
+                    l7: super::MlaLayer::EMPTY,
+                    l8: super::KdaLayer::EMPTY,
+                    l9: super::KdaLayer::EMPTY,
+                    l10: super::KdaLayer::EMPTY,
+                    l11: super::MlaLayer::EMPTY,
+                    l12: super::KdaLayer::EMPTY,
+                    l13: super::KdaLayer::EMPTY,
+                    l14: super::KdaLayer::EMPTY,
+                    l15: super::MlaLayer::EMPTY,
+                    l16: super::KdaLayer::EMPTY,
+                    l17: super::KdaLayer::EMPTY,
+                    l18: super::KdaLayer::EMPTY,
+                    l19: super::MlaLayer::EMPTY,
+                    l20: super::KdaLayer::EMPTY,
+                    l21: super::KdaLayer::EMPTY,
+                    l22: super::KdaLayer::EMPTY,
+                    l23: super::MlaLayer::EMPTY,
+                    l24: super::KdaLayer::EMPTY,
+                    l25: super::KdaLayer::EMPTY,
+                    l26: super::MlaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.head.lay(classes.epilogue(11), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1585,18 +1487,25 @@ pub mod kimi_linear {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::KdaLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::KdaLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::MlaLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::KdaLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::KdaLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::MlaLayer::laid(&classes, 5, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(11), &mut cursors),
+                let mut plan = Self {
+                    l0: super::KdaLayer::EMPTY,
+                    l1: super::KdaLayer::EMPTY,
+                    l2: super::MlaLayer::EMPTY,
+                    l3: super::KdaLayer::EMPTY,
+                    l4: super::KdaLayer::EMPTY,
+                    l5: super::MlaLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.head.lay(classes.epilogue(11), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

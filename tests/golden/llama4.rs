@@ -373,49 +373,23 @@ pub mod llama4 {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 102;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 0,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Chunk(0)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 1,
-            reach: ::core::option::Option::Some(__rt::dynamic::decl::Reach::Chunk(1)),
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::Blocks;
+        use __rt::Lifetime::Model;
+        use __rt::dynamic::decl::Reach::Chunk;
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::PagedKv;
+        [
+            C::of(PagedKv, Blocks, Main, None, Model, 0, Some(Chunk(0)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 1, Some(Chunk(1)), 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 2, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 3, None, 0),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -549,16 +523,15 @@ pub mod llama4 {
         const EMPTY: Self = Self {
             chunked: ChunkedBlock::EMPTY,
         };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.chunked.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.chunked.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `global` layer: its blocks `global`, `moe` (a block without state has no field).
@@ -570,16 +543,15 @@ pub mod llama4 {
     impl GlobalLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { global: GlobalBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.global.lay(classes.layer(2, layer), cursors);
-            laid
+        ) {
+            self.global.lay(classes.layer(2, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -953,59 +925,107 @@ pub mod llama4 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::ChunkedLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::ChunkedLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::ChunkedLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::GlobalLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::ChunkedLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::ChunkedLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::ChunkedLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::GlobalLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::ChunkedLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::ChunkedLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::ChunkedLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::GlobalLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::ChunkedLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::ChunkedLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::ChunkedLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::GlobalLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::ChunkedLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::ChunkedLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::ChunkedLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::GlobalLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::ChunkedLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::ChunkedLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::ChunkedLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::GlobalLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::ChunkedLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::ChunkedLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::ChunkedLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::GlobalLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::ChunkedLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::ChunkedLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::ChunkedLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::GlobalLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::ChunkedLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::ChunkedLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::ChunkedLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::GlobalLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::ChunkedLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::ChunkedLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::ChunkedLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::GlobalLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::ChunkedLayer::laid(&classes, 40, &mut cursors),
-                    l41: super::ChunkedLayer::laid(&classes, 41, &mut cursors),
-                    l42: super::ChunkedLayer::laid(&classes, 42, &mut cursors),
-                    l43: super::GlobalLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::ChunkedLayer::laid(&classes, 44, &mut cursors),
-                    l45: super::ChunkedLayer::laid(&classes, 45, &mut cursors),
-                    l46: super::ChunkedLayer::laid(&classes, 46, &mut cursors),
-                    l47: super::GlobalLayer::laid(&classes, 47, &mut cursors),
+                let mut plan = Self {
+                    l0: super::ChunkedLayer::EMPTY,
+                    l1: super::ChunkedLayer::EMPTY,
+                    l2: super::ChunkedLayer::EMPTY,
+                    l3: super::GlobalLayer::EMPTY,
+                    l4: super::ChunkedLayer::EMPTY,
+                    l5: super::ChunkedLayer::EMPTY,
+                    l6: super::ChunkedLayer::EMPTY,
+                    l7: super::GlobalLayer::EMPTY,
+                    l8: super::ChunkedLayer::EMPTY,
+                    l9: super::ChunkedLayer::EMPTY,
+                    l10: super::ChunkedLayer::EMPTY,
+                    l11: super::GlobalLayer::EMPTY,
+                    l12: super::ChunkedLayer::EMPTY,
+                    l13: super::ChunkedLayer::EMPTY,
+                    l14: super::ChunkedLayer::EMPTY,
+                    l15: super::GlobalLayer::EMPTY,
+                    l16: super::ChunkedLayer::EMPTY,
+                    l17: super::ChunkedLayer::EMPTY,
+                    l18: super::ChunkedLayer::EMPTY,
+                    l19: super::GlobalLayer::EMPTY,
+                    l20: super::ChunkedLayer::EMPTY,
+                    l21: super::ChunkedLayer::EMPTY,
+                    l22: super::ChunkedLayer::EMPTY,
+                    l23: super::GlobalLayer::EMPTY,
+                    l24: super::ChunkedLayer::EMPTY,
+                    l25: super::ChunkedLayer::EMPTY,
+                    l26: super::ChunkedLayer::EMPTY,
+                    l27: super::GlobalLayer::EMPTY,
+                    l28: super::ChunkedLayer::EMPTY,
+                    l29: super::ChunkedLayer::EMPTY,
+                    l30: super::ChunkedLayer::EMPTY,
+                    l31: super::GlobalLayer::EMPTY,
+                    l32: super::ChunkedLayer::EMPTY,
+                    l33: super::ChunkedLayer::EMPTY,
+                    l34: super::ChunkedLayer::EMPTY,
+                    l35: super::GlobalLayer::EMPTY,
+                    l36: super::ChunkedLayer::EMPTY,
+                    l37: super::ChunkedLayer::EMPTY,
+                    l38: super::ChunkedLayer::EMPTY,
+                    l39: super::GlobalLayer::EMPTY,
+                    l40: super::ChunkedLayer::EMPTY,
+                    l41: super::ChunkedLayer::EMPTY,
+                    l42: super::ChunkedLayer::EMPTY,
+                    l43: super::GlobalLayer::EMPTY,
+                    l44: super::ChunkedLayer::EMPTY,
+                    l45: super::ChunkedLayer::EMPTY,
+                    l46: super::ChunkedLayer::EMPTY,
+                    l47: super::GlobalLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l45.lay(&classes, 45, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l47.lay(&classes, 47, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1138,15 +1158,19 @@ pub mod llama4 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::ChunkedLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::ChunkedLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::ChunkedLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::GlobalLayer::laid(&classes, 3, &mut cursors),
+                let mut plan = Self {
+                    l0: super::ChunkedLayer::EMPTY,
+                    l1: super::ChunkedLayer::EMPTY,
+                    l2: super::ChunkedLayer::EMPTY,
+                    l3: super::GlobalLayer::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

@@ -427,95 +427,27 @@ pub mod minimax_m1 {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 166;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 5,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::{Blocks, Cache, Checkpoint, Live, Steps};
+        use __rt::Lifetime::{Model, Sequence, Snapshot};
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::{PagedKv, PrefixSnapshot, Recurrent, RingSnapshot};
+        use __rt::dynamic::decl::VerifySteps::HSteps;
+        [
+            C::of(Recurrent, Live, Main, Some(HSteps), Sequence, 0, None, 1),
+            C::of(Recurrent, Steps, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 1, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 2, None, 2),
+            C::of(PagedKv, Blocks, Main, None, Model, 3, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 4, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 5, None, 2),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -680,20 +612,6 @@ pub mod minimax_m1 {
                 cache: classes[0].take(&mut cursors[2]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 1],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 1] {
@@ -711,16 +629,15 @@ pub mod minimax_m1 {
         const EMPTY: Self = Self {
             lightning: LightningBlock::EMPTY,
         };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lightning.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.lightning.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `softmax` layer: its blocks `attn`, `moe` (a block without state has no field).
@@ -732,16 +649,15 @@ pub mod minimax_m1 {
     impl SoftmaxLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(5, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(5, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -1459,92 +1375,173 @@ pub mod minimax_m1 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::LightningLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::LightningLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::LightningLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::LightningLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::LightningLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::LightningLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::LightningLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::SoftmaxLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::LightningLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::LightningLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::LightningLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::LightningLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::LightningLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::LightningLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::LightningLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::SoftmaxLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::LightningLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::LightningLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::LightningLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::LightningLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::LightningLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::LightningLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::LightningLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::SoftmaxLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::LightningLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::LightningLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::LightningLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::LightningLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::LightningLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::LightningLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::LightningLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::SoftmaxLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::LightningLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::LightningLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::LightningLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::LightningLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::LightningLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::LightningLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::LightningLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::SoftmaxLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::LightningLayer::laid(&classes, 40, &mut cursors),
-                    l41: super::LightningLayer::laid(&classes, 41, &mut cursors),
-                    l42: super::LightningLayer::laid(&classes, 42, &mut cursors),
-                    l43: super::LightningLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::LightningLayer::laid(&classes, 44, &mut cursors),
-                    l45: super::LightningLayer::laid(&classes, 45, &mut cursors),
-                    l46: super::LightningLayer::laid(&classes, 46, &mut cursors),
-                    l47: super::SoftmaxLayer::laid(&classes, 47, &mut cursors),
-                    l48: super::LightningLayer::laid(&classes, 48, &mut cursors),
-                    l49: super::LightningLayer::laid(&classes, 49, &mut cursors),
-                    l50: super::LightningLayer::laid(&classes, 50, &mut cursors),
-                    l51: super::LightningLayer::laid(&classes, 51, &mut cursors),
-                    l52: super::LightningLayer::laid(&classes, 52, &mut cursors),
-                    l53: super::LightningLayer::laid(&classes, 53, &mut cursors),
-                    l54: super::LightningLayer::laid(&classes, 54, &mut cursors),
-                    l55: super::SoftmaxLayer::laid(&classes, 55, &mut cursors),
-                    l56: super::LightningLayer::laid(&classes, 56, &mut cursors),
-                    l57: super::LightningLayer::laid(&classes, 57, &mut cursors),
-                    l58: super::LightningLayer::laid(&classes, 58, &mut cursors),
-                    l59: super::LightningLayer::laid(&classes, 59, &mut cursors),
-                    l60: super::LightningLayer::laid(&classes, 60, &mut cursors),
-                    l61: super::LightningLayer::laid(&classes, 61, &mut cursors),
-                    l62: super::LightningLayer::laid(&classes, 62, &mut cursors),
-                    l63: super::SoftmaxLayer::laid(&classes, 63, &mut cursors),
-                    l64: super::LightningLayer::laid(&classes, 64, &mut cursors),
-                    l65: super::LightningLayer::laid(&classes, 65, &mut cursors),
-                    l66: super::LightningLayer::laid(&classes, 66, &mut cursors),
-                    l67: super::LightningLayer::laid(&classes, 67, &mut cursors),
-                    l68: super::LightningLayer::laid(&classes, 68, &mut cursors),
-                    l69: super::LightningLayer::laid(&classes, 69, &mut cursors),
-                    l70: super::LightningLayer::laid(&classes, 70, &mut cursors),
-                    l71: super::SoftmaxLayer::laid(&classes, 71, &mut cursors),
-                    l72: super::LightningLayer::laid(&classes, 72, &mut cursors),
-                    l73: super::LightningLayer::laid(&classes, 73, &mut cursors),
-                    l74: super::LightningLayer::laid(&classes, 74, &mut cursors),
-                    l75: super::LightningLayer::laid(&classes, 75, &mut cursors),
-                    l76: super::LightningLayer::laid(&classes, 76, &mut cursors),
-                    l77: super::LightningLayer::laid(&classes, 77, &mut cursors),
-                    l78: super::LightningLayer::laid(&classes, 78, &mut cursors),
-                    l79: super::SoftmaxLayer::laid(&classes, 79, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(7), &mut cursors),
+                let mut plan = Self {
+                    l0: super::LightningLayer::EMPTY,
+                    l1: super::LightningLayer::EMPTY,
+                    l2: super::LightningLayer::EMPTY,
+                    l3: super::LightningLayer::EMPTY,
+                    l4: super::LightningLayer::EMPTY,
+                    l5: super::LightningLayer::EMPTY,
+                    l6: super::LightningLayer::EMPTY,
+                    l7: super::SoftmaxLayer::EMPTY,
+                    l8: super::LightningLayer::EMPTY,
+                    l9: super::LightningLayer::EMPTY,
+                    l10: super::LightningLayer::EMPTY,
+                    l11: super::LightningLayer::EMPTY,
+                    l12: super::LightningLayer::EMPTY,
+                    l13: super::LightningLayer::EMPTY,
+                    l14: super::LightningLayer::EMPTY,
+                    l15: super::SoftmaxLayer::EMPTY,
+                    l16: super::LightningLayer::EMPTY,
+                    l17: super::LightningLayer::EMPTY,
+                    l18: super::LightningLayer::EMPTY,
+                    l19: super::LightningLayer::EMPTY,
+                    l20: super::LightningLayer::EMPTY,
+                    l21: super::LightningLayer::EMPTY,
+                    l22: super::LightningLayer::EMPTY,
+                    l23: super::SoftmaxLayer::EMPTY,
+                    l24: super::LightningLayer::EMPTY,
+                    l25: super::LightningLayer::EMPTY,
+                    l26: super::LightningLayer::EMPTY,
+                    l27: super::LightningLayer::EMPTY,
+                    l28: super::LightningLayer::EMPTY,
+                    l29: super::LightningLayer::EMPTY,
+                    l30: super::LightningLayer::EMPTY,
+                    l31: super::SoftmaxLayer::EMPTY,
+                    l32: super::LightningLayer::EMPTY,
+                    l33: super::LightningLayer::EMPTY,
+                    l34: super::LightningLayer::EMPTY,
+                    l35: super::LightningLayer::EMPTY,
+                    l36: super::LightningLayer::EMPTY,
+                    l37: super::LightningLayer::EMPTY,
+                    l38: super::LightningLayer::EMPTY,
+                    l39: super::SoftmaxLayer::EMPTY,
+                    l40: super::LightningLayer::EMPTY,
+                    l41: super::LightningLayer::EMPTY,
+                    l42: super::LightningLayer::EMPTY,
+                    l43: super::LightningLayer::EMPTY,
+                    l44: super::LightningLayer::EMPTY,
+                    l45: super::LightningLayer::EMPTY,
+                    l46: super::LightningLayer::EMPTY,
+                    l47: super::SoftmaxLayer::EMPTY,
+                    l48: super::LightningLayer::EMPTY,
+                    l49: super::LightningLayer::EMPTY,
+                    l50: super::LightningLayer::EMPTY,
+                    l51: super::LightningLayer::EMPTY,
+                    l52: super::LightningLayer::EMPTY,
+                    l53: super::LightningLayer::EMPTY,
+                    l54: super::LightningLayer::EMPTY,
+                    l55: super::SoftmaxLayer::EMPTY,
+                    l56: super::LightningLayer::EMPTY,
+                    l57: super::LightningLayer::EMPTY,
+                    l58: super::LightningLayer::EMPTY,
+                    l59: super::LightningLayer::EMPTY,
+                    l60: super::LightningLayer::EMPTY,
+                    l61: super::LightningLayer::EMPTY,
+                    l62: super::LightningLayer::EMPTY,
+                    l63: super::SoftmaxLayer::EMPTY,
+                    l64: super::LightningLayer::EMPTY,
+                    l65: super::LightningLayer::EMPTY,
+                    l66: super::LightningLayer::EMPTY,
+                    l67: super::LightningLayer::EMPTY,
+                    l68: super::LightningLayer::EMPTY,
+                    l69: super::LightningLayer::EMPTY,
+                    l70: super::LightningLayer::EMPTY,
+                    l71: super::SoftmaxLayer::EMPTY,
+                    l72: super::LightningLayer::EMPTY,
+                    l73: super::LightningLayer::EMPTY,
+                    l74: super::LightningLayer::EMPTY,
+                    l75: super::LightningLayer::EMPTY,
+                    l76: super::LightningLayer::EMPTY,
+                    l77: super::LightningLayer::EMPTY,
+                    l78: super::LightningLayer::EMPTY,
+                    l79: super::SoftmaxLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l45.lay(&classes, 45, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l47.lay(&classes, 47, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l49.lay(&classes, 49, &mut cursors);
+                plan.l50.lay(&classes, 50, &mut cursors);
+                plan.l51.lay(&classes, 51, &mut cursors);
+                plan.l52.lay(&classes, 52, &mut cursors);
+                plan.l53.lay(&classes, 53, &mut cursors);
+                plan.l54.lay(&classes, 54, &mut cursors);
+                plan.l55.lay(&classes, 55, &mut cursors);
+                plan.l56.lay(&classes, 56, &mut cursors);
+                plan.l57.lay(&classes, 57, &mut cursors);
+                plan.l58.lay(&classes, 58, &mut cursors);
+                plan.l59.lay(&classes, 59, &mut cursors);
+                plan.l60.lay(&classes, 60, &mut cursors);
+                plan.l61.lay(&classes, 61, &mut cursors);
+                plan.l62.lay(&classes, 62, &mut cursors);
+                plan.l63.lay(&classes, 63, &mut cursors);
+                plan.l64.lay(&classes, 64, &mut cursors);
+                plan.l65.lay(&classes, 65, &mut cursors);
+                plan.l66.lay(&classes, 66, &mut cursors);
+                plan.l67.lay(&classes, 67, &mut cursors);
+                plan.l68.lay(&classes, 68, &mut cursors);
+                plan.l69.lay(&classes, 69, &mut cursors);
+                plan.l70.lay(&classes, 70, &mut cursors);
+                plan.l71.lay(&classes, 71, &mut cursors);
+                plan.l72.lay(&classes, 72, &mut cursors);
+                plan.l73.lay(&classes, 73, &mut cursors);
+                plan.l74.lay(&classes, 74, &mut cursors);
+                plan.l75.lay(&classes, 75, &mut cursors);
+                plan.l76.lay(&classes, 76, &mut cursors);
+                plan.l77.lay(&classes, 77, &mut cursors);
+                plan.l78.lay(&classes, 78, &mut cursors);
+                plan.l79.lay(&classes, 79, &mut cursors);
+                plan.head.lay(classes.epilogue(7), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -1748,20 +1745,29 @@ pub mod minimax_m1 {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::LightningLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::LightningLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::LightningLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::LightningLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::LightningLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::LightningLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::LightningLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::SoftmaxLayer::laid(&classes, 7, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(7), &mut cursors),
+                let mut plan = Self {
+                    l0: super::LightningLayer::EMPTY,
+                    l1: super::LightningLayer::EMPTY,
+                    l2: super::LightningLayer::EMPTY,
+                    l3: super::LightningLayer::EMPTY,
+                    l4: super::LightningLayer::EMPTY,
+                    l5: super::LightningLayer::EMPTY,
+                    l6: super::LightningLayer::EMPTY,
+                    l7: super::SoftmaxLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.head.lay(classes.epilogue(7), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

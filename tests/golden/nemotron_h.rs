@@ -653,151 +653,32 @@ pub mod nemotron_h {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 202;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 5,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 6,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 7,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 8,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::{Blocks, Cache, Checkpoint, Live, Steps};
+        use __rt::Lifetime::{Model, Sequence, Snapshot};
+        use __rt::dynamic::decl::Section::Main;
+        use __rt::StateKind::{PagedKv, PrefixSnapshot, Recurrent, RingSnapshot};
+        use __rt::dynamic::decl::VerifySteps::{ConvSteps, HSteps};
+        [
+            C::of(Recurrent, Live, Main, Some(HSteps), Sequence, 0, None, 1),
+            C::of(Recurrent, Steps, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Live, Main, Some(ConvSteps), Sequence, 1, None, 1),
+            C::of(Recurrent, Steps, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 2, None, 2),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 3, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 4, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 5, None, 2),
+            C::of(PagedKv, Blocks, Main, None, Model, 6, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 7, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 8, None, 2),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -988,20 +869,6 @@ pub mod nemotron_h {
                 cache: classes[0].take(&mut cursors[2]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 1],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 1] {
@@ -1017,16 +884,15 @@ pub mod nemotron_h {
     impl MambaLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { mamba2: Mamba2Block::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.mamba2.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.mamba2.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `attention` layer: its blocks `attn` (a block without state has no field).
@@ -1038,16 +904,15 @@ pub mod nemotron_h {
     impl AttentionLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(10, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(10, layer), cursors);
         }
     }
     /// The regions of one `mlp` layer: its blocks `mlp` (a block without state has no field).
@@ -1600,64 +1465,93 @@ pub mod nemotron_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
                     l1: super::MlpLayer::EMPTY,
-                    l2: super::MambaLayer::laid(&classes, 2, &mut cursors),
+                    l2: super::MambaLayer::EMPTY,
                     l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
+                    l4: super::MambaLayer::EMPTY,
                     l5: super::MlpLayer::EMPTY,
-                    l6: super::MambaLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::AttentionLayer::laid(&classes, 7, &mut cursors),
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::AttentionLayer::EMPTY,
                     l8: super::MlpLayer::EMPTY,
-                    l9: super::MambaLayer::laid(&classes, 9, &mut cursors),
+                    l9: super::MambaLayer::EMPTY,
                     l10: super::MlpLayer::EMPTY,
-                    l11: super::MambaLayer::laid(&classes, 11, &mut cursors),
+                    l11: super::MambaLayer::EMPTY,
                     l12: super::MlpLayer::EMPTY,
-                    l13: super::MambaLayer::laid(&classes, 13, &mut cursors),
+                    l13: super::MambaLayer::EMPTY,
                     l14: super::MlpLayer::EMPTY,
-                    l15: super::MambaLayer::laid(&classes, 15, &mut cursors),
+                    l15: super::MambaLayer::EMPTY,
                     l16: super::MlpLayer::EMPTY,
-                    l17: super::MambaLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::AttentionLayer::laid(&classes, 18, &mut cursors),
+                    l17: super::MambaLayer::EMPTY,
+                    l18: super::AttentionLayer::EMPTY,
                     l19: super::MlpLayer::EMPTY,
-                    l20: super::MambaLayer::laid(&classes, 20, &mut cursors),
+                    l20: super::MambaLayer::EMPTY,
                     l21: super::MlpLayer::EMPTY,
-                    l22: super::MambaLayer::laid(&classes, 22, &mut cursors),
+                    l22: super::MambaLayer::EMPTY,
                     l23: super::MlpLayer::EMPTY,
-                    l24: super::MambaLayer::laid(&classes, 24, &mut cursors),
+                    l24: super::MambaLayer::EMPTY,
                     l25: super::MlpLayer::EMPTY,
-                    l26: super::MambaLayer::laid(&classes, 26, &mut cursors),
+                    l26: super::MambaLayer::EMPTY,
                     l27: super::MlpLayer::EMPTY,
-                    l28: super::MambaLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::AttentionLayer::laid(&classes, 29, &mut cursors),
+                    l28: super::MambaLayer::EMPTY,
+                    l29: super::AttentionLayer::EMPTY,
                     l30: super::MlpLayer::EMPTY,
-                    l31: super::MambaLayer::laid(&classes, 31, &mut cursors),
+                    l31: super::MambaLayer::EMPTY,
                     l32: super::MlpLayer::EMPTY,
-                    l33: super::MambaLayer::laid(&classes, 33, &mut cursors),
+                    l33: super::MambaLayer::EMPTY,
                     l34: super::MlpLayer::EMPTY,
-                    l35: super::MambaLayer::laid(&classes, 35, &mut cursors),
+                    l35: super::MambaLayer::EMPTY,
                     l36: super::MlpLayer::EMPTY,
-                    l37: super::MambaLayer::laid(&classes, 37, &mut cursors),
+                    l37: super::MambaLayer::EMPTY,
                     l38: super::MlpLayer::EMPTY,
-                    l39: super::MambaLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::AttentionLayer::laid(&classes, 40, &mut cursors),
+                    l39: super::MambaLayer::EMPTY,
+                    l40: super::AttentionLayer::EMPTY,
                     l41: super::MlpLayer::EMPTY,
-                    l42: super::MambaLayer::laid(&classes, 42, &mut cursors),
+                    l42: super::MambaLayer::EMPTY,
                     l43: super::MlpLayer::EMPTY,
-                    l44: super::MambaLayer::laid(&classes, 44, &mut cursors),
+                    l44: super::MambaLayer::EMPTY,
                     l45: super::MlpLayer::EMPTY,
-                    l46: super::MambaLayer::laid(&classes, 46, &mut cursors),
+                    l46: super::MambaLayer::EMPTY,
                     l47: super::MlpLayer::EMPTY,
-                    l48: super::MambaLayer::laid(&classes, 48, &mut cursors),
+                    l48: super::MambaLayer::EMPTY,
                     l49: super::MlpLayer::EMPTY,
-                    l50: super::MambaLayer::laid(&classes, 50, &mut cursors),
+                    l50: super::MambaLayer::EMPTY,
                     l51: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l50.lay(&classes, 50, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2449,110 +2343,161 @@ pub mod nemotron_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
                     l1: super::MlpLayer::EMPTY,
-                    l2: super::MambaLayer::laid(&classes, 2, &mut cursors),
+                    l2: super::MambaLayer::EMPTY,
                     l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
+                    l4: super::MambaLayer::EMPTY,
                     l5: super::MlpLayer::EMPTY,
-                    l6: super::MambaLayer::laid(&classes, 6, &mut cursors),
+                    l6: super::MambaLayer::EMPTY,
                     l7: super::MlpLayer::EMPTY,
-                    l8: super::MambaLayer::laid(&classes, 8, &mut cursors),
+                    l8: super::MambaLayer::EMPTY,
                     l9: super::MlpLayer::EMPTY,
-                    l10: super::MambaLayer::laid(&classes, 10, &mut cursors),
+                    l10: super::MambaLayer::EMPTY,
                     l11: super::MlpLayer::EMPTY,
-                    l12: super::MambaLayer::laid(&classes, 12, &mut cursors),
+                    l12: super::MambaLayer::EMPTY,
                     l13: super::MlpLayer::EMPTY,
-                    l14: super::MambaLayer::laid(&classes, 14, &mut cursors),
+                    l14: super::MambaLayer::EMPTY,
                     l15: super::MlpLayer::EMPTY,
-                    l16: super::MambaLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::AttentionLayer::laid(&classes, 17, &mut cursors),
+                    l16: super::MambaLayer::EMPTY,
+                    l17: super::AttentionLayer::EMPTY,
                     l18: super::MlpLayer::EMPTY,
-                    l19: super::MambaLayer::laid(&classes, 19, &mut cursors),
+                    l19: super::MambaLayer::EMPTY,
                     l20: super::MlpLayer::EMPTY,
-                    l21: super::MambaLayer::laid(&classes, 21, &mut cursors),
+                    l21: super::MambaLayer::EMPTY,
                     l22: super::MlpLayer::EMPTY,
-                    l23: super::MambaLayer::laid(&classes, 23, &mut cursors),
+                    l23: super::MambaLayer::EMPTY,
                     l24: super::MlpLayer::EMPTY,
-                    l25: super::MambaLayer::laid(&classes, 25, &mut cursors),
+                    l25: super::MambaLayer::EMPTY,
                     l26: super::MlpLayer::EMPTY,
-                    l27: super::MambaLayer::laid(&classes, 27, &mut cursors),
+                    l27: super::MambaLayer::EMPTY,
                     l28: super::MlpLayer::EMPTY,
-                    l29: super::MambaLayer::laid(&classes, 29, &mut cursors),
+                    l29: super::MambaLayer::EMPTY,
                     l30: super::MlpLayer::EMPTY,
-                    l31: super::MambaLayer::laid(&classes, 31, &mut cursors),
+                    l31: super::MambaLayer::EMPTY,
                     l32: super::MlpLayer::EMPTY,
-                    l33: super::MambaLayer::laid(&classes, 33, &mut cursors),
+                    l33: super::MambaLayer::EMPTY,
                     l34: super::MlpLayer::EMPTY,
-                    l35: super::MambaLayer::laid(&classes, 35, &mut cursors),
+                    l35: super::MambaLayer::EMPTY,
                     l36: super::MlpLayer::EMPTY,
-                    l37: super::MambaLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::AttentionLayer::laid(&classes, 38, &mut cursors),
+                    l37: super::MambaLayer::EMPTY,
+                    l38: super::AttentionLayer::EMPTY,
                     l39: super::MlpLayer::EMPTY,
-                    l40: super::MambaLayer::laid(&classes, 40, &mut cursors),
+                    l40: super::MambaLayer::EMPTY,
                     l41: super::MlpLayer::EMPTY,
-                    l42: super::MambaLayer::laid(&classes, 42, &mut cursors),
+                    l42: super::MambaLayer::EMPTY,
                     l43: super::MlpLayer::EMPTY,
-                    l44: super::MambaLayer::laid(&classes, 44, &mut cursors),
+                    l44: super::MambaLayer::EMPTY,
                     l45: super::MlpLayer::EMPTY,
-                    l46: super::MambaLayer::laid(&classes, 46, &mut cursors),
+                    l46: super::MambaLayer::EMPTY,
                     l47: super::MlpLayer::EMPTY,
-                    l48: super::MambaLayer::laid(&classes, 48, &mut cursors),
-                    l49: super::AttentionLayer::laid(&classes, 49, &mut cursors),
+                    l48: super::MambaLayer::EMPTY,
+                    l49: super::AttentionLayer::EMPTY,
                     l50: super::MlpLayer::EMPTY,
-                    l51: super::MambaLayer::laid(&classes, 51, &mut cursors),
+                    l51: super::MambaLayer::EMPTY,
                     l52: super::MlpLayer::EMPTY,
-                    l53: super::MambaLayer::laid(&classes, 53, &mut cursors),
+                    l53: super::MambaLayer::EMPTY,
                     l54: super::MlpLayer::EMPTY,
-                    l55: super::MambaLayer::laid(&classes, 55, &mut cursors),
+                    l55: super::MambaLayer::EMPTY,
                     l56: super::MlpLayer::EMPTY,
-                    l57: super::MambaLayer::laid(&classes, 57, &mut cursors),
+                    l57: super::MambaLayer::EMPTY,
                     l58: super::MlpLayer::EMPTY,
-                    l59: super::MambaLayer::laid(&classes, 59, &mut cursors),
-                    l60: super::AttentionLayer::laid(&classes, 60, &mut cursors),
+                    l59: super::MambaLayer::EMPTY,
+                    l60: super::AttentionLayer::EMPTY,
                     l61: super::MlpLayer::EMPTY,
-                    l62: super::MambaLayer::laid(&classes, 62, &mut cursors),
+                    l62: super::MambaLayer::EMPTY,
                     l63: super::MlpLayer::EMPTY,
-                    l64: super::MambaLayer::laid(&classes, 64, &mut cursors),
+                    l64: super::MambaLayer::EMPTY,
                     l65: super::MlpLayer::EMPTY,
-                    l66: super::MambaLayer::laid(&classes, 66, &mut cursors),
+                    l66: super::MambaLayer::EMPTY,
                     l67: super::MlpLayer::EMPTY,
-                    l68: super::MambaLayer::laid(&classes, 68, &mut cursors),
+                    l68: super::MambaLayer::EMPTY,
                     l69: super::MlpLayer::EMPTY,
-                    l70: super::MambaLayer::laid(&classes, 70, &mut cursors),
+                    l70: super::MambaLayer::EMPTY,
                     l71: super::MlpLayer::EMPTY,
-                    l72: super::MambaLayer::laid(&classes, 72, &mut cursors),
+                    l72: super::MambaLayer::EMPTY,
                     l73: super::MlpLayer::EMPTY,
-                    l74: super::MambaLayer::laid(&classes, 74, &mut cursors),
+                    l74: super::MambaLayer::EMPTY,
                     l75: super::MlpLayer::EMPTY,
                     l76: super::MlpLayer::EMPTY,
                     l77: super::MlpLayer::EMPTY,
-                    l78: super::MambaLayer::laid(&classes, 78, &mut cursors),
-                    l79: super::MambaLayer::laid(&classes, 79, &mut cursors),
+                    l78: super::MambaLayer::EMPTY,
+                    l79: super::MambaLayer::EMPTY,
                     l80: super::MlpLayer::EMPTY,
                     l81: super::MlpLayer::EMPTY,
                     l82: super::MlpLayer::EMPTY,
-                    l83: super::MambaLayer::laid(&classes, 83, &mut cursors),
+                    l83: super::MambaLayer::EMPTY,
                     l84: super::MlpLayer::EMPTY,
-                    l85: super::MambaLayer::laid(&classes, 85, &mut cursors),
-                    l86: super::AttentionLayer::laid(&classes, 86, &mut cursors),
+                    l85: super::MambaLayer::EMPTY,
+                    l86: super::AttentionLayer::EMPTY,
                     l87: super::MlpLayer::EMPTY,
-                    l88: super::MambaLayer::laid(&classes, 88, &mut cursors),
+                    l88: super::MambaLayer::EMPTY,
                     l89: super::MlpLayer::EMPTY,
-                    l90: super::MambaLayer::laid(&classes, 90, &mut cursors),
+                    l90: super::MambaLayer::EMPTY,
                     l91: super::MlpLayer::EMPTY,
-                    l92: super::MambaLayer::laid(&classes, 92, &mut cursors),
+                    l92: super::MambaLayer::EMPTY,
                     l93: super::MlpLayer::EMPTY,
-                    l94: super::MambaLayer::laid(&classes, 94, &mut cursors),
+                    l94: super::MambaLayer::EMPTY,
                     l95: super::MlpLayer::EMPTY,
-                    l96: super::MambaLayer::laid(&classes, 96, &mut cursors),
+                    l96: super::MambaLayer::EMPTY,
                     l97: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l49.lay(&classes, 49, &mut cursors);
+                plan.l51.lay(&classes, 51, &mut cursors);
+                plan.l53.lay(&classes, 53, &mut cursors);
+                plan.l55.lay(&classes, 55, &mut cursors);
+                plan.l57.lay(&classes, 57, &mut cursors);
+                plan.l59.lay(&classes, 59, &mut cursors);
+                plan.l60.lay(&classes, 60, &mut cursors);
+                plan.l62.lay(&classes, 62, &mut cursors);
+                plan.l64.lay(&classes, 64, &mut cursors);
+                plan.l66.lay(&classes, 66, &mut cursors);
+                plan.l68.lay(&classes, 68, &mut cursors);
+                plan.l70.lay(&classes, 70, &mut cursors);
+                plan.l72.lay(&classes, 72, &mut cursors);
+                plan.l74.lay(&classes, 74, &mut cursors);
+                plan.l78.lay(&classes, 78, &mut cursors);
+                plan.l79.lay(&classes, 79, &mut cursors);
+                plan.l83.lay(&classes, 83, &mut cursors);
+                plan.l85.lay(&classes, 85, &mut cursors);
+                plan.l86.lay(&classes, 86, &mut cursors);
+                plan.l88.lay(&classes, 88, &mut cursors);
+                plan.l90.lay(&classes, 90, &mut cursors);
+                plan.l92.lay(&classes, 92, &mut cursors);
+                plan.l94.lay(&classes, 94, &mut cursors);
+                plan.l96.lay(&classes, 96, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -3121,68 +3066,100 @@ pub mod nemotron_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
                     l1: super::MlpLayer::EMPTY,
-                    l2: super::MambaLayer::laid(&classes, 2, &mut cursors),
+                    l2: super::MambaLayer::EMPTY,
                     l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
+                    l4: super::MambaLayer::EMPTY,
                     l5: super::MlpLayer::EMPTY,
-                    l6: super::MambaLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::MambaLayer::laid(&classes, 7, &mut cursors),
+                    l6: super::MambaLayer::EMPTY,
+                    l7: super::MambaLayer::EMPTY,
                     l8: super::MlpLayer::EMPTY,
-                    l9: super::MambaLayer::laid(&classes, 9, &mut cursors),
+                    l9: super::MambaLayer::EMPTY,
                     l10: super::MlpLayer::EMPTY,
-                    l11: super::MambaLayer::laid(&classes, 11, &mut cursors),
+                    l11: super::MambaLayer::EMPTY,
                     l12: super::MlpLayer::EMPTY,
-                    l13: super::MambaLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::AttentionLayer::laid(&classes, 14, &mut cursors),
+                    l13: super::MambaLayer::EMPTY,
+                    l14: super::AttentionLayer::EMPTY,
                     l15: super::MlpLayer::EMPTY,
-                    l16: super::MambaLayer::laid(&classes, 16, &mut cursors),
+                    l16: super::MambaLayer::EMPTY,
                     l17: super::MlpLayer::EMPTY,
-                    l18: super::MambaLayer::laid(&classes, 18, &mut cursors),
+                    l18: super::MambaLayer::EMPTY,
                     l19: super::MlpLayer::EMPTY,
-                    l20: super::MambaLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::AttentionLayer::laid(&classes, 21, &mut cursors),
+                    l20: super::MambaLayer::EMPTY,
+                    l21: super::AttentionLayer::EMPTY,
                     l22: super::MlpLayer::EMPTY,
-                    l23: super::MambaLayer::laid(&classes, 23, &mut cursors),
+                    l23: super::MambaLayer::EMPTY,
                     l24: super::MlpLayer::EMPTY,
-                    l25: super::MambaLayer::laid(&classes, 25, &mut cursors),
+                    l25: super::MambaLayer::EMPTY,
                     l26: super::MlpLayer::EMPTY,
-                    l27: super::MambaLayer::laid(&classes, 27, &mut cursors),
+                    l27: super::MambaLayer::EMPTY,
                     l28: super::MlpLayer::EMPTY,
-                    l29: super::MambaLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::AttentionLayer::laid(&classes, 30, &mut cursors),
+                    l29: super::MambaLayer::EMPTY,
+                    l30: super::AttentionLayer::EMPTY,
                     l31: super::MlpLayer::EMPTY,
-                    l32: super::MambaLayer::laid(&classes, 32, &mut cursors),
+                    l32: super::MambaLayer::EMPTY,
                     l33: super::MlpLayer::EMPTY,
-                    l34: super::MambaLayer::laid(&classes, 34, &mut cursors),
+                    l34: super::MambaLayer::EMPTY,
                     l35: super::MlpLayer::EMPTY,
-                    l36: super::MambaLayer::laid(&classes, 36, &mut cursors),
+                    l36: super::MambaLayer::EMPTY,
                     l37: super::MlpLayer::EMPTY,
-                    l38: super::MambaLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::AttentionLayer::laid(&classes, 39, &mut cursors),
+                    l38: super::MambaLayer::EMPTY,
+                    l39: super::AttentionLayer::EMPTY,
                     l40: super::MlpLayer::EMPTY,
-                    l41: super::MambaLayer::laid(&classes, 41, &mut cursors),
+                    l41: super::MambaLayer::EMPTY,
                     l42: super::MlpLayer::EMPTY,
-                    l43: super::MambaLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::MambaLayer::laid(&classes, 44, &mut cursors),
+                    l43: super::MambaLayer::EMPTY,
+                    l44: super::MambaLayer::EMPTY,
                     l45: super::MlpLayer::EMPTY,
-                    l46: super::MambaLayer::laid(&classes, 46, &mut cursors),
+                    l46: super::MambaLayer::EMPTY,
                     l47: super::MlpLayer::EMPTY,
-                    l48: super::MambaLayer::laid(&classes, 48, &mut cursors),
+                    l48: super::MambaLayer::EMPTY,
                     l49: super::MlpLayer::EMPTY,
-                    l50: super::MambaLayer::laid(&classes, 50, &mut cursors),
+                    l50: super::MambaLayer::EMPTY,
                     l51: super::MlpLayer::EMPTY,
-                    l52: super::MambaLayer::laid(&classes, 52, &mut cursors),
+                    l52: super::MambaLayer::EMPTY,
                     l53: super::MlpLayer::EMPTY,
-                    l54: super::MambaLayer::laid(&classes, 54, &mut cursors),
+                    l54: super::MambaLayer::EMPTY,
                     l55: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l48.lay(&classes, 48, &mut cursors);
+                plan.l50.lay(&classes, 50, &mut cursors);
+                plan.l52.lay(&classes, 52, &mut cursors);
+                plan.l54.lay(&classes, 54, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -3348,18 +3325,22 @@ pub mod nemotron_h {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::MambaLayer::laid(&classes, 0, &mut cursors),
+                let mut plan = Self {
+                    l0: super::MambaLayer::EMPTY,
                     l1: super::MlpLayer::EMPTY,
-                    l2: super::AttentionLayer::laid(&classes, 2, &mut cursors),
+                    l2: super::AttentionLayer::EMPTY,
                     l3: super::MlpLayer::EMPTY,
-                    l4: super::MambaLayer::laid(&classes, 4, &mut cursors),
+                    l4: super::MambaLayer::EMPTY,
                     l5: super::MlpLayer::EMPTY,
-                    head: super::HeadBlock::laid(classes.epilogue(12), &mut cursors),
+                    head: super::HeadBlock::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.head.lay(classes.epilogue(12), &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

@@ -826,251 +826,46 @@ pub mod qwen3_next {
     /// The most layers a page pool of the circuit's plans can have: two a position.
     const POOL_LAYERS: usize = 102;
     /// The size classes of every checkpoint's plan: the terms of one state of one
-    /// block template, holding one thing in one section, sized once per plan.
-    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::HSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 0,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Live,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Steps,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::Recurrent,
-            holding: __rt::Holding::Checkpoint,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::Some(
-                __rt::dynamic::decl::VerifySteps::ConvSteps,
-            ),
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 1,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 2,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 3,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 4,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::RingSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 5,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::CarryStash,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 6,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::CarryTable,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 7,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::VerifyTable,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 8,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 15,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 16,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PrefixSnapshot,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Snapshot,
-            unit: 9,
-            reach: ::core::option::Option::None,
-            group: 2,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::AcceptStash,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 10,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::HiddenCapture,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 11,
-            reach: ::core::option::Option::None,
-            group: 1,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PromptLookupIndex,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Sequence,
-            unit: 12,
-            reach: ::core::option::Option::None,
-            group: 5,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::TokenTreeMask,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 13,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::DraftTokens,
-            holding: __rt::Holding::Cache,
-            section: __rt::dynamic::decl::Section::Main,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Verify,
-            unit: 14,
-            reach: ::core::option::Option::None,
-            group: 3,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Draft,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 15,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-        __abi::SizeClass {
-            kind: __rt::StateKind::PagedKv,
-            holding: __rt::Holding::Blocks,
-            section: __rt::dynamic::decl::Section::Draft,
-            verify: ::core::option::Option::None,
-            lifetime: __rt::Lifetime::Model,
-            unit: 16,
-            reach: ::core::option::Option::None,
-            group: 0,
-        },
-    ];
+    /// block template, holding one thing in one section, sized once per plan. Each is
+    /// `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`.
+    const CLASSES: [__abi::SizeClass; CLASS_COUNT] = {
+        use __abi::SizeClass as C;
+        use ::core::option::Option::{None, Some};
+        use __rt::Holding::{Blocks, Cache, Checkpoint, Live, Steps};
+        use __rt::Lifetime::{Model, Sequence, Snapshot, Verify};
+        use __rt::dynamic::decl::Section::{Draft, Main};
+        use __rt::StateKind::{
+            AcceptStash, CarryStash, CarryTable, DraftTokens, HiddenCapture, PagedKv,
+            PrefixSnapshot, PromptLookupIndex, Recurrent, RingSnapshot, TokenTreeMask,
+            VerifyTable,
+        };
+        use __rt::dynamic::decl::VerifySteps::{ConvSteps, HSteps};
+        [
+            C::of(Recurrent, Live, Main, Some(HSteps), Sequence, 0, None, 1),
+            C::of(Recurrent, Steps, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(HSteps), Sequence, 0, None, 3),
+            C::of(Recurrent, Live, Main, Some(ConvSteps), Sequence, 1, None, 1),
+            C::of(Recurrent, Steps, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(Recurrent, Checkpoint, Main, Some(ConvSteps), Sequence, 1, None, 3),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 2, None, 2),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 3, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 4, None, 2),
+            C::of(RingSnapshot, Cache, Main, None, Snapshot, 5, None, 2),
+            C::of(CarryStash, Cache, Main, None, Verify, 6, None, 3),
+            C::of(CarryTable, Cache, Main, None, Model, 7, None, 0),
+            C::of(VerifyTable, Cache, Main, None, Model, 8, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 15, None, 0),
+            C::of(PagedKv, Blocks, Main, None, Model, 16, None, 0),
+            C::of(PrefixSnapshot, Cache, Main, None, Snapshot, 9, None, 2),
+            C::of(AcceptStash, Cache, Main, None, Verify, 10, None, 3),
+            C::of(HiddenCapture, Cache, Main, None, Sequence, 11, None, 1),
+            C::of(PromptLookupIndex, Cache, Main, None, Sequence, 12, None, 5),
+            C::of(TokenTreeMask, Cache, Main, None, Verify, 13, None, 3),
+            C::of(DraftTokens, Cache, Main, None, Verify, 14, None, 3),
+            C::of(PagedKv, Blocks, Draft, None, Model, 15, None, 0),
+            C::of(PagedKv, Blocks, Draft, None, Model, 16, None, 0),
+        ]
+    };
     /// The dims and the stage of rank `rank` of `parallel`, for a checkpoint of
     /// `layers` layers whose dims are `dims`.
     const fn rank_of<E>(
@@ -1271,20 +1066,6 @@ pub mod qwen3_next {
                 cache: classes[5].take(&mut cursors[3]),
             };
         }
-        /// This instance laid out (`lay`) from empty: a plan's field.
-        #[inline(always)]
-        #[allow(
-            clippy::inline_always,
-            reason = "built in place in the plan: `lay` stays one call"
-        )]
-        const fn laid(
-            classes: &[__abi::ClassSize; 6],
-            cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.lay(classes, cursors);
-            laid
-        }
         /// Every term's region, state by state, in plan order.
         #[must_use]
         pub const fn regions(&self) -> [__rt::Region; 6] {
@@ -1347,16 +1128,15 @@ pub mod qwen3_next {
     impl LinearAttentionLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { gdn: GdnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.gdn.lay(classes.layer(0, layer), cursors);
-            laid
+        ) {
+            self.gdn.lay(classes.layer(0, layer), cursors);
         }
     }
     /// The regions of one `full_attention` layer: its blocks `attn`, `moe` (a block without state has no field).
@@ -1368,16 +1148,15 @@ pub mod qwen3_next {
     impl FullAttentionLayer {
         /// Every block empty, before a plan lays the layer out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// Layer `layer` of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             layer: u64,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.layer(13, layer), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.layer(13, layer), cursors);
         }
     }
     /// One layer of any kind, for loops over a plan's layers.
@@ -1397,15 +1176,14 @@ pub mod qwen3_next {
     impl Draft {
         /// Every block empty, before a plan lays the draft head out.
         const EMPTY: Self = Self { attn: AttnBlock::EMPTY };
-        /// The draft head of a plan, laid out from the classes its stage reads, block by block.
+        /// Lays out the draft head of a plan in place from the classes its stage reads, block by block.
         #[inline(never)]
-        const fn laid(
+        const fn lay(
+            &mut self,
             classes: &__abi::StageClasses<CLASS_COUNT>,
             cursors: &mut [u64; __abi::GROUPS],
-        ) -> Self {
-            let mut laid = Self::EMPTY;
-            laid.attn.lay(classes.draft(21), cursors);
-            laid
+        ) {
+            self.attn.lay(classes.draft(21), cursors);
         }
     }
     /// The `impl` every checkpoint's `StatePlan` shares: `new`, `for_rank`, `regions()`,
@@ -2187,61 +1965,111 @@ pub mod qwen3_next {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::LinearAttentionLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::LinearAttentionLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::LinearAttentionLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::FullAttentionLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::LinearAttentionLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::LinearAttentionLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::LinearAttentionLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::FullAttentionLayer::laid(&classes, 7, &mut cursors),
-                    l8: super::LinearAttentionLayer::laid(&classes, 8, &mut cursors),
-                    l9: super::LinearAttentionLayer::laid(&classes, 9, &mut cursors),
-                    l10: super::LinearAttentionLayer::laid(&classes, 10, &mut cursors),
-                    l11: super::FullAttentionLayer::laid(&classes, 11, &mut cursors),
-                    l12: super::LinearAttentionLayer::laid(&classes, 12, &mut cursors),
-                    l13: super::LinearAttentionLayer::laid(&classes, 13, &mut cursors),
-                    l14: super::LinearAttentionLayer::laid(&classes, 14, &mut cursors),
-                    l15: super::FullAttentionLayer::laid(&classes, 15, &mut cursors),
-                    l16: super::LinearAttentionLayer::laid(&classes, 16, &mut cursors),
-                    l17: super::LinearAttentionLayer::laid(&classes, 17, &mut cursors),
-                    l18: super::LinearAttentionLayer::laid(&classes, 18, &mut cursors),
-                    l19: super::FullAttentionLayer::laid(&classes, 19, &mut cursors),
-                    l20: super::LinearAttentionLayer::laid(&classes, 20, &mut cursors),
-                    l21: super::LinearAttentionLayer::laid(&classes, 21, &mut cursors),
-                    l22: super::LinearAttentionLayer::laid(&classes, 22, &mut cursors),
-                    l23: super::FullAttentionLayer::laid(&classes, 23, &mut cursors),
-                    l24: super::LinearAttentionLayer::laid(&classes, 24, &mut cursors),
-                    l25: super::LinearAttentionLayer::laid(&classes, 25, &mut cursors),
-                    l26: super::LinearAttentionLayer::laid(&classes, 26, &mut cursors),
-                    l27: super::FullAttentionLayer::laid(&classes, 27, &mut cursors),
-                    l28: super::LinearAttentionLayer::laid(&classes, 28, &mut cursors),
-                    l29: super::LinearAttentionLayer::laid(&classes, 29, &mut cursors),
-                    l30: super::LinearAttentionLayer::laid(&classes, 30, &mut cursors),
-                    l31: super::FullAttentionLayer::laid(&classes, 31, &mut cursors),
-                    l32: super::LinearAttentionLayer::laid(&classes, 32, &mut cursors),
-                    l33: super::LinearAttentionLayer::laid(&classes, 33, &mut cursors),
-                    l34: super::LinearAttentionLayer::laid(&classes, 34, &mut cursors),
-                    l35: super::FullAttentionLayer::laid(&classes, 35, &mut cursors),
-                    l36: super::LinearAttentionLayer::laid(&classes, 36, &mut cursors),
-                    l37: super::LinearAttentionLayer::laid(&classes, 37, &mut cursors),
-                    l38: super::LinearAttentionLayer::laid(&classes, 38, &mut cursors),
-                    l39: super::FullAttentionLayer::laid(&classes, 39, &mut cursors),
-                    l40: super::LinearAttentionLayer::laid(&classes, 40, &mut cursors),
-                    l41: super::LinearAttentionLayer::laid(&classes, 41, &mut cursors),
-                    l42: super::LinearAttentionLayer::laid(&classes, 42, &mut cursors),
-                    l43: super::FullAttentionLayer::laid(&classes, 43, &mut cursors),
-                    l44: super::LinearAttentionLayer::laid(&classes, 44, &mut cursors),
-                    l45: super::LinearAttentionLayer::laid(&classes, 45, &mut cursors),
-                    l46: super::LinearAttentionLayer::laid(&classes, 46, &mut cursors),
-                    l47: super::FullAttentionLayer::laid(&classes, 47, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft::laid(&classes, &mut cursors),
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    l8: super::LinearAttentionLayer::EMPTY,
+                    l9: super::LinearAttentionLayer::EMPTY,
+                    l10: super::LinearAttentionLayer::EMPTY,
+                    l11: super::FullAttentionLayer::EMPTY,
+                    l12: super::LinearAttentionLayer::EMPTY,
+                    l13: super::LinearAttentionLayer::EMPTY,
+                    l14: super::LinearAttentionLayer::EMPTY,
+                    l15: super::FullAttentionLayer::EMPTY,
+                    l16: super::LinearAttentionLayer::EMPTY,
+                    l17: super::LinearAttentionLayer::EMPTY,
+                    l18: super::LinearAttentionLayer::EMPTY,
+                    l19: super::FullAttentionLayer::EMPTY,
+                    l20: super::LinearAttentionLayer::EMPTY,
+                    l21: super::LinearAttentionLayer::EMPTY,
+                    l22: super::LinearAttentionLayer::EMPTY,
+                    l23: super::FullAttentionLayer::EMPTY,
+                    l24: super::LinearAttentionLayer::EMPTY,
+                    l25: super::LinearAttentionLayer::EMPTY,
+                    l26: super::LinearAttentionLayer::EMPTY,
+                    l27: super::FullAttentionLayer::EMPTY,
+                    l28: super::LinearAttentionLayer::EMPTY,
+                    l29: super::LinearAttentionLayer::EMPTY,
+                    l30: super::LinearAttentionLayer::EMPTY,
+                    l31: super::FullAttentionLayer::EMPTY,
+                    l32: super::LinearAttentionLayer::EMPTY,
+                    l33: super::LinearAttentionLayer::EMPTY,
+                    l34: super::LinearAttentionLayer::EMPTY,
+                    l35: super::FullAttentionLayer::EMPTY,
+                    l36: super::LinearAttentionLayer::EMPTY,
+                    l37: super::LinearAttentionLayer::EMPTY,
+                    l38: super::LinearAttentionLayer::EMPTY,
+                    l39: super::FullAttentionLayer::EMPTY,
+                    l40: super::LinearAttentionLayer::EMPTY,
+                    l41: super::LinearAttentionLayer::EMPTY,
+                    l42: super::LinearAttentionLayer::EMPTY,
+                    l43: super::FullAttentionLayer::EMPTY,
+                    l44: super::LinearAttentionLayer::EMPTY,
+                    l45: super::LinearAttentionLayer::EMPTY,
+                    l46: super::LinearAttentionLayer::EMPTY,
+                    l47: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.l8.lay(&classes, 8, &mut cursors);
+                plan.l9.lay(&classes, 9, &mut cursors);
+                plan.l10.lay(&classes, 10, &mut cursors);
+                plan.l11.lay(&classes, 11, &mut cursors);
+                plan.l12.lay(&classes, 12, &mut cursors);
+                plan.l13.lay(&classes, 13, &mut cursors);
+                plan.l14.lay(&classes, 14, &mut cursors);
+                plan.l15.lay(&classes, 15, &mut cursors);
+                plan.l16.lay(&classes, 16, &mut cursors);
+                plan.l17.lay(&classes, 17, &mut cursors);
+                plan.l18.lay(&classes, 18, &mut cursors);
+                plan.l19.lay(&classes, 19, &mut cursors);
+                plan.l20.lay(&classes, 20, &mut cursors);
+                plan.l21.lay(&classes, 21, &mut cursors);
+                plan.l22.lay(&classes, 22, &mut cursors);
+                plan.l23.lay(&classes, 23, &mut cursors);
+                plan.l24.lay(&classes, 24, &mut cursors);
+                plan.l25.lay(&classes, 25, &mut cursors);
+                plan.l26.lay(&classes, 26, &mut cursors);
+                plan.l27.lay(&classes, 27, &mut cursors);
+                plan.l28.lay(&classes, 28, &mut cursors);
+                plan.l29.lay(&classes, 29, &mut cursors);
+                plan.l30.lay(&classes, 30, &mut cursors);
+                plan.l31.lay(&classes, 31, &mut cursors);
+                plan.l32.lay(&classes, 32, &mut cursors);
+                plan.l33.lay(&classes, 33, &mut cursors);
+                plan.l34.lay(&classes, 34, &mut cursors);
+                plan.l35.lay(&classes, 35, &mut cursors);
+                plan.l36.lay(&classes, 36, &mut cursors);
+                plan.l37.lay(&classes, 37, &mut cursors);
+                plan.l38.lay(&classes, 38, &mut cursors);
+                plan.l39.lay(&classes, 39, &mut cursors);
+                plan.l40.lay(&classes, 40, &mut cursors);
+                plan.l41.lay(&classes, 41, &mut cursors);
+                plan.l42.lay(&classes, 42, &mut cursors);
+                plan.l43.lay(&classes, 43, &mut cursors);
+                plan.l44.lay(&classes, 44, &mut cursors);
+                plan.l45.lay(&classes, 45, &mut cursors);
+                plan.l46.lay(&classes, 46, &mut cursors);
+                plan.l47.lay(&classes, 47, &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.lay(&classes, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.
@@ -2472,21 +2300,31 @@ pub mod qwen3_next {
                     Ok(start) => start,
                     Err(error) => return Err(error),
                 };
-                let plan = Self {
-                    l0: super::LinearAttentionLayer::laid(&classes, 0, &mut cursors),
-                    l1: super::LinearAttentionLayer::laid(&classes, 1, &mut cursors),
-                    l2: super::LinearAttentionLayer::laid(&classes, 2, &mut cursors),
-                    l3: super::FullAttentionLayer::laid(&classes, 3, &mut cursors),
-                    l4: super::LinearAttentionLayer::laid(&classes, 4, &mut cursors),
-                    l5: super::LinearAttentionLayer::laid(&classes, 5, &mut cursors),
-                    l6: super::LinearAttentionLayer::laid(&classes, 6, &mut cursors),
-                    l7: super::FullAttentionLayer::laid(&classes, 7, &mut cursors),
-                    head: super::HeadBlock::laid(classes.epilogue(15), &mut cursors),
-                    draft: super::Draft::laid(&classes, &mut cursors),
+                let mut plan = Self {
+                    l0: super::LinearAttentionLayer::EMPTY,
+                    l1: super::LinearAttentionLayer::EMPTY,
+                    l2: super::LinearAttentionLayer::EMPTY,
+                    l3: super::FullAttentionLayer::EMPTY,
+                    l4: super::LinearAttentionLayer::EMPTY,
+                    l5: super::LinearAttentionLayer::EMPTY,
+                    l6: super::LinearAttentionLayer::EMPTY,
+                    l7: super::FullAttentionLayer::EMPTY,
+                    head: super::HeadBlock::EMPTY,
+                    draft: super::Draft::EMPTY,
                     arena,
                     pool,
                     h_steps,
                 };
+                plan.l0.lay(&classes, 0, &mut cursors);
+                plan.l1.lay(&classes, 1, &mut cursors);
+                plan.l2.lay(&classes, 2, &mut cursors);
+                plan.l3.lay(&classes, 3, &mut cursors);
+                plan.l4.lay(&classes, 4, &mut cursors);
+                plan.l5.lay(&classes, 5, &mut cursors);
+                plan.l6.lay(&classes, 6, &mut cursors);
+                plan.l7.lay(&classes, 7, &mut cursors);
+                plan.head.lay(classes.epilogue(15), &mut cursors);
+                plan.draft.lay(&classes, &mut cursors);
                 Ok(plan)
             }
             /// Every layer, in order, typed by its kind, for loops over layers.

@@ -36,8 +36,8 @@ pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, s
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{PlanStart, StageSizes, Units, in_rank, replay};
-pub use stage::{Held, Share, StageClasses, held, owners_held, position_of, window};
-pub use table::{Row, SizeClass, Step, Table, TableView, nth, put};
+pub use stage::{Held, StageClasses, held, owners_held, position_of, window};
+pub use table::{Row, Share, SizeClass, Step, Table, TableView, nth, put};
 
 use crate::law::Holding;
 use crate::model::{Lifetime, StateKind};

@@ -7,7 +7,7 @@
 //! read from the static table without a pass over the rows.
 
 use super::lanes::ClassSize;
-use super::table::TableView;
+use super::table::{Share, TableView};
 use crate::model::Position;
 use crate::plan::PlanError;
 use crate::serve::Stage;
@@ -143,10 +143,6 @@ const fn position_at(starts: usize, begun: usize) -> Position {
         Position::Draft
     }
 }
-
-/// A generated `SHARES` row: a KV side that reads another layer's KV (`shares`), the id of the
-/// state it reads, and their layers.
-pub type Share = (&'static str, &'static str, u64, u64);
 
 /// `Ok` when `stage` holds the owner of every reader of `shares` it holds: the generated form of
 /// the dynamic plan's check (`plan::dynamic::owners_held`, on the states a rank declares),

@@ -12,7 +12,6 @@
 //!   `position_rows` is sorted.
 //! - Every row's class is below `C`; a class no row uses has count 0 and is never sized.
 
-use super::stage::Share;
 use crate::law::layout::LayoutKey;
 use crate::law::{Holding, Region, Space};
 use crate::model::{Lifetime, Reach, Section, StateKind, VerifySteps};
@@ -40,6 +39,40 @@ pub struct SizeClass {
     /// The layout group its terms go to ([`super::group`]).
     pub group: usize,
 }
+
+impl SizeClass {
+    /// A class of these fields, in their order: one line of a generated `CLASSES`.
+    #[must_use]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a class's eight fields, so a generated table writes each on one line"
+    )]
+    pub const fn of(
+        kind: StateKind,
+        holding: Holding,
+        section: Section,
+        verify: Option<VerifySteps>,
+        lifetime: Lifetime,
+        unit: usize,
+        reach: Option<Reach<usize>>,
+        group: usize,
+    ) -> Self {
+        Self {
+            kind,
+            holding,
+            section,
+            verify,
+            lifetime,
+            unit,
+            reach,
+            group,
+        }
+    }
+}
+
+/// A generated `SHARES` row: a KV side that reads another layer's KV (`shares`), the id of the
+/// state it reads, and their layers.
+pub type Share = (&'static str, &'static str, u64, u64);
 
 /// One row of a generated plan's table, one per term in plan order: its state id and its size
 /// class. Where its block instance sits comes from the table's position starts ([`super::position_of`]).

@@ -9,10 +9,11 @@
 //!
 //! Owner: metrale-codegen.
 //! Invariants:
-//! - `new` starts from a plan of `EMPTY` layers and blocks and lays each block instance out in
-//!   place, in plan order, so each layout group's cursor meets its terms in the order the
-//!   runtime's `layout_order` places them: one add per term (`Table::size` checked every sum
-//!   first, or replayed the exact layout), and no block value copied.
+//! - `new` starts from a plan of `EMPTY` layers and blocks and lays each layer (and each
+//!   prologue, epilogue and draft block) out in place, in plan order, so each layout group's
+//!   cursor meets its terms in the order the runtime's `layout_order` places them: one add per
+//!   term (`TableView::size` checked every sum first, or replayed the exact layout), and no
+//!   block value copied.
 //! - `new` and `for_rank` are one constructor (`on_stage`): a rank's dims come from
 //!   `Dims::on_tp` (the circuit's `rank_of`), and its pipeline stage decides which terms are
 //!   sized and which block instances lay out absent classes, so a term the rank does not hold
@@ -23,8 +24,8 @@
 //!   holds `SHARES`, so the runtime refuses a stage holding a reader without its owner before
 //!   anything else (`__abi::owners_held`: `PlanError::MissingOwner`, as the dynamic plan), in
 //!   `for_rank` and the per-rank fits alike.
-//! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per block
-//!   instance and `regions()` a loop over `layers()`, so no generated function grows faster
+//! - Compile time is linear in the layers: `new` is one non-inlined `lay` call per layer
+//!   and `regions()` a loop over `layers()`, so no generated function grows faster
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
 //!   fixed size.
 
@@ -44,8 +45,10 @@ use super::table::{Class, Table};
 struct PlanParts {
     /// The struct's fields.
     fields: TokenStream,
-    /// The fields of the plan `new` builds, each laid out, in plan order.
+    /// The fields of the empty plan `new` starts from, in plan order.
     init: TokenStream,
+    /// One `lay` per layer and per prologue, epilogue and draft block, in plan order.
+    lays: TokenStream,
     /// After the lays: each reader (`shares`) given its owner's regions, where the stage holds
     /// it.
     shares: TokenStream,
@@ -283,12 +286,7 @@ impl Emitter<'_> {
         let init = &parts.init;
         let layers_fn = self.layers_fn(checkpoint);
         let assign_owners = &parts.shares;
-        // The readers (`shares`) are given their owners' regions after the plan is built.
-        let binding = if assign_owners.is_empty() {
-            quote!(plan)
-        } else {
-            quote!(mut plan)
-        };
+        let lays = &parts.lays;
         quote! {
             state_plan_api!();
 
@@ -305,9 +303,10 @@ impl Emitter<'_> {
                         Ok(start) => start,
                         Err(error) => return Err(error),
                     };
-                    // Each field is laid out as it is built, in plan order, so each group's
-                    // cursor meets its terms in the order the layout places them.
-                    let #binding = Self { #init #arena, #pool, #h_steps };
+                    // Each field is laid out in place, in plan order, so each group's cursor
+                    // meets its terms in the order the layout places them.
+                    let mut plan = Self { #init #arena, #pool, #h_steps };
+                    #lays
                     #assign_owners
                     Ok(plan)
                 }
@@ -319,7 +318,7 @@ impl Emitter<'_> {
 
     /// The plan struct's fields and the fields of the literal `new` builds, in the order of
     /// `Circuit::instances` (plan order): prologue, layers, epilogue, draft. Each field of
-    /// terms is built laid out (`laid`), in that order, so each layout group's cursor meets
+    /// terms is laid out in place (`lay`), in that order, so each layout group's cursor meets
     /// its terms in plan order.
     fn plan_fields(&self, checkpoint: &CheckpointSpec, table: &Table<'_>) -> PlanParts {
         let circuit = self.circuit;
@@ -345,12 +344,13 @@ impl Emitter<'_> {
                 .blocks_of(kind)
                 .iter()
                 .any(|name| self.stateful(name).is_some_and(super::block_has_terms));
-            let layer = int(i as u64);
-            parts.init.extend(if laid {
-                quote! { #field: super::#ty::laid(&classes, #layer, &mut cursors), }
-            } else {
-                quote! { #field: super::#ty::EMPTY, }
-            });
+            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
+            if laid {
+                let layer = int(i as u64);
+                parts
+                    .lays
+                    .extend(quote! { plan.#field.lay(&classes, #layer, &mut cursors); });
+            }
         }
         for name in circuit.epilogue() {
             self.top_block(name, Position::Epilogue, table, &mut parts);
@@ -365,16 +365,17 @@ impl Emitter<'_> {
                 .draft()
                 .iter()
                 .any(|name| self.stateful(name).is_some_and(super::block_has_terms));
-            parts.init.extend(if laid {
-                quote! { #draft: super::Draft::laid(&classes, &mut cursors), }
-            } else {
-                quote! { #draft: super::Draft::EMPTY, }
-            });
+            parts.init.extend(quote! { #draft: super::Draft::EMPTY, });
+            if laid {
+                parts
+                    .lays
+                    .extend(quote! { plan.#draft.lay(&classes, &mut cursors); });
+            }
         }
         parts
     }
 
-    /// A prologue or epilogue block: a field of the plan itself, built laid out from its window.
+    /// A prologue or epilogue block: a field of the plan itself, laid out by its own `lay`.
     fn top_block(&self, name: &str, place: Position, table: &Table<'_>, parts: &mut PlanParts) {
         if let Some(block) = self.stateful(name) {
             let field = ident(name);
@@ -383,13 +384,12 @@ impl Emitter<'_> {
             parts
                 .fields
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
+            parts.init.extend(quote! { #field: super::#ty::EMPTY, });
             if super::block_has_terms(block) {
                 let window = Self::window(block, (name, place), table);
                 parts
-                    .init
-                    .extend(quote! { #field: super::#ty::laid(#window, &mut cursors), });
-            } else {
-                parts.init.extend(quote! { #field: super::#ty::EMPTY, });
+                    .lays
+                    .extend(quote! { plan.#field.lay(#window, &mut cursors); });
             }
         }
     }

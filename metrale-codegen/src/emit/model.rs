@@ -368,15 +368,7 @@ impl Emitter<'_> {
     /// The block structs, layer structs, the `Layer` enum and the `Draft` struct.
     pub(super) fn region_types(&self) -> TokenStream {
         let classes = self.classes();
-        let top: Vec<&String> = self
-            .circuit
-            .prologue()
-            .iter()
-            .chain(self.circuit.epilogue())
-            .collect();
-        let blocks = self
-            .stateful_blocks()
-            .map(|block| Self::block_struct(block, top.iter().any(|name| *name == block.name())));
+        let blocks = self.stateful_blocks().map(Self::block_struct);
         let layers = self.circuit.layout().blocks().iter().map(|(kind, blocks)| {
             let ty = layer_type(kind);
             let fields = self.block_fields(blocks);
@@ -386,7 +378,7 @@ impl Emitter<'_> {
                 listed.join(", ")
             ));
             let empty = self.empty_fields(blocks);
-            let laid = self.laid_fn(&classes, blocks, Section::Main);
+            let lay = self.lay_fn(&classes, blocks, Section::Main);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,7 +388,7 @@ impl Emitter<'_> {
                     #[doc = " Every block empty, before a plan lays the layer out."]
                     const EMPTY: Self = Self { #empty };
 
-                    #laid
+                    #lay
                 }
             }
         });
@@ -404,7 +396,7 @@ impl Emitter<'_> {
         let draft = if self.has_draft() {
             let fields = self.block_fields(self.circuit.draft());
             let empty = self.empty_fields(self.circuit.draft());
-            let laid = self.laid_fn(&classes, self.circuit.draft(), Section::Draft);
+            let lay = self.lay_fn(&classes, self.circuit.draft(), Section::Draft);
             quote! {
                 #[doc = " The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,7 +406,7 @@ impl Emitter<'_> {
                     #[doc = " Every block empty, before a plan lays the draft head out."]
                     const EMPTY: Self = Self { #empty };
 
-                    #laid
+                    #lay
                 }
             }
         } else {
@@ -428,11 +420,11 @@ impl Emitter<'_> {
         }
     }
 
-    /// `laid`, for a layer type (`section` main) or the draft head's (`section` draft) whose
-    /// `blocks` have terms: each block laid out from its window of the classes, in order. Not
-    /// inlined: a plan's `new` stays one call per layer, so its size, and the time to compile
-    /// it, grow linearly with the layers.
-    fn laid_fn(&self, classes: &[Class<'_>], blocks: &[String], section: Section) -> TokenStream {
+    /// `lay`, for a layer type (`section` main) or the draft head's (`section` draft) whose
+    /// `blocks` have terms: each block laid out in place from its window of the classes, in
+    /// order. Not inlined: a plan's `new` stays one call per layer, so its size, and the time to
+    /// compile it, grow linearly with the layers; in place, so no layer is copied.
+    fn lay_fn(&self, classes: &[Class<'_>], blocks: &[String], section: Section) -> TokenStream {
         let lays: Vec<TokenStream> = blocks
             .iter()
             .filter_map(|name| self.stateful(name))
@@ -442,9 +434,9 @@ impl Emitter<'_> {
                 let first = index(first_class(classes, block, section));
                 match section {
                     Section::Main => {
-                        quote!(laid.#field.lay(classes.layer(#first, layer), cursors);)
+                        quote!(self.#field.lay(classes.layer(#first, layer), cursors);)
                     }
-                    Section::Draft => quote!(laid.#field.lay(classes.draft(#first), cursors);),
+                    Section::Draft => quote!(self.#field.lay(classes.draft(#first), cursors);),
                 }
             })
             .collect();
@@ -453,21 +445,19 @@ impl Emitter<'_> {
         }
         let (doc, layer) = match section {
             Section::Main => (
-                " Layer `layer` of a plan, laid out from the classes its stage reads, block by block.",
+                " Lays out this layer, layer `layer` of a plan, in place from the classes its stage reads, block by block.",
                 quote!(layer: u64,),
             ),
             Section::Draft => (
-                " The draft head of a plan, laid out from the classes its stage reads, block by block.",
+                " Lays out the draft head of a plan in place from the classes its stage reads, block by block.",
                 TokenStream::new(),
             ),
         };
         quote! {
             #[doc = #doc]
             #[inline(never)]
-            const fn laid(classes: &__abi::StageClasses<CLASS_COUNT>, #layer cursors: &mut [u64; __abi::GROUPS]) -> Self {
-                let mut laid = Self::EMPTY;
+            const fn lay(&mut self, classes: &__abi::StageClasses<CLASS_COUNT>, #layer cursors: &mut [u64; __abi::GROUPS]) {
                 #(#lays)*
-                laid
             }
         }
     }
@@ -507,9 +497,7 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// A block's struct; `top` for a prologue or epilogue block, a plan's own field, which a
-    /// plan builds laid out (`laid`).
-    fn block_struct(block: &BlockTemplate, top: bool) -> TokenStream {
+    fn block_struct(block: &BlockTemplate) -> TokenStream {
         let ty = block_type(block.name());
         let doc = doc_line(&format!(
             "The regions of one `{}` block instance (`{}`).",
@@ -574,20 +562,6 @@ impl Emitter<'_> {
                 }
             }
         };
-        let laid = if top && !lays.is_empty() {
-            quote! {
-                #[doc = " This instance laid out (`lay`) from empty: a plan's field."]
-                #[inline(always)]
-                #[allow(clippy::inline_always, reason = "built in place in the plan: `lay` stays one call")]
-                const fn laid(classes: &[__abi::ClassSize; #count], cursors: &mut [u64; __abi::GROUPS]) -> Self {
-                    let mut laid = Self::EMPTY;
-                    laid.lay(classes, cursors);
-                    laid
-                }
-            }
-        } else {
-            TokenStream::new()
-        };
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -601,8 +575,6 @@ impl Emitter<'_> {
                 const EMPTY: Self = Self { #(#empties)* };
 
                 #lay
-
-                #laid
 
                 #[doc = " Every term's region, state by state, in plan order."]
                 #[must_use]

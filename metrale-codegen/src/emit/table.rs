@@ -15,7 +15,7 @@
 //!   the checkpoints in file order, a block's all at once, so a block instance's classes are
 //!   consecutive in every checkpoint. Each state's unit is computed once per plan (`units()`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use metrale_circuit::Holding;
 use metrale_circuit::dynamic::decl::{Reach, Section};
@@ -136,8 +136,9 @@ impl<'a> Emitter<'a> {
     /// `CLASSES` and `CLASS_COUNT`: the circuit's size classes, which every checkpoint's table
     /// indexes; and `POOL_LAYERS`, the bound of a page pool's layers its views are read with.
     pub(super) fn classes_items(&self) -> TokenStream {
-        let classes = self.class_literals(&self.classes());
+        let classes = self.classes();
         let count = index(classes.len());
+        let value = self.classes_value(&classes);
         // Two pool layers a position at most (one attention, one recurrent), over the most
         // layers of a checkpoint and the prologue, epilogue and draft head.
         let most_layers = self
@@ -156,14 +157,24 @@ impl<'a> Emitter<'a> {
             const POOL_LAYERS: usize = #pool_layers;
 
             #[doc = " The size classes of every checkpoint's plan: the terms of one state of one"]
-            #[doc = " block template, holding one thing in one section, sized once per plan."]
-            const CLASSES: [__abi::SizeClass; CLASS_COUNT] = [#(#classes),*];
+            #[doc = " block template, holding one thing in one section, sized once per plan. Each is"]
+            #[doc = " `SizeClass::of(kind, holding, section, verify, lifetime, unit, reach, group)`."]
+            const CLASSES: [__abi::SizeClass; CLASS_COUNT] = #value;
         }
     }
 
-    /// The `SizeClass` literal of every class.
-    fn class_literals(&self, classes: &[Class<'_>]) -> Vec<TokenStream> {
-        classes
+    /// The `CLASSES` value: one `SizeClass::of(..)` line per class (`C::of`), in a block that names the
+    /// variants it uses (each from its enum's full path, so nothing outside the block changes
+    /// meaning: `Holding::Checkpoint` beside the circuit's `Checkpoint`).
+    fn classes_value(&self, classes: &[Class<'_>]) -> TokenStream {
+        let mut used: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        let mut name = |path: &'static str, variant: &str| {
+            let variant = camel_case(variant);
+            used.entry(path).or_default().insert(variant.clone());
+            format_ident!("{variant}")
+        };
+        let mut option = BTreeSet::from(["None".to_owned()]);
+        let lines: Vec<TokenStream> = classes
             .iter()
             .map(|(_, state, holding, section, unit)| {
                 let group = index(metrale_circuit::__private_v0_1::group(
@@ -171,42 +182,52 @@ impl<'a> Emitter<'a> {
                     *holding,
                     state.lifetime(),
                 ));
-                let kind = format_ident!("{}", camel_case(state.kind().name()));
-                let holding = format_ident!("{}", camel_case(holding.name()));
-                let section = format_ident!("{}", camel_case(section.name()));
+                let kind = name("StateKind", state.kind().name());
+                let holding = name("Holding", holding.name());
+                let section = name("Section", section.name());
+                let lifetime = name("Lifetime", state.lifetime().name());
                 let verify = if let Some(steps) = state.verify() {
-                    let steps = format_ident!("{}", camel_case(steps.name()));
-                    quote!(::core::option::Option::Some(__rt::dynamic::decl::VerifySteps::#steps))
+                    option.insert("Some".to_owned());
+                    let steps = name("VerifySteps", steps.name());
+                    quote!(Some(#steps))
                 } else {
-                    quote!(::core::option::Option::None)
+                    quote!(None)
                 };
-                let lifetime = format_ident!("{}", camel_case(state.lifetime().name()));
                 let unit = index(*unit);
                 let reach = self.reach_index(state).map_or_else(
-                    || quote!(::core::option::Option::None),
+                    || quote!(None),
                     |reach| {
+                        option.insert("Some".to_owned());
                         let i = index(reach.tokens());
                         let variant = match reach {
-                            Reach::Window(_) => quote!(Window),
-                            Reach::Chunk(_) => quote!(Chunk),
+                            Reach::Window(_) => name("Reach", "window"),
+                            Reach::Chunk(_) => name("Reach", "chunk"),
                         };
-                        quote!(::core::option::Option::Some(__rt::dynamic::decl::Reach::#variant(#i)))
+                        quote!(Some(#variant(#i)))
                     },
                 );
-                quote! {
-                    __abi::SizeClass {
-                        kind: __rt::StateKind::#kind,
-                        holding: __rt::Holding::#holding,
-                        section: __rt::dynamic::decl::Section::#section,
-                        verify: #verify,
-                        lifetime: __rt::Lifetime::#lifetime,
-                        unit: #unit,
-                        reach: #reach,
-                        group: #group,
-                    }
-                }
+                quote!(C::of(#kind, #holding, #section, #verify, #lifetime, #unit, #reach, #group))
             })
-            .collect()
+            .collect();
+        let imports = used.iter().map(|(path, variants)| {
+            let variants = variants.iter().map(|v| format_ident!("{v}"));
+            let path = match *path {
+                "StateKind" => quote!(__rt::StateKind),
+                "Holding" => quote!(__rt::Holding),
+                "Lifetime" => quote!(__rt::Lifetime),
+                "Section" => quote!(__rt::dynamic::decl::Section),
+                "VerifySteps" => quote!(__rt::dynamic::decl::VerifySteps),
+                _ => quote!(__rt::dynamic::decl::Reach),
+            };
+            quote!(use #path::{#(#variants),*};)
+        });
+        let option = option.iter().map(|v| format_ident!("{v}"));
+        quote! {{
+            use __abi::SizeClass as C;
+            use ::core::option::Option::{#(#option),*};
+            #(#imports)*
+            [#(#lines),*]
+        }}
     }
 
     /// The index of `state` of `block` in the circuit's `units()`: states of the stateful
