@@ -20,7 +20,7 @@
 //!   lines before every inputs file, `import` lines before every config, `gen` lines before
 //!   every circuit.
 //!
-//! The schema-3 keys (`layouts`, `layer_rules`, `shares`, chunked windows) are in the
+//! The schema-3 keys (`packings`, `layer_rules`, `shares`, chunked windows) are in the
 //! circuits of `circuits/` (`gemma2`, `gemma3`, `gemma3n`, `llama4`, `deepseek_v32`) and the loader's
 //! cases; a test below keeps each reachable.
 //!
@@ -767,7 +767,7 @@ mod tests {
         // Circuits with each schema-3 key, among them the zoo's.
         for key in [
             "schema = 3",
-            "layouts",
+            "packings",
             "layer_rules",
             "shares = ",
             "chunk = ",

@@ -22,7 +22,7 @@
 //! # The rest, in modules
 //! - [`alloc`]: handing out the units a plan sized at run time (slots, KV blocks, rings).
 //! - [`units`]: what one unit is, as a kernel views it: its tensor shape ([`units::Axes`]) and
-//!   the parts of a unit made of a layout ([`units::Part`], [`units::Parts`]).
+//!   the parts of a unit made of a packing ([`units::Part`], [`units::Parts`]).
 //! - [`inputs`]: every plan input, the parts of the cache and verify inputs included.
 //! - [`serving`]: the serving profile, its free inputs, the counts that must agree, and
 //!   capacity ([`serving::Fit`], [`serving::FitError`]); vLLM's page pool
@@ -70,7 +70,7 @@
 //! - One function places every term (`law::layout::Placer`); the fast layout of generated plans
 //!   is tested against it.
 //! - A format named by a key (`{kv_cache_dtype}`) must be given in [`StateInputs::formats`]
-//!   (a dtype, or a layout every state of the key declares); a missing key is an error, never a
+//!   (a dtype, or a packing every state of the key declares); a missing key is an error, never a
 //!   default. A state's terms are stored in its format, but a
 //!   draft KV side in [`StateInputs::draft_kv_dtype`] when given (`law::sizing::term_dtype`).
 //!   All size arithmetic is checked.
@@ -154,9 +154,9 @@ pub mod alloc {
 pub mod units {
     //! What one unit of a state is, as a kernel views it: its tensor shape ([`Axes`]: each
     //! axis of the circuit's `shape`, its extent and row-major strides, so a region is the
-    //! tensor `[units, axes...]`) and, for a unit made of a layout, where each part sits
+    //! tensor `[units, axes...]`) and, for a unit made of a packing, where each part sits
     //! ([`Part`], [`Parts`]). A generated module gives them by `blocks::<block>::<state>_axes`
-    //! and `<state>_parts`; the dynamic plan by each term's `axes` and `layout`. A region is
+    //! and `<state>_parts`; the dynamic plan by each term's `axes` and `packing`. A region is
     //! viewed in its arena's buffer as bytes (`Region::bytes_in`), and with feature `bytemuck`
     //! as a slice of its element type ([`Element`]: `Region::elements_in`), every check a
     //! [`ViewError`].
@@ -227,18 +227,18 @@ pub mod dynamic {
     //! `load::Circuit::instantiate` or by hand), and its fits. It is the reference every
     //! generated plan is tested against; an engine without generated code plans with it.
     pub use crate::model::Position;
-    pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
+    pub use crate::plan::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitPacking};
     pub use crate::serve::{fit_kv_blocks, fit_profile, fit_profile_blocks, fit_sequences};
 
     pub mod decl {
         //! What a dynamic plan is declared from: each state ([`StateDecl`]) with its format
         //! ([`StateFormat`], a [`FormatError`] when it names what the inputs do not give), its
-        //! unit made of parts ([`LayoutDecl`], [`PartDecl`], each axis a [`UnitAxis`]), where
+        //! unit made of parts ([`PackingDecl`], [`PartDecl`], each axis a [`UnitAxis`]), where
         //! it lives in the model and who reads it ([`Section`], [`Reach`], [`StateAccess`]), and
         //! the verify rows it takes ([`VerifySteps`]).
         pub use crate::model::{
-            FormatError, LayoutDecl, PartDecl, Reach, Section, StateAccess, StateDecl, StateFormat,
-            UnitAxis, VerifySteps,
+            FormatError, PackingDecl, PartDecl, Reach, Section, StateAccess, StateDecl,
+            StateFormat, UnitAxis, VerifySteps,
         };
     }
 }

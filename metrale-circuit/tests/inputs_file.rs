@@ -205,7 +205,7 @@ fn unknown_dtype_suggests_the_near_one() {
     let file = parse("slots = 9\n[formats]\nkv_cache_dtype = \"bf61\"\n");
     assert_eq!(
         file.format("kv_cache_dtype"),
-        Some(FormatChoice::Layout("bf61"))
+        Some(FormatChoice::Packing("bf61"))
     );
     let k = StateDecl::new(
         "l0.attn.k",
@@ -229,16 +229,16 @@ fn unknown_dtype_suggests_the_near_one() {
             "did you mean `bf16`?",
         ]
     );
-    // A layout the key's states declare passes; a near miss names it.
+    // A packing the key's states declare passes; a near miss names it.
     let parts = vec![PartDecl::new("k", StateDtype::Fp8, 8)];
-    let k = k.with_layout("fp8_scaled", parts);
+    let k = k.with_packing("fp8_scaled", parts);
     let good = parse("slots = 9\n[formats]\nkv_cache_dtype = \"fp8_scaled\"\n");
     assert_eq!(good.check_formats(std::slice::from_ref(&k)), Ok(()));
     let near = parse("slots = 9\n[formats]\nkv_cache_dtype = \"fp8_scald\"\n");
     let diags = near.check_formats(std::slice::from_ref(&k)).unwrap_err();
     assert_eq!(
         diags.0[0].message,
-        "format key `kv_cache_dtype` holds `fp8_scald`, not a dtype or a layout of `l0.attn.k`"
+        "format key `kv_cache_dtype` holds `fp8_scald`, not a dtype or a packing of `l0.attn.k`"
     );
     assert!(
         diags.0[0]

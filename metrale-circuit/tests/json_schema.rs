@@ -99,32 +99,32 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
         "a key that needs a sibling (`offset` needs `every`): the generator states no dependency between sibling keys",
     ),
     (
-        "layouts/duplicate_part",
+        "packings/duplicate_part",
         "uniqueness of one key's value across the tables of an array",
     ),
     (
-        "layouts/format_names_no_layout",
-        "a cross-reference: whether `format` is a name among the keys of `layouts`",
+        "packings/format_names_no_packing",
+        "a cross-reference: whether `format` is a name among the keys of `packings`",
     ),
     (
-        "layouts/layout_names_the_generated_code_takes",
+        "packings/packing_names_the_generated_code_takes",
         "two names that `camel_case` makes one type's variant, and the variant the generated code keeps",
     ),
     (
-        "layouts/of_copies_a_state_with_layouts",
-        "a cross-reference: whether the state `of` names declares `layouts`",
+        "packings/of_copies_a_state_with_packings",
+        "a cross-reference: whether the state `of` names declares `packings`",
     ),
     (
-        "layouts/part_below_zero_under_a_checkpoint",
+        "packings/part_below_zero_under_a_checkpoint",
         "arithmetic: a part's shape under a checkpoint's dims",
     ),
     (
-        "layouts/shape_beside_a_layout_format",
-        "a cross-reference: whether `format` is a name among the keys of `layouts`",
+        "packings/shape_beside_a_packing_format",
+        "a cross-reference: whether `format` is a name among the keys of `packings`",
     ),
     (
-        "layouts/states_of_a_key_declare_different_layouts",
-        "a cross-reference: the layout names of every state whose format names the same key",
+        "packings/states_of_a_key_declare_different_packings",
+        "a cross-reference: the packing names of every state whose format names the same key",
     ),
     (
         "checkpoints/extra_dim_in_checkpoint",
@@ -402,7 +402,7 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
 const DOC_ERRORS_NOT_EXPRESSED: &[(&str, &str)] = &[
     (
         "error: unknown format `fp8_scalde`",
-        "a cross-reference: whether `format` is a name among the keys of `layouts`",
+        "a cross-reference: whether `format` is a name among the keys of `packings`",
     ),
     (
         "error: no layer before layer 0 holds block `attn` for `reader.k` to read",

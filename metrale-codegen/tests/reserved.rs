@@ -49,11 +49,11 @@ fn circuits() -> Vec<Circuit> {
                    period = 1\n[layout.blocks]\nfull_attention = [\"attn\"]\n\
                    [checkpoint.c]\nlayers = 1\ndims = { d = 256 }\n\
                    [[block.attn.state]]\nid = \"k\"\nkind = \"paged_kv\"\nformat = \"{kv}\"\n\
-                   shape = \"d\"\n[block.attn.state.layouts]\n\
+                   shape = \"d\"\n[block.attn.state.packings]\n\
                    fp8_ds = [{ part = \"k\", format = \"fp8\", shape = \"d\" }]\n";
     circuits.push(
         load(CircuitSource::Text {
-            name: "layouts.toml",
+            name: "packings.toml",
             text: layouts,
             dir: None,
         })
@@ -300,10 +300,10 @@ fn given(circuit: &Circuit, path: &str, ty: &str) -> Option<Given> {
                     ..Given::default()
                 }
             } else {
-                let layouts = circuit.key_layouts(key?);
+                let packings = circuit.key_packings(key?);
                 Given {
                     variants: Some((
-                        set(&mut layouts.iter().map(|l| camel_case(l.name()))),
+                        set(&mut packings.iter().map(|l| camel_case(l.name()))),
                         &FORMAT_ITEMS,
                     )),
                     ..Given::default()

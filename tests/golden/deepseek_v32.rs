@@ -121,14 +121,14 @@ pub mod deepseek_v32 {
             })
         }
     }
-    /// What `{kv_cache_dtype}` holds: a dtype (each state of the key is its shape's elements of it), or a layout each state of the key declares.
+    /// What `{kv_cache_dtype}` holds: a dtype (each state of the key is its shape's elements of it), or a packing each state of the key declares.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum KvCacheDtypeFormat {
         /// Each state of the key is its shape's elements of this dtype.
         Dtype(__rt::StateDtype),
-        /// The layout `fp8_ds_mla`: `nope` (fp8 x `kv_lora_rank`), `scales` (f32 x `kv_lora_rank/128`), `rope` (bf16 x `qk_rope_head_dim`), in unit order.
+        /// The packing `fp8_ds_mla`: `nope` (fp8 x `kv_lora_rank`), `scales` (f32 x `kv_lora_rank/128`), `rope` (bf16 x `qk_rope_head_dim`), in unit order.
         Fp8DsMla,
-        /// The layout `nvfp4_ds_mla`: `nope` (fp4 x `kv_lora_rank`), `rope` (fp8 x `qk_rope_head_dim`), `scales` (fp8 x `kv_lora_rank/16`), in unit order.
+        /// The packing `nvfp4_ds_mla`: `nope` (fp4 x `kv_lora_rank`), `rope` (fp8 x `qk_rope_head_dim`), `scales` (fp8 x `kv_lora_rank/16`), in unit order.
         Nvfp4DsMla,
     }
     impl KvCacheDtypeFormat {
@@ -139,11 +139,11 @@ pub mod deepseek_v32 {
         pub const fn choice(self) -> __rt::inputs::FormatChoice {
             match self {
                 Self::Dtype(dtype) => __rt::inputs::FormatChoice::Dtype(dtype),
-                Self::Fp8DsMla => __rt::inputs::FormatChoice::Layout("fp8_ds_mla"),
-                Self::Nvfp4DsMla => __rt::inputs::FormatChoice::Layout("nvfp4_ds_mla"),
+                Self::Fp8DsMla => __rt::inputs::FormatChoice::Packing("fp8_ds_mla"),
+                Self::Nvfp4DsMla => __rt::inputs::FormatChoice::Packing("nvfp4_ds_mla"),
             }
         }
-        /// The value `choice` names; `None` for a layout the key's states do not
+        /// The value `choice` names; `None` for a packing the key's states do not
         /// declare.
         #[must_use]
         pub const fn from_choice(
@@ -153,7 +153,7 @@ pub mod deepseek_v32 {
                 __rt::inputs::FormatChoice::Dtype(dtype) => {
                     return ::core::option::Option::Some(Self::Dtype(dtype));
                 }
-                __rt::inputs::FormatChoice::Layout(name) => name,
+                __rt::inputs::FormatChoice::Packing(name) => name,
             };
             if __abi::same_str(name, "fp8_ds_mla") {
                 return ::core::option::Option::Some(Self::Fp8DsMla);
@@ -168,7 +168,7 @@ pub mod deepseek_v32 {
     /// built without all of them.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Formats {
-        /// `{kv_cache_dtype}`: the element type of `mla.latent`, or the layout each stores its unit in.
+        /// `{kv_cache_dtype}`: the element type of `mla.latent`, or the packing each stores its unit in.
         pub kv_cache_dtype: KvCacheDtypeFormat,
     }
     impl Formats {
@@ -187,7 +187,7 @@ pub mod deepseek_v32 {
         ///
         /// # Errors
         /// `MissingFormat` naming the first key (in the order of the fields) that no
-        /// pair gives, or that a pair gives a layout its states do not declare.
+        /// pair gives, or that a pair gives a packing its states do not declare.
         pub const fn from_pairs(
             pairs: &[(&str, __rt::inputs::FormatChoice<&str>)],
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {
@@ -298,7 +298,7 @@ pub mod deepseek_v32 {
         pub mod mla {
             use super::super::{__abi, __rt};
             use super::super::__abi::{add, ceil_div, value};
-            /// One unit of `mla.latent` (`circuits/deepseek_v32.toml:118`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`, or the layout the key holds of `fp8_ds_mla`, `nvfp4_ds_mla`.
+            /// One unit of `mla.latent` (`circuits/deepseek_v32.toml:118`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. Shape `kv_lora_rank + qk_rope_head_dim`, element type `{kv_cache_dtype}`, or the packing the key holds of `fp8_ds_mla`, `nvfp4_ds_mla`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -314,7 +314,7 @@ pub mod deepseek_v32 {
                         )
                     }
                     super::super::KvCacheDtypeFormat::Fp8DsMla => {
-                        __abi::layout_unit([
+                        __abi::packing_unit([
                             ("nope", value(dims.kv_lora_rank), __rt::StateDtype::Fp8),
                             (
                                 "scales",
@@ -329,7 +329,7 @@ pub mod deepseek_v32 {
                         ])
                     }
                     super::super::KvCacheDtypeFormat::Nvfp4DsMla => {
-                        __abi::layout_unit([
+                        __abi::packing_unit([
                             ("nope", value(dims.kv_lora_rank), __rt::StateDtype::Fp4),
                             (
                                 "rope",
@@ -345,7 +345,7 @@ pub mod deepseek_v32 {
                     }
                 }
             }
-            /// Where each part of one unit of `mla.latent` sits: its layout's parts in unit order (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one part named `latent`.
+            /// Where each part of one unit of `mla.latent` sits: its packing's parts in unit order (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one part named `latent`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -405,7 +405,7 @@ pub mod deepseek_v32 {
                     [add(value(dims.kv_lora_rank), value(dims.qk_rope_head_dim))],
                 )
             }
-            /// One unit of `mla.index_k` (`circuits/deepseek_v32.toml:151`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. No shape, stored in its layout `fp8_scaled`.
+            /// One unit of `mla.index_k` (`circuits/deepseek_v32.toml:151`), its bytes and element type: a `paged_kv` state living `model`, one unit per token. No shape, stored in its packing `fp8_scaled`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.
@@ -413,7 +413,7 @@ pub mod deepseek_v32 {
                 dims: &super::super::Dims,
                 _formats: super::super::Formats,
             ) -> ::core::result::Result<__rt::units::Unit, __rt::SizeFault> {
-                __abi::layout_unit([
+                __abi::packing_unit([
                     ("k", value(dims.index_head_dim), __rt::StateDtype::Fp8),
                     (
                         "scale",
@@ -422,7 +422,7 @@ pub mod deepseek_v32 {
                     ),
                 ])
             }
-            /// Where each part of one unit of `mla.index_k` sits: its layout's parts in unit order (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one part named `index_k`.
+            /// Where each part of one unit of `mla.index_k` sits: its packing's parts in unit order (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one part named `index_k`.
             ///
             /// # Errors
             /// `SizeFault::Overflow` when a size overflows `u64`.

@@ -217,7 +217,7 @@ pub mod falcon_h1 {
         ///
         /// # Errors
         /// `MissingFormat` naming the first key (in the order of the fields) that no
-        /// pair gives, or that a pair gives a layout its states do not declare.
+        /// pair gives, or that a pair gives a packing its states do not declare.
         pub const fn from_pairs(
             pairs: &[(&str, __rt::inputs::FormatChoice<&str>)],
         ) -> ::core::result::Result<Self, __rt::MissingFormat> {

@@ -7,7 +7,7 @@
 //! written by hand.
 //!
 //! The names, ids, counts and variants below are copied by hand from the circuits'
-//! `[checkpoint.*]` tables; the term counts are counted by hand from their layouts.
+//! `[checkpoint.*]` tables; the term counts are counted by hand from their packings.
 
 use metrale_circuit::inputs::{
     CarryInputs, DraftInputs, FormatChoice, HSteps, LookupInputs, RingInputs, TreeInputs,
@@ -417,11 +417,11 @@ fn formats_from_pairs_names_the_missing_key() {
     );
     // A layout where the key's states declare none is refused, naming what is valid.
     let layout = [
-        ("ssm_h_storage", FormatChoice::Layout("fp8_ds_mla")),
+        ("ssm_h_storage", FormatChoice::Packing("fp8_ds_mla")),
         ("ssm_conv_storage", FormatChoice::Dtype(StateDtype::Bf16)),
         ("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8)),
     ];
-    let refused = Formats::from_pairs(&layout).expect_err("no layouts");
+    let refused = Formats::from_pairs(&layout).expect_err("no packings");
     assert_eq!(
         refused,
         MissingFormat {
@@ -432,7 +432,7 @@ fn formats_from_pairs_names_the_missing_key() {
     );
     assert_eq!(
         refused.to_string(),
-        "format key `ssm_h_storage` holds a layout its states do not declare: expected a dtype"
+        "format key `ssm_h_storage` holds a packing its states do not declare: expected a dtype"
     );
     // A `?` in an engine's `main` turns it into its error.
     let boxed: Box<dyn std::error::Error> = error.into();

@@ -112,10 +112,10 @@ pub fn parse_format(text: &str) -> Result<(String, FormatChoice<String>), String
         .ok_or_else(|| format!("expected KEY=DTYPE, found `{text}`"))?;
     let choice = match FormatChoice::parse(value) {
         Some(FormatChoice::Dtype(dtype)) => FormatChoice::Dtype(dtype),
-        Some(FormatChoice::Layout(layout)) => FormatChoice::Layout(layout.to_owned()),
+        Some(FormatChoice::Packing(layout)) => FormatChoice::Packing(layout.to_owned()),
         None => {
             return Err(format!(
-                "unknown dtype `{value}`: expected one of {}, or a layout's name",
+                "unknown dtype `{value}`: expected one of {}, or a packing's name",
                 StateDtype::SPELLINGS.join(", ")
             ));
         }
@@ -147,7 +147,7 @@ mod tests {
             parse_format("kv=fp8_ds_mla"),
             Ok((
                 "kv".to_owned(),
-                FormatChoice::Layout("fp8_ds_mla".to_owned())
+                FormatChoice::Packing("fp8_ds_mla".to_owned())
             ))
         );
         assert!(parse_format("kv=fp-9").is_err());

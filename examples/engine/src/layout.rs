@@ -146,7 +146,7 @@ struct TermEntry {
     state: usize,
     holding: Holding,
     space: Space,
-    /// Its unit is made of a layout's parts, each of its own dtype.
+    /// Its unit is made of a packing's parts, each of its own dtype.
     composite: bool,
 }
 
@@ -227,7 +227,7 @@ impl Layout {
                     state,
                     holding,
                     space: planned.space,
-                    composite: planned.layout.is_some(),
+                    composite: planned.packing.is_some(),
                 });
             }
             states.push(StateEntry {
@@ -367,8 +367,8 @@ impl Layout {
             return Ok(View::Skipped("no shape declared"));
         }
         if entry.composite {
-            // A layout's parts each have a dtype of their own; the region's is `u8`.
-            return Ok(View::Skipped("a unit made of a layout's parts"));
+            // A packing's parts each have a dtype of their own; the region's is `u8`.
+            return Ok(View::Skipped("a unit made of a packing's parts"));
         }
         let bits = region.dtype.bits();
         if !bits.is_multiple_of(8) {

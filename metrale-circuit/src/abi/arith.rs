@@ -1,7 +1,7 @@
 //! The checked `const fn` arithmetic generated unit functions are written in: every literal
 //! or dim enters as [`value`], and [`mul`], [`add`], [`sub`] and [`ceil_div`] carry the first
 //! fault through, so a shape's size is a `Result` that never wraps; [`unit`] turns the
-//! elements into a unit's bytes, [`layout_unit`] a layout's parts into one, and [`parts`] and
+//! elements into a unit's bytes, [`packing_unit`] a packing's parts into one, and [`parts`] and
 //! [`plain_parts`] give a generated `<state>_parts` where each part sits.
 //!
 //! Invariants: no operation wraps or panics; a fault in either operand is the result's.
@@ -10,7 +10,7 @@ use crate::law::SizeFault;
 use crate::model::StateDtype;
 use crate::plan::{Parts, Unit};
 
-/// One part of a layout as a generated unit function writes it: its name, its elements and its
+/// One part of a packing as a generated unit function writes it: its name, its elements and its
 /// dtype.
 pub type PartSpec = (&'static str, Result<u64, SizeFault>, StateDtype);
 
@@ -94,21 +94,21 @@ pub const fn unit(elements: Result<u64, SizeFault>, dtype: StateDtype) -> Result
     Unit::of(elements, dtype)
 }
 
-/// The unit of a layout of `list`'s parts, in order: a generated `<state>_unit`'s value for a
-/// state stored in a layout.
+/// The unit of a packing of `list`'s parts, in order: a generated `<state>_unit`'s value for a
+/// state stored in a packing.
 ///
 /// # Errors
 /// A part's elements' own fault, or [`SizeFault::Overflow`] when a part overflows.
 #[inline]
-pub const fn layout_unit<const M: usize>(list: [PartSpec; M]) -> Result<Unit, SizeFault> {
+pub const fn packing_unit<const M: usize>(list: [PartSpec; M]) -> Result<Unit, SizeFault> {
     match Parts::<M>::placed(list) {
         Ok(parts) => Ok(parts.unit()),
         Err(fault) => Err(fault),
     }
 }
 
-/// The parts of a layout of `list`'s parts, placed: a generated `<state>_parts`' value for a
-/// layout (`N`, the state's most parts, is at least `M`).
+/// The parts of a packing of `list`'s parts, placed: a generated `<state>_parts`' value for a
+/// packing (`N`, the state's most parts, is at least `M`).
 ///
 /// # Errors
 /// A part's elements' own fault, or [`SizeFault::Overflow`] when a part overflows.
@@ -174,8 +174,8 @@ mod tests {
                 elements: Some(3),
             })
         );
-        // A layout's unit: 128 fp8 values and one f32 scale are 132 bytes, by byte.
-        let index = layout_unit([
+        // A packing's unit: 128 fp8 values and one f32 scale are 132 bytes, by byte.
+        let index = packing_unit([
             ("k", Ok(128), StateDtype::Fp8),
             ("scale", Ok(1), StateDtype::F32),
         ]);
@@ -201,7 +201,7 @@ mod tests {
             Ok((1, 1152))
         );
         assert_eq!(
-            layout_unit([("a", Err(SizeFault::Negative), StateDtype::U8)]),
+            packing_unit([("a", Err(SizeFault::Negative), StateDtype::U8)]),
             Err(SizeFault::Negative)
         );
     }

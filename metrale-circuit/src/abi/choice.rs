@@ -32,10 +32,10 @@ pub const fn format_of<'a>(
 }
 
 /// The dtype the first pair of `pairs` keyed `key` holds, for a key whose states declare no
-/// layouts: what a generated `Formats::from_pairs` reads such a key with.
+/// packings: what a generated `Formats::from_pairs` reads such a key with.
 ///
 /// # Errors
-/// [`MissingFormat`] when no pair gives the key, or its first pair gives a layout.
+/// [`MissingFormat`] when no pair gives the key, or its first pair gives a packing.
 pub const fn dtype_of(
     pairs: &[(&str, FormatChoice<&str>)],
     key: &'static str,
@@ -61,7 +61,7 @@ mod tests {
             ("kv", FormatChoice::Dtype(StateDtype::Fp8)),
             ("h", FormatChoice::Dtype(StateDtype::F32)),
             ("kv", FormatChoice::Dtype(StateDtype::Bf16)),
-            ("mla", FormatChoice::Layout("fp8_ds_mla")),
+            ("mla", FormatChoice::Packing("fp8_ds_mla")),
         ];
         const KV: Option<FormatChoice> = format_of(&PAIRS, "kv");
         // The first pair of a key wins, as `StateInputs::format` reads it.
@@ -72,7 +72,7 @@ mod tests {
         );
         assert_eq!(
             format_of(&PAIRS, "mla"),
-            Some(FormatChoice::Layout("fp8_ds_mla"))
+            Some(FormatChoice::Packing("fp8_ds_mla"))
         );
         assert_eq!(format_of(&PAIRS, "k"), None);
         assert_eq!(dtype_of(&PAIRS, "h"), Ok(StateDtype::F32));

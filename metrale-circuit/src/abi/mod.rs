@@ -32,7 +32,7 @@ mod table;
 
 pub use crate::plan::regions::field_group;
 pub use crate::serve::{dims_by_name, shard};
-pub use arith::{PartSpec, add, ceil_div, layout_unit, mul, parts, plain_parts, sub, unit, value};
+pub use arith::{PartSpec, add, ceil_div, mul, packing_unit, parts, plain_parts, sub, unit, value};
 pub use choice::{dtype_of, format_of, same_id, same_str};
 pub use lanes::{ClassSize, GROUPS, Lanes, first_fault, group, size_class, valid_align};
 pub use plan::{PlanStart, StageSizes, Units, in_rank, replay};

@@ -1,6 +1,6 @@
 //! The sizing law: what one term of a declared state holds ([`Holding`]), where it lives
 //! ([`Space`]), the dtype it is stored in ([`term_dtype`]), the bytes of a unit
-//! ([`unit_bytes`]) and where each part of a layout sits in one ([`next_part`]), and how many
+//! ([`unit_bytes`]) and where each part of a packing sits in one ([`next_part`]), and how many
 //! units and bytes a term has under the plan inputs ([`size_term`]).
 //!
 //! Owner: metrale-circuit.
@@ -150,7 +150,7 @@ pub const fn unit_bytes(elements: u64, dtype: StateDtype) -> Result<u64, SizeFau
     }
 }
 
-/// Where the next part of a layout sits in its unit: from `offset`, the byte the parts before
+/// Where the next part of a packing sits in its unit: from `offset`, the byte the parts before
 /// it end at, `elements` of `dtype` ([`unit_bytes`]). Parts sit in the order declared, each
 /// from a whole byte, with no padding between them: the one placement rule both plans and a
 /// generated `<state>_parts` follow. Returns the part's `(offset, bytes)`.

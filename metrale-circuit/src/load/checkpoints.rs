@@ -569,7 +569,7 @@ fn evaluate_reach(
     }
 }
 
-/// Evaluates every state's shape (and every part's of its layouts) of every block under every
+/// Evaluates every state's shape (and every part's of its packings) of every block under every
 /// checkpoint whose dims are complete; an overflow or a division by zero is reported at the
 /// shape.
 pub(super) fn evaluate(
@@ -587,7 +587,7 @@ pub(super) fn evaluate(
             let id = state.local().unwrap_or("?");
             let at = format!("state `{id}` in block `{}`", block.name.text);
             let shapes = state.shape.iter().map(|shape| (at.clone(), shape));
-            let parts = state.layouts.iter().flat_map(|layout| {
+            let parts = state.packings.iter().flat_map(|layout| {
                 layout.parts.iter().filter_map(|part| {
                     let name = part.name.as_ref().map_or("?", |n| n.text.as_str());
                     let what = format!("part `{}.{name}` of {at}", layout.name.text);
@@ -620,7 +620,7 @@ pub(super) fn evaluate(
 
 /// Where `state`'s unit overflows u64 under one checkpoint (`under` evaluates a shape under
 /// it), and why: the elements of a fixed dtype (its `shape`, or its `of` sibling's) or a
-/// layout's parts placed by the one sizing law ([`unit_bytes`], [`next_part`]). A dtype chosen
+/// packing's parts placed by the one sizing law ([`unit_bytes`], [`next_part`]). A dtype chosen
 /// by the inputs (`{key}`) is the plan's to check; a shape that cannot be evaluated is
 /// reported by [`evaluate_shape`].
 fn unit_overflow(
@@ -642,7 +642,7 @@ fn unit_overflow(
             return Some((loc, format!("{elements} elements of `{}`", dtype.name())));
         }
     }
-    for layout in &state.layouts {
+    for layout in &state.packings {
         let mut offset: u64 = 0;
         for part in &layout.parts {
             let (Some(dtype), Some(shape)) = (part.dtype, &part.shape) else {
@@ -656,7 +656,7 @@ fn unit_overflow(
                 return Some((
                     shape.at.loc.clone(),
                     format!(
-                        "part `{name}` of layout `{}`, {elements} elements of `{}`, from byte {offset}",
+                        "part `{name}` of packing `{}`, {elements} elements of `{}`, from byte {offset}",
                         layout.name.text,
                         dtype.name()
                     ),

@@ -17,8 +17,8 @@
 //!   may be the same;
 //! - a `Checkpoint` enum (and an `AnyPlan` enum) with a variant per checkpoint, named by
 //!   [`camel_case`]: no two checkpoints may give the same variant, nor `Checkpoint::ALL`;
-//! - an enum per format key whose states declare layouts (`<Key>Format`, schema 3): no two
-//!   keys may give the same name (a key's layouts, its variants, are checked where they are
+//! - an enum per format key whose states declare packings (`<Key>Format`, schema 3): no two
+//!   keys may give the same name (a key's packings, its variants, are checked where they are
 //!   walked, against [`reserved::FORMAT_ITEMS`] too).
 //!
 //! The fixed names among these are [`reserved`]'s, the one list the generator spells them from
@@ -258,12 +258,12 @@ fn types(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     }
 }
 
-/// No two format keys whose states declare layouts give the same `<Key>Format` enum.
+/// No two format keys whose states declare packings give the same `<Key>Format` enum.
 fn format_enums(sink: &mut Sink, blocks: &[&RawBlock]) {
     let mut formats: Vec<(&str, String)> = Vec::new();
     for state in blocks.iter().flat_map(|b| &b.states) {
         let (Some(crate::model::StateFormat::Keyed(key)), Some(at)) =
-            (&state.format, &state.layouts_key)
+            (&state.format, &state.packings_key)
         else {
             continue;
         };

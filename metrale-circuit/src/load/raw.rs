@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use crate::load::circuit::shape::Shape;
 use crate::load::circuit::{
-    BlockTemplate, CheckpointSpec, LayerRule, LayoutTemplate, PartTemplate, Shares, StateTemplate,
+    BlockTemplate, CheckpointSpec, LayerRule, PackingTemplate, PartTemplate, Shares, StateTemplate,
     config_map::ConfigMap,
 };
 use crate::load::text::walk::{Loc, Sink, StrAt, Text};
@@ -147,22 +147,22 @@ pub(crate) struct RawState {
     /// Whether a `shares` key is written (valid or not): the state then keeps no unit of its
     /// own, so its missing `format` and `shape` are no error.
     pub has_shares_key: bool,
-    /// `layouts` (schema 3): every layout whose name is valid.
-    pub layouts: Vec<RawUnitLayout>,
-    /// The `layouts` key, when written.
-    pub layouts_key: Option<Loc>,
+    /// `packings` (schema 3): every packing whose name is valid.
+    pub packings: Vec<RawUnitPacking>,
+    /// The `packings` key, when written.
+    pub packings_key: Option<Loc>,
 }
 
-/// One layout of a state as written (`layouts.<name> = [...]`, schema 3).
+/// One packing of a state as written (`packings.<name> = [...]`, schema 3).
 #[derive(Debug)]
-pub(crate) struct RawUnitLayout {
+pub(crate) struct RawUnitPacking {
     /// Its name, at its key.
     pub name: Text,
     /// Its parts, in unit order.
     pub parts: Vec<RawPart>,
 }
 
-/// One part of a layout as written: every field that was valid.
+/// One part of a packing as written: every field that was valid.
 #[derive(Debug)]
 pub(crate) struct RawPart {
     /// `part`.
@@ -173,10 +173,10 @@ pub(crate) struct RawPart {
     pub shape: Option<ShapeValue>,
 }
 
-impl RawUnitLayout {
-    /// The IR layout, when every part is valid.
-    fn template(&self) -> Option<LayoutTemplate> {
-        Some(LayoutTemplate {
+impl RawUnitPacking {
+    /// The IR packing, when every part is valid.
+    fn template(&self) -> Option<PackingTemplate> {
+        Some(PackingTemplate {
             name: self.name.text.clone(),
             parts: self
                 .parts
@@ -261,10 +261,10 @@ impl RawState {
                 .as_ref()
                 .map(|r| r.as_ref().map(|s| s.shape.clone())),
             shares: self.shares.as_ref().map(RawShares::shares),
-            layouts: self
-                .layouts
+            packings: self
+                .packings
                 .iter()
-                .map(RawUnitLayout::template)
+                .map(RawUnitPacking::template)
                 .collect::<Option<Vec<_>>>()?,
             origin: sink.origin(&self.header),
         })

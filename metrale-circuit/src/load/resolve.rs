@@ -51,7 +51,7 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
         defined_blocks(sink, top, &blocks);
     }
     names::check(sink, top, &blocks);
-    blocks::same_layouts(sink, &blocks);
+    blocks::same_packings(sink, &blocks);
     terms_of_checkpoints(sink, top, &blocks);
     if top.schema == Some(1) {
         schema_1_shapes(sink, &blocks);
@@ -93,14 +93,14 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
 }
 
 /// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`, no
-/// `shares` and no `layouts`: chunked local attention, KV shared across layers and units made
+/// `shares` and no `packings`: chunked local attention, KV shared across layers and units made
 /// of parts are schema 3.
 fn schema_3_keys(sink: &mut Sink, blocks: &[&RawBlock]) {
     for state in blocks.iter().flat_map(|b| &b.states) {
-        if let Some(key) = &state.layouts_key {
+        if let Some(key) = &state.packings_key {
             sink.report(
                 key,
-                Diagnostic::error("`layouts` needs `schema = 3`")
+                Diagnostic::error("`packings` needs `schema = 3`")
                     .label("a unit made of parts")
                     .help("write `schema = 3` at the top of the circuit"),
             );
@@ -256,7 +256,7 @@ fn terms_of_checkpoints(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
 /// Every block named by the prologue, the epilogue, the draft and the layout is defined.
 fn defined_blocks(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
     let defined: Vec<&str> = blocks.iter().map(|b| b.name.text.as_str()).collect();
-    let layout_names = top
+    let packing_names = top
         .layout
         .iter()
         .flat_map(|l| l.blocks.iter().flat_map(|(_, names)| names));
@@ -265,7 +265,7 @@ fn defined_blocks(sink: &mut Sink, top: &Top, blocks: &[&RawBlock]) {
         .iter()
         .chain(&top.epilogue)
         .chain(&top.draft)
-        .chain(layout_names);
+        .chain(packing_names);
     for name in named {
         if !defined.contains(&name.text.as_str()) {
             sink.report(

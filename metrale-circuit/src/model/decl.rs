@@ -10,13 +10,13 @@
 //!   instantiated; a copy (`of`) has the element count of the state it copies, and a KV side
 //!   that reads another layer's KV (`shares`) the element count, format and reach of its owner
 //!   (it has no unit of its own: a plan gives it the owner's regions and sizes no term for it).
-//! - A state stored in a layout (`format` naming one, or a key that holds one) has its unit
-//!   from that layout's parts; `elements` then counts the plain unit a dtype would give (0 when
-//!   `format` names a layout and the state has no `shape`).
+//! - A state stored in a packing (`format` naming one, or a key that holds one) has its unit
+//!   from that packing's parts; `elements` then counts the plain unit a dtype would give (0 when
+//!   `format` names a packing and the state has no `shape`).
 
 use super::dtype::StateFormat;
 use super::kinds::{Lifetime, StateKind};
-use super::layout::{LayoutDecl, PartDecl};
+use super::packing::{PackingDecl, PartDecl};
 use super::spelled::spelled_enum;
 
 spelled_enum! {
@@ -137,11 +137,11 @@ pub struct StateDecl {
     /// schema 3), the full id of the state it reads (`l14.attn.k`): a plan sizes no term for
     /// it and gives it that state's regions.
     pub shares: Option<String>,
-    /// Its layouts (schema 3): the units its format may name instead of `elements` of a dtype.
-    pub layouts: Vec<LayoutDecl>,
+    /// Its packings (schema 3): the units its format may name instead of `elements` of a dtype.
+    pub packings: Vec<PackingDecl>,
     /// Its unit's tensor shape: one axis per ` x `-joined axis of its `shape` (a copy's, the
     /// copied state's), whose extents multiply to `elements`; empty for a state built by hand
-    /// without one, or stored in one layout with no `shape`.
+    /// without one, or stored in one packing with no `shape`.
     pub axes: Vec<UnitAxis>,
 }
 
@@ -244,26 +244,26 @@ impl StateDecl {
             of: None,
             reach: None,
             shares: None,
-            layouts: Vec::new(),
+            packings: Vec::new(),
             axes: Vec::new(),
         }
     }
 
-    /// The same declaration, able to store its unit as the layout `name` of `parts` (chosen by
-    /// its `{key}`, or its `format` when that is `StateFormat::Layout(name)`).
+    /// The same declaration, able to store its unit as the packing `name` of `parts` (chosen by
+    /// its `{key}`, or its `format` when that is `StateFormat::Packing(name)`).
     #[must_use]
-    pub fn with_layout(mut self, name: &str, parts: Vec<PartDecl>) -> Self {
-        self.layouts.push(LayoutDecl {
+    pub fn with_packing(mut self, name: &str, parts: Vec<PartDecl>) -> Self {
+        self.packings.push(PackingDecl {
             name: name.to_owned(),
             parts,
         });
         self
     }
 
-    /// Its layout named `name`.
+    /// Its packing named `name`.
     #[must_use]
-    pub fn layout(&self, name: &str) -> Option<&LayoutDecl> {
-        self.layouts.iter().find(|layout| layout.name == name)
+    pub fn packing(&self, name: &str) -> Option<&PackingDecl> {
+        self.packings.iter().find(|packing| packing.name == name)
     }
 
     /// The same declaration, keeping `verify` intermediates.

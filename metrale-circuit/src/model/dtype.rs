@@ -1,6 +1,6 @@
 //! A state's storage element ([`StateDtype`]), its format ([`StateFormat`]: a dtype fixed by
-//! the circuit, one of the state's own layouts, or a `{key}` the plan inputs name) and what a
-//! key holds at plan time ([`FormatChoice`]: a dtype or a layout's name).
+//! the circuit, one of the state's own packings, or a `{key}` the plan inputs name) and what a
+//! key holds at plan time ([`FormatChoice`]: a dtype or a packing's name).
 //!
 //! Owner: metrale-circuit.
 //! Invariants:
@@ -52,36 +52,36 @@ impl StateDtype {
 }
 
 /// What a format key holds at plan time: a dtype (`kv_cache_dtype = "fp8"`), or the name of a
-/// layout every state of the key declares (`kv_cache_dtype = "fp8_ds_mla"`, schema 3). `S`
-/// names the layout: `&str` in plan inputs, `String` in an inputs file that owns it.
+/// packing every state of the key declares (`kv_cache_dtype = "fp8_ds_mla"`, schema 3). `S`
+/// names the packing: `&str` in plan inputs, `String` in an inputs file that owns it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FormatChoice<S = &'static str> {
     /// Each state of the key is its `shape`'s elements of this dtype.
     Dtype(StateDtype),
-    /// Each state of the key is this layout of its own: the parts it declares under the name.
-    Layout(S),
+    /// Each state of the key is this packing of its own: the parts it declares under the name.
+    Packing(S),
 }
 
 impl<'a> FormatChoice<&'a str> {
-    /// Reads a dtype, or any other lower snake-case name as a layout (a plan refuses a layout
+    /// Reads a dtype, or any other lower snake-case name as a packing (a plan refuses a packing
     /// its states do not declare). `None` for anything else.
     #[must_use]
     pub fn parse(s: &'a str) -> Option<Self> {
         match StateDtype::parse(s) {
             Some(dtype) => Some(FormatChoice::Dtype(dtype)),
-            None if is_snake_identifier(s) => Some(FormatChoice::Layout(s)),
+            None if is_snake_identifier(s) => Some(FormatChoice::Packing(s)),
             None => None,
         }
     }
 }
 
 impl<S: AsRef<str>> FormatChoice<S> {
-    /// The same choice, its layout borrowed.
+    /// The same choice, its packing borrowed.
     #[must_use]
     pub fn as_ref(&self) -> FormatChoice<&str> {
         match self {
             FormatChoice::Dtype(dtype) => FormatChoice::Dtype(*dtype),
-            FormatChoice::Layout(name) => FormatChoice::Layout(name.as_ref()),
+            FormatChoice::Packing(name) => FormatChoice::Packing(name.as_ref()),
         }
     }
 }
@@ -90,7 +90,7 @@ impl<S: std::fmt::Display> std::fmt::Display for FormatChoice<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Dtype(dtype) => f.write_str(dtype.name()),
-            Self::Layout(name) => name.fmt(f),
+            Self::Packing(name) => name.fmt(f),
         }
     }
 }
@@ -100,9 +100,9 @@ impl<S: std::fmt::Display> std::fmt::Display for FormatChoice<S> {
 pub enum StateFormat {
     /// A dtype written in the circuit (`format = "f32"`).
     Fixed(StateDtype),
-    /// One of the state's own layouts, named in the circuit (`format = "fp8_blocks"`, schema
-    /// 3): a unit is that layout's parts.
-    Layout(String),
+    /// One of the state's own packings, named in the circuit (`format = "fp8_blocks"`, schema
+    /// 3): a unit is that packing's parts.
+    Packing(String),
     /// A key the engine resolves (`format = "{kv_cache_dtype}"` holds `kv_cache_dtype`).
     Keyed(String),
 }
@@ -159,7 +159,7 @@ impl StateFormat {
     #[must_use]
     pub fn key(&self) -> Option<&str> {
         match self {
-            Self::Fixed(_) | Self::Layout(_) => None,
+            Self::Fixed(_) | Self::Packing(_) => None,
             Self::Keyed(key) => Some(key),
         }
     }
@@ -169,7 +169,7 @@ impl std::fmt::Display for StateFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Fixed(dtype) => f.write_str(dtype.name()),
-            Self::Layout(name) => f.write_str(name),
+            Self::Packing(name) => f.write_str(name),
             Self::Keyed(key) => write!(f, "{{{key}}}"),
         }
     }
@@ -245,20 +245,20 @@ mod tests {
     }
 
     #[test]
-    fn choices_parse_dtypes_before_layouts() {
+    fn choices_parse_dtypes_before_packings() {
         assert_eq!(
             FormatChoice::parse("fp4"),
             Some(FormatChoice::Dtype(StateDtype::Fp4))
         );
         assert_eq!(
             FormatChoice::parse("fp8_ds_mla"),
-            Some(FormatChoice::Layout("fp8_ds_mla"))
+            Some(FormatChoice::Packing("fp8_ds_mla"))
         );
         assert_eq!(FormatChoice::parse("Fp8"), None);
         assert_eq!(FormatChoice::parse(""), None);
-        assert_eq!(FormatChoice::Layout("x").to_string(), "x");
-        assert_eq!(StateFormat::Layout("blocks".into()).to_string(), "blocks");
-        assert_eq!(StateFormat::Layout("blocks".into()).key(), None);
+        assert_eq!(FormatChoice::Packing("x").to_string(), "x");
+        assert_eq!(StateFormat::Packing("blocks".into()).to_string(), "blocks");
+        assert_eq!(StateFormat::Packing("blocks".into()).key(), None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The vocabulary every layer above speaks: what a state is and how long it lives (`kinds`),
-//! what its elements are (`dtype`), a unit made of parts (`layout`), one declared state (`decl`), the counts an engine decides
+//! what its elements are (`dtype`), a unit made of parts (`packing`), one declared state (`decl`), the counts an engine decides
 //! (`inputs`), how the states a request holds are laid out (`pool`), and the one macro that spells every enum by name (`spelled`).
 //!
 //! Owner: metrale-circuit (runtime).
@@ -14,7 +14,7 @@ mod decl;
 mod dtype;
 pub(crate) mod inputs;
 mod kinds;
-mod layout;
+mod packing;
 mod pool;
 
 pub use decl::{
@@ -29,5 +29,5 @@ pub use inputs::{
     StepCounts, TreeInputs, VerifyInputs, WindowInputs,
 };
 pub use kinds::{Lifetime, StateKind};
-pub use layout::{LayoutDecl, PartDecl};
+pub use packing::{PackingDecl, PartDecl};
 pub use pool::{PoolPages, PoolPolicy, VllmPool};

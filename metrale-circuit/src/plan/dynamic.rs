@@ -56,35 +56,35 @@ pub struct StateTerm {
     pub offset: u64,
     /// The arena it sits in.
     pub space: Space,
-    /// The layout its unit is made of, with each part placed (schema 3); `None` for a unit of
+    /// The packing its unit is made of, with each part placed (schema 3); `None` for a unit of
     /// one dtype.
-    pub layout: Option<UnitLayout>,
+    pub packing: Option<UnitPacking>,
     /// Its unit's tensor shape (the state's `StateDecl::axes`): the term is the tensor
     /// `[units, axes...]` of its dtype.
     pub axes: Vec<UnitAxis>,
 }
 
-/// The layout a term's unit is made of: its name and its parts, placed.
+/// The packing a term's unit is made of: its name and its parts, placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnitLayout {
+pub struct UnitPacking {
     /// Its name (`fp8_ds_mla`).
     pub name: String,
     /// Its parts, in unit order.
     pub parts: Vec<Part<String>>,
 }
 
-/// The unit `decl`'s format gives under `inputs` (before `Unit::stored`), and its layout when
+/// The unit `decl`'s format gives under `inputs` (before `Unit::stored`), and its packing when
 /// it is made of one.
 fn unit_of(
     decl: &StateDecl,
     inputs: &StateInputs<'_>,
-) -> Result<(Unit, Option<UnitLayout>), PlanError<String>> {
+) -> Result<(Unit, Option<UnitPacking>), PlanError<String>> {
     let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
     let name = match &decl.format {
         StateFormat::Fixed(dtype) => {
             return Ok((Unit::of(Ok(decl.elements), *dtype).map_err(fault)?, None));
         }
-        StateFormat::Layout(name) => name.as_str(),
+        StateFormat::Packing(name) => name.as_str(),
         StateFormat::Keyed(key) => match inputs.format(key) {
             None => {
                 return Err(PlanError::MissingFormat {
@@ -95,20 +95,22 @@ fn unit_of(
             Some(FormatChoice::Dtype(dtype)) => {
                 return Ok((Unit::of(Ok(decl.elements), dtype).map_err(fault)?, None));
             }
-            Some(FormatChoice::Layout(name)) => name,
+            Some(FormatChoice::Packing(name)) => name,
         },
     };
-    let layout = decl.layout(name).ok_or_else(|| PlanError::UnknownLayout {
-        state: decl.id.clone(),
-        layout: name.to_owned(),
-    })?;
-    let parts = placed(layout).map_err(fault)?;
-    let unit = Unit::of_layout(parts.last().map_or(0, Part::end));
-    let layout = UnitLayout {
-        name: layout.name.clone(),
+    let packing = decl
+        .packing(name)
+        .ok_or_else(|| PlanError::UnknownPacking {
+            state: decl.id.clone(),
+            packing: name.to_owned(),
+        })?;
+    let parts = placed(packing).map_err(fault)?;
+    let unit = Unit::of_packing(parts.last().map_or(0, Part::end));
+    let packing = UnitPacking {
+        name: packing.name.clone(),
         parts,
     };
-    Ok((unit, Some(layout)))
+    Ok((unit, Some(packing)))
 }
 
 impl StateTerm {
@@ -172,7 +174,7 @@ impl DynamicPlan {
     /// declare (a pipeline rank that holds the reader but not its owner);
     /// [`PlanError::BadAlign`] when `align` is not a nonzero power of two;
     /// [`PlanError::MissingFormat`] for a format key the inputs lack;
-    /// [`PlanError::UnknownLayout`] for a format naming a layout its state does not declare;
+    /// [`PlanError::UnknownPacking`] for a format naming a packing its state does not declare;
     /// [`PlanError::MissingVerify`] for a recurrent state without `verify` under verify inputs;
     /// [`PlanError::Overflow`] when any size or offset overflows `u64`.
     pub fn new(
@@ -199,7 +201,7 @@ impl DynamicPlan {
             }
             let fault = |fault| PlanError::of_fault(fault, decl.id.clone());
             // The unit of its format, then as its terms store it: a generated plan's order.
-            let (unit, layout) = unit_of(decl, inputs)?;
+            let (unit, packing) = unit_of(decl, inputs)?;
             let unit = unit
                 .stored(decl.kind, decl.section(), inputs)
                 .map_err(fault)?;
@@ -231,7 +233,7 @@ impl DynamicPlan {
                         inner: size.inner,
                         offset: 0,
                         space: Space::of_kind(decl.kind),
-                        layout: layout.clone(),
+                        packing: packing.clone(),
                         axes: decl.axes.clone(),
                     });
                 }

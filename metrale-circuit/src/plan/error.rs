@@ -25,13 +25,13 @@ pub enum PlanError<S = &'static str> {
         /// The key (`ssm_h_storage`).
         key: S,
     },
-    /// A state's format names a layout (its key holds one, or its `format` is one) that the
-    /// state does not declare (the dynamic plan only: a generated plan's layouts are typed).
-    UnknownLayout {
+    /// A state's format names a packing (its key holds one, or its `format` is one) that the
+    /// state does not declare (the dynamic plan only: a generated plan's packings are typed).
+    UnknownPacking {
         /// The state (`l0.mla.latent`).
         state: S,
-        /// The layout named (`fp8_ds_mla`).
-        layout: S,
+        /// The packing named (`fp8_ds_mla`).
+        packing: S,
     },
     /// Verify inputs were given but a recurrent state declares no `verify`.
     MissingVerify {
@@ -100,9 +100,9 @@ impl<S> PlanError<S> {
                 state: name(state),
                 key: name(key),
             },
-            PlanError::UnknownLayout { state, layout } => PlanError::UnknownLayout {
+            PlanError::UnknownPacking { state, packing } => PlanError::UnknownPacking {
                 state: name(state),
-                layout: name(layout),
+                packing: name(packing),
             },
             PlanError::MissingVerify { state } => PlanError::MissingVerify { state: name(state) },
             PlanError::Overflow { state } => PlanError::Overflow { state: name(state) },
@@ -126,7 +126,7 @@ impl<S> PlanError<S> {
     pub fn state(&self) -> Option<&S> {
         match self {
             PlanError::MissingFormat { state, .. }
-            | PlanError::UnknownLayout { state, .. }
+            | PlanError::UnknownPacking { state, .. }
             | PlanError::MissingVerify { state }
             | PlanError::Overflow { state }
             | PlanError::DivisionByZero { state }
@@ -152,10 +152,10 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
                 f,
                 "state `{state}` has format `{{{key}}}` but the inputs give no dtype for `{key}`"
             ),
-            Self::UnknownLayout { state, layout } => write!(
+            Self::UnknownPacking { state, packing } => write!(
                 f,
-                "state `{state}` declares no layout `{layout}` (its format may name a dtype or \
-                 one of the layouts it declares)"
+                "state `{state}` declares no packing `{packing}` (its format may name a dtype or \
+                 one of the packings it declares)"
             ),
             Self::MissingVerify { state } => write!(
                 f,
@@ -210,17 +210,17 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
 impl<S: fmt::Debug + fmt::Display> std::error::Error for PlanError<S> {}
 
 /// A format key the circuit names that a list of `(key, choice)` pairs does not give, or
-/// gives a layout its states do not declare: why a generated `Formats::from_pairs` refuses the
+/// gives a packing its states do not declare: why a generated `Formats::from_pairs` refuses the
 /// list (`Copy`, and every field `'static`, so a `const fn` can return it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MissingFormat {
     /// The key (`kv_cache_dtype`): the first of the circuit's keys, in the order of its
     /// `Formats` fields, that no pair gives a valid choice for.
     pub key: &'static str,
-    /// What the key may hold: "a dtype", or for a key whose states declare layouts "a dtype
+    /// What the key may hold: "a dtype", or for a key whose states declare packings "a dtype
     /// or one of" their names.
     pub expected: &'static str,
-    /// A pair gives the key a layout its states do not declare (`false`: no pair gives it).
+    /// A pair gives the key a packing its states do not declare (`false`: no pair gives it).
     pub refused: bool,
 }
 
@@ -230,7 +230,7 @@ impl fmt::Display for MissingFormat {
         if self.refused {
             write!(
                 f,
-                "format key `{key}` holds a layout its states do not declare: expected {}",
+                "format key `{key}` holds a packing its states do not declare: expected {}",
                 self.expected
             )
         } else {

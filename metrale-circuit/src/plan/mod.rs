@@ -1,7 +1,7 @@
 //! Plans: the dynamic plan (`dynamic`: every declared state sized and placed at run time, the
 //! reference generated plans are tested against), what an engine reads of any plan besides a
 //! `Region` (`regions`: the field groups, term infos, units, region lists; `parts`: where each
-//! part of a layout's unit sits), and why a plan
+//! part of a packing's unit sits), and why a plan
 //! could not be made (`error`).
 //!
 //! Owner: metrale-circuit (runtime).
@@ -21,7 +21,7 @@ mod views;
 
 pub use axes::Axes;
 pub(crate) use dynamic::owners_held;
-pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitLayout};
+pub use dynamic::{DynamicPlan, FieldGroup, StateRegions, StateTerm, UnitPacking};
 pub use error::{MissingFormat, PlanError};
 pub use parts::{Part, Parts};
 pub use pool::{PagePool, PoolMember, PoolPlan};

@@ -1,4 +1,4 @@
-//! Where each part of a unit made of a layout sits (schema 3): [`Part`] (one part's dtype,
+//! Where each part of a unit made of a packing sits (schema 3): [`Part`] (one part's dtype,
 //! elements and byte range in its unit) and [`Parts`] (a unit's parts, fixed capacity, what a
 //! generated `<state>_parts` gives).
 //!
@@ -6,20 +6,20 @@
 //! Invariants:
 //! - Parts are placed by the one rule, `sizing::next_part`: in the order declared, each from
 //!   the byte the one before ends at. The dynamic plan ([`placed`]) and the generated code (the
-//!   ABI's `layout`) both call it, so they agree on every offset.
-//! - A unit of a layout is as many bytes as its last part's end ([`Parts::unit`]).
+//!   ABI's `packing`) both call it, so they agree on every offset.
+//! - A unit of a packing is as many bytes as its last part's end ([`Parts::unit`]).
 //! - A [`Parts`] holds exactly the parts it was made from: its capacity is the generator's
-//!   largest layout of the state, so nothing is ever left out.
+//!   largest packing of the state, so nothing is ever left out.
 
 use crate::law::sizing::next_part;
 use crate::law::{Region, SizeFault};
-use crate::model::{LayoutDecl, StateDtype};
+use crate::model::{PackingDecl, StateDtype};
 use crate::plan::Unit;
 
 /// One part of a unit: its name, element type, elements, and its byte range in the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Part<S = &'static str> {
-    /// Its name in its layout (`scales`), or a plain unit's state id.
+    /// Its name in its packing (`scales`), or a plain unit's state id.
     pub name: S,
     /// Its element type (`fp4` packs two a byte).
     pub dtype: StateDtype,
@@ -73,7 +73,7 @@ impl<S> Part<S> {
 }
 
 /// The parts of one unit, at most `N` (a generated `<state>_parts` gives them, `N` being the
-/// most parts any layout of the state has).
+/// most parts any packing of the state has).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parts<const N: usize> {
     parts: [Part; N],
@@ -104,8 +104,8 @@ impl<const N: usize> Parts<N> {
     #[must_use]
     pub const fn unit(&self) -> Unit {
         match self.len.checked_sub(1) {
-            Some(last) => Unit::of_layout(self.parts[last].end()),
-            None => Unit::of_layout(0),
+            Some(last) => Unit::of_packing(self.parts[last].end()),
+            None => Unit::of_packing(0),
         }
     }
 
@@ -144,13 +144,13 @@ impl<const N: usize> Parts<N> {
     }
 }
 
-/// The parts of `layout`, placed (the dynamic plan's; the same rule as [`Parts::placed`]).
+/// The parts of `packing`, placed (the dynamic plan's; the same rule as [`Parts::placed`]).
 ///
 /// # Errors
 /// [`SizeFault::Overflow`] when a part's bytes or end overflow.
-pub(crate) fn placed(layout: &LayoutDecl) -> Result<Vec<Part<String>>, SizeFault> {
+pub(crate) fn placed(packing: &PackingDecl) -> Result<Vec<Part<String>>, SizeFault> {
     let mut offset = 0;
-    layout
+    packing
         .parts
         .iter()
         .map(|part| {
@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(row.get("rope").map(|p| p.elements), Some(64));
         assert_eq!(row.get("k"), None);
         // The dynamic plan places the same parts the same way.
-        let layout = LayoutDecl {
+        let packing = PackingDecl {
             name: "fp8_ds_mla".into(),
             parts: vec![
                 PartDecl::new("nope", StateDtype::Fp8, 512),
@@ -204,7 +204,7 @@ mod tests {
                 PartDecl::new("rope", StateDtype::Bf16, 64),
             ],
         };
-        let dynamic: Vec<(String, u64, u64)> = placed(&layout)
+        let dynamic: Vec<(String, u64, u64)> = placed(&packing)
             .unwrap()
             .into_iter()
             .map(|p| (p.name, p.offset, p.bytes))

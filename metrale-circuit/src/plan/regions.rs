@@ -65,12 +65,12 @@ impl TermInfo {
 /// One unit of a state: its bytes and its element type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unit {
-    /// Its bytes (`ceil(elements x bits / 8)` of its dtype, or the end of its layout's last part).
+    /// Its bytes (`ceil(elements x bits / 8)` of its dtype, or the end of its packing's last part).
     pub bytes: u64,
-    /// The element type; `u8` for a unit made of a layout's parts (addressed by byte; each
+    /// The element type; `u8` for a unit made of a packing's parts (addressed by byte; each
     /// part has its own dtype).
     pub dtype: StateDtype,
-    /// Its elements of `dtype`; `None` for a unit made of a layout's parts.
+    /// Its elements of `dtype`; `None` for a unit made of a packing's parts.
     pub elements: Option<u64>,
 }
 
@@ -97,10 +97,10 @@ impl Unit {
         }
     }
 
-    /// The unit of a layout whose parts end at byte `bytes`.
+    /// The unit of a packing whose parts end at byte `bytes`.
     #[must_use]
     #[inline]
-    pub(crate) const fn of_layout(bytes: u64) -> Unit {
+    pub(crate) const fn of_packing(bytes: u64) -> Unit {
         Unit {
             bytes,
             dtype: StateDtype::U8,
@@ -110,7 +110,7 @@ impl Unit {
 
     /// This unit of a state of `kind` in `section` as its terms store it under `inputs`: the
     /// same elements in the dtype [`term_dtype`] gives (a draft KV side in `draft_kv_dtype`),
-    /// itself when that is its own. A unit of a layout keeps its layout: its parts each have a
+    /// itself when that is its own. A unit of a packing keeps its packing: its parts each have a
     /// dtype of their own, so no one dtype retypes it. Both plans call it, so they retype
     /// alike.
     ///

@@ -833,7 +833,7 @@ fn scalar_schema(value: &Value) -> Json {
                     Json::obj([("enumValues", Json::strs(spellings.iter().map(|s| doc(s))))]),
                 )]),
             ),
-        Value::Format { layouts } => {
+        Value::Format { packings } => {
             let keys: Vec<String> = RUST_KEYWORDS.iter().map(|k| format!("{{{k}}}")).collect();
             let key = Json::obj([
                 ("pattern", Json::str("^\\{[a-z][a-z0-9_]*\\}$")),
@@ -845,7 +845,7 @@ fn scalar_schema(value: &Value) -> Json {
             ]);
             let dtype = Json::obj([("enum", Json::strs(StateDtype::SPELLINGS))]);
             let mut either = vec![dtype, key];
-            if *layouts {
+            if *packings {
                 either.push(scalar_schema(&Value::Ident { not: &[] }));
             }
             string().with("anyOf", Json::Arr(either))

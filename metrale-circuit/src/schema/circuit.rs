@@ -26,7 +26,7 @@ use crate::load::names::reserved::{ARCH_ITEMS, DIMS_METHODS};
 use crate::load::nodes::NODE_KEYS;
 use crate::load::text::limits::{
     MAX_BLOCKS, MAX_BLOCKS_PER_LIST, MAX_CHECKPOINTS, MAX_DIMS, MAX_LAYER_KINDS, MAX_LAYERS,
-    MAX_LAYOUTS_PER_STATE, MAX_LIBRARIES, MAX_NODES_PER_BLOCK, MAX_PARTS_PER_LAYOUT,
+    MAX_LIBRARIES, MAX_NODES_PER_BLOCK, MAX_PACKINGS_PER_STATE, MAX_PARTS_PER_PACKING,
     MAX_STATES_PER_BLOCK,
 };
 use crate::load::top::{
@@ -544,10 +544,10 @@ const STATE: Table = Table {
         ),
         Key::new(
             "format",
-            Value::Format { layouts: true },
+            Value::Format { packings: true },
             "The storage element: a dtype, `{key}` for a format the plan inputs choose \
              (`{kv_cache_dtype}`, the key a Rust identifier; it may hold a dtype or one of the \
-             state's `layouts`), or the name of one of its `layouts` (schema 3). Required unless \
+             state's `packings`), or the name of one of its `packings` (schema 3). Required unless \
              `shares` is given, and refused with it.",
         )
         .under(&[
@@ -557,7 +557,7 @@ const STATE: Table = Table {
             },
             Under {
                 when: here(&[ABSENT_LAYOUTS]),
-                then: Then::Also(Value::Format { layouts: false }),
+                then: Then::Also(Value::Format { packings: false }),
             },
             Under {
                 when: here(&[PRESENT_SHARES]),
@@ -569,9 +569,9 @@ const STATE: Table = Table {
             Value::Expr { axes: true },
             "What one unit holds: axes joined by ` x `, each a sum of products of dims and \
              literals > 0 (`name/lit` and `name/name` divide, rounding up; schema 2 may \
-             subtract). Required unless `of`, `shares` or `layouts` is given (with `layouts`, \
+             subtract). Required unless `of`, `shares` or `packings` is given (with `packings`, \
              required when `format` is a `{key}`), refused with `of` or `shares`, and refused \
-             when `format` names a layout (the unit is its parts).",
+             when `format` names a packing (the unit is its parts).",
         )
         .under(&[
             Under {
@@ -661,7 +661,7 @@ const STATE: Table = Table {
             then: Then::Forbidden,
         }]),
         Key::new(
-            "layouts",
+            "packings",
             Value::Map {
                 name: &Value::Ident {
                     not: &StateDtype::SPELLINGS,
@@ -669,18 +669,18 @@ const STATE: Table = Table {
                 value: &Value::List {
                     item: &Value::Table(&PART),
                     min: 1,
-                    max: MAX_PARTS_PER_LAYOUT as u64,
+                    max: MAX_PARTS_PER_PACKING as u64,
                     unique: false,
                 },
                 entry: "A unit made of parts, in unit order: each part from the byte the one \
                         before ends at.",
                 min: 1,
-                max: MAX_LAYOUTS_PER_STATE as u64,
+                max: MAX_PACKINGS_PER_STATE as u64,
             },
             "Units made of parts, by name (schema 3): `format` names one (the state is always \
-             that layout), or a `{key}` holds a dtype (`shape`'s elements of it) or one of \
+             that packing), or a `{key}` holds a dtype (`shape`'s elements of it) or one of \
              them (`kv_cache_dtype = \"fp8_ds_mla\"`: 512 fp8 values, 4 f32 scales and 64 bf16 \
-             values a token). Every state of one key declares the same layout names. Refused \
+             values a token). Every state of one key declares the same packing names. Refused \
              with `shares`.",
         )
         .since(3)
@@ -720,21 +720,21 @@ const ABSENT_SHARES: Test = Test {
     is: Is::Absent,
 };
 
-/// `layouts` is not written.
+/// `packings` is not written.
 const ABSENT_LAYOUTS: Test = Test {
-    path: &["layouts"],
+    path: &["packings"],
     is: Is::Absent,
 };
 
-/// One part of a layout (`layouts.<name> = [{ part, format, shape }]`, schema 3).
+/// One part of a packing (`packings.<name> = [{ part, format, shape }]`, schema 3).
 const PART: Table = Table {
-    name: "a part of `layouts`",
+    name: "a part of `packings`",
     keys: &[PART_KEYS],
     docs: &[
         Key::new(
             "part",
             IDENT,
-            "The part's name, unique in its layout (`scales`): what `<state>_parts` and `plan \
+            "The part's name, unique in its packing (`scales`): what `<state>_parts` and `plan \
              --json` call it.",
         )
         .required(),

@@ -51,11 +51,11 @@ pub(super) enum Value {
     Enum(&'static [&'static str]),
     /// One of these spellings, each with what it means (for an editor's completion).
     Documented(&'static [&'static str], fn(&str) -> &'static str),
-    /// A state's format: a dtype, or `{key}` with the key a Rust identifier; with `layouts`, also
+    /// A state's format: a dtype, or `{key}` with the key a Rust identifier; with `packings`, also
     /// a layout's name (a Rust identifier, not a dtype's spelling).
     Format {
         /// A layout's name is valid too.
-        layouts: bool,
+        packings: bool,
     },
     /// A shape expression; `axes`: whether ` x ` may join axes (a shape), else one axis (a
     /// window, a derived dim, a fallback).

@@ -33,7 +33,7 @@ impl Emitter<'_> {
             #[doc = ""]
             #[doc = " # Errors"]
             #[doc = " `MissingFormat` naming the first key (in the order of the fields) that no"]
-            #[doc = " pair gives, or that a pair gives a layout its states do not declare."]
+            #[doc = " pair gives, or that a pair gives a packing its states do not declare."]
         };
         if keys.is_empty() {
             return quote! {
@@ -48,7 +48,7 @@ impl Emitter<'_> {
         }
         let reads = keys.iter().map(|key| {
             let field = ident(key);
-            if self.circuit.key_layouts(key).is_empty() {
+            if self.circuit.key_packings(key).is_empty() {
                 return quote! {
                     let #field = match __abi::dtype_of(pairs, #key) {
                         Ok(dtype) => dtype,

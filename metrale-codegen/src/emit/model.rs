@@ -215,7 +215,7 @@ impl Emitter<'_> {
     }
 
     /// `Formats` and its `impl`: one field per format key, a dtype, or a `<Key>Format` enum
-    /// (before it) for a key whose states declare layouts.
+    /// (before it) for a key whose states declare packings.
     fn formats_type(&self) -> TokenStream {
         let circuit = self.circuit;
         let keys = circuit.format_keys();
@@ -234,17 +234,17 @@ impl Emitter<'_> {
             let doc = doc_line(&format!(
                 "`{{{key}}}`: the element type of {}{}.",
                 users.join(", "),
-                if circuit.key_layouts(key).is_empty() {
+                if circuit.key_packings(key).is_empty() {
                     ""
                 } else {
-                    ", or the layout each stores its unit in"
+                    ", or the packing each stores its unit in"
                 }
             ));
             quote! { #[doc = #doc] pub #field: #ty, }
         });
         let pairs = keys.iter().map(|key| {
             let field = ident(key);
-            if circuit.key_layouts(key).is_empty() {
+            if circuit.key_packings(key).is_empty() {
                 quote! { (#key, __rt::inputs::FormatChoice::Dtype(self.#field)) }
             } else {
                 quote! { (#key, self.#field.choice()) }
@@ -275,9 +275,9 @@ impl Emitter<'_> {
     }
 
     /// The type of format key `key`'s field: `StateDtype`, or its `<Key>Format` enum when its
-    /// states declare layouts.
+    /// states declare packings.
     pub(super) fn format_type(&self, key: &str) -> TokenStream {
-        if self.circuit.key_layouts(key).is_empty() {
+        if self.circuit.key_packings(key).is_empty() {
             quote!(__rt::StateDtype)
         } else {
             let ty = format_ident!("{}Format", camel_case(key));
@@ -285,49 +285,52 @@ impl Emitter<'_> {
         }
     }
 
-    /// `<Key>Format` for a key whose states declare layouts (nothing for one of dtypes only):
-    /// `Dtype(StateDtype)` and a variant per layout, with `choice` and `from_choice`, which
-    /// read and write the dynamic plan's `FormatChoice` by the layouts' names.
+    /// `<Key>Format` for a key whose states declare packings (nothing for one of dtypes only):
+    /// `Dtype(StateDtype)` and a variant per packing, with `choice` and `from_choice`, which
+    /// read and write the dynamic plan's `FormatChoice` by the packings' names.
     fn format_enum(&self, key: &str) -> TokenStream {
-        let layouts = self.circuit.key_layouts(key);
-        if layouts.is_empty() {
+        let packings = self.circuit.key_packings(key);
+        if packings.is_empty() {
             return TokenStream::new();
         }
         let ty = format_ident!("{}Format", camel_case(key));
         let (dtype, expected_item) = (taken(reserved::DTYPE), taken(reserved::EXPECTED));
         let doc = doc_line(&format!(
             "What `{{{key}}}` holds: a dtype (each state of the key is its shape's elements of \
-             it), or a layout each state of the key declares."
+             it), or a packing each state of the key declares."
         ));
-        let variants = layouts.iter().map(|layout| {
-            let variant = format_ident!("{}", camel_case(layout.name()));
-            let parts: Vec<String> = layout
+        let variants = packings.iter().map(|packing| {
+            let variant = format_ident!("{}", camel_case(packing.name()));
+            let parts: Vec<String> = packing
                 .parts()
                 .iter()
                 .map(|p| format!("`{}` ({} x `{}`)", p.name(), p.dtype().name(), p.shape()))
                 .collect();
             let doc = doc_line(&format!(
-                "The layout `{}`: {}, in unit order.",
-                layout.name(),
+                "The packing `{}`: {}, in unit order.",
+                packing.name(),
                 parts.join(", ")
             ));
             quote! { #[doc = #doc] #variant, }
         });
-        let to_choice = layouts.iter().map(|layout| {
-            let variant = format_ident!("{}", camel_case(layout.name()));
-            let name = layout.name();
-            quote! { Self::#variant => __rt::inputs::FormatChoice::Layout(#name), }
+        let to_choice = packings.iter().map(|packing| {
+            let variant = format_ident!("{}", camel_case(packing.name()));
+            let name = packing.name();
+            quote! { Self::#variant => __rt::inputs::FormatChoice::Packing(#name), }
         });
-        let from_choice = layouts.iter().map(|layout| {
-            let variant = format_ident!("{}", camel_case(layout.name()));
-            let name = layout.name();
+        let from_choice = packings.iter().map(|packing| {
+            let variant = format_ident!("{}", camel_case(packing.name()));
+            let name = packing.name();
             quote! {
                 if __abi::same_str(name, #name) {
                     return ::core::option::Option::Some(Self::#variant);
                 }
             }
         });
-        let expected = format!("a dtype or one of {}", super::sizes::layout_names(layouts));
+        let expected = format!(
+            "a dtype or one of {}",
+            super::sizes::packing_names(packings)
+        );
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -350,13 +353,13 @@ impl Emitter<'_> {
                     }
                 }
 
-                #[doc = " The value `choice` names; `None` for a layout the key's states do not"]
+                #[doc = " The value `choice` names; `None` for a packing the key's states do not"]
                 #[doc = " declare."]
                 #[must_use]
                 pub const fn from_choice(choice: __rt::inputs::FormatChoice<&str>) -> ::core::option::Option<Self> {
                     let name = match choice {
                         __rt::inputs::FormatChoice::Dtype(dtype) => return ::core::option::Option::Some(Self::#dtype(dtype)),
-                        __rt::inputs::FormatChoice::Layout(name) => name,
+                        __rt::inputs::FormatChoice::Packing(name) => name,
                     };
                     #(#from_choice)*
                     ::core::option::Option::None

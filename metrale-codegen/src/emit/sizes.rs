@@ -11,7 +11,7 @@
 //! - Its `# Errors` names only the faults its shape can produce.
 
 use metrale_circuit::dynamic::decl::{Reach, StateFormat};
-use metrale_circuit::load::circuit::{BlockTemplate, LayoutTemplate, PartTemplate, StateTemplate};
+use metrale_circuit::load::circuit::{BlockTemplate, PackingTemplate, PartTemplate, StateTemplate};
 use metrale_circuit::load::shape::{Divisor, Factor, Shape};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -206,9 +206,9 @@ impl Emitter<'_> {
         let unit_fn = format_ident!("{}_unit", ident(local));
         let shape = block.shape_of(state);
         let part_shapes = state
-            .layouts()
+            .packings()
             .iter()
-            .flat_map(LayoutTemplate::parts)
+            .flat_map(PackingTemplate::parts)
             .map(PartTemplate::shape);
         let reads_dims = shape
             .into_iter()
@@ -230,9 +230,9 @@ impl Emitter<'_> {
         };
         let unit = self.by_format(state, helpers, |helpers, stored| match stored {
             Stored::Dtype(dtype) => quote!(__abi::unit(#elements, #dtype)),
-            Stored::Layout(layout) => {
-                let list = part_list(layout, helpers);
-                quote!(__abi::layout_unit(#list))
+            Stored::Packing(packing) => {
+                let list = part_list(packing, helpers);
+                quote!(__abi::packing_unit(#list))
             }
         });
         let doc = unit_doc(block, state);
@@ -345,7 +345,7 @@ impl Emitter<'_> {
         })
     }
 
-    /// `pub const fn <state>_parts(..)` for a state that declares layouts: where each part of
+    /// `pub const fn <state>_parts(..)` for a state that declares packings: where each part of
     /// one unit sits, in the unit function's `signature`.
     fn parts_fn(
         &self,
@@ -354,15 +354,15 @@ impl Emitter<'_> {
         helpers: &mut Helpers,
         signature: &Signature,
     ) -> Option<TokenStream> {
-        if state.layouts().is_empty() {
+        if state.packings().is_empty() {
             return None;
         }
         let local = state.local();
         let parts_fn = format_ident!("{}_parts", ident(local));
         let capacity = state
-            .layouts()
+            .packings()
             .iter()
-            .map(|layout| layout.parts().len())
+            .map(|packing| packing.parts().len())
             .chain(state.format().key().map(|_| 1))
             .max()
             .unwrap_or(1);
@@ -370,13 +370,13 @@ impl Emitter<'_> {
         let elements = &signature.elements;
         let body = self.by_format(state, helpers, |helpers, stored| match stored {
             Stored::Dtype(dtype) => quote!(__abi::plain_parts(#local, #elements, #dtype)),
-            Stored::Layout(layout) => {
-                let list = part_list(layout, helpers);
+            Stored::Packing(packing) => {
+                let list = part_list(packing, helpers);
                 quote!(__abi::parts(#list))
             }
         });
         let doc = doc_line(&format!(
-            "Where each part of one unit of `{}.{local}` sits: its layout's parts in unit order \
+            "Where each part of one unit of `{}.{local}` sits: its packing's parts in unit order \
              (`Part::within` gives their bytes in a unit's region); a unit of one dtype is one \
              part named `{local}`.",
             block.name()
@@ -398,7 +398,7 @@ impl Emitter<'_> {
     }
 
     /// The expression of `state` as its format stores it: `each(stored)` for its one dtype or
-    /// layout, or a `match` over its key's value, an arm per dtype and layout.
+    /// packing, or a `match` over its key's value, an arm per dtype and packing.
     fn by_format(
         &self,
         state: &StateTemplate,
@@ -410,17 +410,17 @@ impl Emitter<'_> {
                 let variant = format_ident!("{}", camel_case(dtype.name()));
                 each(helpers, Stored::Dtype(quote!(__rt::StateDtype::#variant)))
             }
-            StateFormat::Layout(name) => {
-                // The loader resolves a layout's name only to one of the state's layouts.
-                if let Some(layout) = state.layouts().iter().find(|l| l.name() == name) {
-                    each(helpers, Stored::Layout(layout))
+            StateFormat::Packing(name) => {
+                // The loader resolves a packing's name only to one of the state's packings.
+                if let Some(packing) = state.packings().iter().find(|l| l.name() == name) {
+                    each(helpers, Stored::Packing(packing))
                 } else {
                     quote!(::core::compile_error!(
-                        "a layout the state does not declare"
+                        "a packing the state does not declare"
                     ))
                 }
             }
-            StateFormat::Keyed(key) if state.layouts().is_empty() => {
+            StateFormat::Keyed(key) if state.packings().is_empty() => {
                 let field = ident(key);
                 each(helpers, Stored::Dtype(quote!(formats.#field)))
             }
@@ -429,9 +429,9 @@ impl Emitter<'_> {
                 let ty = self.format_type(key);
                 let dtype = each(helpers, Stored::Dtype(quote!(dtype)));
                 let dtype_variant = taken(reserved::DTYPE);
-                let arms = state.layouts().iter().map(|layout| {
-                    let variant = format_ident!("{}", camel_case(layout.name()));
-                    let value = each(helpers, Stored::Layout(layout));
+                let arms = state.packings().iter().map(|packing| {
+                    let variant = format_ident!("{}", camel_case(packing.name()));
+                    let value = each(helpers, Stored::Packing(packing));
                     quote! { super::super::#ty::#variant => #value, }
                 });
                 quote! {
@@ -463,11 +463,11 @@ fn unit_doc(block: &BlockTemplate, state: &StateTemplate) -> Literal {
         (None, None) => "No shape".to_owned(),
     };
     let stored_doc = match state.format() {
-        StateFormat::Layout(name) => format!("stored in its layout `{name}`"),
-        format if state.layouts().is_empty() => format!("element type `{format}`"),
+        StateFormat::Packing(name) => format!("stored in its packing `{name}`"),
+        format if state.packings().is_empty() => format!("element type `{format}`"),
         format => format!(
-            "element type `{format}`, or the layout the key holds of {}",
-            layout_names(state.layouts())
+            "element type `{format}`, or the packing the key holds of {}",
+            packing_names(state.packings())
         ),
     };
     doc_line(&format!(
@@ -480,18 +480,18 @@ fn unit_doc(block: &BlockTemplate, state: &StateTemplate) -> Literal {
     ))
 }
 
-/// How a state stores one unit: a dtype (an expression of one) or a layout.
+/// How a state stores one unit: a dtype (an expression of one) or a packing.
 enum Stored<'a> {
     /// `shape`'s elements of this dtype.
     Dtype(TokenStream),
-    /// This layout's parts.
-    Layout(&'a LayoutTemplate),
+    /// This packing's parts.
+    Packing(&'a PackingTemplate),
 }
 
-/// `[(name, elements, dtype), ...]`: a layout's parts as the ABI's `layout_unit` and `parts`
+/// `[(name, elements, dtype), ...]`: a packing's parts as the ABI's `packing_unit` and `parts`
 /// take them.
-fn part_list(layout: &LayoutTemplate, helpers: &mut Helpers) -> TokenStream {
-    let parts = layout.parts().iter().map(|part| {
+fn part_list(packing: &PackingTemplate, helpers: &mut Helpers) -> TokenStream {
+    let parts = packing.parts().iter().map(|part| {
         let name = part.name();
         let elements = helpers.shape(part.shape());
         let variant = format_ident!("{}", camel_case(part.dtype().name()));
@@ -500,9 +500,9 @@ fn part_list(layout: &LayoutTemplate, helpers: &mut Helpers) -> TokenStream {
     quote!([#(#parts),*])
 }
 
-/// `` `a`, `b` ``: the names of `layouts`, as the docs and `MissingFormat::expected` list them.
-pub(super) fn layout_names(layouts: &[LayoutTemplate]) -> String {
-    layouts
+/// `` `a`, `b` ``: the names of `packings`, as the docs and `MissingFormat::expected` list them.
+pub(super) fn packing_names(packings: &[PackingTemplate]) -> String {
+    packings
         .iter()
         .map(|l| format!("`{}`", l.name()))
         .collect::<Vec<_>>()

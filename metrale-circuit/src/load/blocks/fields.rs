@@ -1,5 +1,5 @@
 //! One field of a `[[block.<name>.state]]` table at a time: `kind`, `lifetime`, `format` (a
-//! dtype, a layout, or a `{key}`), an expression (`shape`, `window`, `chunk`, a reader's
+//! dtype, a packing, or a `{key}`), an expression (`shape`, `window`, `chunk`, a reader's
 //! `layer`), `verify`, `of`, and `shares` (schema 3: the KV of an earlier layer a reader reads),
 //! with the keys a reader may not have; and the one "missing key" error of the block tables.
 //!
@@ -10,7 +10,7 @@
 //!   file, and at the whole value otherwise.
 
 use crate::load::circuit::shape::Shape;
-use crate::load::raw::{RawShares, RawUnitLayout, ShapeValue};
+use crate::load::raw::{RawShares, RawUnitPacking, ShapeValue};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::{Loc, Table, Text, Value, Walk, field};
 use crate::model::{
@@ -18,12 +18,12 @@ use crate::model::{
     is_snake_identifier,
 };
 
-/// The keys of one part of a layout (schema 3).
+/// The keys of one part of a packing (schema 3).
 /// The keys of `shares` in its table form (schema 3).
 pub(crate) const SHARES_KEYS: &[&str] = &["state", "layer"];
 
 /// The keys a reader (`shares`) does not have: it keeps no unit of its own.
-const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of", "layouts"];
+const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of", "packings"];
 
 /// The value of a required key, or an error at the table's header.
 pub(super) fn required<'t, 'i>(
@@ -210,11 +210,11 @@ pub(super) fn lifetime(
     None
 }
 
-/// `format`: a dtype, `{key}`, or one of the state's `layouts` (schema 3).
+/// `format`: a dtype, `{key}`, or one of the state's `packings` (schema 3).
 pub(super) fn format(
     w: &mut Walk<'_>,
     v: &Value<'_>,
-    layouts: &[RawUnitLayout],
+    packings: &[RawUnitPacking],
 ) -> Option<StateFormat> {
     let s = w.string("format", v)?;
     let diagnostic = match StateFormat::parse(s) {
@@ -235,19 +235,19 @@ pub(super) fn format(
                 .help("a format key becomes a Rust field: use `[a-z][a-z0-9_]*`")
         }
         Err(FormatError::UnknownDtype(found)) => {
-            if layouts.iter().any(|l| l.name.text == found) {
-                return Some(StateFormat::Layout(found));
+            if packings.iter().any(|l| l.name.text == found) {
+                return Some(StateFormat::Packing(found));
             }
             let mut valid: Vec<&str> = StateDtype::spellings().to_vec();
-            valid.extend(layouts.iter().map(|l| l.name.text.as_str()));
+            valid.extend(packings.iter().map(|l| l.name.text.as_str()));
             Diagnostic::error(format!("unknown format `{found}`"))
-                .label(if layouts.is_empty() {
+                .label(if packings.is_empty() {
                     "not a dtype"
                 } else {
-                    "not a dtype or a layout of this state"
+                    "not a dtype or a packing of this state"
                 })
                 .expected_one_of(
-                    if layouts.is_empty() {
+                    if packings.is_empty() {
                         "dtypes"
                     } else {
                         "formats"

@@ -1,19 +1,19 @@
 //! `[block.<name>]` tables and their `[[block.<name>.state]]` declarations.
 //!
 //! This module owns the block keys, every rule of one state table (`id`, `kind`, `lifetime`,
-//! `format`, `shape`, `verify`, `of`, `window`, `chunk`, `shares`, `layouts`, and each layout's
+//! `format`, `shape`, `verify`, `of`, `window`, `chunk`, `shares`, `packings`, and each packing's
 //! parts: `part`, `format`, `shape`), the rules between the states of one block (unique ids,
-//! `of` naming a sibling with a shape and no layouts), and the check that every dim a shape, a
+//! `of` naming a sibling with a shape and no packings), and the check that every dim a shape, a
 //! part, a reach or a reader's `layer` reads is declared ([`check_dims`], run once the
-//! circuit's dims are known). Whether every state of a format key declares the same layouts
-//! is [`same_layouts`]'s (it needs every file). Node tables are handed to [`super::nodes`]; whether a reader's
+//! circuit's dims are known). Whether every state of a format key declares the same packings
+//! is [`same_packings`]'s (it needs every file). Node tables are handed to [`super::nodes`]; whether a reader's
 //! owner exists, and has a layer under every checkpoint, is [`super::sharing`]'s (it needs
 //! every file).
 //!
 //! Three files, each only reading the ones after it: this one walks the block and state
 //! tables and holds the rules between the states of one block and of the circuit
-//! ([`check_dims`]); `layouts` reads a state's `layouts` and their parts, and checks that the
-//! states of one format key declare the same layouts ([`same_layouts`]); `fields` reads each
+//! ([`check_dims`]); `packings` reads a state's `packings` and their parts, and checks that the
+//! states of one format key declare the same packings ([`same_packings`]); `fields` reads each
 //! other field of one state (`kind`, `lifetime`, `format`, `shape`, `verify`, `of`, `window`,
 //! `chunk`, `shares`).
 //!
@@ -27,7 +27,7 @@
 //!   several headers), which is the order of [`crate::Circuit::blocks`].
 
 mod fields;
-mod layouts;
+mod packings;
 
 use crate::load::nodes;
 use crate::load::raw::{RawBlock, RawState};
@@ -39,14 +39,14 @@ use crate::model::StateFormat;
 use fields::{
     expression, format, kind, lifetime, not_with_shares, of, reach, required, shares, verify,
 };
-use layouts::{layouts, unused_layouts};
+use packings::{packings, unused_packings};
 
-pub(super) use layouts::same_layouts;
+pub(super) use packings::same_packings;
 // The key tables of `crate::schema` (the JSON Schema of the circuit file).
 #[cfg(feature = "schema")]
 pub(crate) use fields::SHARES_KEYS;
 #[cfg(feature = "schema")]
-pub(crate) use layouts::PART_KEYS;
+pub(crate) use packings::PART_KEYS;
 
 /// The keys of a block table.
 pub(crate) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "state", "node"];
@@ -54,8 +54,13 @@ pub(crate) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "
 /// The keys of a state table.
 pub(crate) const STATE_KEYS: &[&str] = &[
     "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk", "shares",
-    "layouts",
+    "packings",
 ];
+
+/// The keys of a state table renamed since their schema, each refused at itself naming the new
+/// one: `layouts` (schema 3) became `packings`, a unit made of parts, so that "layout" means the
+/// layer layout alone.
+const RENAMED_STATE_KEYS: &[(&str, &str)] = &[("layouts", "packings")];
 
 /// Walks the `block` table: every block, in the order it first appears.
 pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
@@ -119,7 +124,7 @@ fn walk_state(
     t: &Table<'_>,
 ) -> RawState {
     let what = format!("a state of block `{block}`");
-    w.check_keys(t, STATE_KEYS, &what);
+    w.check_keys_renamed(t, STATE_KEYS, RENAMED_STATE_KEYS, &what);
     let header = w.loc(span);
     let id = required(w, t, "id", &header, &what).and_then(|v| w.string_text("id", v));
     if let Some(id) = &id {
@@ -130,28 +135,28 @@ fn walk_state(
     let lifetime = lifetime(w, t, kind);
     let has_shares_key = field(t, "shares").is_some();
     let shares = shares(w, t, kind);
-    let (layouts, layouts_key) = if has_shares_key {
+    let (packings, packings_key) = if has_shares_key {
         (Vec::new(), None)
     } else {
-        layouts(w, t)
+        packings(w, t)
     };
     let format = if has_shares_key {
         not_with_shares(w, t, shares.as_ref());
         None
     } else {
-        required(w, t, "format", &header, &what).and_then(|v| format(w, v, &layouts))
+        required(w, t, "format", &header, &what).and_then(|v| format(w, v, &packings))
     };
-    let in_layout = matches!(format, Some(StateFormat::Layout(_)));
-    unused_layouts(w, format.as_ref(), layouts_key.as_ref());
+    let in_packing = matches!(format, Some(StateFormat::Packing(_)));
+    unused_packings(w, format.as_ref(), packings_key.as_ref());
     let (shape, has_shape_key) = expression(w, t, "shape");
-    if in_layout && let Some((key, _)) = field(t, "shape") {
+    if in_packing && let Some((key, _)) = field(t, "shape") {
         w.report(
             key,
-            Diagnostic::error("a state stored in a layout has no `shape`")
-                .label("its unit is its layout's parts")
+            Diagnostic::error("a state stored in a packing has no `shape`")
+                .label("its unit is its packing's parts")
                 .help(
                     "remove `shape`, or store the state as a `{key}` that may hold a dtype (of \
-                     `shape`'s elements) or one of its layouts",
+                     `shape`'s elements) or one of its packings",
                 ),
         );
     }
@@ -166,10 +171,10 @@ fn walk_state(
                 .help("a copy (`of`) has the shape of the state it copies"),
         );
     }
-    // A format that names no dtype or key beside `layouts` was meant as a layout: its error
+    // A format that names no dtype or key beside `packings` was meant as a packing: its error
     // says so, and a missing shape would only repeat it.
-    let meant_a_layout = in_layout || (format.is_none() && layouts_key.is_some());
-    if !has_shape_key && field(t, "of").is_none() && !has_shares_key && !meant_a_layout {
+    let meant_a_packing = in_packing || (format.is_none() && packings_key.is_some());
+    if !has_shape_key && field(t, "of").is_none() && !has_shares_key && !meant_a_packing {
         let name = id.as_ref().map_or("this state", |t| t.text.as_str());
         w.report(
             header.span.clone(),
@@ -195,8 +200,8 @@ fn walk_state(
         reach,
         shares,
         has_shares_key,
-        layouts,
-        layouts_key,
+        packings,
+        packings_key,
     }
 }
 
@@ -241,15 +246,15 @@ fn copies(w: &mut Walk<'_>, block: &str, states: &[RawState]) {
             );
             continue;
         };
-        if target.layouts_key.is_some() {
+        if target.packings_key.is_some() {
             w.report(
                 of.loc.span.clone(),
                 Diagnostic::error(format!(
-                    "`of` names `{}`, which declares `layouts`",
+                    "`of` names `{}`, which declares `packings`",
                     of.text
                 ))
                 .label("copies a state made of parts")
-                .help("a copy keeps one dtype's elements: copy a state without `layouts`"),
+                .help("a copy keeps one dtype's elements: copy a state without `packings`"),
             );
         } else if !target.has_shape_key {
             w.report(
@@ -276,7 +281,7 @@ pub(super) fn check_dims(sink: &mut Sink, block: &RawBlock, dims: &[String]) {
             .chain(state.shares.as_ref().and_then(|s| s.layer.as_ref()))
             .chain(
                 state
-                    .layouts
+                    .packings
                     .iter()
                     .flat_map(|l| &l.parts)
                     .filter_map(|p| p.shape.as_ref()),

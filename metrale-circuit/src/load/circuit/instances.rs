@@ -19,7 +19,7 @@ use super::validated::{BlockTemplate, CheckpointSpec, Circuit, StateTemplate};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::walk::Origin;
 use crate::model::{
-    LayoutDecl, PartDecl, Position, Reach, Section, StateDecl, StateFormat, UnitAxis,
+    PackingDecl, PartDecl, Position, Reach, Section, StateDecl, StateFormat, UnitAxis,
 };
 use crate::serve::{Parallel, ParallelError, Rank, Stage, StageFault, shard};
 
@@ -289,7 +289,7 @@ impl Circuit {
             }
             None => (None, block, state),
         };
-        // A state stored in one layout has no shape: its unit is the layout's parts.
+        // A state stored in one packing has no shape: its unit is the packing's parts.
         let (elements, axes) = match unit_block.shape_of(unit_state) {
             Some(shape) => {
                 let extents = shape
@@ -297,10 +297,10 @@ impl Circuit {
                     .map_err(|e| fault("an axis of the shape", e))?;
                 (evaluated("shape", shape)?, axes_of(shape, extents))
             }
-            None if matches!(unit_state.format, StateFormat::Layout(_)) => (0, Vec::new()),
+            None if matches!(unit_state.format, StateFormat::Packing(_)) => (0, Vec::new()),
             None => return Err(shape_missing(&state.origin, &state.local)),
         };
-        let layouts = layouts_of(unit_state, &evaluated)?;
+        let packings = packings_of(unit_state, &evaluated)?;
         let reach = match &unit_state.reach {
             Some(Reach::Window(window)) => Some(Reach::Window(evaluated("window", window)?)),
             Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
@@ -322,7 +322,7 @@ impl Circuit {
                 .map(|of| format!("{}.{of}", instance.prefix)),
             reach,
             shares: owner,
-            layouts,
+            packings,
             axes,
         })
     }
@@ -341,20 +341,20 @@ fn axes_of(shape: &Shape, extents: Vec<u64>) -> Vec<UnitAxis> {
         .collect()
 }
 
-/// The layouts of `state`, each part's elements `evaluated`.
+/// The packings of `state`, each part's elements `evaluated`.
 #[allow(
     clippy::result_large_err,
     reason = "a Diagnostic is the crate's one located error; called once per build, not in a loop"
 )]
-fn layouts_of(
+fn packings_of(
     state: &StateTemplate,
     evaluated: &impl Fn(&str, &Shape) -> Result<u64, Diagnostic>,
-) -> Result<Vec<LayoutDecl>, Diagnostic> {
+) -> Result<Vec<PackingDecl>, Diagnostic> {
     state
-        .layouts
+        .packings
         .iter()
         .map(|layout| {
-            Ok(LayoutDecl {
+            Ok(PackingDecl {
                 name: layout.name.clone(),
                 parts: layout
                     .parts

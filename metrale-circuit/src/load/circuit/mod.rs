@@ -24,6 +24,6 @@ pub use instances::{Instance, RankStates};
 pub use sharing::Shares;
 pub(crate) use sharing::{OwnerFault, owner_layer};
 pub use validated::{
-    BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, LayoutTemplate, PartTemplate,
+    BlockTemplate, CheckpointSpec, Circuit, LayerLayout, LayerRule, PackingTemplate, PartTemplate,
     StateTemplate,
 };

@@ -188,22 +188,22 @@ pub struct StateTemplate {
     pub(crate) reach: Option<Reach<Shape>>,
     /// For a KV side that reads another layer's KV instead of keeping its own (schema 3), whose.
     pub(crate) shares: Option<Shares>,
-    /// Its layouts (schema 3): the units made of parts its format may name.
-    pub(crate) layouts: Vec<LayoutTemplate>,
+    /// Its packings (schema 3): the units made of parts its format may name.
+    pub(crate) packings: Vec<PackingTemplate>,
     /// Where it was declared.
     pub(crate) origin: Origin,
 }
 
-/// One layout of a state (`layouts.<name>`, schema 3): a unit made of parts, in unit order.
+/// One packing of a state (`packings.<name>`, schema 3): a unit made of parts, in unit order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutTemplate {
+pub struct PackingTemplate {
     /// Its name (`fp8_ds_mla`).
     pub(crate) name: String,
     /// Its parts, in unit order.
     pub(crate) parts: Vec<PartTemplate>,
 }
 
-impl LayoutTemplate {
+impl PackingTemplate {
     /// Its name (`fp8_ds_mla`).
     #[must_use]
     pub fn name(&self) -> &str {
@@ -217,7 +217,7 @@ impl LayoutTemplate {
     }
 }
 
-/// One part of a layout: its name, dtype and elements per unit.
+/// One part of a packing: its name, dtype and elements per unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartTemplate {
     /// Its name in the layout (`scales`).
@@ -306,11 +306,11 @@ impl StateTemplate {
         self.shares.as_ref()
     }
 
-    /// Its layouts (schema 3): what its format may name instead of `shape`'s elements of a
+    /// Its packings (schema 3): what its format may name instead of `shape`'s elements of a
     /// dtype (all of them, when a `{key}` chooses; the one `format` names otherwise).
     #[must_use]
-    pub fn layouts(&self) -> &[LayoutTemplate] {
-        &self.layouts
+    pub fn packings(&self) -> &[PackingTemplate] {
+        &self.packings
     }
 
     /// Where it was declared.
@@ -530,15 +530,15 @@ impl Circuit {
         keys
     }
 
-    /// The layouts format key `key` may hold besides a dtype (schema 3): its first state's,
+    /// The packings format key `key` may hold besides a dtype (schema 3): its first state's,
     /// which every state of the key declares by the same names (the loader checked). Empty
     /// for a key of dtypes only.
     #[must_use]
-    pub fn key_layouts(&self, key: &str) -> &[LayoutTemplate] {
+    pub fn key_packings(&self, key: &str) -> &[PackingTemplate] {
         self.blocks
             .iter()
             .flat_map(|b| &b.states)
             .find(|state| state.shares.is_none() && state.format.key() == Some(key))
-            .map_or(&[], |state| state.layouts.as_slice())
+            .map_or(&[], |state| state.packings.as_slice())
     }
 }

@@ -737,8 +737,8 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, FormatChoice<
             Some(FormatChoice::Dtype(dtype)) => {
                 formats.push((name.to_owned(), FormatChoice::Dtype(dtype)));
             }
-            Some(FormatChoice::Layout(layout)) => {
-                formats.push((name.to_owned(), FormatChoice::Layout(layout.to_owned())));
+            Some(FormatChoice::Packing(layout)) => {
+                formats.push((name.to_owned(), FormatChoice::Packing(layout.to_owned())));
             }
             None => walk.report(
                 value.span(),

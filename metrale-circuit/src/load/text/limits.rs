@@ -59,11 +59,11 @@ pub const MAX_STATES: usize = 1024;
 /// The most states of one block.
 pub const MAX_STATES_PER_BLOCK: usize = 64;
 
-/// The most layouts of one state (schema 3).
-pub const MAX_LAYOUTS_PER_STATE: usize = 16;
+/// The most packings of one state (schema 3).
+pub const MAX_PACKINGS_PER_STATE: usize = 16;
 
-/// The most parts of one layout (schema 3).
-pub const MAX_PARTS_PER_LAYOUT: usize = 16;
+/// The most parts of one packing (schema 3).
+pub const MAX_PARTS_PER_PACKING: usize = 16;
 
 /// The most nodes of one block.
 pub const MAX_NODES_PER_BLOCK: usize = 256;

@@ -387,9 +387,30 @@ impl Walk<'_> {
     /// Reports every key of `table` outside `allowed` ("unknown key `x` in `what`", with the
     /// valid keys and the nearest one).
     pub fn check_keys(&mut self, table: &Table<'_>, allowed: &[&str], what: &str) {
+        self.check_keys_renamed(table, allowed, &[], what);
+    }
+
+    /// [`Walk::check_keys`], where each `(old, new)` of `renamed` is a key renamed since a
+    /// schema: the old key is refused at itself, naming the new one.
+    pub fn check_keys_renamed(
+        &mut self,
+        table: &Table<'_>,
+        allowed: &[&str],
+        renamed: &[(&str, &str)],
+        what: &str,
+    ) {
         for (key, _) in table {
             let name: &str = key.get_ref();
-            if !allowed.contains(&name) {
+            if let Some((_, new)) = renamed.iter().find(|(old, _)| *old == name) {
+                self.report(
+                    key.span(),
+                    Diagnostic::error(format!("the key `{name}` in {what} is now `{new}`"))
+                        .label(format!("renamed `{new}`"))
+                        .help(format!(
+                            "write `{new}` for `{name}`: the same value, a new name"
+                        )),
+                );
+            } else if !allowed.contains(&name) {
                 self.report(
                     key.span(),
                     Diagnostic::error(format!("unknown key `{name}` in {what}"))

@@ -22,8 +22,8 @@ use super::report::{EveryRankReport, FitReport, Report, Total};
 pub const PLAN_FIELDS: &str = "--json prints one object: circuit, checkpoint, align, device_bytes (the \
 arena's and, under vLLM's policy, the page pool's: the device total), host_bytes, terms (each \
 state, kind, holding, lifetime, dtype, units, unit_bytes, bytes, offset, space; block_size and \
-blocks for a paged KV side; shape, axes and strides for a unit's tensor; layout and parts, each \
-part, dtype, elements, offset, bytes, for a unit made of a layout), totals (lifetime and kind, each terms and bytes); \
+blocks for a paged KV side; shape, axes and strides for a unit's tensor; packing (also as layout, its name before) and parts, each \
+part, dtype, elements, offset, bytes, for a unit made of a packing), totals (lifetime and kind, each terms and bytes); \
 shared (each state and owner) for KV read across layers; pool (policy, offset, pages, \
 block_tokens, page_bytes, slots, groups, context, request_pages, layers: each group, slot, \
 states, token_bytes with window or chunk, or state_bytes) under vLLM's policy; tp, pp, \
@@ -52,8 +52,8 @@ fn total(total: Total) -> Value {
 /// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, for
 /// a paged KV side `blocks` and `block_size`, for a unit with a shape its tensor shape
 /// (`shape`: the extents, `axes`: each as the circuit writes it, `strides`: row-major element
-/// strides; the term is `[units, shape...]`), and for a unit made of a layout (schema 3) its
-/// `layout` and `parts` (each `part`, `dtype`, `elements`, and its `offset` and `bytes` in
+/// strides; the term is `[units, shape...]`), and for a unit made of a packing (schema 3) its
+/// `packing` (also as `layout`, its name before) and `parts` (each `part`, `dtype`, `elements`, and its `offset` and `bytes` in
 /// the unit; `dtype` is then `u8`, the unit addressed by byte)), `device_bytes`,
 /// `host_bytes`, and `totals`: `lifetime` (space -> lifetime -> `{terms, bytes}`) and `kind`
 /// (kind -> `{terms, bytes}`); with KV shared across layers, `shared` (each reader's `state`
@@ -97,8 +97,8 @@ pub fn plan(report: &Report) -> String {
                 fields.insert("axes".to_owned(), json!(names));
                 fields.insert("strides".to_owned(), json!(t.strides()));
             }
-            if let (Some(layout), Some(fields)) = (&t.layout, term.as_object_mut()) {
-                let parts: Vec<Value> = layout
+            if let (Some(packing), Some(fields)) = (&t.packing, term.as_object_mut()) {
+                let parts: Vec<Value> = packing
                     .parts
                     .iter()
                     .map(|p| {
@@ -111,7 +111,10 @@ pub fn plan(report: &Report) -> String {
                         })
                     })
                     .collect();
-                fields.insert("layout".to_owned(), json!(layout.name));
+                fields.insert("packing".to_owned(), json!(packing.name));
+                // The field's name before the word "packing" (issue 29), kept for the tools
+                // that read it.
+                fields.insert("layout".to_owned(), json!(packing.name));
                 fields.insert("parts".to_owned(), Value::Array(parts));
             }
             term

@@ -435,8 +435,8 @@ fn row(term: &StateTerm) -> [String; 8] {
         term.kind.name().to_owned(),
         term.holding.name().to_owned(),
         term.lifetime.name().to_owned(),
-        // A unit made of a layout: its name (its parts are in `--json`).
-        term.layout
+        // A unit made of a packing: its name (its parts are in `--json`).
+        term.packing
             .as_ref()
             .map_or_else(|| term.dtype.name().to_owned(), |l| l.name.clone()),
         term.units.to_string(),

@@ -1,67 +1,69 @@
-//! A state's `layouts` (schema 3): its named units made of parts, each part a name, a dtype and
+//! A state's `packings` (schema 3): its named units made of parts, each part a name, a dtype and
 //! a shape; and, once every file is read, the rule that every state of one format key
-//! declares the same layout names ([`same_layouts`]).
+//! declares the same packing names ([`same_packings`]).
 //!
 //! Invariants:
-//! - A layout's name is an identifier, not a dtype's name, and becomes a variant of the key's
-//!   generated enum that neither the generated code nor another layout of the state takes.
-//! - A layout has at least one part, at most `MAX_PARTS_PER_LAYOUT`; part names are unique in
-//!   it; a state has at most `MAX_LAYOUTS_PER_STATE` layouts.
-//! - `layouts` beside a `format` that can name none of them (a dtype) is refused at the key.
+//! - A packing's name is an identifier, not a dtype's name, and becomes a variant of the key's
+//!   generated enum that neither the generated code nor another packing of the state takes.
+//! - A packing has at least one part, at most `MAX_PARTS_PER_PACKING`; part names are unique in
+//!   it; a state has at most `MAX_PACKINGS_PER_STATE` packings.
+//! - `packings` beside a `format` that can name none of them (a dtype) is refused at the key.
 
 use crate::load::names::reserved::FORMAT_ITEMS;
 use crate::load::names::{camel_case, listed};
-use crate::load::raw::{RawBlock, RawPart, RawUnitLayout};
+use crate::load::raw::{RawBlock, RawPart, RawUnitPacking};
 use crate::load::text::diag::Diagnostic;
-use crate::load::text::limits::{MAX_LAYOUTS_PER_STATE, MAX_PARTS_PER_LAYOUT};
+use crate::load::text::limits::{MAX_PACKINGS_PER_STATE, MAX_PARTS_PER_PACKING};
 use crate::load::text::walk::{Loc, Sink, Table, Value, Walk, field};
 use crate::model::{StateDtype, StateFormat};
 
 use super::fields::{expression, required};
 
-/// The keys of one part of a layout (schema 3).
+/// The keys of one part of a packing (schema 3).
 pub(crate) const PART_KEYS: &[&str] = &["part", "format", "shape"];
 
-/// `layouts` (schema 3): the state's named units made of parts,
-/// `{ <name> = [{ part, format, shape }, ...], ... }`. Returns every layout whose name is
+/// `packings` (schema 3): the state's named units made of parts,
+/// `{ <name> = [{ part, format, shape }, ...], ... }`. Returns every packing whose name is
 /// valid (its parts those that are), and the key.
-pub(super) fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, Option<Loc>) {
-    let Some((key, v)) = field(t, "layouts") else {
+pub(super) fn packings(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitPacking>, Option<Loc>) {
+    // The old key (`layouts`, refused at itself) is read as the new, so its packings are
+    // checked and the states naming them raise no error of their own.
+    let Some((key, v)) = field(t, "packings").or_else(|| field(t, "layouts")) else {
         return (Vec::new(), None);
     };
     let key = w.loc(key);
-    let Some(table) = w.table("layouts", v) else {
+    let Some(table) = w.table("packings", v) else {
         return (Vec::new(), Some(key));
     };
     if table.is_empty() {
         w.report(
             v.span(),
-            Diagnostic::error("`layouts` declares no layout")
+            Diagnostic::error("`packings` declares no packing")
                 .label("empty")
-                .help("name each layout and list its parts: `layouts.fp8_ds_mla = [{ part = \"nope\", format = \"fp8\", shape = \"512\" }]`"),
+                .help("name each packing and list its parts: `packings.fp8_ds_mla = [{ part = \"nope\", format = \"fp8\", shape = \"512\" }]`"),
         );
     }
-    let mut out: Vec<RawUnitLayout> = Vec::new();
+    let mut out: Vec<RawUnitPacking> = Vec::new();
     for (i, (name, value)) in table.iter().enumerate() {
         if !w.at_most(
             i + 1,
-            MAX_LAYOUTS_PER_STATE,
+            MAX_PACKINGS_PER_STATE,
             name.span(),
-            "layouts of one state",
+            "packings of one state",
         ) {
             break;
         }
         let text: &str = name.get_ref();
-        if !w.identifier(text, name.span(), "layout name") {
+        if !w.identifier(text, name.span(), "packing name") {
             continue;
         }
         if StateDtype::parse(text).is_some() {
             w.report(
                 name.span(),
-                Diagnostic::error(format!("layout `{text}` has a dtype's name"))
+                Diagnostic::error(format!("packing `{text}` has a dtype's name"))
                     .label("a dtype")
                     .help(format!(
-                        "a format key holding `{text}` means the dtype: name the layout otherwise"
+                        "a format key holding `{text}` means the dtype: name the packing otherwise"
                     )),
             );
             continue;
@@ -71,12 +73,12 @@ pub(super) fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, O
             w.report(
                 name.span(),
                 Diagnostic::error(format!(
-                    "layout `{text}` becomes the variant `{variant}`, which the generated code takes"
+                    "packing `{text}` becomes the variant `{variant}`, which the generated code takes"
                 ))
                 .label("taken by the generated code")
                 .help(format!(
-                    "a format key's generated enum defines {} beside a variant per layout: \
-                     rename the layout",
+                    "a format key's generated enum defines {} beside a variant per packing: \
+                     rename the packing",
                     listed(&FORMAT_ITEMS)
                 )),
             );
@@ -87,7 +89,7 @@ pub(super) fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, O
             w.report(
                 name.span(),
                 Diagnostic::error(format!(
-                    "layouts `{text}` and `{}` both become the variant `{variant}`",
+                    "packings `{text}` and `{}` both become the variant `{variant}`",
                     first.name.text
                 ))
                 .label("same variant name")
@@ -97,7 +99,7 @@ pub(super) fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, O
             continue;
         }
         let parts = parts(w, text, value);
-        out.push(RawUnitLayout {
+        out.push(RawUnitPacking {
             name: w.text(text, name.span()),
             parts,
         });
@@ -105,33 +107,37 @@ pub(super) fn layouts(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitLayout>, O
     (out, Some(key))
 }
 
-/// The parts of layout `layout`: an array of `{ part, format, shape }`, at least one, part
+/// The parts of packing `packing`: an array of `{ part, format, shape }`, at least one, part
 /// names unique.
-pub(super) fn parts(w: &mut Walk<'_>, layout: &str, value: &Value<'_>) -> Vec<RawPart> {
-    let Some(items) = w.array(&format!("layouts.{layout}"), value) else {
+pub(super) fn parts(w: &mut Walk<'_>, packing: &str, value: &Value<'_>) -> Vec<RawPart> {
+    let Some(items) = w.array(&format!("packings.{packing}"), value) else {
         return Vec::new();
     };
     if items.is_empty() {
         w.report(
             value.span(),
-            Diagnostic::error(format!("layout `{layout}` has no parts"))
+            Diagnostic::error(format!("packing `{packing}` has no parts"))
                 .label("empty")
                 .help("list its parts in unit order: `[{ part = \"values\", format = \"fp8\", shape = \"head_dim\" }, ...]`"),
         );
     }
-    let what = format!("a part of layout `{layout}`");
+    let what = format!("a part of packing `{packing}`");
     let mut out: Vec<RawPart> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         if !w.at_most(
             i + 1,
-            MAX_PARTS_PER_LAYOUT,
+            MAX_PARTS_PER_PACKING,
             item.span(),
-            "parts of one layout",
+            "parts of one packing",
         ) {
             break;
         }
         let ::toml::de::DeValue::Table(t) = item.get_ref() else {
-            w.wrong_type(&format!("each part of layout `{layout}`"), "a table", item);
+            w.wrong_type(
+                &format!("each part of packing `{packing}`"),
+                "a table",
+                item,
+            );
             continue;
         };
         w.check_keys(t, PART_KEYS, &what);
@@ -144,7 +150,7 @@ pub(super) fn parts(w: &mut Walk<'_>, layout: &str, value: &Value<'_>) -> Vec<Ra
                 .filter_map(|p| p.name.as_ref())
                 .find(|f| f.text == name.text)
         {
-            let message = format!("duplicate part `{}` in layout `{layout}`", name.text);
+            let message = format!("duplicate part `{}` in packing `{packing}`", name.text);
             w.duplicate(name.loc.span.clone(), &first.loc, message);
         }
         let dtype = required(w, t, "format", &header, &what).and_then(|v| part_dtype(w, v));
@@ -162,7 +168,7 @@ pub(super) fn parts(w: &mut Walk<'_>, layout: &str, value: &Value<'_>) -> Vec<Ra
     out
 }
 
-/// A part's `format`: a dtype (a part's type is fixed; a key chooses between layouts).
+/// A part's `format`: a dtype (a part's type is fixed; a key chooses between packings).
 pub(super) fn part_dtype(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateDtype> {
     let s = w.string("format", v)?;
     if let Some(dtype) = StateDtype::parse(s) {
@@ -173,35 +179,35 @@ pub(super) fn part_dtype(w: &mut Walk<'_>, v: &Value<'_>) -> Option<StateDtype> 
         .expected_one_of("dtypes", s, StateDtype::spellings());
     if s.starts_with('{') {
         diagnostic = diagnostic.help(
-            "a part's dtype is fixed: a `{key}` on the state chooses between its layouts instead",
+            "a part's dtype is fixed: a `{key}` on the state chooses between its packings instead",
         );
     }
     w.report(v.span(), diagnostic);
     None
 }
 
-/// `layouts` beside a `format` that can name none of them (a dtype) is refused at the key.
-pub(super) fn unused_layouts(w: &mut Walk<'_>, format: Option<&StateFormat>, key: Option<&Loc>) {
+/// `packings` beside a `format` that can name none of them (a dtype) is refused at the key.
+pub(super) fn unused_packings(w: &mut Walk<'_>, format: Option<&StateFormat>, key: Option<&Loc>) {
     if let (Some(StateFormat::Fixed(dtype)), Some(key)) = (format, key) {
         w.sink.report(
             key,
             Diagnostic::error(format!(
-                "`layouts` is never used: `format` is the dtype `{}`",
+                "`packings` is never used: `format` is the dtype `{}`",
                 dtype.name()
             ))
-            .label("no format names these layouts")
+            .label("no format names these packings")
             .help(
-                "store the state in one with `format = \"<layout>\"`, or let a key choose: \
+                "store the state in one with `format = \"<packing>\"`, or let a key choose: \
                  `format = \"{kv_cache_dtype}\"` may then hold a dtype or any of them",
             ),
         );
     }
 }
 
-/// Every state of one format key declares the same layout names (their parts may differ), so
+/// Every state of one format key declares the same packing names (their parts may differ), so
 /// that any value the key holds is a unit of each; reported at each state that differs from
 /// the first of its key, in block order.
-pub(crate) fn same_layouts(sink: &mut Sink, blocks: &[&RawBlock]) {
+pub(crate) fn same_packings(sink: &mut Sink, blocks: &[&RawBlock]) {
     let mut first: Vec<(&str, String, Vec<&str>, &Loc)> = Vec::new();
     for block in blocks {
         for state in &block.states {
@@ -209,7 +215,11 @@ pub(crate) fn same_layouts(sink: &mut Sink, blocks: &[&RawBlock]) {
             else {
                 continue;
             };
-            let mut names: Vec<&str> = state.layouts.iter().map(|l| l.name.text.as_str()).collect();
+            let mut names: Vec<&str> = state
+                .packings
+                .iter()
+                .map(|l| l.name.text.as_str())
+                .collect();
             names.sort_unstable();
             let Some((_, owner, expected, at)) = first.iter().find(|(k, ..)| k == key) else {
                 first.push((
@@ -235,20 +245,20 @@ pub(crate) fn same_layouts(sink: &mut Sink, blocks: &[&RawBlock]) {
                 }
             };
             let place = sink.place(at);
-            let loc = state.layouts_key.as_ref().unwrap_or(&state.header);
+            let loc = state.packings_key.as_ref().unwrap_or(&state.header);
             sink.report(
                 loc,
                 Diagnostic::error(format!(
-                    "the states of `{{{key}}}` declare different layouts: `{owner}` declares {}, \
+                    "the states of `{{{key}}}` declare different packings: `{owner}` declares {}, \
                      `{}.{local}` {}",
                     list(expected),
                     block.name.text,
                     list(&names)
                 ))
-                .label("not the layouts of the key's first state")
+                .label("not the packings of the key's first state")
                 .note(format!("`{owner}` is at {place}"))
                 .help(
-                    "a key holds one value for all its states: declare the same layout names on \
+                    "a key holds one value for all its states: declare the same packing names on \
                      each (their parts may differ), or give this state a key of its own",
                 ),
             );

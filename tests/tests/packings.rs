@@ -1,6 +1,6 @@
 //! Units made of parts (schema 3) on DeepSeek-V3.2 (`circuits/deepseek_v32.toml`): each value
 //! `{kv_cache_dtype}` may hold gives the MLA latent the unit vLLM keeps, the indexer key is
-//! always its one layout, the parts sit where vLLM's kernels write them, and the generated
+//! always its one packing, the parts sit where vLLM's kernels write them, and the generated
 //! plan, its `<state>_parts` and the dynamic plan agree.
 //!
 //! Reference figures, from vLLM 0.33.0 (commit 4ba787ec9), by hand:
@@ -62,10 +62,10 @@ fn each_value_of_the_key_is_vllms_unit() {
     assert_eq!(latent(FP8), Ok(576));
     assert_eq!(latent(DS_MLA), Ok(656));
     assert_eq!(latent(NVFP4), Ok(352));
-    // A layout's unit is addressed by byte, and has no one dtype's elements.
+    // A packing's unit is addressed by byte, and has no one dtype's elements.
     let unit = blocks::mla::latent_unit(dims, formats(DS_MLA)).unwrap();
     assert_eq!((unit.dtype, unit.elements), (StateDtype::U8, None));
-    // The indexer key is always its layout: 128 fp8 values and one f32 scale.
+    // The indexer key is always its packing: 128 fp8 values and one f32 scale.
     for kv in [BF16, FP8, DS_MLA, NVFP4] {
         assert_eq!(
             blocks::mla::index_k_unit(dims, formats(kv)).map(|u| u.bytes),
@@ -185,17 +185,17 @@ fn the_dynamic_plan_agrees_part_for_part() {
             .find(|t| t.state == "l0.mla.latent")
             .unwrap();
         let generated_parts = blocks::mla::latent_parts(&deepseek_v3_2::DIMS, formats(kv)).unwrap();
-        match &term.layout {
+        match &term.packing {
             None => assert_eq!(generated_parts.as_slice().len(), 1, "{kv:?}"),
-            Some(layout) => {
+            Some(packing) => {
                 assert_eq!(
-                    Some(layout.name.as_str()),
+                    Some(packing.name.as_str()),
                     match kv.choice() {
-                        FormatChoice::Layout(name) => Some(name),
+                        FormatChoice::Packing(name) => Some(name),
                         FormatChoice::Dtype(_) => None,
                     }
                 );
-                let dynamic: Vec<(&str, u64, u64)> = layout
+                let dynamic: Vec<(&str, u64, u64)> = packing
                     .parts
                     .iter()
                     .map(|p| (p.name.as_str(), p.offset, p.bytes))
@@ -212,18 +212,18 @@ fn the_dynamic_plan_agrees_part_for_part() {
 }
 
 #[test]
-fn a_layout_no_state_declares_is_refused() {
+fn a_packing_no_state_declares_is_refused() {
     let decls = circuit().instantiate("tiny").unwrap();
-    let pairs = [("kv_cache_dtype", FormatChoice::Layout("fp8_ds_mlaa"))];
+    let pairs = [("kv_cache_dtype", FormatChoice::Packing("fp8_ds_mlaa"))];
     let inputs = StateInputs {
         formats: &pairs,
         ..StateInputs::EMPTY
     };
     assert_eq!(
         DynamicPlan::new(&decls, &inputs, DEFAULT_ALIGN),
-        Err(PlanError::UnknownLayout {
+        Err(PlanError::UnknownPacking {
             state: "l0.mla.latent".to_owned(),
-            layout: "fp8_ds_mlaa".to_owned(),
+            packing: "fp8_ds_mlaa".to_owned(),
         })
     );
     let refused = Formats::from_pairs(&pairs).unwrap_err();
@@ -237,7 +237,7 @@ fn a_layout_no_state_declares_is_refused() {
     );
     assert_eq!(
         refused.to_string(),
-        "format key `kv_cache_dtype` holds a layout its states do not declare: expected a dtype \
+        "format key `kv_cache_dtype` holds a packing its states do not declare: expected a dtype \
          or one of `fp8_ds_mla`, `nvfp4_ds_mla`"
     );
     // Every value round-trips through the dynamic plan's spelling.
@@ -245,13 +245,13 @@ fn a_layout_no_state_declares_is_refused() {
         assert_eq!(KvCacheDtypeFormat::from_choice(kv.choice()), Some(kv));
     }
     assert_eq!(
-        Formats::from_pairs(&[("kv_cache_dtype", FormatChoice::Layout("nvfp4_ds_mla"))]),
+        Formats::from_pairs(&[("kv_cache_dtype", FormatChoice::Packing("nvfp4_ds_mla"))]),
         Ok(formats(NVFP4))
     );
 }
 
 #[test]
-fn the_draft_kv_dtype_retypes_a_dtype_and_keeps_a_layout() {
+fn the_draft_kv_dtype_retypes_a_dtype_and_keeps_a_packing() {
     let plan = |kv, draft| {
         let mut inputs = inputs(kv);
         inputs.draft_kv_dtype = draft;
@@ -261,7 +261,7 @@ fn the_draft_kv_dtype_retypes_a_dtype_and_keeps_a_layout() {
     let retyped = plan(FP8, Some(StateDtype::Bf16));
     assert_eq!(retyped.draft.mla.latent.blocks.bytes, 64 * 136 * 2);
     assert_eq!(retyped.l0.mla.latent.blocks.bytes, 64 * 136);
-    // fp8_ds_mla: the draft latent keeps its 148-byte layout, and the indexer its 132.
+    // fp8_ds_mla: the draft latent keeps its 148-byte packing, and the indexer its 132.
     let kept = plan(DS_MLA, Some(StateDtype::Bf16));
     assert_eq!(kept.draft.mla.latent.blocks.bytes, 64 * 148);
     assert_eq!(kept.draft.mla.index_k.blocks.bytes, 64 * 132);
@@ -283,7 +283,7 @@ id = "k"
 kind = "paged_kv"
 format = "{kv_cache_dtype}"
 shape = "kv_heads x head_dim"
-[block.attn.state.layouts]
+[block.attn.state.packings]
 nvfp4 = [
   { part = "values", format = "fp4", shape = "kv_heads x head_dim" },
   { part = "scales", format = "fp8", shape = "kv_heads x head_dim/16" },
@@ -293,7 +293,7 @@ id = "v"
 kind = "paged_kv"
 format = "{kv_cache_dtype}"
 shape = "kv_heads x head_dim"
-[block.attn.state.layouts]
+[block.attn.state.packings]
 nvfp4 = [
   { part = "values", format = "fp4", shape = "kv_heads x head_dim" },
   { part = "scales", format = "fp8", shape = "kv_heads x head_dim/16" },
