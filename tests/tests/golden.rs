@@ -1,7 +1,8 @@
 //! Golden files: the generated module of every circuit in `circuits/` is checked in under
 //! `tests/golden/<arch>.rs`. These tests regenerate each one and fail on any difference
 //! (`METRALE_BLESS=1 cargo test -p metrale-tests --test golden` rewrites them), and compile each
-//! golden through trybuild under `#![deny(warnings, missing_docs)]`.
+//! golden through trybuild under `#![deny(warnings, missing_docs)]`. They also hold the goldens
+//! to issue 29's size: at most 40,000 lines, no checkpoint module's shell over 120.
 
 use std::path::{Path, PathBuf};
 
@@ -220,4 +221,84 @@ fn the_built_in_printer_writes_the_tokens_and_the_program_prettyplease_writes() 
 #[test]
 fn goldens_compile_warning_free() {
     trybuild::TestCases::new().pass("ui/pass/golden_*.rs");
+}
+
+/// Whether `line` (trimmed) of a checkpoint module is data that grows with the model, and how
+/// many lines it stands for: a table row or `SHARES` row, a layer's or block's field (its doc
+/// line and the field), an empty field of `on_stage`'s plan, a layer's `lay` or a reader's
+/// assignment, an entry of `layers()`, a dim of `DIMS`, a line of the position starts.
+fn data_lines(line: &str) -> usize {
+    let dims = line.split_once(": ").is_some_and(|(name, value)| {
+        !name.contains(' ')
+            && value
+                .strip_suffix(',')
+                .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if line.starts_with("/// Layer ") && line.contains(", of kind")
+        || line.starts_with("/// Block `")
+    {
+        return 2;
+    }
+    usize::from(
+        line.starts_with("(\"") && line.ends_with("),")
+            || line.contains(": super::") && line.ends_with("::EMPTY,")
+            || line.starts_with("super::Layer::")
+            || line.starts_with("plan.")
+            || line.starts_with("if stage.holds")
+            || !line.is_empty()
+                && line
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b',' || b == b' ')
+            || dims,
+    )
+}
+
+/// Issue 29, part 3: a checkpoint's module holds data and typed fields. Its shell (the lines
+/// that do not grow with its layers and terms) is at most 120 lines, and the goldens, every
+/// zoo circuit's module, at most 40,000 lines in all.
+#[test]
+fn checkpoint_modules_hold_data() {
+    let mut total = 0;
+    let mut shells = Vec::new();
+    for circuit in metrale_tests::CIRCUITS {
+        let arch = Path::new(circuit)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a circuit's name");
+        let text = std::fs::read_to_string(root().join(format!("tests/golden/{arch}.rs")))
+            .expect("its golden");
+        let lines: Vec<&str> = text.lines().collect();
+        total += lines.len();
+        let mut i = 0;
+        while i < lines.len() {
+            let module = lines[i]
+                .strip_prefix("    pub mod ")
+                .and_then(|rest| rest.strip_suffix(" {"))
+                .filter(|name| *name != "blocks");
+            if let Some(name) = module {
+                let end = (i..lines.len())
+                    .find(|&j| lines[j] == "    }")
+                    .expect("the module closes");
+                let body = &lines[i..=end];
+                let data: usize = body.iter().map(|l| data_lines(l.trim())).sum();
+                shells.push((body.len() - data, format!("{arch}::{name}")));
+                i = end;
+            }
+            i += 1;
+        }
+    }
+    assert!(
+        total <= 40_000,
+        "the goldens have {total} lines, above 40,000"
+    );
+    assert!(
+        shells.len() >= 40,
+        "{} checkpoint modules found",
+        shells.len()
+    );
+    let (largest, module) = shells.iter().max().expect("a checkpoint module");
+    assert!(
+        *largest <= 120,
+        "{module}'s shell is {largest} lines, above 120"
+    );
 }
