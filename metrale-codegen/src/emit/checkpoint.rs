@@ -29,7 +29,7 @@
 //!   than the model (`scripts/compile_scale.py` measures it); every other function has a
 //!   fixed size.
 
-use metrale_circuit::Holding;
+use metrale_circuit::dynamic::decl::Section;
 use metrale_circuit::load::{CheckpointSpec, circuit::BlockTemplate};
 use metrale_circuit::parallel::Position;
 use proc_macro2::{Ident, Literal, TokenStream};
@@ -38,7 +38,7 @@ use quote::{format_ident, quote};
 use super::Emitter;
 use super::model::{block_type, layer_type, layer_variant};
 use super::names::{doc_line, ident, index, int, reserved, taken};
-use super::table::{Class, Table};
+use super::table::{Class, Table, first_class};
 
 /// The pieces of a checkpoint's `StatePlan` the emitter assembles.
 #[derive(Default)]
@@ -206,7 +206,7 @@ impl Emitter<'_> {
     /// `Self::on_stage`) resolve where it is expanded.
     pub(super) fn plan_api_macro(&self) -> TokenStream {
         let regions = self.regions_body();
-        let errors = self.plan_errors_doc(&self.classes());
+        let errors = self.plan_errors_doc(self.classes());
         let layer_fn = self.layer_fn();
         let reads = Self::reads_fns();
         // A circuit with KV readers (`shares`): a rank may hold one without its owner.
@@ -386,7 +386,7 @@ impl Emitter<'_> {
                 .extend(quote! { #[doc = #doc] pub #field: super::#ty, });
             parts.init.extend(quote! { #field: super::#ty::EMPTY, });
             if super::block_has_terms(block) {
-                let window = Self::window(block, (name, place), table);
+                let window = Self::window(block, place, table);
                 parts
                     .lays
                     .extend(quote! { plan.#field.lay(#window, &mut cursors); });
@@ -441,35 +441,15 @@ impl Emitter<'_> {
         }
     }
 
-    /// `classes.<place>(<first class>)` (`__private_v0_1::StageClasses`): the classes of a
-    /// block instance's terms, which are consecutive rows sized by consecutive classes (made by
-    /// the first instance of the block in its section), or absent ones when the plan's stage
-    /// does not hold the instance.
-    fn window(
-        block: &BlockTemplate,
-        (prefix, place): (&str, Position),
-        table: &Table<'_>,
-    ) -> TokenStream {
-        let row = block
-            .states()
-            .iter()
-            .find(|state| super::has_terms(state))
-            .and_then(|state| {
-                let holding = Holding::of_kind(state.kind()).first().copied()?;
-                let id = format!("{prefix}.{}", state.local());
-                table.row_of.get(&(id, holding)).copied()
-            })
-            .unwrap_or_default();
-        let class = table.rows.get(row).map_or(0, |(_, class)| *class);
-        let class = index(class);
-        match place {
-            Position::Prologue => quote!(classes.prologue(#class)),
-            Position::Layer(layer) => {
-                let layer = int(layer);
-                quote!(classes.layer(#class, #layer))
-            }
-            Position::Epilogue => quote!(classes.epilogue(#class)),
-            Position::Draft => quote!(classes.draft(#class)),
+    /// `classes.prologue(<first class>)` or `classes.epilogue(..)` (`StageClasses`): the classes
+    /// of a prologue or epilogue block's terms, consecutive from its first (`first_class`), or
+    /// absent ones when the plan's stage does not hold it.
+    fn window(block: &BlockTemplate, place: Position, table: &Table<'_>) -> TokenStream {
+        let class = index(first_class(&table.classes, block, Section::Main));
+        if matches!(place, Position::Prologue) {
+            quote!(classes.prologue(#class))
+        } else {
+            quote!(classes.epilogue(#class))
         }
     }
 

@@ -45,11 +45,18 @@ pub(crate) struct Emitter<'a> {
     pub(crate) circuit: &'a Circuit,
     /// The path of the runtime crate (`::metrale_circuit`).
     pub(crate) runtime: TokenStream,
+    /// The circuit's size classes (`Emitter::classes`), found once: every checkpoint's table
+    /// indexes them.
+    classes: std::cell::OnceCell<Vec<table::Class<'a>>>,
 }
 
 impl<'a> Emitter<'a> {
     pub(crate) fn new(circuit: &'a Circuit, runtime: TokenStream) -> Self {
-        Self { circuit, runtime }
+        Self {
+            circuit,
+            runtime,
+            classes: std::cell::OnceCell::new(),
+        }
     }
 
     /// The whole `pub mod <arch> { ... }`.

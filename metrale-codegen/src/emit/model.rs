@@ -20,7 +20,7 @@ use quote::{format_ident, quote};
 
 use super::Emitter;
 use super::names::{camel_case, doc_line, ident, index, reserved, taken, type_name};
-use super::table::Class;
+use super::table::{Class, first_class};
 
 impl Emitter<'_> {
     /// `impl Dims { pub const fn on_tp(&self, tp) -> Result<Dims, ShardFault> }`: the dims of
@@ -381,7 +381,7 @@ impl Emitter<'_> {
                 listed.join(", ")
             ));
             let empty = self.empty_fields(blocks);
-            let lay = self.lay_fn(&classes, blocks, Section::Main);
+            let lay = self.lay_fn(classes, blocks, Section::Main);
             quote! {
                 #[doc = #doc]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -399,7 +399,7 @@ impl Emitter<'_> {
         let draft = if self.has_draft() {
             let fields = self.block_fields(self.circuit.draft());
             let empty = self.empty_fields(self.circuit.draft());
-            let lay = self.lay_fn(&classes, self.circuit.draft(), Section::Draft);
+            let lay = self.lay_fn(classes, self.circuit.draft(), Section::Draft);
             quote! {
                 #[doc = " The regions of the draft head's blocks (ids `draft.<block>.<state>`)."]
                 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -643,17 +643,6 @@ pub(super) fn region_group(kind: StateKind) -> proc_macro2::Ident {
 }
 
 /// The doc of a state's field: where it was declared, what it is, what a unit is.
-/// The circuit's class of the first term of an instance of `block` in `section`: the first of
-/// its window (a block's classes are consecutive, `table.rs`).
-fn first_class(classes: &[Class<'_>], block: &BlockTemplate, section: Section) -> usize {
-    classes
-        .iter()
-        .position(|(b, s, _, sec, _)| {
-            b.name() == block.name() && *sec == section && super::has_terms(s)
-        })
-        .unwrap_or_default()
-}
-
 fn state_doc(block: &BlockTemplate, state: &StateTemplate) -> String {
     if let Some(shares) = state.shares() {
         let owner = match shares.layer() {

@@ -15,7 +15,7 @@
 //!   the checkpoints in file order, a block's all at once, so a block instance's classes are
 //!   consecutive in every checkpoint. Each state's unit is computed once per plan (`units()`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use metrale_circuit::Holding;
 use metrale_circuit::dynamic::decl::{Reach, Section};
@@ -47,26 +47,26 @@ pub(super) struct Table<'a> {
     pub(super) rows: Vec<(String, usize)>,
     /// Where each term's block instance sits, in plan order (which pipeline rank holds it).
     pub(super) places: Vec<Position>,
-    /// Row of each `(state id, holding)`.
-    pub(super) row_of: HashMap<(String, Holding), usize>,
     /// The circuit's classes (`Emitter::classes`), which the rows index.
     pub(super) classes: Vec<Class<'a>>,
 }
 
 impl<'a> Emitter<'a> {
     /// The size classes of the circuit: those of every checkpoint's table, in first use over
-    /// the checkpoints in file order.
-    pub(super) fn classes(&self) -> Vec<Class<'a>> {
-        let mut classes = Vec::new();
-        for checkpoint in self.circuit.checkpoints() {
-            classes = self.table_over(checkpoint, classes).classes;
-        }
-        classes
+    /// the checkpoints in file order. Found on the first call, one pass over the checkpoints.
+    pub(super) fn classes(&self) -> &[Class<'a>] {
+        self.classes.get_or_init(|| {
+            let mut classes = Vec::new();
+            for checkpoint in self.circuit.checkpoints() {
+                classes = self.table_over(checkpoint, classes).classes;
+            }
+            classes
+        })
     }
 
     /// The table of `checkpoint`'s plan, its rows indexing the circuit's classes.
     pub(super) fn table(&self, checkpoint: &CheckpointSpec) -> Table<'a> {
-        self.table_over(checkpoint, self.classes())
+        self.table_over(checkpoint, self.classes().to_vec())
     }
 
     /// The table of `checkpoint`'s plan over `classes`, each class its rows need and `classes`
@@ -75,7 +75,6 @@ impl<'a> Emitter<'a> {
         let mut table = Table {
             rows: Vec::new(),
             places: Vec::new(),
-            row_of: HashMap::new(),
             classes,
         };
         for instance in self.circuit.instances(checkpoint) {
@@ -102,7 +101,6 @@ impl<'a> Emitter<'a> {
                                 .push((block, state, holding, instance.section(), unit));
                             table.classes.len() - 1
                         });
-                    table.row_of.insert((id.clone(), holding), table.rows.len());
                     table.rows.push((id.clone(), class));
                     table.places.push(instance.position);
                 }
@@ -138,7 +136,7 @@ impl<'a> Emitter<'a> {
     pub(super) fn classes_items(&self) -> TokenStream {
         let classes = self.classes();
         let count = index(classes.len());
-        let value = self.classes_value(&classes);
+        let value = self.classes_value(classes);
         // Two pool layers a position at most (one attention, one recurrent), over the most
         // layers of a checkpoint and the prologue, epilogue and draft head.
         let most_layers = self
@@ -237,6 +235,17 @@ impl<'a> Emitter<'a> {
             .position(|(b, s)| b.name() == block.name() && s.local() == state.local())
             .unwrap_or_default()
     }
+}
+
+/// The circuit's class of the first term of an instance of `block` in `section`: the first of
+/// its window (a block's classes are consecutive).
+pub(super) fn first_class(classes: &[Class<'_>], block: &BlockTemplate, section: Section) -> usize {
+    classes
+        .iter()
+        .position(|(b, s, _, sec, _)| {
+            b.name() == block.name() && *sec == section && super::has_terms(s)
+        })
+        .unwrap_or_default()
 }
 
 /// Where each place's rows start, for a table whose rows sit at `places` (in plan order) in a
