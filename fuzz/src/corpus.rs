@@ -22,7 +22,9 @@
 //!
 //! The schema-3 keys (`packings`, `layer_rules`, `shares`, chunked windows) are in the
 //! circuits of `circuits/` (`gemma2`, `gemma3`, `gemma3n`, `llama4`, `deepseek_v32`) and the loader's
-//! cases; a test below keeps each reachable.
+//! cases; schema 4's config expressions and conditions in the import cases
+//! (`import_cases/expressions/`) and the loader's (`cases/config_expressions/`); a test below
+//! keeps each reachable.
 //!
 //! Invariants: every list is sorted by path and deduplicated, so a seed gives the same run on
 //! every machine; nothing here depends on the order `read_dir` returns.
@@ -783,5 +785,16 @@ mod tests {
                 .expect("zoo circuit");
             assert!(circuit.text.contains("schema = 3"), "{name}");
         }
+        // Circuits with each schema-4 form, and configs read through them by `import`.
+        for form in ["schema = 4", "{ if = ", "_factor\"", "offset = \""] {
+            assert!(has(&corpus.circuits, form) >= 1, "{form}");
+        }
+        assert!(
+            corpus
+                .imports
+                .iter()
+                .any(|s| s.text.contains("import_cases/expressions/")),
+            "a schema-4 circuit imported with its config"
+        );
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{check, errors, loads, only};
-use metrale_circuit::load::circuit::config_map::LayerKindsSource;
+use metrale_circuit::load::circuit::config_map::{Fallback, LayerKindsSource};
 
 /// A schema-2 pattern circuit (no layout pattern; the checkpoint gives its own) up to the
 /// `[config]` header (line 24, after [`with_config`]'s `verify` line). `[layout.blocks]` also names `attention`, which has no symbol.
@@ -68,7 +68,7 @@ fn a_valid_config_is_kept_in_declaration_order() {
     let dims: Vec<(&str, &str, Option<&str>)> = map
         .dims()
         .iter()
-        .map(|d| (d.dim(), d.key(), d.fallback().map(|(text, _)| text)))
+        .map(|d| (d.dim(), d.key(), d.fallback().map(Fallback::text)))
         .collect();
     assert_eq!(
         dims,

@@ -11,6 +11,8 @@
 //! - Fallbacks may read each other's results: they are evaluated until nothing more resolves,
 //!   each at most once per round, so the work is bounded by the square of the dims.
 
+use crate::load::circuit::config_expr::ConfigExpr;
+use crate::load::circuit::config_map::{ConfigDim, DimValue, Fallback};
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
 use crate::load::text::limits::MAX_LAYERS;
 use crate::load::{
@@ -18,7 +20,8 @@ use crate::load::{
 };
 use jsonc_parser::ast::Value;
 
-use super::json::{Depth, Found, Reader, parse, span};
+use super::figure::{Figure, Whole};
+use super::json::{Depth, Found, Reader, parse, span, truthy};
 use super::table::{Imported, Origin, Origins};
 
 /// What the caller may set instead of reading it from the config.
@@ -70,6 +73,14 @@ pub fn import(
         Some(imported) if reader.errors.is_empty() => Ok(imported),
         _ => Err(reader.errors.into_iter().map(|(_, d)| d).collect()),
     }
+}
+
+/// A figure as read: its value, the config keys it needs that are absent or `null` (not yet
+/// reported: a fallback may cover them), or refused (reported).
+enum Read {
+    Value(u64),
+    Absent(Vec<String>),
+    Refused,
 }
 
 impl Reader<'_> {
@@ -199,32 +210,32 @@ impl Reader<'_> {
         None
     }
 
-    /// Every declared dim: its key's integer, or its fallback over the others.
+    /// Every declared dim: its value read from the config, or its fallback.
     fn dims(&mut self, map: &ConfigMap) -> Option<Vec<(String, u64)>> {
         let mut values: Vec<(String, Option<u64>)> = Vec::with_capacity(map.dims().len());
         let mut pending: Vec<usize> = Vec::new();
         let mut valid = true;
         for (i, dim) in map.dims().iter().enumerate() {
-            let key = dim.key();
-            let value = match self.find(key) {
-                Found::Value(Value::NullKeyword(_)) | Found::Missing(_)
-                    if dim.fallback().is_some() =>
-                {
+            let value = match self.dim_value(dim) {
+                Read::Value(n) => Some(n),
+                Read::Absent(_) if dim.fallback().is_some() => {
                     pending.push(i);
                     None
                 }
-                Found::Value(v) if !matches!(v, Value::NullKeyword(_)) => {
-                    let n = self.integer(key, v);
-                    valid &= n.is_some();
-                    n
-                }
-                _ => {
+                Read::Absent(keys) => {
                     let help = format!(
-                        "`[config.dims]` reads `{}` from it; if configs may omit it, give a fallback: `{} = {{ key = \"{key}\", or = \"<expression>\" }}`",
+                        "`[config.dims]` reads `{}` from it; if configs may omit it, give a fallback: `{} = {{ key = \"{}\", or = \"<expression>\" }}`",
                         dim.dim(),
-                        dim.dim()
+                        dim.dim(),
+                        dim.value_text(),
                     );
-                    self.require(key, &help);
+                    for key in keys {
+                        self.require(&key, &help);
+                    }
+                    valid = false;
+                    None
+                }
+                Read::Refused => {
                     valid = false;
                     None
                 }
@@ -237,28 +248,11 @@ impl Reader<'_> {
             let mut still = Vec::new();
             for &i in &pending {
                 let dim = &map.dims()[i];
-                let (text, shape) = dim.fallback()?;
-                let lookup =
-                    |name: &str| values.iter().find(|(d, _)| d == name).and_then(|(_, v)| *v);
-                let unresolved = shape.dims().iter().any(|r| lookup(&r.name).is_none());
-                if unresolved {
-                    still.push(i);
-                    continue;
-                }
-                match shape.eval(lookup) {
-                    Ok(v) => values[i].1 = Some(v),
-                    Err(error) => {
-                        let key = dim.key();
-                        let at = self.missing_span(key);
-                        self.report(
-                            at,
-                            Diagnostic::error(format!(
-                                "config key `{key}` is absent and its fallback `{text}` fails: {error}"
-                            ))
-                            .label("absent or null"),
-                        );
-                        valid = false;
-                    }
+                let fallback = dim.fallback()?;
+                match self.fallback(dim, fallback, &values) {
+                    Read::Value(v) => values[i].1 = Some(v),
+                    Read::Absent(_) => still.push(i),
+                    Read::Refused => valid = false,
                 }
             }
             pending = still;
@@ -269,13 +263,13 @@ impl Reader<'_> {
             if pending.len() == before {
                 for &i in &pending {
                     let dim = &map.dims()[i];
-                    let key = dim.key();
-                    let at = self.missing_span(key);
-                    let text = dim.fallback().map_or("", |(t, _)| t);
+                    let at = self.missing_span(dim.key());
+                    let text = dim.fallback().map_or("", Fallback::text);
                     self.report(
                         at,
                         Diagnostic::error(format!(
-                            "config key `{key}` is absent and its fallback `{text}` reads a dim the config does not give either"
+                            "config key `{}` is absent and its fallback `{text}` reads a dim the config does not give either",
+                            dim.key()
                         ))
                         .label("absent or null"),
                     );
@@ -287,6 +281,116 @@ impl Reader<'_> {
             return None;
         }
         values.into_iter().map(|(d, v)| Some((d, v?))).collect()
+    }
+
+    /// One dim's value as the config gives it (errors reported, but not an absent key's: the
+    /// caller knows whether a fallback covers it).
+    fn dim_value(&mut self, dim: &ConfigDim) -> Read {
+        match dim.value() {
+            DimValue::Key(key) => match self.find(key) {
+                Found::Value(Value::NullKeyword(_)) | Found::Missing(_) => {
+                    Read::Absent(vec![key.clone()])
+                }
+                Found::Value(v) => self.integer(key, v).map_or(Read::Refused, Read::Value),
+            },
+            DimValue::Expr(expr) => self.dim_figure(dim.dim(), expr, &|_| None),
+            DimValue::If {
+                key,
+                absent,
+                then,
+                otherwise,
+            } => {
+                let holds = match self.find(key) {
+                    Found::Value(Value::NullKeyword(_)) | Found::Missing(_) => *absent,
+                    Found::Value(v) => truthy(v),
+                };
+                let chosen = if holds { then } else { otherwise };
+                match self.dim_figure(dim.dim(), chosen, &|_| None) {
+                    Read::Absent(keys) => {
+                        let help = format!(
+                            "`[config.dims] {}` reads it when `{key}` is {holds}",
+                            dim.dim()
+                        );
+                        for k in keys {
+                            self.require(&k, &help);
+                        }
+                        Read::Refused
+                    }
+                    read => read,
+                }
+            }
+        }
+    }
+
+    /// A dim's value computed by `expr`: a whole number from 0 to `u64::MAX`.
+    fn dim_figure(
+        &mut self,
+        dim: &str,
+        expr: &ConfigExpr,
+        dim_of: &dyn Fn(&str) -> Option<u64>,
+    ) -> Read {
+        let what = format!("`[config.dims] {dim}`");
+        match self.figure(&what, expr, dim_of, Whole::Unsigned) {
+            Figure::Value(v, _) => u64::try_from(v).map_or(Read::Refused, Read::Value),
+            Figure::Absent(keys) => Read::Absent(keys),
+            Figure::Refused => Read::Refused,
+        }
+    }
+
+    /// A fallback's value: `Absent` while a dim it reads is still unresolved.
+    fn fallback(
+        &mut self,
+        dim: &ConfigDim,
+        fallback: &Fallback,
+        values: &[(String, Option<u64>)],
+    ) -> Read {
+        let lookup = |name: &str| values.iter().find(|(d, _)| d == name).map(|(_, v)| *v);
+        match fallback {
+            Fallback::Shape(text, shape) => {
+                let resolved = |name: &str| lookup(name).flatten();
+                if shape.dims().iter().any(|r| resolved(&r.name).is_none()) {
+                    return Read::Absent(Vec::new());
+                }
+                match shape.eval(resolved) {
+                    Ok(v) => Read::Value(v),
+                    Err(error) => {
+                        let key = dim.key();
+                        let at = self.missing_span(key);
+                        self.report(
+                            at,
+                            Diagnostic::error(format!(
+                                "config key `{key}` is absent and its fallback `{text}` fails: {error}"
+                            ))
+                            .label("absent or null"),
+                        );
+                        Read::Refused
+                    }
+                }
+            }
+            Fallback::Expr(expr) => {
+                // A declared dim not yet resolved waits for the next round.
+                if expr
+                    .names()
+                    .iter()
+                    .any(|name| lookup(&name.path) == Some(None))
+                {
+                    return Read::Absent(Vec::new());
+                }
+                match self.dim_figure(dim.dim(), expr, &|name| lookup(name).flatten()) {
+                    Read::Absent(keys) => {
+                        let help = format!(
+                            "the fallback of `[config.dims] {}` reads it: a config key, as it names no declared dim",
+                            dim.dim()
+                        );
+                        for k in keys {
+                            self.require(&k, &help);
+                        }
+                        Read::Refused
+                    }
+                    read => read,
+                }
+            }
+        }
     }
 
     /// `_name_or_path` when it is a string.

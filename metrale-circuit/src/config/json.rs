@@ -15,6 +15,7 @@
 
 use std::ops::Range;
 
+use crate::load::circuit::config_expr::Exact;
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source};
 use jsonc_parser::ast::Value;
 use jsonc_parser::{CollectOptions, parse_to_ast};
@@ -241,6 +242,28 @@ impl<'a> Reader<'a> {
 pub(super) fn past_u64(value: &Value<'_>) -> bool {
     matches!(value, Value::NumberLit(n)
         if n.value.bytes().all(|b| b.is_ascii_digit()) && n.value.parse::<u64>().is_err())
+}
+
+/// The exact number a JSON number spells (`0.5` is one half, not the double nearest it);
+/// `None` for any other value or a number with more digits than the exact arithmetic holds.
+pub(super) fn number(value: &Value<'_>) -> Option<Exact> {
+    match value {
+        Value::NumberLit(n) => Exact::parse_decimal(n.value),
+        _ => None,
+    }
+}
+
+/// Python's truth of a JSON value, as a config class's `if config.<key>:` reads it: false for
+/// `false`, `null`, a zero, `""`, `[]` and `{}`, true for anything else.
+pub(super) fn truthy(value: &Value<'_>) -> bool {
+    match value {
+        Value::BooleanLit(b) => b.value,
+        Value::NullKeyword(_) => false,
+        Value::NumberLit(n) => Exact::parse_decimal(n.value).is_none_or(|v| v != Exact::int(0)),
+        Value::StringLit(s) => !s.value.is_empty(),
+        Value::Array(a) => !a.elements.is_empty(),
+        Value::Object(o) => !o.properties.is_empty(),
+    }
 }
 
 /// "a string", "a float", ... for error messages.

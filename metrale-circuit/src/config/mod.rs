@@ -42,6 +42,7 @@
 
 mod blame;
 mod check;
+mod figure;
 mod import;
 mod json;
 mod kinds;

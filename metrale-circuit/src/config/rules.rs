@@ -18,11 +18,13 @@
 
 use std::ops::Range;
 
+use crate::load::circuit::config_expr::ConfigExpr;
 use crate::load::circuit::config_map::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers};
 use crate::load::circuit::layer_law;
 use crate::load::text::diag::Diagnostic;
 use jsonc_parser::ast::Value;
 
+use super::figure::{Figure, Whole};
 use super::json::{Depth, Found, Layer, Reader, describe, span};
 
 /// An integer of a rule as evaluated: its value, and the config value it was read from (`None`
@@ -339,6 +341,7 @@ impl Reader<'_> {
                 });
             }
             ConfigInt::Key { key, or } => (key, *or),
+            ConfigInt::Expr { expr, or } => return self.rule_expr(expr, *or, by),
         };
         match (self.find(key), or) {
             (Found::Value(Value::NullKeyword(_)) | Found::Missing(_), Some(n)) => Some(Read {
@@ -359,6 +362,35 @@ impl Reader<'_> {
                 self.require(key, &help);
                 None
             }
+        }
+    }
+}
+
+impl Reader<'_> {
+    /// A rule's integer computed by an expression (schema 4): exact, whole, an `i64`; `or`
+    /// when a key it reads is absent or `null`.
+    fn rule_expr(&mut self, expr: &ConfigExpr, or: Option<i64>, by: &str) -> Option<Read> {
+        match self.figure(
+            &format!("the integer of {by}"),
+            expr,
+            &|_| None,
+            Whole::Signed,
+        ) {
+            Figure::Value(value, at) => Some(Read { value, at }),
+            Figure::Absent(_) if or.is_some() => or.map(|n| Read {
+                value: i128::from(n),
+                at: None,
+            }),
+            Figure::Absent(keys) => {
+                let help = format!(
+                    "{by} computes `{expr}`; if configs may omit it, give the rule an `or`: `{{ key = \"{expr}\", or = <integer> }}`"
+                );
+                for key in keys {
+                    self.require(&key, &help);
+                }
+                None
+            }
+            Figure::Refused => None,
         }
     }
 }

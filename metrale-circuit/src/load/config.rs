@@ -20,7 +20,8 @@ use super::raw::{FULL, LINEAR, RawLayout};
 use crate::load::circuit::shape::Shape;
 use crate::load::circuit::{
     LayerRule,
-    config_map::{ConfigDim, ConfigMap, LayerKindsSource, LayerRules},
+    config_expr::ConfigExpr,
+    config_map::{ConfigDim, ConfigMap, DimValue, Fallback, LayerKindsSource, LayerRules},
 };
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::walk::{Table, Text, Value, Walk, field};
@@ -49,6 +50,10 @@ pub(crate) const LAYER_INDICES_KEYS: &[&str] = &["base", "kinds"];
 /// The keys of a `[config.dims]` entry written as a table, `{ key, or }`.
 pub(crate) const DIM_SOURCE_KEYS: &[&str] = &["key", "or"];
 
+/// The keys of a `[config.dims]` entry chosen by a condition (schema 4), `{ if, then, else,
+/// or }`.
+pub(crate) const DIM_CONDITION_KEYS: &[&str] = &["if", "then", "else", "or"];
+
 /// A part of `[config]` that was refused (already reported).
 struct Refused;
 
@@ -65,6 +70,14 @@ pub(crate) struct Context<'a> {
     pub dims: Option<&'a [Text]>,
     /// The derived dims' names.
     pub derived: &'a [&'a str],
+}
+
+impl Context<'_> {
+    /// Whether `[config]` figures may be expressions over config keys (schema 4; an invalid
+    /// `schema`, already reported, is read as the latest so nothing more is said of it).
+    pub(crate) fn expressions(&self) -> bool {
+        self.schema.is_none_or(|schema| schema >= 4)
+    }
 }
 
 /// Walks `[config]`: the validated map, or `None` when it is absent or had an error (reported).
@@ -462,7 +475,7 @@ fn dims(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<Vec<Con
             valid = false;
             continue;
         }
-        match dim_source(w, dim, v, &declared) {
+        match dim_source(w, dim, v, cx, &declared) {
             Some(source) => found.push(source),
             None => valid = false,
         }
@@ -499,44 +512,183 @@ fn dims(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<Vec<Con
     Some(ordered)
 }
 
-/// One dim's source: `"<key>"` or `{ key = "<key>", or = "<expression>" }`.
+/// One dim's source: a key path (an expression in schema 4), `{ key, or }`, or (schema 4)
+/// `{ if, then, else, or }`.
 fn dim_source(
     w: &mut Walk<'_>,
     dim: &str,
     value: &Value<'_>,
+    cx: &Context<'_>,
     declared: &[&str],
 ) -> Option<ConfigDim> {
+    let expressions = cx.expressions();
     if let toml::de::DeValue::String(_) = value.get_ref() {
         return Some(ConfigDim {
             dim: dim.to_owned(),
-            key: key_path(w, dim, value)?,
+            value: config_value(w, dim, value, expressions)?,
             fallback: None,
         });
     }
     let Some(table) = value.get_ref().as_table() else {
-        w.wrong_type(dim, "a config key or a `{ key, or }` table", value);
+        w.wrong_type(
+            dim,
+            "a config key, an expression (schema 4), `{ key, or }` or `{ if, then, else }`",
+            value,
+        );
         return None;
     };
+    if let Some((at, _)) = field(table, "if") {
+        if !expressions {
+            w.report(
+                at,
+                Diagnostic::error("a condition in `[config.dims]` needs `schema = 4`")
+                    .label("a schema-4 key")
+                    .help("write `schema = 4` at the top of the circuit"),
+            );
+            return None;
+        }
+        return condition(w, dim, value, table).map(|value| ConfigDim {
+            dim: dim.to_owned(),
+            value,
+            fallback: None,
+        });
+    }
     w.check_keys(table, DIM_SOURCE_KEYS, &format!("`{dim}`"));
-    let key = required(w, table, value.span(), "key", dim).and_then(|v| key_path(w, "key", v));
+    let key = required(w, table, value.span(), "key", dim)
+        .and_then(|v| config_value(w, "key", v, expressions));
     let fallback = match field(table, "or") {
         None => Some(None),
+        Some((_, v)) if expressions => fallback_expr(w, dim, v).map(Some),
         Some((_, v)) => fallback(w, dim, v, declared).map(Some),
     };
     Some(ConfigDim {
         dim: dim.to_owned(),
-        key: key?,
+        value: key?,
         fallback: fallback?,
     })
 }
 
-/// A fallback: one axis, reading only declared dims other than `dim`.
-fn fallback(
+/// The figure a `[config.dims]` value reads: in schema 4 an expression over config keys that
+/// reads at least one; before it, a key path alone.
+pub(super) fn config_value(
+    w: &mut Walk<'_>,
+    key: &str,
+    value: &Value<'_>,
+    expressions: bool,
+) -> Option<DimValue> {
+    let text = w.string(key, value)?;
+    if !expressions {
+        if text.contains(|c: char| c.is_whitespace() || "+*/%(),".contains(c)) {
+            w.report(
+                value.span(),
+                Diagnostic::error("an expression in `[config]` needs `schema = 4`")
+                    .label("not a config key path")
+                    .help("write `schema = 4` at the top of the circuit, or give the config key alone"),
+            );
+            return None;
+        }
+        return key_path(w, key, value).map(DimValue::Key);
+    }
+    let expr = expression(w, value, text)?;
+    if expr.names().is_empty() {
+        w.report(
+            value.span(),
+            Diagnostic::error(format!("`{key}` reads no config key: `{text}` is a constant"))
+                .label("a constant")
+                .help("a figure no config gives is a constant: write it as a number (a dim's, in `[derive]`)"),
+        );
+        return None;
+    }
+    Some(DimValue::Expr(expr))
+}
+
+/// A config expression as written at `value` (whose decoded text is `text`), or its syntax
+/// error reported at the offending token.
+fn expression(w: &mut Walk<'_>, value: &Value<'_>, text: &str) -> Option<ConfigExpr> {
+    match ConfigExpr::parse(text) {
+        Ok(expr) => Some(expr),
+        Err(error) => {
+            let at = w.str_at(value.span(), text);
+            let loc = at.inner(error.at.start, error.at.len());
+            w.sink.report(
+                &loc,
+                Diagnostic::error(format!("invalid expression: {}", error.message)).label("here"),
+            );
+            None
+        }
+    }
+}
+
+/// Schema 4, `{ if = "<key>", then = <expr>, else = <expr>, or = <bool> }`.
+fn condition(
     w: &mut Walk<'_>,
     dim: &str,
     value: &Value<'_>,
-    declared: &[&str],
-) -> Option<(String, Shape)> {
+    table: &Table<'_>,
+) -> Option<DimValue> {
+    w.check_keys(table, DIM_CONDITION_KEYS, &format!("`{dim}`"));
+    let key = required(w, table, value.span(), "if", dim).and_then(|v| key_path(w, "if", v));
+    let branch = |w: &mut Walk<'_>, name: &str| {
+        let v = required(w, table, value.span(), name, dim)?;
+        match v.get_ref() {
+            toml::de::DeValue::Integer(_) => {
+                let n = w.u64(name, v)?;
+                Some(ConfigExpr::number(n))
+            }
+            toml::de::DeValue::String(text) => {
+                let text = text.to_string();
+                expression(w, v, &text)
+            }
+            _ => {
+                w.wrong_type(name, "an integer or an expression over config keys", v);
+                None
+            }
+        }
+    };
+    let then = branch(w, "then");
+    let otherwise = branch(w, "else");
+    let absent = match field(table, "or") {
+        None => Some(false),
+        Some((_, v)) => {
+            if let toml::de::DeValue::Boolean(b) = v.get_ref() {
+                Some(*b)
+            } else {
+                w.wrong_type("or", "a boolean", v);
+                None
+            }
+        }
+    };
+    Some(DimValue::If {
+        key: key?,
+        absent: absent?,
+        then: then?,
+        otherwise: otherwise?,
+    })
+}
+
+/// Schema 4's fallback: a config expression over the declared dims and config keys, not
+/// reading the dim itself.
+fn fallback_expr(w: &mut Walk<'_>, dim: &str, value: &Value<'_>) -> Option<Fallback> {
+    let text = w.string("or", value)?;
+    let expr = expression(w, value, text)?;
+    let at = w.str_at(value.span(), text);
+    let mut valid = true;
+    for name in expr.names() {
+        if name.path == dim {
+            w.sink.report(
+                &at.inner(name.at.start, name.at.len()),
+                Diagnostic::error(format!("the fallback of `{dim}` reads `{dim}` itself"))
+                    .label("itself")
+                    .help("a fallback computes the dim from the others or from other config keys"),
+            );
+            valid = false;
+        }
+    }
+    valid.then_some(Fallback::Expr(expr))
+}
+
+/// A fallback of schemas 2 and 3: one axis, reading only declared dims other than `dim`.
+fn fallback(w: &mut Walk<'_>, dim: &str, value: &Value<'_>, declared: &[&str]) -> Option<Fallback> {
     let text = w.string("or", value)?;
     let at = w.str_at(value.span(), text);
     let shape = match Shape::parse(text) {
@@ -587,5 +739,5 @@ fn fallback(
             valid = false;
         }
     }
-    valid.then(|| (text.to_owned(), shape))
+    valid.then(|| Fallback::Shape(text.to_owned(), shape))
 }

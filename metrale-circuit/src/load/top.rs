@@ -37,9 +37,9 @@ const PATTERN_KEYS: &[&str] = &["symbols", "pattern"];
 /// The layer kinds an interval layout produces.
 pub(crate) const INTERVAL_KINDS: &[&str] = &[LINEAR, FULL];
 
-/// The schema versions this loader reads: 1; 2, which adds keys and syntax to it; and 3,
-/// which adds more (each file of an older schema keeps loading exactly as before).
-pub(crate) const SCHEMAS: [u64; 3] = [1, 2, 3];
+/// The schema versions this loader reads: 1; 2, which adds keys and syntax to it; 3 and 4,
+/// which add more (each file of an older schema keeps loading exactly as before).
+pub(crate) const SCHEMAS: [u64; 4] = [1, 2, 3, 4];
 
 /// Walks the top level of the circuit file.
 pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
@@ -118,13 +118,13 @@ pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
     }
 }
 
-/// `schema = 1`, `2` or `3`: the version, when valid. `mixup` is the help for a file that looks
+/// `schema = 1`, `2`, `3` or `4`: the version, when valid. `mixup` is the help for a file that looks
 /// like an inputs file, which has no `schema`.
 fn schema(w: &mut Walk<'_>, root: &Table<'_>, mixup: Option<String>) -> Option<u64> {
     let Some((_, v)) = field(root, "schema") else {
         let mut d = Diagnostic::error("missing `schema`")
             .label("the circuit starts here")
-            .help("add `schema = 3` (or `1`, `2`) at the top of the circuit");
+            .help("add `schema = 4` (or `1`, `2`, `3`) at the top of the circuit");
         if let Some(mixup) = mixup {
             d = d.help(mixup);
         }
@@ -139,7 +139,7 @@ fn schema(w: &mut Walk<'_>, root: &Table<'_>, mixup: Option<String>) -> Option<u
         v.span(),
         Diagnostic::error(format!("unsupported schema `{n}`"))
             .label("unsupported")
-            .help("this loader reads `schema = 1`, `2` and `3`"),
+            .help("this loader reads `schema = 1`, `2`, `3` and `4`"),
     );
     None
 }

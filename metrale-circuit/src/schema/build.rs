@@ -48,6 +48,10 @@ const SELF_KIND: &str = "^_*[Ss]elf_*$";
 /// A dotted `config.json` key path: non-empty segments joined by `.`.
 const KEY_PATH: &str = "^[^.]+(\\.[^.]+)*$";
 
+/// A key path where a config expression could stand but the schema has none (schemas 2 and
+/// 3): no whitespace and none of an expression's operators, as the loader refuses them there.
+const KEY_PATH_ALONE: &str = "^[^.\\s+*/%(),]+(\\.[^.\\s+*/%(),]+)*$";
+
 /// A state of a block, `<block>.<state>` (a reader's `shares`).
 const STATE_REF: &str = "^[a-z][a-z0-9_]*\\.[a-z][a-z0-9_]*$";
 
@@ -753,6 +757,15 @@ impl Generator<'_> {
                 path,
                 Json::obj([("pattern", Json::Str(index(false)))]),
             )),
+            // Before config expressions, only what the older value's pattern accepts (a pattern
+            // constrains strings alone, so a table beside it in a choice is untouched).
+            Value::ConfigExpr { older } if version < self.doc.config_expr_since => {
+                let pattern = match older {
+                    Value::Expr { axes } => expression(version >= self.doc.minus_since, *axes),
+                    _ => KEY_PATH_ALONE.to_owned(),
+                };
+                out.push(wrap(path, Json::obj([("pattern", Json::Str(pattern))])));
+            }
             Value::Table(table) => self.limits(table, version, path, out),
             Value::List { item, .. } => {
                 path.push(Step::Item);
@@ -853,6 +866,7 @@ fn scalar_schema(value: &Value) -> Json {
         Value::Expr { axes } => string().with("pattern", Json::Str(expression(true, *axes))),
         Value::Index => string().with("pattern", Json::Str(index(true))),
         Value::KeyPath => string().with("pattern", Json::str(KEY_PATH)),
+        Value::ConfigExpr { .. } => string().with("minLength", Json::Int(1)),
         Value::StateRef => string().with("pattern", Json::str(STATE_REF)),
         Value::Any
         | Value::List { .. }

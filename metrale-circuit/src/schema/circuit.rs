@@ -20,7 +20,8 @@ use crate::load::config::rules::{
     TABLE_KEYS as RULES_TABLE_KEYS,
 };
 use crate::load::config::{
-    CONFIG_KEYS, DIM_SOURCE_KEYS, KIND_SOURCES, LAYER_INDICES_KEYS, LAYER_TYPES_KEYS,
+    CONFIG_KEYS, DIM_CONDITION_KEYS, DIM_SOURCE_KEYS, KIND_SOURCES, LAYER_INDICES_KEYS,
+    LAYER_TYPES_KEYS,
 };
 use crate::load::names::reserved::{ARCH_ITEMS, DIMS_METHODS};
 use crate::load::nodes::NODE_KEYS;
@@ -46,6 +47,8 @@ pub(super) const CIRCUIT: Document = Document {
     versions: Some(("schema", &SCHEMAS)),
     // Schema 2 added subtraction to shapes (`resolve`: a schema-1 shape that subtracts is refused).
     minus_since: 2,
+    // Schema 4 made `[config]` figures expressions over config keys (`load::config`).
+    config_expr_since: 4,
     library: Some(LIBRARY_KEYS),
 };
 
@@ -913,8 +916,13 @@ const CONFIG: Table = Table {
             "dims",
             Value::Map {
                 name: &DIM,
-                value: &Value::Either(&[Value::KeyPath, Value::Table(&DIM_SOURCE)]),
-                entry: "Where this dim is: a key path, or `{ key, or }`.",
+                value: &Value::Either(&[
+                    CONFIG_FIGURE,
+                    Value::Table(&DIM_SOURCE),
+                    Value::Table(&DIM_CONDITION),
+                ]),
+                entry: "Where this dim is: a key path (schema 4: an expression over config \
+                        keys), `{ key, or }`, or (schema 4) `{ if, then, else, or }`.",
                 min: 0,
                 max: MAX_DIMS as u64,
             },
@@ -1149,18 +1157,70 @@ const LAYER_INDICES: Table = Table {
     rules: &[],
 };
 
+/// A figure read from a config: a key path; from schema 4 an expression over config keys.
+const CONFIG_FIGURE: Value = Value::ConfigExpr {
+    older: &Value::KeyPath,
+};
+
 /// A `[config.dims]` entry written as a table.
 const DIM_SOURCE: Table = Table {
     name: "a `[config.dims]` entry",
     keys: &[DIM_SOURCE_KEYS],
     docs: &[
-        Key::new("key", Value::KeyPath, "The dim's config key.").required(),
+        Key::new(
+            "key",
+            CONFIG_FIGURE,
+            "The dim's config key (schema 4: an expression over config keys).",
+        )
+        .required(),
         Key::new(
             "or",
-            Value::Expr { axes: false },
-            "Used when the key is absent or `null`: a one-axis expression over the other \
-             declared dims.",
+            Value::ConfigExpr {
+                older: &Value::Expr { axes: false },
+            },
+            "Used when a key the value reads is absent or `null`: a one-axis expression over \
+             the other declared dims (schema 4: a config expression over the declared dims \
+             and config keys, `/` flooring).",
         ),
     ],
     rules: &[],
+};
+
+/// Schema 4, a `[config.dims]` entry chosen by a condition.
+const DIM_CONDITION: Table = Table {
+    name: "a `[config.dims]` entry chosen by a condition",
+    keys: &[DIM_CONDITION_KEYS],
+    docs: &[
+        Key::new(
+            "if",
+            Value::KeyPath,
+            "The config key of the condition: true unless `false`, `null`, 0, empty or absent \
+             (Python's truth).",
+        )
+        .required()
+        .since(4),
+        Key::new(
+            "then",
+            Value::Either(&[COUNT, BRANCH]),
+            "The value when the condition holds: an integer or an expression over config keys.",
+        )
+        .required(),
+        Key::new(
+            "else",
+            Value::Either(&[COUNT, BRANCH]),
+            "The value when it does not: an integer or an expression over config keys.",
+        )
+        .required(),
+        Key::new(
+            "or",
+            Value::Bool,
+            "The condition when the config omits the key or gives `null`: false unless written.",
+        ),
+    ],
+    rules: &[],
+};
+
+/// A branch of a condition: an expression (only schema 4 has conditions).
+const BRANCH: Value = Value::ConfigExpr {
+    older: &Value::KeyPath,
 };

@@ -28,6 +28,7 @@ pub(super) const INPUTS: Document = Document {
     root: &TOP,
     versions: None,
     minus_since: 0,
+    config_expr_since: 0,
     library: None,
 };
 

@@ -67,6 +67,14 @@ pub(super) enum Value {
     Index,
     /// A dotted key path into a `config.json` (`text_config.hidden_size`).
     KeyPath,
+    /// A figure computed from a `config.json`: an expression over its keys from the version
+    /// [`Document::config_expr_since`] on (`embedding_dim * qk_dim_factor`); before it,
+    /// `older` (a key path, or a fallback's one-axis shape expression).
+    ConfigExpr {
+        /// What the value is before config expressions: a [`Value::KeyPath`] or a
+        /// [`Value::Expr`].
+        older: &'static Value,
+    },
     /// A state of a block, `<block>.<state>`: two lower snake-case names joined by a dot.
     StateRef,
     /// An array of `item`.
@@ -291,6 +299,9 @@ pub(super) struct Document {
     pub versions: Option<(&'static str, &'static [u64])>,
     /// The version whose expressions may subtract (`-`); earlier ones only add and multiply.
     pub minus_since: u64,
+    /// The version whose `[config]` figures may be expressions over config keys (schema 4);
+    /// earlier ones read a key path alone.
+    pub config_expr_since: u64,
     /// A file holding only these top-level keys is a block library, of which no key is
     /// required (a circuit file and a block library share the schema).
     pub library: Option<&'static [&'static str]>,

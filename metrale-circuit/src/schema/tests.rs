@@ -63,6 +63,7 @@ fn each_gap_is_named() {
         root: &BROKEN,
         versions: None,
         minus_since: 0,
+        config_expr_since: 0,
         library: None,
     };
     let generated = generate(&doc);

@@ -28,6 +28,7 @@
 //!   their kinds agree with a fixed layout (an interval's period, a pattern layout's own
 //!   pattern) on every layer below [`MAX_LAYERS`].
 
+use super::config_expr::ConfigExpr;
 use super::shape::Shape;
 #[cfg(doc)]
 use crate::load::text::limits::MAX_LAYERS;
@@ -230,6 +231,14 @@ pub enum ConfigInt {
         /// The value used when the config omits the key or gives `null`.
         or: Option<i64>,
     },
+    /// Schema 4: an expression over config keys (`num_hidden_layers / 2 + 1`), evaluated
+    /// exactly to a whole number; `or` when a key it reads is absent or `null`.
+    Expr {
+        /// The expression.
+        expr: ConfigExpr,
+        /// The value used when a key it reads is absent or `null`.
+        or: Option<i64>,
+    },
 }
 
 /// Where one declared dim's value is in a config.
@@ -237,10 +246,10 @@ pub enum ConfigInt {
 pub struct ConfigDim {
     /// The dim.
     pub(crate) dim: String,
-    /// The key path of its value.
-    pub(crate) key: String,
-    /// The expression used when the key is absent or `null`, as written and parsed.
-    pub(crate) fallback: Option<(String, Shape)>,
+    /// How its value is read.
+    pub(crate) value: DimValue,
+    /// What is used when a key the value reads is absent or `null`.
+    pub(crate) fallback: Option<Fallback>,
 }
 
 impl ConfigDim {
@@ -250,18 +259,79 @@ impl ConfigDim {
         &self.dim
     }
 
-    /// The dotted key path of its value (`text_config.hidden_size`).
+    /// How its value is read from the config.
     #[must_use]
-    pub fn key(&self) -> &str {
-        &self.key
+    pub fn value(&self) -> &DimValue {
+        &self.value
     }
 
-    /// The fallback expression (one axis over other declared dims) used when the config omits
-    /// the key or gives `null`: as written, and parsed.
+    /// The config key its figure is located at: the key path it reads (schemas 2 and 3), the
+    /// first key its expression reads, or the key of its condition.
     #[must_use]
-    pub fn fallback(&self) -> Option<(&str, &Shape)> {
-        self.fallback
-            .as_ref()
-            .map(|(text, shape)| (text.as_str(), shape))
+    pub fn key(&self) -> &str {
+        match &self.value {
+            DimValue::Key(key) | DimValue::If { key, .. } => key,
+            DimValue::Expr(expr) => expr.names().first().map_or("", |name| name.path.as_str()),
+        }
+    }
+
+    /// The value as written: the key path or expression, or the condition's key.
+    #[must_use]
+    pub fn value_text(&self) -> &str {
+        match &self.value {
+            DimValue::Key(key) | DimValue::If { key, .. } => key,
+            DimValue::Expr(expr) => expr.text(),
+        }
+    }
+
+    /// What is used when a key its value reads is absent or `null`, if anything.
+    #[must_use]
+    pub fn fallback(&self) -> Option<&Fallback> {
+        self.fallback.as_ref()
+    }
+}
+
+/// How a declared dim's value is read from a config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimValue {
+    /// Schemas 2 and 3: a key path, its value a JSON integer.
+    Key(String),
+    /// Schema 4: an expression over config keys (a key path alone is one), evaluated exactly.
+    Expr(ConfigExpr),
+    /// Schema 4, `{ if = "<key>", then = <expr>, else = <expr> }`: `then` when the config's
+    /// value at `key` is true (Python's truth: not `false`, 0, `""`, `[]` or `{}`), else
+    /// `otherwise`; an absent or `null` key is `absent`.
+    If {
+        /// The key path of the condition.
+        key: String,
+        /// The condition when the config omits the key or gives `null` (`or`, false unless
+        /// written).
+        absent: bool,
+        /// The value when the condition holds.
+        then: ConfigExpr,
+        /// The value when it does not.
+        otherwise: ConfigExpr,
+    },
+}
+
+/// What a dim's value is when a key it reads is absent or `null`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// Schemas 2 and 3: one axis of the shape grammar over the other declared dims (its `/`
+    /// rounds up, as in shapes): as written, and parsed.
+    Shape(String, Shape),
+    /// Schema 4: a config expression (its `/` floors); a name is a declared dim when one of
+    /// that name is declared, else a config key.
+    Expr(ConfigExpr),
+}
+
+impl Fallback {
+    /// The expression as written.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        match self {
+            Fallback::Shape(text, _) => text,
+            Fallback::Expr(expr) => expr.text(),
+        }
     }
 }

@@ -13,6 +13,7 @@
 //! - Lists keep file order, so everything derived from a circuit is deterministic.
 //! - It reads the vocabulary, the serving ranks and the text layer; never the loader's stages.
 
+pub mod config_expr;
 pub mod config_map;
 mod instances;
 pub(crate) mod layer_law;

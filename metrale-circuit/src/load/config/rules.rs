@@ -28,7 +28,7 @@ use super::{Context, key_path, mapped_kind, required};
 use crate::load::circuit::layer_law;
 use crate::load::circuit::{
     LayerRule,
-    config_map::{ConfigInt, KindRule, LayerRules, RuleIndices, RuleLayers},
+    config_map::{ConfigInt, DimValue, KindRule, LayerRules, RuleIndices, RuleLayers},
 };
 use crate::load::raw::{FULL, LINEAR};
 use crate::load::text::diag::Diagnostic;
@@ -255,13 +255,13 @@ impl Context<'_> {
             None
         };
         let layers = match selector {
-            Some("every") => every(w, table),
+            Some("every") => every(w, table, self.expressions()),
             Some("indices") => indices(w, table),
-            Some("last") => last(w, table),
+            Some("last") => last(w, table, self.expressions()),
             _ => None,
         };
         let within_last = match restricted.first() {
-            Some(_) => match last(w, table) {
+            Some(_) => match last(w, table, self.expressions()) {
                 Some(RuleLayers::Last { count }) => Some(Some(count)),
                 _ => None,
             },
@@ -361,8 +361,9 @@ impl Context<'_> {
     }
 }
 
-/// An integer of a rule: a number, a config key path, or `{ key = "...", or = N }`.
-fn config_int(w: &mut Walk<'_>, key: &str, value: &Value<'_>) -> Option<IntAt> {
+/// An integer of a rule: a number, a config key path (schema 4: an expression over config
+/// keys), or `{ key = "...", or = N }`.
+fn config_int(w: &mut Walk<'_>, key: &str, value: &Value<'_>, expressions: bool) -> Option<IntAt> {
     match value.get_ref() {
         toml::de::DeValue::Integer(_) => Some(IntAt {
             int: ConfigInt::Literal(integer(w, key, value)?),
@@ -370,27 +371,23 @@ fn config_int(w: &mut Walk<'_>, key: &str, value: &Value<'_>) -> Option<IntAt> {
             or_at: None,
         }),
         toml::de::DeValue::String(_) => Some(IntAt {
-            int: ConfigInt::Key {
-                key: key_path(w, key, value)?,
-                or: None,
-            },
+            int: rule_figure(w, key, value, expressions, None)?,
             at: value.span(),
             or_at: None,
         }),
         toml::de::DeValue::Table(table) => {
             w.check_keys(table, RULE_INT_KEYS, &format!("`{key}`"));
-            let path =
-                required(w, table, value.span(), "key", key).and_then(|v| key_path(w, "key", v));
             let or = match field(table, "or") {
                 None => Some(None),
                 Some((_, v)) => integer(w, "or", v).map(|n| Some((n, v.span()))),
             };
-            let (path, or) = (path?, or?);
+            let figure = required(w, table, value.span(), "key", key).and_then(|v| {
+                let fallback = or.as_ref().and_then(|o| o.as_ref().map(|(n, _)| *n));
+                rule_figure(w, "key", v, expressions, fallback)
+            });
+            let (figure, or) = (figure?, or?);
             Some(IntAt {
-                int: ConfigInt::Key {
-                    key: path,
-                    or: or.as_ref().map(|(n, _)| *n),
-                },
+                int: figure,
                 at: value.span(),
                 or_at: or.map(|(_, at)| at),
             })
@@ -422,26 +419,48 @@ fn integer(w: &mut Walk<'_>, key: &str, value: &Value<'_>) -> Option<i64> {
     None
 }
 
+/// A rule's integer read from the config: a key path, or (schema 4) an expression over config
+/// keys; `or` when a key it reads is absent or `null`.
+fn rule_figure(
+    w: &mut Walk<'_>,
+    key: &str,
+    value: &Value<'_>,
+    expressions: bool,
+    or: Option<i64>,
+) -> Option<ConfigInt> {
+    match super::config_value(w, key, value, expressions)? {
+        DimValue::Key(path) => Some(ConfigInt::Key { key: path, or }),
+        DimValue::Expr(expr) => match expr.as_key() {
+            Some(path) => Some(ConfigInt::Key {
+                key: path.to_owned(),
+                or,
+            }),
+            None => Some(ConfigInt::Expr { expr, or }),
+        },
+        DimValue::If { .. } => None,
+    }
+}
+
 /// The number an integer of a rule has without a config (as written, or its `or`), where it
 /// is, and how a message names it: "`every = 0`", "the `or` of `every` (0)".
 fn known(int: &IntAt, key: &str) -> Option<(i64, Range<usize>, String)> {
     match &int.int {
         ConfigInt::Literal(n) => Some((*n, int.at.clone(), format!("`{key} = {n}`"))),
-        ConfigInt::Key { or: Some(n), .. } => Some((
+        ConfigInt::Key { or: Some(n), .. } | ConfigInt::Expr { or: Some(n), .. } => Some((
             *n,
             int.or_at.clone().unwrap_or_else(|| int.at.clone()),
             format!("the `or` of `{key}` ({n})"),
         )),
-        ConfigInt::Key { or: None, .. } => None,
+        ConfigInt::Key { or: None, .. } | ConfigInt::Expr { or: None, .. } => None,
     }
 }
 
 /// `every = N` with its optional `offset = O`: `N` at least 1, and `O` fitting every period it
 /// can meet.
-fn every(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
-    let period = field(table, "every").and_then(|(_, v)| config_int(w, "every", v));
+fn every(w: &mut Walk<'_>, table: &Table<'_>, expressions: bool) -> Option<RuleLayers> {
+    let period = field(table, "every").and_then(|(_, v)| config_int(w, "every", v, expressions));
     let offset = match field(table, "offset") {
-        Some((_, v)) => config_int(w, "offset", v),
+        Some((_, v)) => config_int(w, "offset", v, expressions),
         None => Some(IntAt {
             int: ConfigInt::Literal(0),
             at: 0..0,
@@ -484,7 +503,7 @@ fn every(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
         let mut d = Diagnostic::error(message)
             .label(label)
             .help(format!("an offset is 0 to {}, or -{n} to -1 counted from the period's end (-1: the last layer of each period)", n - 1));
-        if matches!(period.int, ConfigInt::Key { .. }) {
+        if !matches!(period.int, ConfigInt::Literal(_)) {
             d = d.note(format!(
                 "the period {n} is the `or` of `every`, used when the config omits its key"
             ));
@@ -639,9 +658,9 @@ fn listed(
 }
 
 /// `last = K`: as written 1 to [`MAX_LAYERS`], an `or` 0 to [`MAX_LAYERS`].
-fn last(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
+fn last(w: &mut Walk<'_>, table: &Table<'_>, expressions: bool) -> Option<RuleLayers> {
     let (_, value) = field(table, "last")?;
-    let count = config_int(w, "last", value)?;
+    let count = config_int(w, "last", value, expressions)?;
     if let Some((k, at, what)) = known(&count, "last") {
         let least = i64::from(matches!(count.int, ConfigInt::Literal(_)));
         let most = i64::try_from(MAX_LAYERS).unwrap_or(i64::MAX);
