@@ -147,7 +147,7 @@ fn one_source_of_layer_kinds() {
         "`layer_types` and `pattern` both say the layer kinds",
         "c.toml:27:1",
         &[
-            "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules` (only `layer_rules` may go beside `layer_types`: the rules when the config has no list)",
+            "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules` (only `layer_rules` may go beside `layer_types`: the rules when the config has no list, and over it when it has one)",
         ],
     );
 }

@@ -39,12 +39,17 @@ impl Reader<'_> {
         let given = match map.layer_kinds() {
             None => None,
             Some(source) => Some(match source {
-                LayerKindsSource::Types { key, map, or } => match (self.find(key), or) {
+                LayerKindsSource::Types { key, map, or, over } => match (self.find(key), or) {
                     // No list in the config: the rules its config class fills it in by.
                     (Found::Missing(_) | Found::Value(Value::NullKeyword(_)), Some(rules)) => {
                         self.layer_rules(rules, depth)
                     }
-                    _ => self.layer_types(key, map, layers),
+                    // A list and rules: the rules on top of it, or checked against it.
+                    (_, Some(rules)) => {
+                        let list = self.layer_types(key, map, layers)?;
+                        self.rules_on_list(list, key, rules, depth, *over)
+                    }
+                    (_, None) => self.layer_types(key, map, layers),
                 },
                 LayerKindsSource::Pattern { key } => {
                     self.pattern(key, circuit.layout().rule(), layers)

@@ -34,12 +34,20 @@ struct Read {
     at: Option<Range<usize>>,
 }
 
+/// A layer's kind as the rules decide it: the index of the last rule naming it, and where that
+/// was decided.
+type Decided = (usize, Range<usize>);
+
 impl Reader<'_> {
-    /// Every layer's kind by the rules, or `None` when a rule could not be applied (reported).
-    pub(super) fn layer_rules(&mut self, rules: &LayerRules, depth: &Depth) -> Option<Vec<Layer>> {
+    /// Per layer, the last rule that names it (its index) and where that was decided; `None`
+    /// when a rule could not be applied (reported).
+    fn named_by_rules(
+        &mut self,
+        rules: &LayerRules,
+        depth: &Depth,
+    ) -> Option<Vec<Option<Decided>>> {
         let count = usize::try_from(depth.layers).ok()?;
-        // Per layer: the index of the last rule that named it, and where that was decided.
-        let mut of: Vec<Option<(usize, Range<usize>)>> = vec![None; count];
+        let mut of: Vec<Option<Decided>> = vec![None; count];
         let mut valid = true;
         for (r, rule) in rules.rules().iter().enumerate() {
             let by = by_rule(r, rule);
@@ -54,9 +62,72 @@ impl Reader<'_> {
                 None => valid = false,
             }
         }
-        if !valid {
-            return None;
+        valid.then_some(of)
+    }
+
+    /// The config's list (`layer_types` at `key`) with the rules beside it: with `over`
+    /// (schema 4) each layer a rule names takes the last such rule's kind and the others keep
+    /// the list's (`default` is unused: the list names every layer); without it (schema 3) the
+    /// list is read as is, and a rule that would change a layer is refused at that layer's
+    /// entry, never dropped.
+    pub(super) fn rules_on_list(
+        &mut self,
+        mut list: Vec<Layer>,
+        key: &str,
+        rules: &LayerRules,
+        depth: &Depth,
+        over: bool,
+    ) -> Option<Vec<Layer>> {
+        let of = self.named_by_rules(rules, depth)?;
+        let mut disagree: Vec<(usize, usize, Range<usize>)> = Vec::new();
+        for (i, decided) in of.into_iter().enumerate() {
+            let (Some((r, at)), Some(layer)) = (decided, list.get_mut(i)) else {
+                continue;
+            };
+            let rule = rules.rules().get(r)?;
+            if over {
+                *layer = Layer {
+                    kind: rule.kind().to_owned(),
+                    at,
+                    by: format!("by {}", by_rule(r, rule)),
+                };
+            } else if layer.kind != rule.kind() {
+                disagree.push((i, r, layer.at.clone()));
+            }
         }
+        let Some((i, r, at)) = disagree.first().cloned() else {
+            return Some(list);
+        };
+        let rule = rules.rules().get(r)?;
+        let listed = list.get(i).map_or("", |l| l.kind.as_str());
+        let mut d = Diagnostic::error(format!(
+            "layer {i} is `{listed}` in config key `{key}`, but {} makes it `{}`",
+            by_rule(r, rule),
+            rule.kind()
+        ))
+        .label("the rules say otherwise")
+        .note("schema 3 reads the config's list alone when it has one, and the rules only when it has none");
+        if disagree.len() > 1 {
+            d = d.note(format!(
+                "{} layers disagree: {}",
+                disagree.len(),
+                disagree
+                    .iter()
+                    .map(|(i, ..)| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        self.report(
+            at,
+            d.help("write `schema = 4` to apply the rules on top of the list (the list first, then each rule in order), or correct the rule"),
+        );
+        None
+    }
+
+    /// Every layer's kind by the rules, or `None` when a rule could not be applied (reported).
+    pub(super) fn layer_rules(&mut self, rules: &LayerRules, depth: &Depth) -> Option<Vec<Layer>> {
+        let of = self.named_by_rules(rules, depth)?;
         let default = rules.default_kind().map(|kind| {
             let at = rules
                 .default_origin()
@@ -102,7 +173,7 @@ impl Reader<'_> {
                 (None, None) => None,
             })
             .collect::<Vec<Layer>>();
-        (layers.len() == count).then_some(layers)
+        (layers.len() as u64 == depth.layers).then_some(layers)
     }
 
     /// The layers one rule names, each with where it was decided; `None` when refused

@@ -196,7 +196,8 @@ fn mapped_kind(
 }
 
 /// The one source of layer kinds, if any; `layer_types` beside `layer_rules` (schema 3) reads
-/// the config's list when it has one, the rules otherwise.
+/// the rules when the config has no list, and with a list applies them on top of it (schema
+/// 4) or checks it against them (schema 3).
 fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<LayerKindsSource> {
     let mut given: Vec<(&str, Range<usize>)> = KIND_SOURCES
         .iter()
@@ -219,7 +220,7 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
                     .help(
                         "keep one of `layer_types`, `pattern`, `layer_indices` and `layer_rules` \
                          (only `layer_rules` may go beside `layer_types`: the rules when the \
-                         config has no list)",
+                         config has no list, and over it when it has one)",
                     ),
             );
         }
@@ -236,6 +237,7 @@ fn layer_kinds(w: &mut Walk<'_>, table: &Table<'_>, cx: &Context<'_>) -> Part<La
                     key,
                     map,
                     or: Some(rules),
+                    over: cx.expressions(),
                 }))
             }
             _ => Err(Refused),
@@ -303,6 +305,7 @@ fn layer_types(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<
         key: key?,
         map: map?,
         or: None,
+        over: false,
     })
 }
 

@@ -85,8 +85,14 @@ pub enum LayerKindsSource {
         /// Entry spelling -> layer kind, in file order.
         map: Vec<(String, String)>,
         /// Schema 3, `[config.layer_rules]` beside it: the kinds when the config has no list
-        /// (omits the key or gives `null`), as config classes fill the list in by rule.
+        /// (omits the key or gives `null`), as config classes fill the list in by rule. When
+        /// the config has the list, the rules are applied on top of it (`over`) or must agree
+        /// with it: never dropped.
         or: Option<LayerRules>,
+        /// Schema 4: with a list in the config, each rule overrides the list on the layers it
+        /// names (the list first, then the rules in order; `default` unused). Schema 3: the
+        /// list is read as is, and a rule that would change a layer of it is refused.
+        over: bool,
     },
     /// A string with one `[layout.symbols]` character per layer (pattern layouts only).
     Pattern {
