@@ -77,8 +77,8 @@ fn a_size_fault_says_what_went_wrong() {
         ),
         (
             SizeFault::MissingWindow,
-            "a KV side keeps a sliding window but the KV inputs give no `sequences`, \
-             `chunk_tokens` and `max_tokens`",
+            "a KV side keeps a sliding window, an attention chunk or a fixed token count per \
+             sequence, but the KV inputs give no `sequences`, `chunk_tokens` and `max_tokens`",
         ),
     ];
     for (fault, message) in messages {

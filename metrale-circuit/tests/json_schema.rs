@@ -323,6 +323,10 @@ const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
         "a cross-reference: a shape reads the names `dims` lists",
     ),
     (
+        "tokens/tokens_reads_a_declared_dim",
+        "a cross-reference: a token count reads the names `dims` lists",
+    ),
+    (
         "shares/a_layer_evaluates",
         "arithmetic: the owner's layer under a checkpoint's dims",
     ),

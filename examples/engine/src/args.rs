@@ -86,7 +86,7 @@ pub struct ProfileFlags {
     /// Prompt-lookup history tokens per sequence; 0 for no lookup index.
     #[arg(long, value_name = "TOKENS")]
     pub lookup_history: Option<u64>,
-    /// What a format key holds (`kv_cache_dtype=fp8`, or a layout its states declare:
+    /// What a format key holds (`kv_cache_dtype=fp8`, or a packing its states declare:
     /// `kv_cache_dtype=fp8_ds_mla`); may be repeated, and overrides the inputs file's
     /// `[formats]`.
     #[arg(long = "format", value_name = "KEY=DTYPE", value_parser = parse_format)]

@@ -200,6 +200,15 @@ impl Engine {
                         entry.id
                     )));
                 }
+                Some(Reach::Fixed(_)) => {
+                    // Its script decodes one stream; a cross-attention side is written once
+                    // from an encoder the engine does not run.
+                    return Err(EngineError::Invariant(format!(
+                        "`{}` holds a fixed count of encoder tokens (cross-attention), which \
+                         the engine's script does not run",
+                        entry.id
+                    )));
+                }
                 Some(Reach::Window(window)) => {
                     let decl = setup
                         .decls

@@ -203,7 +203,8 @@ impl Lanes {
 }
 
 /// A class's reach (`SizeClass::reach`, indexing `reaches`, the token counts a generated
-/// module computes) as the size law takes it: its sliding window or attention chunk in tokens.
+/// module computes) as the size law takes it: its sliding window, attention chunk or fixed
+/// tokens.
 ///
 /// # Errors
 /// The fault of the count it indexes.
@@ -219,6 +220,10 @@ pub const fn reach_of<const W: usize>(
         },
         Some(Reach::Chunk(i)) => match reaches[i] {
             Ok(tokens) => Ok(Some(Reach::Chunk(tokens))),
+            Err(fault) => Err(fault),
+        },
+        Some(Reach::Fixed(i)) => match reaches[i] {
+            Ok(tokens) => Ok(Some(Reach::Fixed(tokens))),
             Err(fault) => Err(fault),
         },
     }

@@ -44,7 +44,7 @@ use crate::model::{Lifetime, StateKind};
 
 /// Bumped whenever what generated code calls changes its shape or meaning; each revision's
 /// change is listed in the workspace's `CHANGELOG.md` ("ABI revisions").
-const REVISION: u64 = 15;
+const REVISION: u64 = 16;
 
 /// The revision and every layout constant the generator writes into generated code ([`GROUPS`]
 /// and each kind and holding's [`group`]), folded into one number (FNV-1a): the value of

@@ -83,14 +83,17 @@ pub const fn join(
             break;
         }
         match (&mut layers[i].family, attention) {
+            // One attention module's sides share their reach: a side of another reach at the
+            // same position (a decoder layer's cross-attention beside its own) is a layer of
+            // its own, as vLLM gives each attention module its own spec.
             (
                 Family::Attention {
                     token_bytes,
                     latent,
-                    ..
+                    reach: joined,
                 },
                 true,
-            ) => {
+            ) if same_reach(*joined, reach) => {
                 let Some(bytes) = token_bytes.checked_add(unit_bytes) else {
                     return Err(PoolFault::Overflow);
                 };
@@ -123,6 +126,17 @@ pub const fn join(
         },
     };
     Ok(count)
+}
+
+/// `a == b` (`Option<Reach>`'s `PartialEq` is not const).
+const fn same_reach(a: Option<Reach>, b: Option<Reach>) -> bool {
+    match (a, b) {
+        (Some(Reach::Window(x)), Some(Reach::Window(y)))
+        | (Some(Reach::Chunk(x)), Some(Reach::Chunk(y)))
+        | (Some(Reach::Fixed(x)), Some(Reach::Fixed(y))) => x == y,
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// `a == b` (`Position`'s `PartialEq` is not const).
@@ -228,16 +242,7 @@ const fn same_spec(a: &Family, b: &Family) -> bool {
                 reach: rb,
                 latent: lb,
             },
-        ) => {
-            *a == *b
-                && *la == *lb
-                && match (ra, rb) {
-                    (Some(Reach::Window(x)), Some(Reach::Window(y)))
-                    | (Some(Reach::Chunk(x)), Some(Reach::Chunk(y))) => *x == *y,
-                    (None, None) => true,
-                    _ => false,
-                }
-        }
+        ) => *a == *b && *la == *lb && same_reach(*ra, *rb),
         (Family::Recurrent { state_bytes: a }, Family::Recurrent { state_bytes: b }) => *a == *b,
         _ => false,
     }
@@ -335,7 +340,9 @@ pub fn groups(layers: &[PoolLayer]) -> Vec<(u64, u64)> {
 /// - Pages per request of a group (`kv_cache_interface.py`): full attention or MLA
 ///   `ceil(C / B)` (643-648); a window `W`: `ceil(min(W - 1 + T, C) / B) + 1`, `T` the tokens
 ///   of every batch in flight (937-944, `config/vllm.py:600-609`); an attention chunk `K`:
-///   `ceil(min(K + T, C) / B)` (864-888); recurrent `2 + S + checkpoint`
+///   `ceil(min(K + T, C) / B)` (864-888); cross-attention over an encoder (a fixed count)
+///   `ceil(N / B)`, `N` the batched tokens (1221-1228, `config/scheduler.py:306`); recurrent
+///   `2 + S + checkpoint`
 ///   under prefix caching (`align` mode, 1135-1139), else `1 + S` (1140-1141).
 ///
 /// # Errors
@@ -467,6 +474,13 @@ const fn hybrid_block(
 const fn spec_pages(family: &Family, pool: &VllmPool, block: u64) -> Result<u64, PoolFault> {
     match *family {
         Family::Attention { reach: None, .. } => Ok(pool.context.div_ceil(block)),
+        // Cross-attention (`CrossAttentionSpec`, `kv_cache_interface.py:1221-1228`) holds
+        // `ceil(max_num_encoder_input_tokens / B)` pages, a figure vLLM sets to
+        // `max_num_batched_tokens` (`config/scheduler.py:306`), not the encoder's positions.
+        Family::Attention {
+            reach: Some(Reach::Fixed(_)),
+            ..
+        } => Ok(pool.batched_tokens.div_ceil(block)),
         Family::Attention {
             reach: Some(reach), ..
         } => {
@@ -643,6 +657,87 @@ mod tests {
             .collect();
         let shape = super::shape(&close, &VllmPool::serving(100)).unwrap();
         assert_eq!((shape.groups, shape.slots), (2, 13));
+    }
+
+    #[test]
+    fn cross_attention_holds_the_batched_tokens_whatever_the_context() {
+        // Whisper's decoder: each of 32 layers keeps its own KV (20 heads x 64 x 2 sides x
+        // bf16 = 5,120 B a token) and the KV of the encoder's 1,500 positions.
+        let cross = Family::Attention {
+            token_bytes: 5120,
+            reach: Some(Reach::Fixed(1500)),
+            latent: false,
+        };
+        let own = Family::Attention {
+            token_bytes: 5120,
+            reach: None,
+            latent: false,
+        };
+        let layers: Vec<PoolLayer> = (0..32)
+            .flat_map(|i| {
+                [own, cross].map(|family| PoolLayer {
+                    position: Position::Layer(i),
+                    family,
+                })
+            })
+            .collect();
+        let pool = VllmPool::serving(448);
+        assert_eq!(pool.batched_tokens, 8192);
+        let shape = shape(&layers, &pool).unwrap();
+        // Two specs of 32 layers: one group each, 32 slots, 16-token pages of 81,920 B.
+        assert_eq!((shape.groups, shape.slots, shape.block_tokens), (2, 32, 16));
+        assert_eq!(shape.page_bytes, 16 * 5120);
+        // A request: ceil(448 / 16) = 28 pages of its own, and vLLM's cross-attention worst
+        // case ceil(max_num_encoder_input_tokens = 8192 / 16) = 512, not ceil(1500 / 16) = 94.
+        assert_eq!(shape.request_pages, 28 + 512);
+    }
+
+    #[test]
+    fn a_layer_s_sides_of_another_reach_are_a_layer_of_their_own() {
+        // A decoder layer: its own k and v join one pool layer; the cross-attention's k and v,
+        // of a fixed token count, another at the same position; a second layer starts anew.
+        let mut layers = [PoolLayer::EMPTY; 8];
+        let at = |i| Position::Layer(i);
+        let fixed = Some(Reach::Fixed(1500));
+        let mut count = 0;
+        for (position, reach) in [
+            (at(0), None),
+            (at(0), None),
+            (at(0), fixed),
+            (at(0), fixed),
+            (at(1), None),
+        ] {
+            let i = join(&mut layers, count, position, true, 2560, reach).unwrap();
+            if i == count {
+                count += 1;
+            }
+        }
+        assert_eq!(count, 3);
+        let own = Family::Attention {
+            token_bytes: 5120,
+            reach: None,
+            latent: false,
+        };
+        assert_eq!(layers[0].family, own);
+        assert_eq!(
+            layers[1].family,
+            Family::Attention {
+                token_bytes: 5120,
+                reach: fixed,
+                latent: false,
+            }
+        );
+        assert_eq!(
+            (layers[2].position, layers[2].family),
+            (
+                at(1),
+                Family::Attention {
+                    token_bytes: 2560,
+                    reach: None,
+                    latent: true,
+                }
+            )
+        );
     }
 
     #[test]

@@ -96,7 +96,8 @@ pub enum SizeFault {
     /// A shape's subtraction went below zero (only dims given at run time can make it; the
     /// loader refuses a checkpoint under which a shape is below zero).
     Negative,
-    /// A KV side with a sliding window, but KV inputs without [`crate::inputs::WindowInputs`].
+    /// A KV side with a sliding window, an attention chunk or a fixed token count, but KV
+    /// inputs without [`crate::inputs::WindowInputs`].
     MissingWindow,
 }
 
@@ -111,8 +112,9 @@ impl std::fmt::Display for SizeFault {
             Self::DivisionByZero => "a shape divides by a dim that is zero",
             Self::Negative => "a shape is below zero under these dims",
             Self::MissingWindow => {
-                "a KV side keeps a sliding window but the KV inputs give no `sequences`, \
-                 `chunk_tokens` and `max_tokens`"
+                "a KV side keeps a sliding window, an attention chunk or a fixed token count \
+                 per sequence, but the KV inputs give no `sequences`, `chunk_tokens` and \
+                 `max_tokens`"
             }
         })
     }
@@ -339,9 +341,10 @@ const fn cache_inner(kind: StateKind, caches: &CacheInputs) -> u64 {
 /// The blocks one sequence of a KV side of reach `reach` holds when a step writes `step` tokens
 /// and a sequence has at most `cap`: a sliding window of `W` tokens keeps the `W - 1` before each
 /// new token and may start mid-block, `ceil(min(W - 1 + step, cap) / block) + 1`; an attention
-/// chunk of `C` tokens starts on a block boundary, `ceil(min(C + step, cap) / block)`. The one
-/// law of both layouts: the arenas' (`step` a prefill chunk) and the vLLM pool's (`step` the
-/// tokens of every batch in flight).
+/// chunk of `C` tokens starts on a block boundary, `ceil(min(C + step, cap) / block)`; a fixed
+/// `F` tokens (an encoder's, written once at prefill) `ceil(F / block)`, whatever the step and
+/// the cap of the decoded tokens. The one law of both layouts: the arenas' (`step` a prefill
+/// chunk) and the vLLM pool's (`step` the tokens of every batch in flight).
 ///
 /// # Errors
 /// [`SizeFault::Negative`] for a window or chunk of 0 tokens, [`SizeFault::DivisionByZero`]
@@ -353,6 +356,12 @@ pub const fn reach_per_sequence(
     block: u64,
 ) -> Result<u64, SizeFault> {
     let (kept, straddle) = match reach {
+        Reach::Fixed(tokens) => {
+            if block == 0 {
+                return Err(SizeFault::DivisionByZero);
+            }
+            return Ok(tokens.div_ceil(block));
+        }
         Reach::Window(window) => match window.checked_sub(1) {
             Some(before) => (before, 1),
             None => return Err(SizeFault::Negative),
@@ -373,8 +382,9 @@ pub const fn reach_per_sequence(
     }
 }
 
-/// The blocks a KV side of reach `reach` holds: `min(blocks, sequences x per_seq)`, where a
-/// sliding window of `W` tokens keeps
+/// The blocks a KV side of reach `reach` holds. A fixed `F` tokens (an encoder's) are held by
+/// every sequence whatever the pool: `sequences x ceil(F / block_size)`. A window or a chunk
+/// keeps `min(blocks, sequences x per_seq)`, where a sliding window of `W` tokens keeps
 /// `per_seq = ceil(min(W - 1 + chunk_tokens, max_tokens) / block_size) + 1` (the window may
 /// start mid-block) and an attention chunk of `C` tokens
 /// `per_seq = ceil(min(C + chunk_tokens, max_tokens) / block_size)` (vLLM's
@@ -397,6 +407,9 @@ pub const fn reach_blocks(reach: Reach, kv: &KvInputs) -> Result<u64, SizeFault>
     let Some(needed) = inputs.sequences.checked_mul(per_seq) else {
         return Err(SizeFault::Overflow);
     };
+    if let Reach::Fixed(_) = reach {
+        return Ok(needed);
+    }
     Ok(if needed < kv.blocks {
         needed
     } else {
@@ -522,6 +535,49 @@ mod tests {
         assert_eq!(reach_blocks(Reach::Chunk(0), &kv), Err(SizeFault::Negative));
         assert_eq!(
             reach_blocks(Reach::Chunk(1), &KvInputs::blocks(10, 16)),
+            Err(SizeFault::MissingWindow)
+        );
+    }
+
+    #[test]
+    fn a_fixed_token_count_holds_its_blocks_whatever_is_decoded() {
+        use crate::model::WindowInputs;
+        // Whisper's 1,500 encoder positions in 16-token blocks: ceil(1500 / 16) = 94 blocks a
+        // sequence, 752 for 8, whatever the prefill step and the decoded context.
+        let window = WindowInputs {
+            sequences: 8,
+            chunk_tokens: 8192,
+            max_tokens: 448,
+        };
+        let kv = KvInputs {
+            blocks: 1_000_000,
+            block_size: 16,
+            window: Some(window),
+        };
+        assert_eq!(reach_blocks(Reach::Fixed(1500), &kv), Ok(752));
+        let other_steps = KvInputs {
+            window: Some(WindowInputs {
+                chunk_tokens: 1,
+                max_tokens: 1,
+                ..window
+            }),
+            ..kv
+        };
+        assert_eq!(reach_blocks(Reach::Fixed(1500), &other_steps), Ok(752));
+        // 1,600 tokens fill 100 blocks exactly; none hold none. The pool of a side that
+        // keeps every token does not bound it: each sequence holds its encoder's tokens whole.
+        assert_eq!(reach_blocks(Reach::Fixed(1600), &kv), Ok(800));
+        assert_eq!(
+            reach_blocks(Reach::Fixed(1500), &KvInputs { blocks: 500, ..kv }),
+            Ok(752)
+        );
+        assert_eq!(reach_blocks(Reach::Fixed(0), &kv), Ok(0));
+        assert_eq!(
+            reach_per_sequence(Reach::Fixed(1500), 8192, 448, 0),
+            Err(SizeFault::DivisionByZero)
+        );
+        assert_eq!(
+            reach_blocks(Reach::Fixed(1500), &KvInputs::blocks(10, 16)),
             Err(SizeFault::MissingWindow)
         );
     }

@@ -59,6 +59,9 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     if top.schema.is_some_and(|schema| schema < 3) {
         schema_3_keys(sink, &blocks);
     }
+    if top.schema.is_some_and(|schema| schema < 4) {
+        schema_4_keys(sink, &blocks);
+    }
     let order = dims
         .as_ref()
         .and_then(|dims| derive::order(sink, derived, dims));
@@ -90,6 +93,20 @@ pub(crate) fn resolve(sink: &mut Sink, loaded: Loaded) -> Option<Circuit> {
     }
     let order = order?;
     assemble(sink, top, &blocks, (read, dir), dims?, &order, values)
+}
+
+/// A circuit before schema 4 (its libraries' included) declares no fixed-token KV (`tokens`).
+fn schema_4_keys(sink: &mut Sink, blocks: &[&RawBlock]) {
+    for state in blocks.iter().flat_map(|b| &b.states) {
+        if let Some(Reach::Fixed(tokens)) = &state.reach {
+            sink.report(
+                &tokens.at.loc,
+                Diagnostic::error("`tokens` needs `schema = 4`")
+                    .label("a fixed token count")
+                    .help("write `schema = 4` at the top of the circuit"),
+            );
+        }
+    }
 }
 
 /// A schema-1 or schema-2 circuit's states (its libraries' included) declare no `chunk`, no

@@ -177,14 +177,17 @@ pub const fn strides_into(extents: &[u64], out: &mut [u64]) -> Option<u64> {
     Some(stride)
 }
 
-/// What a KV side keeps of a sequence's tokens, when not every one: `T` is the tokens (or, in
-/// a generated table, the index of the state's token count).
+/// What a KV side keeps of a sequence's tokens, when not every one it decodes: `T` is the
+/// tokens (or, in a generated table, the index of the state's token count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reach<T = u64> {
     /// A sliding window: the last `T` tokens, its own included (`window`, schema 2).
     Window(T),
     /// Chunked local attention: the tokens of the current `T`-token chunk (`chunk`, schema 3).
     Chunk(T),
+    /// A fixed `T` tokens a request holds whatever it decodes, written once at prefill and
+    /// never grown (`tokens`, schema 4): cross-attention over an encoder's `T` positions.
+    Fixed(T),
 }
 
 impl<T: Copy> Reach<T> {
@@ -192,7 +195,7 @@ impl<T: Copy> Reach<T> {
     #[must_use]
     pub const fn tokens(&self) -> T {
         match *self {
-            Reach::Window(tokens) | Reach::Chunk(tokens) => tokens,
+            Reach::Window(tokens) | Reach::Chunk(tokens) | Reach::Fixed(tokens) => tokens,
         }
     }
 }
@@ -203,6 +206,7 @@ impl<T> Reach<T> {
         match self {
             Reach::Window(tokens) => Reach::Window(f(tokens)),
             Reach::Chunk(tokens) => Reach::Chunk(f(tokens)),
+            Reach::Fixed(tokens) => Reach::Fixed(f(tokens)),
         }
     }
 
@@ -211,15 +215,17 @@ impl<T> Reach<T> {
         match self {
             Reach::Window(tokens) => Reach::Window(tokens),
             Reach::Chunk(tokens) => Reach::Chunk(tokens),
+            Reach::Fixed(tokens) => Reach::Fixed(tokens),
         }
     }
 
-    /// Its key in a circuit: `window` or `chunk`.
+    /// Its key in a circuit: `window`, `chunk` or `tokens`.
     #[must_use]
     pub fn key(&self) -> &'static str {
         match self {
             Reach::Window(_) => "window",
             Reach::Chunk(_) => "chunk",
+            Reach::Fixed(_) => "tokens",
         }
     }
 }
@@ -286,6 +292,14 @@ impl StateDecl {
     #[must_use]
     pub fn with_chunk(mut self, tokens: u64) -> Self {
         self.reach = Some(Reach::Chunk(tokens));
+        self
+    }
+
+    /// The same declaration, holding a fixed `tokens` tokens of each request whatever it
+    /// decodes (a cross-attention KV side over an encoder's `tokens` positions).
+    #[must_use]
+    pub fn with_fixed_tokens(mut self, tokens: u64) -> Self {
+        self.reach = Some(Reach::Fixed(tokens));
         self
     }
 

@@ -14,7 +14,7 @@ use super::pool::PoolPolicy;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateInputs<'a> {
     /// What each format key holds (`("kv_cache_dtype", FormatChoice::Dtype(StateDtype::Fp8))`,
-    /// or a layout its states declare); a key the circuit names but this list lacks is an
+    /// or a packing its states declare); a key the circuit names but this list lacks is an
     /// error, a key it does not name is ignored.
     pub formats: &'a [(&'a str, FormatChoice<&'a str>)],
     /// Sequence slots of the recurrent pools, the padding dummy included.

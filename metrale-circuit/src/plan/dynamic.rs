@@ -22,8 +22,8 @@ use crate::law::layout::{Arena, LayoutKey, check_align, layout_order, place_all}
 use crate::law::sizing::{TermSpec, held_in_pool, size_term};
 use crate::law::{Holding, Region, Space};
 use crate::model::{
-    FormatChoice, HSteps, Lifetime, PoolPolicy, Position, StateDecl, StateDtype, StateFormat,
-    StateInputs, StateKind, StepCounts, UnitAxis, strides_into,
+    FormatChoice, HSteps, Lifetime, PoolPolicy, Position, Reach, StateDecl, StateDtype,
+    StateFormat, StateInputs, StateKind, StepCounts, UnitAxis, strides_into,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -62,6 +62,9 @@ pub struct StateTerm {
     /// Its unit's tensor shape (the state's `StateDecl::axes`): the term is the tensor
     /// `[units, axes...]` of its dtype.
     pub axes: Vec<UnitAxis>,
+    /// What a KV side keeps of a sequence (its sliding window, attention chunk or fixed token
+    /// count); `None`: every token, or not a KV side.
+    pub reach: Option<Reach>,
 }
 
 /// The packing a term's unit is made of: its name and its parts, placed.
@@ -235,6 +238,7 @@ impl DynamicPlan {
                         space: Space::of_kind(decl.kind),
                         packing: packing.clone(),
                         axes: decl.axes.clone(),
+                        reach: decl.reach,
                     });
                 }
             }

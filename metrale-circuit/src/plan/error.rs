@@ -53,7 +53,8 @@ pub enum PlanError<S = &'static str> {
         /// The state.
         state: S,
     },
-    /// The KV side keeps a sliding window, but the KV inputs give no window inputs.
+    /// The KV side keeps a sliding window, an attention chunk or a fixed token count, but the
+    /// KV inputs give no window inputs.
     MissingWindow {
         /// The state.
         state: S,
@@ -176,8 +177,9 @@ impl<S: fmt::Display> fmt::Display for PlanError<S> {
             }
             Self::MissingWindow { state } => write!(
                 f,
-                "KV side `{state}` keeps a sliding window but the KV inputs give no \
-                 `sequences`, `chunk_tokens` and `max_tokens`"
+                "KV side `{state}` keeps a sliding window, an attention chunk or a fixed token \
+                 count per sequence, but the KV inputs give no `sequences`, `chunk_tokens` and \
+                 `max_tokens`"
             ),
             Self::Pool { state, fault } => match fault {
                 PoolFault::Overflow => {

@@ -650,13 +650,23 @@ const STATE: Table = Table {
         .since(3)
         .under(NOT_FOR_A_READER),
         Key::new(
+            "tokens",
+            Value::Expr { axes: false },
+            "`paged_kv` only, not beside `window` or `chunk`: a fixed count of tokens a request \
+             holds whatever it decodes, written once at prefill (cross-attention over an \
+             encoder's positions); the side keeps `ceil(tokens / block_size)` blocks a sequence \
+             (a one-axis expression over the dims).",
+        )
+        .since(4)
+        .under(NOT_FOR_A_READER),
+        Key::new(
             "shares",
             Value::Either(&[Value::StateRef, Value::Table(&SHARES)]),
             "`paged_kv` only: the state of an earlier layer whose KV this side reads instead of \
              keeping its own (KV shared across layers): `\"<block>.<state>\"` reads it from the \
              last earlier layer holding `<block>`, `{ state, layer }` from the layer a one-axis \
              expression over the dims gives. The side then has no `format`, `shape`, `window`, \
-             `chunk` or `of`, and nodes only read it.",
+             `chunk`, `tokens` or `of`, and nodes only read it.",
         )
         .since(3)
         .under(&[Under {
@@ -708,9 +718,9 @@ const STATE: Table = Table {
             spellings: &StateKind::SPELLINGS,
             map: lifetime_of,
         },
-        // A side keeps a sliding window or an attention chunk, not both.
+        // A side keeps a sliding window, an attention chunk or a fixed count: one at most.
         Rule::Count {
-            keys: &["window", "chunk"],
+            keys: &["window", "chunk", "tokens"],
             how: How::AtMostOne,
             when: None,
         },

@@ -84,7 +84,7 @@ const TOP: Table = Table {
             Value::Map {
                 name: &Value::Snake,
                 value: &Value::Either(&[DTYPE, Value::Snake]),
-                entry: "What this format key holds: a dtype, or a layout its states declare \
+                entry: "What this format key holds: a dtype, or a packing its states declare \
                         (schema 3).",
                 min: 0,
                 max: u64::MAX,

@@ -2,7 +2,8 @@
 //! out the padding dummy ([`SlotPool`]), any numbered places (ring and prefix-snapshot slots,
 //! [`IndexPool`]), KV blocks with reference counts so sequences can share a prefix's blocks
 //! ([`BlockPool`]), and each sequence's block table on one KV side, a windowed side's kept as a
-//! ring of the window law's blocks ([`BlockTable`]). It works from the counts of a generated
+//! ring of the window law's blocks, a fixed token count's bounded by its blocks
+//! ([`BlockTable`]). It works from the counts of a generated
 //! or dynamic plan (`StateInputs::slots`, `KvRegions::block_count`) and needs nothing else.
 //!
 //! Owner: metrale-circuit (runtime).
@@ -19,7 +20,8 @@
 //! - A block handed out for writing (by [`BlockTable::append`]) has one reference, so it sits
 //!   in no other sequence's table: a full ring reuses its oldest block only when the sequence
 //!   alone holds it, and otherwise lets its share go and takes a fresh block.
-//! - A ring never holds more than its per-sequence blocks.
+//! - A ring never holds more than its per-sequence blocks; a fixed side neither, refusing the
+//!   block past them.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -78,6 +80,14 @@ pub enum AllocError {
         /// The ring's blocks per sequence.
         ring: u64,
     },
+    /// A block past the blocks a side of a fixed token count holds a sequence (cross-attention
+    /// over an encoder's positions, written once and never grown).
+    PastFixed {
+        /// The blocks the sequence would hold.
+        blocks: u64,
+        /// The side's blocks per sequence.
+        fixed: u64,
+    },
 }
 
 impl std::fmt::Display for AllocError {
@@ -104,6 +114,11 @@ impl std::fmt::Display for AllocError {
                 f,
                 "sequence {sequence} holds {blocks} blocks already: a prefix is adopted before \
                  any block of its own"
+            ),
+            AllocError::PastFixed { blocks, fixed } => write!(
+                f,
+                "{blocks} blocks are past the {fixed} a sequence holds of a side of a fixed token \
+                 count: it is written once at prefill and never grown"
             ),
             AllocError::PastRing { blocks, ring } => write!(
                 f,
@@ -375,11 +390,23 @@ pub struct Appended {
 }
 
 /// Every sequence's blocks on one KV side, in token order; a windowed side's a ring of at most
-/// `per_sequence` blocks (the window law's, from a plan of the side at one sequence).
+/// `per_sequence` blocks (the window law's, from a plan of the side at one sequence); a side of
+/// a fixed token count's at most its `per_sequence` blocks, never reused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockTable {
-    ring: Option<u64>,
+    bound: Bound,
     tables: BTreeMap<u64, VecDeque<u64>>,
+}
+
+/// How many blocks a sequence of a [`BlockTable`] may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    /// Every token's: no bound.
+    Every,
+    /// A window's ring: at most this many, the oldest reused past it.
+    Ring(u64),
+    /// A fixed token count's: at most this many, an error past it.
+    Fixed(u64),
 }
 
 impl BlockTable {
@@ -387,7 +414,7 @@ impl BlockTable {
     #[must_use]
     pub fn new() -> Self {
         Self {
-            ring: None,
+            bound: Bound::Every,
             tables: BTreeMap::new(),
         }
     }
@@ -397,7 +424,18 @@ impl BlockTable {
     #[must_use]
     pub fn ring(per_sequence: u64) -> Self {
         Self {
-            ring: Some(per_sequence.max(1)),
+            bound: Bound::Ring(per_sequence.max(1)),
+            tables: BTreeMap::new(),
+        }
+    }
+
+    /// The tables of a side of a fixed token count (`tokens`, schema 4: cross-attention over an
+    /// encoder's positions): a sequence holds at most `per_sequence` blocks, the
+    /// `ceil(tokens / block_size)` its prefill writes, and an append past them is refused.
+    #[must_use]
+    pub fn fixed(per_sequence: u64) -> Self {
+        Self {
+            bound: Bound::Fixed(per_sequence),
             tables: BTreeMap::new(),
         }
     }
@@ -408,12 +446,20 @@ impl BlockTable {
     ///
     /// # Errors
     /// [`AllocError::Exhausted`] when a new block is needed and the pool has none free;
-    /// [`AllocError::NotHeld`] when the ring's oldest block was freed behind the table's back.
-    /// Nothing changes then.
+    /// [`AllocError::NotHeld`] when the ring's oldest block was freed behind the table's back;
+    /// [`AllocError::PastFixed`] past a fixed side's blocks. Nothing changes then.
     pub fn append(&mut self, sequence: u64, pool: &mut BlockPool) -> Result<Appended, AllocError> {
         let held = self.tables.get(&sequence).map_or(0, |t| t.len() as u64);
-        let oldest = match self.ring {
-            Some(limit) if held >= limit => self.tables.get(&sequence).and_then(|t| t.front()),
+        let oldest = match self.bound {
+            Bound::Ring(limit) if held >= limit => {
+                self.tables.get(&sequence).and_then(|t| t.front())
+            }
+            Bound::Fixed(fixed) if held >= fixed => {
+                return Err(AllocError::PastFixed {
+                    blocks: held.saturating_add(1),
+                    fixed,
+                });
+            }
             _ => None,
         }
         .copied();
@@ -460,8 +506,9 @@ impl BlockTable {
     ///
     /// # Errors
     /// [`AllocError::Started`] when the sequence holds blocks already,
-    /// [`AllocError::PastRing`] for a prefix longer than a ring, and as [`BlockPool::share`]
-    /// for a block that is not held. Nothing changes then.
+    /// [`AllocError::PastRing`] for a prefix longer than a ring, [`AllocError::PastFixed`] for
+    /// one longer than a fixed side's blocks, and as [`BlockPool::share`] for a block that is
+    /// not held. Nothing changes then.
     pub fn adopt(
         &mut self,
         sequence: u64,
@@ -475,13 +522,20 @@ impl BlockTable {
                 blocks: held as u64,
             });
         }
-        if let Some(ring) = self.ring
-            && prefix.len() as u64 > ring
-        {
-            return Err(AllocError::PastRing {
-                blocks: prefix.len() as u64,
-                ring,
-            });
+        match self.bound {
+            Bound::Ring(ring) if prefix.len() as u64 > ring => {
+                return Err(AllocError::PastRing {
+                    blocks: prefix.len() as u64,
+                    ring,
+                });
+            }
+            Bound::Fixed(fixed) if prefix.len() as u64 > fixed => {
+                return Err(AllocError::PastFixed {
+                    blocks: prefix.len() as u64,
+                    fixed,
+                });
+            }
+            _ => {}
         }
         for (i, block) in prefix.iter().enumerate() {
             if let Err(error) = pool.share(*block) {
@@ -713,6 +767,55 @@ mod tests {
             Err(AllocError::Exhausted { .. })
         ));
         assert_eq!((ring, pool), before);
+    }
+
+    #[test]
+    fn a_fixed_side_holds_its_blocks_and_no_more() {
+        // Whisper's 1,500 encoder positions in 16-token blocks: 94 blocks a sequence.
+        let mut cross = BlockTable::fixed(94);
+        let mut pool = BlockPool::new(200);
+        for expected in 0..94 {
+            assert_eq!(cross.append(7, &mut pool).unwrap().block, expected);
+        }
+        let before = (cross.clone(), pool.clone());
+        assert_eq!(
+            cross.append(7, &mut pool),
+            Err(AllocError::PastFixed {
+                blocks: 95,
+                fixed: 94
+            })
+        );
+        assert_eq!((cross.clone(), pool.clone()), before, "nothing changes");
+        // Another sequence has its own 94; released, every block is free again.
+        assert_eq!(cross.append(8, &mut pool).unwrap().block, 94);
+        assert_eq!(cross.release(7, &mut pool), Ok(94));
+        assert_eq!(cross.release(8, &mut pool), Ok(1));
+        // A prefix longer than the side's blocks is refused; one that fits is shared.
+        let mut small = BlockTable::fixed(2);
+        let mut pool = BlockPool::new(4);
+        small.append(1, &mut pool).unwrap();
+        small.append(1, &mut pool).unwrap();
+        assert_eq!(
+            small.adopt(2, &[0, 1, 0], &mut pool),
+            Err(AllocError::PastFixed {
+                blocks: 3,
+                fixed: 2
+            })
+        );
+        small.adopt(2, &[0, 1], &mut pool).unwrap();
+        assert_eq!(pool.refs(0), Some(2));
+        assert!(matches!(
+            small.append(2, &mut pool),
+            Err(AllocError::PastFixed { .. })
+        ));
+        assert!(
+            AllocError::PastFixed {
+                blocks: 95,
+                fixed: 94
+            }
+            .to_string()
+            .contains("written once at prefill")
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //!   pool's page and request costs take their place.
 
 use crate::law::{Family, Holding, PoolShape};
-use crate::model::{KvInputs, Section, StateDecl, StateInputs, StateKind};
+use crate::model::{KvInputs, Reach, Section, StateDecl, StateInputs, StateKind};
 use crate::plan::{DynamicPlan, PagePool};
 
 /// What the plan at a fit's answer holds per unit, and what one more unit costs.
@@ -23,8 +23,13 @@ pub struct Capacity {
     /// Bytes one sequence's live recurrent states take over every layer (their units, padding
     /// aside; under vLLM's policy a request's recurrent pages hold these, unpadded).
     pub per_slot: u64,
-    /// Bytes one token of the main KV takes over every layer (draft sides aside).
+    /// Bytes one token of the main KV takes over every layer (draft sides aside, and the sides
+    /// of a fixed token count, which no decoded token grows).
     pub per_token: u64,
+    /// Bytes a request's KV of a fixed token count takes over every layer (schema 4's
+    /// `tokens`: cross-attention over an encoder's positions), its unit bytes times its tokens,
+    /// before rounding to blocks; 0 without such a side.
+    pub per_request: u64,
     /// Under the arenas: what one more main KV block costs, the device bytes with
     /// it less without it, padding included (`None` without KV blocks, under vLLM's policy, or
     /// when that plan fails).
@@ -54,7 +59,7 @@ impl Capacity {
         counts: &StateInputs<'_>,
         align: u64,
     ) -> Capacity {
-        let (per_slot, per_token) = match plan.pool() {
+        let (per_slot, per_token, per_request) = match plan.pool() {
             Some(pool) => pool_unit_bytes(pool, decls),
             None => arena_unit_bytes(plan, decls),
         };
@@ -74,6 +79,7 @@ impl Capacity {
         Capacity {
             per_slot,
             per_token,
+            per_request,
             block_bytes,
             pages,
         }
@@ -107,34 +113,45 @@ fn is_draft(decls: &[StateDecl], id: &str) -> bool {
 }
 
 /// Per-unit bytes under a page pool, whose layers hold those states: a request's live
-/// recurrent states over every layer (unpadded), and one token of the main layers' KV.
-fn pool_unit_bytes(pool: &PagePool, decls: &[StateDecl]) -> (u64, u64) {
-    let (mut per_slot, mut per_token) = (0u64, 0u64);
+/// recurrent states over every layer (unpadded), one token of the main layers' KV, and a
+/// request's KV of a fixed token count.
+fn pool_unit_bytes(pool: &PagePool, decls: &[StateDecl]) -> (u64, u64, u64) {
+    let (mut per_slot, mut per_token, mut per_request) = (0u64, 0u64, 0u64);
     for member in &pool.members {
         match member.layer.family {
             Family::Recurrent { state_bytes } => per_slot = per_slot.saturating_add(state_bytes),
+            Family::Attention { .. } if member.states.iter().any(|s| is_draft(decls, s)) => {}
+            Family::Attention {
+                token_bytes,
+                reach: Some(Reach::Fixed(tokens)),
+                ..
+            } => per_request = per_request.saturating_add(token_bytes.saturating_mul(tokens)),
             Family::Attention { token_bytes, .. } => {
-                if !member.states.iter().any(|s| is_draft(decls, s)) {
-                    per_token = per_token.saturating_add(token_bytes);
-                }
+                per_token = per_token.saturating_add(token_bytes);
             }
         }
     }
-    (per_slot, per_token)
+    (per_slot, per_token, per_request)
 }
 
-/// Per-unit bytes in the arenas: the units of the live recurrent terms, and of the main KV
-/// sides, padding aside.
-fn arena_unit_bytes(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64) {
-    let (mut per_slot, mut per_token) = (0u64, 0u64);
+/// Per-unit bytes in the arenas: the units of the live recurrent terms, of the main KV sides,
+/// padding aside, and a request's tokens of the main sides of a fixed token count.
+fn arena_unit_bytes(plan: &DynamicPlan, decls: &[StateDecl]) -> (u64, u64, u64) {
+    let (mut per_slot, mut per_token, mut per_request) = (0u64, 0u64, 0u64);
     for term in plan.terms() {
         if term.kind == StateKind::Recurrent && term.holding == Holding::Live {
             per_slot = per_slot.saturating_add(term.unit_bytes);
         } else if term.kind == StateKind::PagedKv && !is_draft(decls, &term.state) {
-            per_token = per_token.saturating_add(term.unit_bytes);
+            match term.reach {
+                Some(Reach::Fixed(tokens)) => {
+                    per_request =
+                        per_request.saturating_add(term.unit_bytes.saturating_mul(tokens));
+                }
+                _ => per_token = per_token.saturating_add(term.unit_bytes),
+            }
         }
     }
-    (per_slot, per_token)
+    (per_slot, per_token, per_request)
 }
 
 /// A vLLM page pool given every byte of a budget the other states leave, as vLLM gives its

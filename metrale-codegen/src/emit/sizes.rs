@@ -269,6 +269,7 @@ impl Emitter<'_> {
                 match reach {
                     Reach::Window(_) => "sliding window",
                     Reach::Chunk(_) => "attention chunk",
+                    Reach::Fixed(_) => "fixed token count",
                 },
                 block.name()
             ));

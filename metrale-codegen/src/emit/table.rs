@@ -200,6 +200,7 @@ impl<'a> Emitter<'a> {
                         let variant = match reach {
                             Reach::Window(_) => name("Reach", "window"),
                             Reach::Chunk(_) => name("Reach", "chunk"),
+                            Reach::Fixed(_) => name("Reach", "fixed"),
                         };
                         quote!(Some(#variant(#i)))
                     },

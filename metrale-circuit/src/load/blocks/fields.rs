@@ -23,7 +23,9 @@ use crate::model::{
 pub(crate) const SHARES_KEYS: &[&str] = &["state", "layer"];
 
 /// The keys a reader (`shares`) does not have: it keeps no unit of its own.
-const NOT_WITH_SHARES: &[&str] = &["format", "shape", "window", "chunk", "of", "packings"];
+const NOT_WITH_SHARES: &[&str] = &[
+    "format", "shape", "window", "chunk", "tokens", "of", "packings",
+];
 
 /// The value of a required key, or an error at the table's header.
 pub(super) fn required<'t, 'i>(
@@ -297,8 +299,9 @@ pub(super) fn expression(
     }
 }
 
-/// `window` (schema 2) or `chunk` (schema 3): what a `paged_kv` side keeps of a sequence, its
-/// sliding window or its attention chunk in tokens, one number; not both.
+/// `window` (schema 2), `chunk` (schema 3) or `tokens` (schema 4): what a `paged_kv` side keeps
+/// of a sequence, its sliding window, its attention chunk or a fixed count in tokens, one
+/// number; one of the three at most.
 pub(super) fn reach(
     w: &mut Walk<'_>,
     t: &Table<'_>,
@@ -306,19 +309,27 @@ pub(super) fn reach(
 ) -> Option<Reach<ShapeValue>> {
     let window = tokens(w, t, kind, "window").map(Reach::Window);
     let chunk = tokens(w, t, kind, "chunk").map(Reach::Chunk);
-    if let (Some(_), Some((key, _))) = (&window, field(t, "chunk")) {
+    let fixed = tokens(w, t, kind, "tokens").map(Reach::Fixed);
+    // The first written is kept; a second is refused at its key.
+    let mut given: Vec<(&str, std::ops::Range<usize>)> = ["window", "chunk", "tokens"]
+        .into_iter()
+        .filter_map(|k| field(t, k).map(|(span, _)| (k, span)))
+        .collect();
+    given.sort_by_key(|(_, span)| span.start);
+    if let [(first, _), (second, key), ..] = given.as_slice() {
         w.report(
-            key,
-            Diagnostic::error("a state has both `window` and `chunk`")
+            key.clone(),
+            Diagnostic::error(format!("a state has both `{first}` and `{second}`"))
                 .label("a second reach")
                 .help(
-                    "a KV side keeps the last `window` tokens (sliding window) or the tokens of \
-                     its current `chunk` (chunked local attention): give one",
+                    "a KV side keeps the last `window` tokens (sliding window), the tokens of \
+                     its current `chunk` (chunked local attention), or a fixed count of \
+                     `tokens` a request holds (cross-attention over an encoder): give one",
                 ),
         );
         return None;
     }
-    window.or(chunk)
+    window.or(chunk).or(fixed)
 }
 
 /// One token count of a `paged_kv` side (`window` or `chunk`), one axis.
@@ -337,11 +348,11 @@ pub(super) fn tokens(
             Diagnostic::error(format!("`{name}` is only for `paged_kv` states"))
                 .label("not a KV side")
                 .help(format!(
-                    "a {} bounds the tokens a `paged_kv` side keeps per sequence",
-                    if name == "window" {
-                        "sliding window"
-                    } else {
-                        "attention chunk"
+                    "{} bounds the tokens a `paged_kv` side keeps per sequence",
+                    match name {
+                        "window" => "a sliding window",
+                        "chunk" => "an attention chunk",
+                        _ => "a fixed token count",
                     }
                 )),
         );
@@ -353,7 +364,12 @@ pub(super) fn tokens(
             Diagnostic::error(format!("a `{name}` has more than one axis"))
                 .label("` x ` joins axes")
                 .help(format!(
-                    "a {name} is one number of tokens: terms joined by `+` or `-`, factors by `*`"
+                    "{} is one number of tokens: terms joined by `+` or `-`, factors by `*`",
+                    if name == "tokens" {
+                        "a token count".to_owned()
+                    } else {
+                        format!("a {name}")
+                    }
                 )),
         );
         return None;

@@ -53,8 +53,8 @@ pub(crate) const BLOCK_KEYS: &[&str] = &["stream_in", "stream_out", "outputs", "
 
 /// The keys of a state table.
 pub(crate) const STATE_KEYS: &[&str] = &[
-    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk", "shares",
-    "packings",
+    "id", "kind", "lifetime", "format", "shape", "verify", "of", "window", "chunk", "tokens",
+    "shares", "packings",
 ];
 
 /// The keys of a state table renamed since their schema, each refused at itself naming the new

@@ -304,6 +304,7 @@ impl Circuit {
         let reach = match &unit_state.reach {
             Some(Reach::Window(window)) => Some(Reach::Window(evaluated("window", window)?)),
             Some(Reach::Chunk(chunk)) => Some(Reach::Chunk(evaluated("chunk", chunk)?)),
+            Some(Reach::Fixed(tokens)) => Some(Reach::Fixed(evaluated("tokens", tokens)?)),
             None => None,
         };
         Ok(StateDecl {

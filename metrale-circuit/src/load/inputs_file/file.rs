@@ -136,7 +136,7 @@ impl ParallelCounts {
 /// [`InputsFile::view`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputsFile {
-    /// `[formats]`: what each format key holds (a dtype, or a layout its states declare), in
+    /// `[formats]`: what each format key holds (a dtype, or a packing its states declare), in
     /// file order.
     pub formats: Vec<(String, FormatChoice<String>)>,
     /// `slots`: sequence slots of the recurrent pools, the padding dummy included.
@@ -381,7 +381,7 @@ impl InputsFile {
         }
     }
 
-    /// What the file gives a format key: a dtype or a layout.
+    /// What the file gives a format key: a dtype or a packing.
     #[must_use]
     pub fn format(&self, key: &str) -> Option<FormatChoice<&str>> {
         self.formats
@@ -711,7 +711,7 @@ fn parallel(walk: &mut Walk<'_>, value: &Value<'_>) -> ParallelCounts {
     ParallelCounts { tp, pp, pp_layers }
 }
 
-/// `[formats]`: format key -> dtype or layout name, in file order. Whether a layout is one the
+/// `[formats]`: format key -> dtype or packing name, in file order. Whether a packing is one the
 /// circuit's states declare is the plan's to say (the file serves any circuit).
 fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, FormatChoice<String>)> {
     let Some(table) = walk.table("formats", value) else {
@@ -737,17 +737,17 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, FormatChoice<
             Some(FormatChoice::Dtype(dtype)) => {
                 formats.push((name.to_owned(), FormatChoice::Dtype(dtype)));
             }
-            Some(FormatChoice::Packing(layout)) => {
-                formats.push((name.to_owned(), FormatChoice::Packing(layout.to_owned())));
+            Some(FormatChoice::Packing(packing)) => {
+                formats.push((name.to_owned(), FormatChoice::Packing(packing.to_owned())));
             }
             None => walk.report(
                 value.span(),
                 Diagnostic::error(format!(
                     "unknown dtype `{spelling}` for format key `{name}`"
                 ))
-                .label("not a dtype or a layout name")
+                .label("not a dtype or a packing name")
                 .expected_one_of("dtypes", spelling, StateDtype::spellings())
-                .help("or the name of a layout the key's states declare (`[a-z][a-z0-9_]*`)"),
+                .help("or the name of a packing the key's states declare (`[a-z][a-z0-9_]*`)"),
             ),
         }
     }

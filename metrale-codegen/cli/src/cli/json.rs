@@ -50,7 +50,8 @@ fn total(total: Total) -> Value {
 /// The plan as JSON: `circuit`, `checkpoint`, `align`, `terms` (each with `state`, `kind`,
 /// `holding`, `lifetime`, `dtype`, `units`, `unit_bytes` (one unit; for the prompt-lookup
 /// index one entry, its bytes following the hash-table law), `bytes`, `offset`, `space`, for
-/// a paged KV side `blocks` and `block_size`, for a unit with a shape its tensor shape
+/// a paged KV side `blocks` and `block_size` (and `window`, `chunk` or `tokens` when it keeps
+/// part of a sequence or a fixed count), for a unit with a shape its tensor shape
 /// (`shape`: the extents, `axes`: each as the circuit writes it, `strides`: row-major element
 /// strides; the term is `[units, shape...]`), and for a unit made of a packing (schema 3) its
 /// `packing` (also as `layout`, its name before) and `parts` (each `part`, `dtype`, `elements`, and its `offset` and `bytes` in
@@ -86,6 +87,11 @@ pub fn plan(report: &Report) -> String {
                     "blocks".to_owned(),
                     json!(t.units.checked_div(t.inner).unwrap_or(0)),
                 );
+                // What it keeps of a sequence, when not every token: `window`, `chunk` or
+                // `tokens` (a fixed count a request holds), in tokens.
+                if let Some(reach) = t.reach {
+                    fields.insert(reach.key().to_owned(), json!(reach.tokens()));
+                }
             }
             // A unit's tensor shape: the term is `[units, shape...]` of its dtype.
             if !t.axes.is_empty()

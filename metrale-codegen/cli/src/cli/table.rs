@@ -716,6 +716,15 @@ pub fn fit(report: &FitReport) -> String {
             ),
             ("bytes per KV token", format!("{} B", capacity.per_token)),
         ]);
+        if capacity.per_request > 0 {
+            rows.push((
+                "fixed KV a request",
+                format!(
+                    "{} B (its encoder's tokens, whatever it decodes)",
+                    capacity.per_request
+                ),
+            ));
+        }
     }
     if let Some(profile) = &report.profile {
         rows.insert(3, ("profile", profile_line(profile)));
