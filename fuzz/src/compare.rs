@@ -303,6 +303,7 @@ generated_modules!(
     nemotron_h,
     qwen3_5,
     qwen3_next,
+    whisper,
 );
 
 /// Every real circuit loaded for the comparison.

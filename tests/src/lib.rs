@@ -6,7 +6,7 @@
 #![deny(warnings, missing_docs)]
 
 /// Every circuit file this crate includes, relative to the workspace root.
-pub const CIRCUITS: [&str; 17] = [
+pub const CIRCUITS: [&str; 18] = [
     "circuits/deepseek_v3.toml",
     "circuits/deepseek_v32.toml",
     "circuits/falcon_h1.toml",
@@ -24,6 +24,7 @@ pub const CIRCUITS: [&str; 17] = [
     "circuits/nemotron_h.toml",
     "circuits/qwen3_5.toml",
     "circuits/qwen3_next.toml",
+    "circuits/whisper.toml",
 ];
 
 include!(concat!(env!("OUT_DIR"), "/deepseek_v3.rs"));
@@ -43,6 +44,7 @@ include!(concat!(env!("OUT_DIR"), "/mistral.rs"));
 include!(concat!(env!("OUT_DIR"), "/nemotron_h.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_5.rs"));
 include!(concat!(env!("OUT_DIR"), "/qwen3_next.rs"));
+include!(concat!(env!("OUT_DIR"), "/whisper.rs"));
 
 pub mod alloc_model;
 
@@ -132,4 +134,5 @@ pub mod reexported {
     include!(concat!(env!("OUT_DIR"), "/reexported/nemotron_h.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_5.rs"));
     include!(concat!(env!("OUT_DIR"), "/reexported/qwen3_next.rs"));
+    include!(concat!(env!("OUT_DIR"), "/reexported/whisper.rs"));
 }

@@ -911,6 +911,22 @@ differential!(
     256,
     [ssm_h_storage, ssm_conv_storage, kv_cache_dtype]
 );
+differential!(
+    whisper_large_v3_generated_equals_dynamic,
+    whisper,
+    whisper_large_v3,
+    "circuits/whisper.toml",
+    128,
+    [kv_cache_dtype]
+);
+differential!(
+    whisper_tiny_generated_equals_dynamic,
+    whisper,
+    tiny,
+    "circuits/whisper.toml",
+    256,
+    [kv_cache_dtype]
+);
 
 // The suites' circuit of KV shared across layers (`tests/ui/circuits/shared_kv.toml`).
 differential!(

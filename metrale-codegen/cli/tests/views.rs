@@ -110,7 +110,7 @@ fn table_json_and_map_state_one_device_total_for_every_circuit_and_policy() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 34, "17 circuits under 2 policies");
+    assert_eq!(checked, 36, "18 circuits under 2 policies");
 }
 
 /// Every key of `value`, at any depth (array elements included).

@@ -17,6 +17,7 @@ include!("../../golden/llama4.rs");
 include!("../../golden/minimax_m1.rs");
 include!("../../golden/mistral.rs");
 include!("../../golden/qwen3_next.rs");
+include!("../../golden/whisper.rs");
 
 use gpt_oss::{Formats, Inputs, gpt_oss_120b};
 use metrale_circuit::{CacheInputs, KvInputs, StateDtype};

@@ -21,6 +21,7 @@ pub mod plans {
     metrale_macros::circuit!("../../../circuits/nemotron_h.toml");
     metrale_macros::circuit!("../../../circuits/qwen3_5.toml");
     metrale_macros::circuit!("../../../circuits/qwen3_next.toml");
+    metrale_macros::circuit!("../../../circuits/whisper.toml");
     // Not a real model: the suites' circuit of KV shared across layers.
     metrale_macros::circuit!("../circuits/shared_kv.toml");
 }
