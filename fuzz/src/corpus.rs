@@ -786,7 +786,14 @@ mod tests {
             assert!(circuit.text.contains("schema = 3"), "{name}");
         }
         // Circuits with each schema-4 form, and configs read through them by `import`.
-        for form in ["schema = 4", "{ if = ", "_factor\"", "offset = \""] {
+        for form in [
+            "schema = 4",
+            "{ if = ",
+            "_factor\"",
+            "offset = \"",
+            "[*].",
+            "tokens = ",
+        ] {
             assert!(has(&corpus.circuits, form) >= 1, "{form}");
         }
         assert!(

@@ -144,7 +144,12 @@ impl<'a> Reader<'a> {
 
     /// Follows a dotted path: object keys, and number segments into arrays.
     pub(super) fn find(&self, path: &str) -> Found<'a> {
-        let mut at: &'a Value<'a> = self.root;
+        Self::find_from(self.root, path)
+    }
+
+    /// Follows a dotted path from `from` (a list's entry, for a projection over it).
+    pub(super) fn find_from(from: &'a Value<'a>, path: &str) -> Found<'a> {
+        let mut at: &'a Value<'a> = from;
         for segment in path.split('.') {
             let next = match at {
                 Value::Object(object) => object

@@ -190,15 +190,20 @@ impl Reader<'_> {
         map: &[(String, String)],
         layers: u64,
     ) -> Option<Vec<Layer>> {
+        // `list[*].path` (schema 4): the value at `path` in each entry of `list`.
+        let (list_key, each) = match key.split_once("[*]") {
+            Some((list, rest)) => (list, Some(rest.strip_prefix('.').unwrap_or(rest))),
+            None => (key, None),
+        };
         let value = self.require(
-            key,
+            list_key,
             "`[config] layer_types` names the key of the per-layer list",
         )?;
         let Value::Array(array) = value else {
             self.report(
                 span(value),
                 Diagnostic::error(format!(
-                    "config key `{key}` must be a list of layer types, found {}",
+                    "config key `{list_key}` must be a list of layer types, found {}",
                     describe(value)
                 ))
                 .label("not a list"),
@@ -209,7 +214,7 @@ impl Reader<'_> {
             self.report(
                 span(value),
                 Diagnostic::error(format!(
-                    "config key `{key}` has {} entries, but the model has {layers} layers",
+                    "config key `{list_key}` has {} entries, but the model has {layers} layers",
                     array.elements.len()
                 ))
                 .label("one entry per layer expected"),
@@ -218,10 +223,32 @@ impl Reader<'_> {
         }
         let entries: Vec<&str> = map.iter().map(|(e, _)| e.as_str()).collect();
         let mut out = Vec::with_capacity(array.elements.len());
-        for (i, element) in array.elements.iter().enumerate() {
+        for (i, entry) in array.elements.iter().enumerate() {
+            let element = match each {
+                None | Some("") => entry,
+                Some(path) => match Reader::find_from(entry, path) {
+                    Found::Value(v) => v,
+                    Found::Missing(_) => {
+                        self.report(
+                            span(entry),
+                            Diagnostic::error(format!(
+                                "entry {i} of config key `{list_key}` has no `{path}`"
+                            ))
+                            .label(format!("no `{path}` in this entry"))
+                            .help(format!(
+                                "`[config] layer_types` reads `{key}`: each entry of `{list_key}` gives it"
+                            )),
+                        );
+                        continue;
+                    }
+                },
+            };
+            // A boolean or `null` is mapped by its spelling, as a number is.
             let spelled = match element {
                 Value::StringLit(s) => Some(s.value.to_string()),
                 Value::NumberLit(n) => Some(n.value.to_owned()),
+                Value::BooleanLit(b) => Some(b.value.to_string()),
+                Value::NullKeyword(_) => Some("null".to_owned()),
                 _ => None,
             };
             let kind =
@@ -233,17 +260,22 @@ impl Reader<'_> {
             let found = match element {
                 Value::StringLit(s) => format!("`{}`", s.value),
                 Value::NumberLit(n) => format!("`{}`", n.value),
+                Value::BooleanLit(b) => format!("`{}`", b.value),
+                Value::NullKeyword(_) => "`null`".to_owned(),
                 other => describe(other).to_owned(),
             };
             let shown = found.trim_matches('`').to_owned();
-            self.report(
-                span(element),
-                Diagnostic::error(format!(
-                    "entry {i} of config key `{key}` is {found}, which `[config] layer_types.map` does not map"
-                ))
-                .label("unknown layer type")
-                .expected_one_of("entries", &shown, &entries),
-            );
+            let mut d = Diagnostic::error(format!(
+                "entry {i} of config key `{key}` is {found}, which `[config] layer_types.map` does not map"
+            ))
+            .label("unknown layer type")
+            .expected_one_of("entries", &shown, &entries);
+            if matches!(element, Value::Object(_)) {
+                d = d.help(format!(
+                    "to map a value of each entry, project it (schema 4): `key = \"{key}[*].<key in the entry>\"`"
+                ));
+            }
+            self.report(span(element), d);
         }
         (out.len() == array.elements.len()).then_some(out)
     }

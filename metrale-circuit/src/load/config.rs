@@ -297,8 +297,8 @@ fn rules(
 fn layer_types(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<LayerKindsSource> {
     let table = w.table("layer_types", value)?;
     w.check_keys(table, LAYER_TYPES_KEYS, "`layer_types`");
-    let key =
-        required(w, table, value.span(), "key", "layer_types").and_then(|v| key_path(w, "key", v));
+    let key = required(w, table, value.span(), "key", "layer_types")
+        .and_then(|v| key_path(w, "key", v).and_then(|key| projection(w, v, key, cx)));
     let map =
         required(w, table, value.span(), "map", "layer_types").and_then(|v| kind_map(w, v, cx));
     Some(LayerKindsSource::Types {
@@ -307,6 +307,43 @@ fn layer_types(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<
         or: None,
         over: false,
     })
+}
+
+/// A `layer_types` key that projects over a list, `list[*].path` (schema 4): one `[*]`, after
+/// the list's key, followed by the end or by `.` and the path in each entry.
+fn projection(
+    w: &mut Walk<'_>,
+    value: &Value<'_>,
+    key: String,
+    cx: &Context<'_>,
+) -> Option<String> {
+    let Some((list, rest)) = key.split_once("[*]") else {
+        return Some(key);
+    };
+    let refused = if !cx.expressions() {
+        Some((
+            "a projection over a list (`[*]`) needs `schema = 4`".to_owned(),
+            "write `schema = 4` at the top of the circuit".to_owned(),
+        ))
+    } else if list.is_empty()
+        || rest.contains("[*]")
+        || !(rest.is_empty() || rest.len() > 1 && rest.starts_with('.'))
+    {
+        Some((
+            format!("`{key}` is not a projection over a list"),
+            "write the list's key, `[*]` once, then the key in each entry: `block_configs[*].attention.no_op`, or `[*]` last for a list of values".to_owned(),
+        ))
+    } else {
+        None
+    };
+    if let Some((message, help)) = refused {
+        w.report(
+            value.span(),
+            Diagnostic::error(message).label("here").help(help),
+        );
+        return None;
+    }
+    Some(key)
 }
 
 /// `layer_indices = { base = 0 | 1, kinds = { <layer kind> = "<key>", ... } }`.

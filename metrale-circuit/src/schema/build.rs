@@ -48,6 +48,14 @@ const SELF_KIND: &str = "^_*[Ss]elf_*$";
 /// A dotted `config.json` key path: non-empty segments joined by `.`.
 const KEY_PATH: &str = "^[^.]+(\\.[^.]+)*$";
 
+/// A key path with at most one projection over a list, `[*]`, never first and followed by
+/// the end or by `.` (`load::config`'s `projection`).
+const KEY_PROJECTION: &str =
+    "^(?!\\[\\*\\])(?!.*\\[\\*\\].*\\[\\*\\])(?!.*\\[\\*\\][^.])[^.]+(\\.[^.]+)*$";
+
+/// A key path without a projection (before schema 4).
+const KEY_PATH_UNPROJECTED: &str = "^(?!.*\\[\\*\\])[^.]+(\\.[^.]+)*$";
+
 /// A key path where a config expression could stand but the schema has none (schemas 2 and
 /// 3): no whitespace and none of an expression's operators, as the loader refuses them there.
 const KEY_PATH_ALONE: &str = "^[^.\\s+*/%(),]+(\\.[^.\\s+*/%(),]+)*$";
@@ -766,6 +774,10 @@ impl Generator<'_> {
                 };
                 out.push(wrap(path, Json::obj([("pattern", Json::Str(pattern))])));
             }
+            Value::KeyProjection if version < self.doc.config_expr_since => out.push(wrap(
+                path,
+                Json::obj([("pattern", Json::str(KEY_PATH_UNPROJECTED))]),
+            )),
             Value::Table(table) => self.limits(table, version, path, out),
             Value::List { item, .. } => {
                 path.push(Step::Item);
@@ -866,6 +878,7 @@ fn scalar_schema(value: &Value) -> Json {
         Value::Expr { axes } => string().with("pattern", Json::Str(expression(true, *axes))),
         Value::Index => string().with("pattern", Json::Str(index(true))),
         Value::KeyPath => string().with("pattern", Json::str(KEY_PATH)),
+        Value::KeyProjection => string().with("pattern", Json::str(KEY_PROJECTION)),
         Value::ConfigExpr { .. } => string().with("minLength", Json::Int(1)),
         Value::StateRef => string().with("pattern", Json::str(STATE_REF)),
         Value::Any

@@ -1118,8 +1118,9 @@ const LAYER_TYPES: Table = Table {
     docs: &[
         Key::new(
             "key",
-            Value::KeyPath,
-            "The key of the list of layer types, one entry per layer.",
+            Value::KeyProjection,
+            "The key of the list of layer types, one entry per layer; from schema 4 it may \
+             project a value of each entry (`block_configs[*].attention.no_op`).",
         )
         .required(),
         Key::new(

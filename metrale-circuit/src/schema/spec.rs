@@ -67,6 +67,10 @@ pub(super) enum Value {
     Index,
     /// A dotted key path into a `config.json` (`text_config.hidden_size`).
     KeyPath,
+    /// A key path that may project over a list from [`Document::config_expr_since`] on
+    /// (`block_configs[*].attention.no_op`: one `[*]`, after the list's key, followed by the
+    /// end or by `.`); before it, a key path without `[*]`.
+    KeyProjection,
     /// A figure computed from a `config.json`: an expression over its keys from the version
     /// [`Document::config_expr_since`] on (`embedding_dim * qk_dim_factor`); before it,
     /// `older` (a key path, or a fallback's one-axis shape expression).
