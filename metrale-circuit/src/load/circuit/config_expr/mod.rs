@@ -24,7 +24,8 @@
 //! that evaluates it says so, naming each key read and its value.
 //!
 //! Invariants:
-//! - Nothing here panics and nothing recurses past [`MAX_NESTING`] levels, whatever the text.
+//! - Nothing here panics, and nothing recurses past [`MAX_NESTING`] levels or a tree of more
+//!   than [`MAX_NODES`] nodes, whatever the text.
 //! - A parsed expression's spans ([`Name::at`], a fault's) are byte ranges of
 //!   [`ConfigExpr::text`].
 //! - Evaluation is checked: an intermediate past `i128` (numerator or denominator) is
@@ -41,6 +42,10 @@ pub use exact::Exact;
 /// How deeply parentheses, calls and unary minus may nest: far past any figure a config
 /// needs, and a bound on the parser's recursion.
 pub const MAX_NESTING: usize = 32;
+
+/// How many numbers, names and operators an expression may hold: far past any figure a config
+/// needs, and a bound on its tree's depth, so evaluating and dropping it never recurse deeply.
+pub const MAX_NODES: usize = 256;
 
 /// An expression over config keys (and, where the caller allows, declared dims), as written
 /// and parsed.
@@ -129,6 +134,7 @@ impl ConfigExpr {
             text,
             pos: 0,
             depth: 0,
+            nodes: 0,
         };
         let node = parser.sum()?;
         match parser.peek() {
@@ -256,6 +262,7 @@ struct Parser<'t> {
     text: &'t str,
     pos: usize,
     depth: usize,
+    nodes: usize,
 }
 
 impl Parser<'_> {
@@ -287,6 +294,17 @@ impl Parser<'_> {
         }
     }
 
+    /// Counts one more node of the tree.
+    fn node(&mut self) -> Result<(), ExprSyntaxError> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(self.error_here(&format!(
+                "more than {MAX_NODES} numbers, names and operators"
+            )));
+        }
+        Ok(())
+    }
+
     fn nest(&mut self) -> Result<(), ExprSyntaxError> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
@@ -299,6 +317,7 @@ impl Parser<'_> {
         let mut node = self.product()?;
         while let Some(c @ (b'+' | b'-')) = self.peek() {
             let at = self.pos..self.pos + 1;
+            self.node()?;
             self.pos += 1;
             let right = self.product()?;
             let op = if c == b'+' { Op::Add } else { Op::Sub };
@@ -316,6 +335,7 @@ impl Parser<'_> {
         let mut node = self.unary()?;
         while let Some(c @ (b'*' | b'/' | b'%')) = self.peek() {
             let at = self.pos..self.pos + 1;
+            self.node()?;
             self.pos += 1;
             let right = self.unary()?;
             let op = match c {
@@ -335,6 +355,7 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> Result<Node, ExprSyntaxError> {
         if self.peek() == Some(b'-') {
+            self.node()?;
             self.pos += 1;
             self.nest()?;
             let inner = self.unary()?;
@@ -374,6 +395,7 @@ impl Parser<'_> {
     }
 
     fn number(&mut self) -> Result<Node, ExprSyntaxError> {
+        self.node()?;
         let start = self.pos;
         let bytes = self.text.as_bytes();
         let mut end = start;
@@ -404,6 +426,7 @@ impl Parser<'_> {
     }
 
     fn name_or_call(&mut self) -> Result<Node, ExprSyntaxError> {
+        self.node()?;
         let start = self.pos;
         let bytes = self.text.as_bytes();
         let mut end = start;
@@ -536,6 +559,55 @@ mod tests {
             Some("hidden")
         );
         assert_eq!(ConfigExpr::parse("hidden * 2").unwrap().as_key(), None);
+    }
+
+    #[test]
+    fn no_text_of_the_grammar_s_characters_panics() {
+        // Every string of up to 6 of these characters, and long runs of nesting: each parses
+        // or is refused at a span within the text, and evaluates or faults, never panics.
+        const CHARS: &[u8] = b"(),.-+*/%05ab_ x";
+        let values = |name: &super::Name| -> Result<Exact, ()> {
+            match name.path.len() % 3 {
+                0 => Ok(Exact::int(0)),
+                1 => Exact::parse_decimal("0.5").ok_or(()),
+                _ => Ok(Exact::int(i128::MAX)),
+            }
+        };
+        let mut text = Vec::new();
+        let mut count = 0u64;
+        for len in 0..=5u32 {
+            for mut n in 0..(CHARS.len() as u64).pow(len) {
+                text.clear();
+                for _ in 0..len {
+                    text.push(CHARS[usize::try_from(n % CHARS.len() as u64).unwrap()]);
+                    n /= CHARS.len() as u64;
+                }
+                let text = std::str::from_utf8(&text).unwrap();
+                match ConfigExpr::parse(text) {
+                    Ok(expr) => {
+                        let _ = expr.eval(&mut |name| values(name));
+                        for name in expr.names() {
+                            assert!(name.at.end <= text.len(), "{text:?}");
+                        }
+                    }
+                    Err(error) => assert!(error.at.start <= text.len(), "{text:?}"),
+                }
+                count += 1;
+            }
+        }
+        assert!(count > 100_000, "{count} texts");
+        let deep = "(".repeat(10_000) + "1";
+        assert!(ConfigExpr::parse(&deep).is_err());
+        // A long chain is refused at its node past the bound, not evaluated 10,000 deep.
+        let long = "1+".repeat(10_000) + "1";
+        assert_eq!(ConfigExpr::parse(&long).map_err(|e| e.at), Err(256..257));
+        let most = "1+".repeat(127) + "1";
+        assert_eq!(
+            ConfigExpr::parse(&most)
+                .unwrap()
+                .eval(&mut |_| Err::<Exact, ()>(())),
+            Ok(Exact::int(128))
+        );
     }
 
     #[test]
