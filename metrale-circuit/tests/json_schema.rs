@@ -31,6 +31,10 @@ use toml::de::{DeTable, DeValue};
 /// arithmetic. Reviewed one by one; keep it sorted.
 const CIRCUIT_CASES_NOT_EXPRESSED: &[(&str, &str)] = &[
     (
+        "config_expressions/a_computed_index_is_an_expression",
+        "parsing: parentheses nest, so a config expression's grammar is not a regular language",
+    ),
+    (
         "config_expressions/a_constant_reads_no_key",
         "parsing: `min` and `max` are names only where no `(` follows, so whether an expression reads a key is not a pattern",
     ),

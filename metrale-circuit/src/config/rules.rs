@@ -191,6 +191,10 @@ impl Reader<'_> {
                 base,
             } => self.listed(list, *base, depth, by),
             RuleLayers::Indices {
+                list: RuleIndices::Computed(list),
+                base,
+            } => self.computed(list, *base, depth, by),
+            RuleLayers::Indices {
                 list: RuleIndices::Key { key, or },
                 base,
             } => match (self.find(key), or) {
@@ -300,6 +304,55 @@ impl Reader<'_> {
             out.push((layer, depth.at.clone()));
         }
         Some(out)
+    }
+
+    /// Schema 4's computed `indices`: each entry read (a number, or an expression over config
+    /// keys), then each a layer of the config's depth, none listed twice.
+    fn computed(
+        &mut self,
+        list: &[ConfigInt],
+        base: u64,
+        depth: &Depth,
+        by: &str,
+    ) -> Option<Vec<(usize, Range<usize>)>> {
+        let mut out: Vec<(usize, Range<usize>)> = Vec::with_capacity(list.len());
+        let mut valid = true;
+        for int in list {
+            let Some(read) = self.rule_int(int, by) else {
+                valid = false;
+                continue;
+            };
+            let at = read.at.clone().unwrap_or_else(|| depth.at.clone());
+            let layer = u64::try_from(read.value)
+                .ok()
+                .and_then(|index| layer_law::index(index, base, depth.layers));
+            let refused = match layer {
+                None => Some(
+                    Diagnostic::error(format!(
+                        "{by} lists layer {}, but config key `{}` gives {} layers",
+                        read.value, depth.key, depth.layers
+                    ))
+                    .label("not a layer of this model")
+                    .note(format!(
+                        "with `base = {base}` the layers are {base} to {}",
+                        depth.layers - 1 + base
+                    )),
+                ),
+                Some(layer) if out.iter().any(|(l, _)| *l == layer) => Some(
+                    Diagnostic::error(format!("{by} lists layer {} twice", read.value))
+                        .label("listed again"),
+                ),
+                Some(layer) => {
+                    out.push((layer, at.clone()));
+                    None
+                }
+            };
+            if let Some(d) = refused {
+                self.report(at, d);
+                valid = false;
+            }
+        }
+        valid.then_some(out)
     }
 
     /// `last = K`: the count read at most the depth.

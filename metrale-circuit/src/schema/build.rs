@@ -770,7 +770,9 @@ impl Generator<'_> {
             Value::ConfigExpr { older } if version < self.doc.config_expr_since => {
                 let pattern = match older {
                     Value::Expr { axes } => expression(version >= self.doc.minus_since, *axes),
-                    _ => KEY_PATH_ALONE.to_owned(),
+                    Value::KeyPath => KEY_PATH_ALONE.to_owned(),
+                    // No string before config expressions: a pattern nothing matches.
+                    _ => "(?!)".to_owned(),
                 };
                 out.push(wrap(path, Json::obj([("pattern", Json::Str(pattern))])));
             }

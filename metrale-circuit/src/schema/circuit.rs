@@ -1020,7 +1020,7 @@ const LAYER_RULE: Table = Table {
             "indices",
             Value::Either(&[
                 Value::List {
-                    item: &COUNT,
+                    item: &Value::Either(&[COUNT, Value::ConfigExpr { older: &COUNT }]),
                     min: 1,
                     max: u64::MAX,
                     unique: true,
@@ -1028,8 +1028,9 @@ const LAYER_RULE: Table = Table {
                 Value::KeyPath,
                 Value::Table(&RULE_INDICES_TABLE),
             ]),
-            "Names the listed layers: a list written here, the config key of one, or `{ key, \
-             or }`: the config's list, or `or` when the config omits the key or gives `null`.",
+            "Names the listed layers: a list written here (from schema 4 an entry may be an \
+             expression over config keys), the config key of one, or `{ key, or }`: the \
+             config's list, or `or` when the config omits the key or gives `null`.",
         ),
         Key::new(
             "base",

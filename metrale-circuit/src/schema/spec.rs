@@ -73,10 +73,11 @@ pub(super) enum Value {
     KeyProjection,
     /// A figure computed from a `config.json`: an expression over its keys from the version
     /// [`Document::config_expr_since`] on (`embedding_dim * qk_dim_factor`); before it,
-    /// `older` (a key path, or a fallback's one-axis shape expression).
+    /// `older` (a key path, or a fallback's one-axis shape expression; any other value: no
+    /// string at all).
     ConfigExpr {
-        /// What the value is before config expressions: a [`Value::KeyPath`] or a
-        /// [`Value::Expr`].
+        /// What the value is before config expressions: a [`Value::KeyPath`], a
+        /// [`Value::Expr`], or another value (a count), which no string is.
         older: &'static Value,
     },
     /// A state of a block, `<block>.<state>`: two lower snake-case names joined by a dot.

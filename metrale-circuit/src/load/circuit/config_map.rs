@@ -215,6 +215,10 @@ pub enum RuleLayers {
 pub enum RuleIndices {
     /// Written in the circuit (not empty, none repeated, each at least the rule's `base`).
     Listed(Vec<u64>),
+    /// Schema 4: written in the circuit with entries computed from the config
+    /// (`[0, "num_hidden_layers - 1"]`): each a number or an expression over config keys, not
+    /// empty; the numbers checked as [`RuleIndices::Listed`]'s, the computed ones per config.
+    Computed(Vec<ConfigInt>),
     /// The key path of a list of integers in the config, and the list (`or`, possibly empty)
     /// used when the config omits the key or gives `null`.
     Key {

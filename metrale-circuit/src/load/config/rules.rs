@@ -256,7 +256,7 @@ impl Context<'_> {
         };
         let layers = match selector {
             Some("every") => every(w, table, self.expressions()),
-            Some("indices") => indices(w, table),
+            Some("indices") => indices(w, table, self.expressions()),
             Some("last") => last(w, table, self.expressions()),
             _ => None,
         };
@@ -517,8 +517,9 @@ fn every(w: &mut Walk<'_>, table: &Table<'_>, expressions: bool) -> Option<RuleL
     })
 }
 
-/// `indices = [...]` or `indices = "<key>"`, with its optional `base = 0 | 1`.
-fn indices(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
+/// `indices = [...]` or `indices = "<key>"`, with its optional `base = 0 | 1`; in schema 4 the
+/// list's entries may be expressions over config keys.
+fn indices(w: &mut Walk<'_>, table: &Table<'_>, expressions: bool) -> Option<RuleLayers> {
     let base = match field(table, "base") {
         None => Some(0),
         Some((_, v)) => w.u64("base", v).and_then(|n| {
@@ -538,6 +539,14 @@ fn indices(w: &mut Walk<'_>, table: &Table<'_>) -> Option<RuleLayers> {
     let list = match value.get_ref() {
         toml::de::DeValue::String(_) => {
             key_path(w, "indices", value).map(|key| RuleIndices::Key { key, or: None })
+        }
+        toml::de::DeValue::Array(items)
+            if items
+                .iter()
+                .any(|item| matches!(item.get_ref(), toml::de::DeValue::String(_))) =>
+        {
+            // `computed` refuses the strings before schema 4 (`config_value`).
+            base.and_then(|base| computed(w, items, value, base, expressions))
         }
         toml::de::DeValue::Array(items) => base
             .and_then(|base| listed(w, items, value, base, "indices"))
@@ -581,6 +590,48 @@ fn keyed_indices(
         },
     };
     Some(RuleIndices::Key { key: key?, or: or? })
+}
+
+/// Schema 4, a written list of layer indices some of which are computed from the config: the
+/// numbers checked as [`listed`] checks them, each string an expression over config keys.
+fn computed(
+    w: &mut Walk<'_>,
+    items: &[Value<'_>],
+    value: &Value<'_>,
+    base: u64,
+    expressions: bool,
+) -> Option<RuleIndices> {
+    let numbers: Vec<Value<'_>> = items
+        .iter()
+        .filter(|item| !matches!(item.get_ref(), toml::de::DeValue::String(_)))
+        .cloned()
+        .collect();
+    let mut valid = numbers.is_empty() || listed(w, &numbers, value, base, "indices").is_some();
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let index = if let toml::de::DeValue::String(_) = item.get_ref() {
+            if !expressions {
+                w.report(
+                    item.span(),
+                    Diagnostic::error("a layer index computed from the config needs `schema = 4`")
+                        .label("not a number")
+                        .help("write `schema = 4` at the top of the circuit, or the index as a number"),
+                );
+                valid = false;
+                continue;
+            }
+            rule_figure(w, "indices", item, true, None)
+        } else {
+            w.u64("indices", item)
+                .and_then(|n| i64::try_from(n).ok())
+                .map(ConfigInt::Literal)
+        };
+        match index {
+            Some(index) => out.push(index),
+            None => valid = false,
+        }
+    }
+    valid.then_some(RuleIndices::Computed(out))
 }
 
 /// A written list of layer indices (`indices`, or an `or`, named `what`): not empty, none
