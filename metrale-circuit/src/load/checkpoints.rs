@@ -26,7 +26,7 @@ use crate::load::circuit::LayerRule;
 use crate::load::circuit::shape::{EvalError, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_CHECKPOINTS, MAX_LAYERS};
-use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, field};
+use crate::load::text::walk::{Loc, Sink, StrAt, Table, Text, Value, Walk, entries, field};
 use crate::model::inputs::same_id;
 use crate::model::{Reach, StateFormat};
 
@@ -74,7 +74,7 @@ pub(super) fn walk(
     let mut produced = Vec::new();
     // Every valid `hf` id so far: its checkpoint and where it is written.
     let mut ids: Vec<HfId> = Vec::new();
-    for (i, (key, v)) in table.iter().enumerate() {
+    for (i, (key, v)) in entries(table).into_iter().enumerate() {
         if !w.at_most(i + 1, MAX_CHECKPOINTS, key.span(), "checkpoints") {
             break;
         }
@@ -441,7 +441,7 @@ fn checkpoint_dims(
         derived,
     } = declared?;
     let mut given: Vec<(&str, Option<u64>)> = Vec::with_capacity(table.len());
-    for (key, value) in table {
+    for (key, value) in entries(table) {
         let name: &str = key.get_ref();
         if refused.iter().any(|r| r == name) {
             continue;

@@ -24,7 +24,7 @@ use crate::load::circuit::{
     config_map::{ConfigDim, ConfigMap, DimValue, Fallback, LayerKindsSource, LayerRules},
 };
 use crate::load::text::diag::{Diagnostic, did_you_mean};
-use crate::load::text::walk::{Table, Text, Value, Walk, field};
+use crate::load::text::walk::{Table, Text, Value, Walk, entries, field};
 
 /// The keys of `[config]`.
 pub(crate) const CONFIG_KEYS: &[&str] = &[
@@ -371,7 +371,7 @@ fn layer_indices(
         let t = w.table("kinds", v)?;
         let mut out = Vec::with_capacity(t.len());
         let mut valid = true;
-        for (kind, list) in t {
+        for (kind, list) in entries(t) {
             let name: &str = kind.get_ref();
             let kind = mapped_kind(w, name, kind.span(), cx);
             let key = key_path(w, name, list);
@@ -398,7 +398,7 @@ fn kind_map(
     let table = w.table("map", value)?;
     let mut out = Vec::with_capacity(table.len());
     let mut valid = true;
-    for (entry, v) in table {
+    for (entry, v) in entries(table) {
         let entry: &str = entry.get_ref();
         let kind = w
             .string(entry, v)
@@ -496,7 +496,7 @@ fn dims(w: &mut Walk<'_>, value: &Value<'_>, cx: &Context<'_>) -> Option<Vec<Con
         .unwrap_or_default();
     let mut found: Vec<ConfigDim> = Vec::with_capacity(table.len());
     let mut valid = true;
-    for (key, v) in table {
+    for (key, v) in entries(table) {
         let dim: &str = key.get_ref();
         if cx.dims.is_some() && !declared.contains(&dim) {
             let d = if cx.derived.contains(&dim) {

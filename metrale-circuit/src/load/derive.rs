@@ -23,7 +23,7 @@ use super::raw::{RawCheckpoint, RawDerived, ShapeValue};
 use crate::load::circuit::shape::{Divisor, Factor, Shape};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::MAX_DIMS;
-use crate::load::text::walk::{Sink, Table, Text, Walk, field};
+use crate::load::text::walk::{Sink, Table, Text, Walk, entries, field};
 
 /// The derived dims' values under one checkpoint, in evaluation order.
 pub(crate) type Values = Vec<(String, u64)>;
@@ -52,7 +52,7 @@ pub(crate) fn walk(
         return Vec::new();
     };
     let mut out = Vec::with_capacity(table.len().min(MAX_DIMS));
-    for (i, (key, value)) in table.iter().enumerate() {
+    for (i, (key, value)) in entries(table).into_iter().enumerate() {
         if !w.at_most(i + 1, MAX_DIMS, key.span(), "derived dims") {
             break;
         }

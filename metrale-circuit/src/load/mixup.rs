@@ -11,7 +11,7 @@
 //!   or an empty file, never gets the hint.
 //! - The keys shown are the file's own, in file order, at most [`SHOWN`].
 
-use crate::load::text::walk::Table;
+use crate::load::text::walk::{Table, entries};
 use toml::de::DeValue;
 
 /// The top-level keys of a circuit file.
@@ -68,7 +68,7 @@ pub(crate) fn help(root: &Table<'_>, given: Kind) -> Option<String> {
         Kind::Inputs => (&INPUTS_KEYS, CIRCUIT_KEYS),
     };
     let mut found: Vec<String> = Vec::with_capacity(SHOWN);
-    for (key, value) in root {
+    for (key, value) in entries(root) {
         let name: &str = key.get_ref();
         if own.contains(&name) {
             return None;

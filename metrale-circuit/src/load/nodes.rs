@@ -24,7 +24,7 @@ use toml::de::DeValue;
 use super::raw::RawState;
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::MAX_NODES_PER_BLOCK;
-use crate::load::text::walk::{Loc, Text, Value, Walk, field};
+use crate::load::text::walk::{Loc, Text, Value, Walk, entries, field};
 use crate::model::{StateAccess, StateKind};
 
 /// The keys of a node table.
@@ -127,7 +127,7 @@ fn touches_of(
     let Some(table) = w.table("state", value) else {
         return;
     };
-    for (key, v) in table {
+    for (key, v) in entries(table) {
         let local: &str = key.get_ref();
         let Some(index) = states.iter().position(|s| s.local() == Some(local)) else {
             let ids: Vec<&str> = states.iter().filter_map(RawState::local).collect();

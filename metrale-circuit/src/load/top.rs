@@ -17,7 +17,7 @@ use super::{blocks, checkpoints, config, derive, mixup};
 use crate::load::circuit::LayerRule;
 use crate::load::text::diag::{Diagnostic, did_you_mean};
 use crate::load::text::limits::{MAX_BLOCKS_PER_LIST, MAX_DIMS, MAX_LAYER_KINDS, MAX_LIBRARIES};
-use crate::load::text::walk::{Table, Text, Value, Walk, field};
+use crate::load::text::walk::{Table, Text, Value, Walk, entries, field};
 
 /// The top-level keys of a circuit file (kept in `mixup`, which knows both files' keys).
 pub(crate) use super::mixup::CIRCUIT_KEYS;
@@ -99,7 +99,7 @@ pub(crate) fn walk_circuit(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
 
 /// Walks the top level of a block library.
 pub(crate) fn walk_library(w: &mut Walk<'_>, root: &Table<'_>) -> FileSyntax {
-    for (key, _) in root {
+    for (key, _) in entries(root) {
         let name: &str = key.get_ref();
         if !LIBRARY_KEYS.contains(&name) {
             let mut d = Diagnostic::error(format!("`{name}` is not allowed in a block library"))
@@ -573,7 +573,7 @@ fn symbols(w: &mut Walk<'_>, value: &Value<'_>) -> Option<Vec<(char, String)>> {
     let table = w.table("symbols", value)?;
     let mut out = Vec::with_capacity(table.len());
     let mut valid = true;
-    for (i, (key, v)) in table.iter().enumerate() {
+    for (i, (key, v)) in entries(table).into_iter().enumerate() {
         if !w.at_most(i + 1, MAX_LAYER_KINDS, key.span(), "symbols") {
             return None;
         }
@@ -611,7 +611,7 @@ fn layout_blocks(
         return Vec::new();
     };
     let mut out = Vec::with_capacity(table.len().min(MAX_LAYER_KINDS));
-    for (i, (key, v)) in table.iter().enumerate() {
+    for (i, (key, v)) in entries(table).into_iter().enumerate() {
         if !w.at_most(i + 1, MAX_LAYER_KINDS, key.span(), "layer kinds") {
             break;
         }

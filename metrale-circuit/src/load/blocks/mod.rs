@@ -33,7 +33,7 @@ use crate::load::nodes;
 use crate::load::raw::{RawBlock, RawState};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_BLOCKS, MAX_STATES_PER_BLOCK};
-use crate::load::text::walk::{Sink, Table, Value, Walk, field, first_offset};
+use crate::load::text::walk::{Sink, Table, Value, Walk, entries, field, first_offset};
 use crate::model::StateFormat;
 
 use fields::{
@@ -68,7 +68,7 @@ pub(super) fn walk(w: &mut Walk<'_>, value: &Value<'_>) -> Vec<RawBlock> {
         return Vec::new();
     };
     let mut out = Vec::with_capacity(table.len().min(MAX_BLOCKS));
-    for (i, (key, v)) in table.iter().enumerate() {
+    for (i, (key, v)) in entries(table).into_iter().enumerate() {
         if !w.at_most(i + 1, MAX_BLOCKS, key.span(), "blocks") {
             break;
         }

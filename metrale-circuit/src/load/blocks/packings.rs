@@ -14,7 +14,7 @@ use crate::load::names::{camel_case, listed};
 use crate::load::raw::{RawBlock, RawPart, RawUnitPacking};
 use crate::load::text::diag::Diagnostic;
 use crate::load::text::limits::{MAX_PACKINGS_PER_STATE, MAX_PARTS_PER_PACKING};
-use crate::load::text::walk::{Loc, Sink, Table, Value, Walk, field};
+use crate::load::text::walk::{Loc, Sink, Table, Value, Walk, entries, field};
 use crate::model::{StateDtype, StateFormat};
 
 use super::fields::{expression, required};
@@ -44,7 +44,7 @@ pub(super) fn packings(w: &mut Walk<'_>, t: &Table<'_>) -> (Vec<RawUnitPacking>,
         );
     }
     let mut out: Vec<RawUnitPacking> = Vec::new();
-    for (i, (name, value)) in table.iter().enumerate() {
+    for (i, (name, value)) in entries(table).into_iter().enumerate() {
         if !w.at_most(
             i + 1,
             MAX_PACKINGS_PER_STATE,

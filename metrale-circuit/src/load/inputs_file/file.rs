@@ -61,7 +61,7 @@ use crate::load::mixup;
 use crate::load::text::diag::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::load::text::limits::MAX_RANKS;
 use crate::load::text::read_source;
-use crate::load::text::walk::{Sink, Table, Value, Walk, field};
+use crate::load::text::walk::{Sink, Table, Value, Walk, entries, field};
 use crate::model::{
     CacheInputs, CarryInputs, DraftInputs, FormatChoice, KvInputs, LookupInputs, PoolPolicy,
     RingInputs, Section, StateDtype, StateInputs, TreeInputs, VerifyInputs, VllmPool, WindowInputs,
@@ -718,7 +718,7 @@ fn formats(walk: &mut Walk<'_>, value: &Value<'_>) -> Vec<(String, FormatChoice<
         return Vec::new();
     };
     let mut formats = Vec::new();
-    for (key, value) in table {
+    for (key, value) in entries(table) {
         let name: &str = key.get_ref();
         if !is_snake_identifier(name) {
             walk.report(

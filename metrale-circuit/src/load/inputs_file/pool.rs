@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use crate::load::text::diag::Diagnostic;
-use crate::load::text::walk::{Table, Value, Walk, field};
+use crate::load::text::walk::{Table, Value, Walk, entries, field};
 use crate::model::{PoolPages, PoolPolicy, VllmPool};
 
 /// The keys of `[pool]`.
@@ -94,7 +94,7 @@ pub(crate) fn pool(
 /// silent no-op.
 fn arenas(walk: &mut Walk<'_>, table: &Table<'_>) -> Option<PoolPolicy> {
     let mut valid = true;
-    for (other, _) in table.iter().filter(|(k, _)| {
+    for (other, _) in entries(table).into_iter().filter(|(k, _)| {
         let k: &str = k.get_ref();
         k != "policy" && POOL_KEYS.contains(&k)
     }) {

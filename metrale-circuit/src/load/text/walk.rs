@@ -268,6 +268,16 @@ fn first_line_reporting(text: &str, message: &str) -> Option<Range<usize>> {
 
 /// A table of the spanned tree.
 pub(crate) type Table<'i> = DeTable<'i>;
+
+/// A table's entries in the order the file writes them (by each key's position): the order
+/// every stage reads a table in, whatever order the map keeps its keys in.
+pub(crate) fn entries<'t, 'i>(
+    table: &'t Table<'i>,
+) -> Vec<(&'t Spanned<std::borrow::Cow<'i, str>>, &'t Value<'i>)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(key, _)| key.span().start);
+    entries
+}
 /// A spanned value of the spanned tree.
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -399,7 +409,7 @@ impl Walk<'_> {
         renamed: &[(&str, &str)],
         what: &str,
     ) {
-        for (key, _) in table {
+        for (key, _) in entries(table) {
             let name: &str = key.get_ref();
             if let Some((_, new)) = renamed.iter().find(|(old, _)| *old == name) {
                 self.report(
