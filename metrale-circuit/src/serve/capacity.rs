@@ -204,3 +204,51 @@ impl PoolCapacity {
         self.pages as f64 / self.shape.request_pages as f64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FormatChoice, StateDtype, StateFormat, WindowInputs};
+
+    #[test]
+    fn a_fixed_side_is_bytes_a_request_not_a_token() {
+        // A decoder layer of 16 bf16 elements a token on each side, and the cross-attention of
+        // 1,500 encoder tokens: 2 x 16 x 2 = 64 B a decoded token, 64 x 1,500 = 96,000 B a
+        // request.
+        let bf16 = StateFormat::Fixed(StateDtype::Bf16);
+        let side = |id: &str| StateDecl::new(id, StateKind::PagedKv, bf16.clone(), 16);
+        let decls = [
+            side("l0.attn.k"),
+            side("l0.attn.v"),
+            side("l0.cross.k").with_fixed_tokens(1500),
+            side("l0.cross.v").with_fixed_tokens(1500),
+        ];
+        let formats: [(&str, FormatChoice<&str>); 0] = [];
+        let counts = StateInputs {
+            formats: &formats,
+            kv: Some(KvInputs {
+                blocks: 64,
+                block_size: 16,
+                window: Some(WindowInputs {
+                    sequences: 2,
+                    chunk_tokens: 16,
+                    max_tokens: 256,
+                }),
+            }),
+            ..StateInputs::EMPTY
+        };
+        let plan = DynamicPlan::new(&decls, &counts, 1).expect("plans");
+        let capacity = Capacity::of(&plan, &decls, &counts, 1);
+        assert_eq!((capacity.per_token, capacity.per_request), (64, 96_000));
+        // One more KV block grows the own sides only: 2 x 16 tokens x 32 B.
+        assert_eq!(capacity.block_bytes, Some(1_024));
+        // The cross sides hold 2 sequences x ceil(1500 / 16) = 94 blocks each, whatever the
+        // pool's 64.
+        let cross = plan
+            .terms()
+            .iter()
+            .find(|t| t.state == "l0.cross.k")
+            .expect("the cross side");
+        assert_eq!(cross.units, 2 * 94 * 16);
+    }
+}

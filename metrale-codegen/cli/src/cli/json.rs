@@ -34,7 +34,8 @@ host_bytes), device_bytes, host_bytes.";
 /// What `fit --json` prints, for `fit --help`.
 pub const FIT_FIELDS: &str = "--json prints one object: for, value, budget, device_bytes, \
 next_device_bytes, marginal_bytes, marginal_block_bytes (null under vLLM's policy), policy \
-(arenas or vllm), profile (null without [serving]; else source, verify_rows, ring_depth, \
+(arenas or vllm), fixed_request_bytes (only with a KV side of a fixed token count: the bytes a \
+request holds of it), profile (null without [serving]; else source, verify_rows, ring_depth, \
 prefix_snapshots, draft_kv, tree_nodes, kv_block_size, formats); with --gpu: gpu, \
 utilization, usable_bytes, weights, weights_per_gpu, weights_source, reserve; under vLLM's \
 policy: block_tokens, page_bytes, pool_slots, pool_groups, request_pages, pool_pages, \
@@ -264,6 +265,14 @@ pub fn fit(report: &FitReport) -> String {
         "marginal_block_bytes": answer.capacity.block_bytes,
         "policy": if answer.pool.is_some() { "vllm" } else { "arenas" },
     });
+    // A circuit with a KV side of a fixed token count (schema 4's `tokens`): what a request
+    // holds of it, whatever it decodes.
+    if let (true, Some(fields)) = (answer.capacity.per_request > 0, value.as_object_mut()) {
+        fields.insert(
+            "fixed_request_bytes".to_owned(),
+            json!(answer.capacity.per_request),
+        );
+    }
     if let Some(fields) = value.as_object_mut() {
         let profile = report.profile.as_ref().map(|p| {
             let formats: Map<String, Value> = p
