@@ -229,9 +229,7 @@ impl Reader<'_> {
                         dim.dim(),
                         dim.value_text(),
                     );
-                    for key in keys {
-                        self.require(&key, &help);
-                    }
+                    self.require_all(&keys, &help);
                     valid = false;
                     None
                 }
@@ -311,9 +309,7 @@ impl Reader<'_> {
                             "`[config.dims] {}` reads it when `{key}` is {holds}",
                             dim.dim()
                         );
-                        for k in keys {
-                            self.require(&k, &help);
-                        }
+                        self.require_all(&keys, &help);
                         Read::Refused
                     }
                     read => read,
@@ -382,9 +378,7 @@ impl Reader<'_> {
                             "the fallback of `[config.dims] {}` reads it: a config key, as it names no declared dim",
                             dim.dim()
                         );
-                        for k in keys {
-                            self.require(&k, &help);
-                        }
+                        self.require_all(&keys, &help);
                         Read::Refused
                     }
                     read => read,

@@ -197,6 +197,13 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// [`Reader::require`] of each of `keys` (each absent or `null`: reported, with `help`).
+    pub(super) fn require_all(&mut self, keys: &[String], help: &str) {
+        for key in keys {
+            self.require(key, help);
+        }
+    }
+
     /// The non-negative integer at `value`, or an error naming `path`.
     pub(super) fn integer(&mut self, path: &str, value: &Value<'_>) -> Option<u64> {
         if let Value::NumberLit(n) = value

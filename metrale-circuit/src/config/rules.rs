@@ -509,9 +509,7 @@ impl Reader<'_> {
                 let help = format!(
                     "{by} computes `{expr}`; if configs may omit it, give the rule an `or`: `{{ key = \"{expr}\", or = <integer> }}`"
                 );
-                for key in keys {
-                    self.require(&key, &help);
-                }
+                self.require_all(&keys, &help);
                 None
             }
             Figure::Refused => None,

@@ -314,35 +314,31 @@ impl Parser<'_> {
     }
 
     fn sum(&mut self) -> Result<Node, ExprSyntaxError> {
-        let mut node = self.product()?;
-        while let Some(c @ (b'+' | b'-')) = self.peek() {
-            let at = self.pos..self.pos + 1;
-            self.node()?;
-            self.pos += 1;
-            let right = self.product()?;
-            let op = if c == b'+' { Op::Add } else { Op::Sub };
-            node = Node::Binary {
-                op,
-                left: Box::new(node),
-                right: Box::new(right),
-                at,
-            };
-        }
-        Ok(node)
+        self.chain(&[(b'+', Op::Add), (b'-', Op::Sub)], Self::product)
     }
 
     fn product(&mut self) -> Result<Node, ExprSyntaxError> {
-        let mut node = self.unary()?;
-        while let Some(c @ (b'*' | b'/' | b'%')) = self.peek() {
+        self.chain(
+            &[(b'*', Op::Mul), (b'/', Op::FloorDiv), (b'%', Op::Rem)],
+            Self::unary,
+        )
+    }
+
+    /// `operand (op operand)*` for the operators `ops` of one precedence, left-associative.
+    fn chain(
+        &mut self,
+        ops: &[(u8, Op)],
+        operand: fn(&mut Self) -> Result<Node, ExprSyntaxError>,
+    ) -> Result<Node, ExprSyntaxError> {
+        let mut node = operand(self)?;
+        while let Some(op) = self
+            .peek()
+            .and_then(|c| ops.iter().find(|(b, _)| *b == c).map(|(_, op)| *op))
+        {
             let at = self.pos..self.pos + 1;
             self.node()?;
             self.pos += 1;
-            let right = self.unary()?;
-            let op = match c {
-                b'*' => Op::Mul,
-                b'/' => Op::FloorDiv,
-                _ => Op::Rem,
-            };
+            let right = operand(self)?;
             node = Node::Binary {
                 op,
                 left: Box::new(node),
